@@ -1,0 +1,3 @@
+module github.com/orrery/orrery
+
+go 1.26
