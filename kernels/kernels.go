@@ -1,0 +1,85 @@
+package kernels
+
+// MaxValue bounds every demand value and threshold passed to a kernel:
+// 0 <= a[i], b[i], c <= MaxValue. With it a[i]+b[i] fits an int32 and a sum
+// of excesses over any slice Go can index fits an int64.
+const MaxValue = 1<<30 - 1
+
+// RotorPad is the number of extra entries a rotor carries past 2n so that
+// vector implementations can load whole registers at the end of a shift block.
+const RotorPad = 64
+
+// RotorLen returns the length of the rotor that [PrepareRotor] builds for a
+// rotating array of length n.
+func RotorLen(n int) int { return 2*n + RotorPad }
+
+// PrepareRotor writes the rotor of rot into dst and returns it; dst must have
+// capacity for RotorLen(len(rot)) entries (it is grown otherwise, the only
+// case in which this package allocates).
+//
+// The rotor is rot reversed and repeated: rotor[j] = rot[(-j) mod n]. It lets
+// [Rotations] read the rotating array for consecutive shifts from
+// consecutive addresses: rot[(i-s) mod n] = rotor[s-i+n] for 0 <= s <= n.
+func PrepareRotor(dst, rot []int32) []int32 {
+	n := len(rot)
+	m := RotorLen(n)
+	if cap(dst) < m {
+		dst = make([]int32, m)
+	}
+	dst = dst[:m]
+	if n == 0 {
+		clear(dst)
+		return dst
+	}
+	for j := range dst {
+		k := j % n
+		if k != 0 {
+			k = n - k
+		}
+		dst[j] = rot[k]
+	}
+	return dst
+}
+
+// Excess returns the excess of a+b over the threshold c:
+//
+//	for i := range a {
+//		sum += max(int64(a[i])+int64(b[i])-int64(c), 0)
+//	}
+//
+// It panics if len(b) < len(a).
+func Excess(a, b []int32, c int32) int64 {
+	b = b[:len(a)]
+	return excess(a, b, c)
+}
+
+// Rotations writes, for every k < len(dst), the excess of base plus the
+// rotating array delayed by s = (s0+k) mod n ticks:
+//
+//	for k := range dst {
+//		s := (s0 + k) % n
+//		for i := 0; i < n; i++ {
+//			dst[k] += max(int64(base[i])+int64(rot[(i-s+n)%n])-int64(c), 0)
+//		}
+//	}
+//
+// where n = len(base) and rotor = PrepareRotor(_, rot). Shift ranges may wrap
+// past n. It panics if len(rotor) != RotorLen(n) or s0 is outside [0, n).
+func Rotations(dst []int64, base, rotor []int32, c int32, s0 int) {
+	n := len(base)
+	if len(rotor) != RotorLen(n) {
+		panic("kernels: rotor length does not match base")
+	}
+	if len(dst) == 0 {
+		return
+	}
+	if s0 < 0 || s0 >= n {
+		panic("kernels: shift outside [0, n)")
+	}
+	for len(dst) > 0 {
+		m := min(len(dst), n-s0)
+		rotations(dst[:m], base, rotor, c, s0)
+		dst = dst[m:]
+		s0 = 0
+	}
+}
