@@ -1,9 +1,11 @@
 package kernels
 
 // MaxValue bounds every demand value and threshold passed to a kernel:
-// 0 <= a[i], b[i], c <= MaxValue. With it a[i]+b[i] fits an int32 and a sum
-// of excesses over any slice Go can index fits an int64.
-const MaxValue = 1<<30 - 1
+// 0 <= a[i], b[i], c <= MaxValue. Then a single excess is below 1<<25, so a
+// vector lane can add 64 of them in int32 before widening, and a sum over any
+// slice Go can index fits an int64. (At the default 1 Mbps unit MaxValue is
+// 16.7 Tbps: the engine checks that a link's summed peak demand fits.)
+const MaxValue = 1<<24 - 1
 
 // RotorPad is the number of extra entries a rotor carries past 2n so that
 // vector implementations can load whole registers at the end of a shift block.
