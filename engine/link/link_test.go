@@ -1,0 +1,380 @@
+package link
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/orrery/orrery/engine/circle"
+	"github.com/orrery/orrery/engine/profile"
+)
+
+// pulse is a job of period t ticks that sends bw units for its first up ticks.
+func pulse(t, up int, bw int32) profile.Profile {
+	d := make([]int32, t)
+	for i := range up {
+		d[i] = bw
+	}
+	return profile.Profile{Period: t, Demand: d}
+}
+
+func near(a, b float64) bool { return math.Abs(a-b) < 1e-4 }
+
+// TestVectors checks the brief's test vectors D, E, F, G and H (C = 50,
+// one tick = 1 ms, bandwidth in Gbps units).
+func TestVectors(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		jobs      []profile.Profile
+		unshifted float64
+		score     float64
+		shifts    []int // the lexicographically smallest optimum
+		modes     []Mode
+	}{
+		{"D", []profile.Profile{pulse(72, 30, 40), pulse(72, 30, 40)}, 0.75, 1, []int{0, 30}, []Mode{Exact, Paper}},
+		{"E", []profile.Profile{pulse(72, 45, 40), pulse(72, 45, 40)}, 0.625, 0.85, []int{0, 27}, []Mode{Exact, Paper}},
+		{"F", []profile.Profile{pulse(40, 10, 30), pulse(60, 10, 30)}, 0.98333, 1, []int{0, 10}, []Mode{Exact}},
+		{"G", []profile.Profile{pulse(40, 20, 30), pulse(60, 20, 30)}, 0.96667, 0.96667, []int{0, 0}, []Mode{Exact}},
+		{"H", []profile.Profile{pulse(72, 24, 40), pulse(72, 24, 40), pulse(72, 24, 40)}, 0.53333, 1, []int{0, 24, 48}, []Mode{Exact, Paper}},
+	} {
+		for _, mode := range tc.modes {
+			t.Run(tc.name+"/"+mode.String(), func(t *testing.T) {
+				var w Workspace
+				res, err := w.Search(context.Background(), Problem{Jobs: tc.jobs, Capacity: 50}, Options{Mode: mode}, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !near(res.Unshifted, tc.unshifted) || !near(res.Score, tc.score) || !slices.Equal(res.Shifts, tc.shifts) || res.Status != Optimal || res.Bound != res.Score {
+					t.Errorf("got unshifted %.5f score %.5f shifts %v status %v bound %v; want %.5f %.5f %v optimal",
+						res.Unshifted, res.Score, res.Shifts, res.Status, res.Bound, tc.unshifted, tc.score, tc.shifts)
+				}
+			})
+		}
+	}
+}
+
+// TestVectorDOptimalRange checks that every shift in 30..42 ms, and only
+// those, is optimal for vector D.
+func TestVectorDOptimalRange(t *testing.T) {
+	var w Workspace
+	jobs := []profile.Profile{pulse(72, 30, 40), pulse(72, 30, 40)}
+	for s := range 72 {
+		e, _, err := w.Evaluate(Problem{Jobs: jobs, Capacity: 50}, Options{}, []int{0, s})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := e == 0, s >= 30 && s <= 42; got != want {
+			t.Errorf("shift %d: optimal=%v, want %v", s, got, want)
+		}
+	}
+}
+
+// bruteExact finds the lexicographically smallest optimal shifts by trying
+// every shift of every free job over its whole period, scoring on the
+// materialized unified circle. It shares no code with the search.
+func bruteExact(jobs []profile.Profile, c int32, fixed []int) (int64, []int) {
+	p := 1
+	for _, j := range jobs {
+		p = p / circle.GCD(p, j.Period) * j.Period
+	}
+	k := len(jobs)
+	cur := make([]int, k)
+	var best []int
+	bestE := int64(math.MaxInt64)
+	var rec func(i int)
+	rec = func(i int) {
+		if i == k {
+			var e int64
+			for a := range p {
+				var s int64
+				for j, jb := range jobs {
+					s += int64(jb.Demand[((a-cur[j])%jb.Period+jb.Period)%jb.Period])
+				}
+				e += max(s-int64(c), 0)
+			}
+			if e < bestE {
+				bestE, best = e, slices.Clone(cur)
+			}
+			return
+		}
+		lo, hi := 0, jobs[i].Period
+		if fixed == nil && i == 0 {
+			hi = 1
+		} else if fixed != nil && fixed[i] >= 0 {
+			lo, hi = fixed[i], fixed[i]+1
+		}
+		for s := lo; s < hi; s++ {
+			cur[i] = s
+			rec(i + 1)
+		}
+	}
+	rec(0)
+	return bestE, best
+}
+
+// brutePaper is the paper's discretization by brute force: 72 sample
+// points, rotations by multiples of 5 degrees within 2π/r_j.
+func brutePaper(jobs []profile.Profile, c int32) (int64, []int) {
+	p := 1
+	for _, j := range jobs {
+		p = p / circle.GCD(p, j.Period) * j.Period
+	}
+	k := len(jobs)
+	cur := make([]int, k)
+	var best []int
+	bestE := int64(math.MaxInt64)
+	var rec func(i int)
+	rec = func(i int) {
+		if i == k {
+			var e int64
+			for a := range 72 {
+				x := a * p / 72
+				var s int64
+				for j, jb := range jobs {
+					s += int64(jb.Demand[((x-cur[j])%jb.Period+jb.Period)%jb.Period])
+				}
+				e += max(s-int64(c), 0)
+			}
+			if e < bestE {
+				bestE, best = e, slices.Clone(cur)
+			}
+			return
+		}
+		for m := 0; ; m++ {
+			if m*p >= 72*jobs[i].Period { // 5m degrees reached 360/r_j
+				break
+			}
+			if i == 0 && m > 0 {
+				break
+			}
+			cur[i] = m * p / 72
+			rec(i + 1)
+		}
+	}
+	rec(0)
+	return bestE, best
+}
+
+func randomJob(rng *rand.Rand, periods []int) profile.Profile {
+	t := periods[rng.IntN(len(periods))]
+	d := make([]int32, t)
+	switch rng.IntN(3) {
+	case 0: // one pulse
+		start, n, bw := rng.IntN(t), 1+rng.IntN(t), int32(1+rng.IntN(40))
+		for i := range n {
+			d[(start+i)%t] = bw
+		}
+	case 1: // several phases
+		for i := 0; i < t; {
+			n := 1 + rng.IntN(t/2+1)
+			bw := int32(rng.IntN(3) * 15)
+			for ; n > 0 && i < t; n, i = n-1, i+1 {
+				d[i] = bw
+			}
+		}
+	default: // noise
+		for i := range d {
+			d[i] = int32(rng.IntN(30))
+		}
+	}
+	return profile.Profile{Period: t, Demand: d}
+}
+
+// TestSearchMatchesBruteForce compares the search with brute force on random
+// two- and three-job links in both modes, including fixed jobs.
+func TestSearchMatchesBruteForce(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	periods := []int{4, 6, 8, 9, 10, 12, 15, 18}
+	var w Workspace
+	for it := range 400 {
+		k := 2 + it%2
+		jobs := make([]profile.Profile, k)
+		for j := range jobs {
+			jobs[j] = randomJob(rng, periods)
+		}
+		c := int32(10 + rng.IntN(50))
+		name := fmt.Sprintf("case %d (k=%d c=%d)", it, k, c)
+
+		res, err := w.Search(context.Background(), Problem{Jobs: jobs, Capacity: c}, Options{}, nil)
+		if err != nil {
+			t.Fatal(name, err)
+		}
+		e, s := bruteExact(jobs, c, nil)
+		if res.Excess != e || !slices.Equal(res.Shifts, s) || res.Status != Optimal {
+			t.Fatalf("%s exact: got excess %d shifts %v (%v), brute force %d %v", name, res.Excess, res.Shifts, res.Status, e, s)
+		}
+		if got, _, _ := w.Evaluate(Problem{Jobs: jobs, Capacity: c}, Options{}, s); got != e {
+			t.Fatalf("%s: Evaluate(%v) = %d, want %d", name, s, got, e)
+		}
+
+		res, err = w.Search(context.Background(), Problem{Jobs: jobs, Capacity: c}, Options{Mode: Paper}, nil)
+		if err != nil {
+			t.Fatal(name, err)
+		}
+		e, s = brutePaper(jobs, c)
+		if res.Excess != e || !slices.Equal(res.Shifts, s) || res.Points != 72 {
+			t.Fatalf("%s paper: got excess %d shifts %v, brute force %d %v", name, res.Excess, res.Shifts, e, s)
+		}
+
+		// Fix a random job at a random shift; the others are free.
+		fixed := make([]int, k)
+		for j := range fixed {
+			fixed[j] = -1
+		}
+		fj := rng.IntN(k)
+		fixed[fj] = rng.IntN(jobs[fj].Period)
+		res, err = w.Search(context.Background(), Problem{Jobs: jobs, Capacity: c, Fixed: fixed}, Options{}, nil)
+		if err != nil {
+			t.Fatal(name, err)
+		}
+		e, s = bruteExact(jobs, c, fixed)
+		if res.Excess != e || !slices.Equal(res.Shifts, s) {
+			t.Fatalf("%s fixed %v: got excess %d shifts %v, brute force %d %v", name, fixed, res.Excess, res.Shifts, e, s)
+		}
+	}
+}
+
+// TestGCDInvariance checks the reduction the search relies on: for two jobs
+// the excess depends on the shift only modulo gcd(Ta, Tb).
+func TestGCDInvariance(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 5))
+	var w Workspace
+	for it := range 50 {
+		a, b := randomJob(rng, []int{12, 18, 20, 30}), randomJob(rng, []int{8, 15, 27, 45})
+		g := circle.GCD(a.Period, b.Period)
+		pr := Problem{Jobs: []profile.Profile{a, b}, Capacity: 25}
+		for s := range b.Period {
+			e1, _, _ := w.Evaluate(pr, Options{}, []int{0, s})
+			e2, _, _ := w.Evaluate(pr, Options{}, []int{0, s % g})
+			if e1 != e2 {
+				t.Fatalf("case %d: periods %d,%d shift %d: excess %d, at shift %d: %d", it, a.Period, b.Period, s, e1, s%g, e2)
+			}
+		}
+	}
+}
+
+// TestBranchAndBoundWithDescent forces the over-budget path (coordinate
+// descent first, then the proof) and checks it still finds the optimum.
+func TestBranchAndBoundWithDescent(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	var w Workspace
+	for it := range 60 {
+		jobs := make([]profile.Profile, 4)
+		for j := range jobs {
+			jobs[j] = randomJob(rng, []int{6, 8, 12})
+		}
+		pr := Problem{Jobs: jobs, Capacity: 40}
+		want, err := w.Search(context.Background(), pr, Options{}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := w.Search(context.Background(), pr, Options{Budget: 50, Restarts: 3, Seed: uint64(it)}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Excess < want.Excess {
+			t.Fatalf("case %d: budgeted search beat the proven optimum: %d < %d", it, got.Excess, want.Excess)
+		}
+		if got.Bound < got.Score-1e-12 || got.Bound < want.Score-1e-12 {
+			t.Fatalf("case %d: bound %v is below a reachable score (%v, optimum %v)", it, got.Bound, got.Score, want.Score)
+		}
+		if got.Status == Optimal && (got.Excess != want.Excess || !slices.Equal(got.Shifts, want.Shifts)) {
+			t.Fatalf("case %d: optimal status but %d %v, want %d %v", it, got.Excess, got.Shifts, want.Excess, want.Shifts)
+		}
+	}
+}
+
+func TestDeadlineReturnsBestSoFar(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	jobs := make([]profile.Profile, 5)
+	for j := range jobs {
+		jobs[j] = randomJob(rng, []int{200, 300, 400})
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	var w Workspace
+	res, err := w.Search(ctx, Problem{Jobs: jobs, Capacity: 40}, Options{Budget: -1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != TimeLimit {
+		t.Fatalf("status %v, want time_limit (the search should not finish in 20 ms)", res.Status)
+	}
+	if res.Score < res.Unshifted || res.Bound < res.Score {
+		t.Fatalf("score %v unshifted %v bound %v", res.Score, res.Unshifted, res.Bound)
+	}
+	e, _, _ := w.Evaluate(Problem{Jobs: jobs, Capacity: 40}, Options{}, res.Shifts)
+	if e != res.Excess {
+		t.Fatalf("reported excess %d, shifts give %d", res.Excess, e)
+	}
+}
+
+func TestRoundedPerimeter(t *testing.T) {
+	jobs := []profile.Profile{pulse(255, 100, 30), pulse(253, 100, 30)}
+	var w Workspace
+	_, err := w.Search(context.Background(), Problem{Jobs: jobs, Capacity: 50}, Options{Circle: circle.Options{MaxPerimeter: 10000}}, nil)
+	if !errors.Is(err, circle.ErrPerimeterTooLarge) {
+		t.Fatalf("err = %v, want ErrPerimeterTooLarge", err)
+	}
+	res, err := w.Search(context.Background(), Problem{Jobs: jobs, Capacity: 50}, Options{Circle: circle.Options{MaxPerimeter: 10000, Round: true}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Circle.Grid <= 1 || res.Circle.Perimeter > 10000 || res.Score != 1 {
+		t.Fatalf("circle %+v score %v", res.Circle, res.Score)
+	}
+	for j, p := range res.Circle.Periods {
+		if p < jobs[j].Period || p%res.Circle.Grid != 0 || res.Circle.Perimeter%p != 0 {
+			t.Fatalf("rounded period %d of job %d (%d) on %+v", p, j, jobs[j].Period, res.Circle)
+		}
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	var w Workspace
+	ok := pulse(10, 5, 5)
+	for _, tc := range []struct {
+		pr   Problem
+		opt  Options
+		want error
+	}{
+		{Problem{Capacity: 5}, Options{}, ErrNoJobs},
+		{Problem{Jobs: []profile.Profile{ok}, Capacity: 0}, Options{}, ErrCapacity},
+		{Problem{Jobs: []profile.Profile{ok}, Capacity: -3}, Options{}, ErrCapacity},
+		{Problem{Jobs: []profile.Profile{{Period: 3, Demand: []int32{1}}}, Capacity: 5}, Options{}, profile.ErrPeriodMismatch},
+		{Problem{Jobs: []profile.Profile{{Period: 1, Demand: []int32{-1}}}, Capacity: 5}, Options{}, profile.ErrInvalidBandwidth},
+		{Problem{Jobs: []profile.Profile{pulse(3, 1, 1 << 23), pulse(3, 1, 1 << 23)}, Capacity: 5}, Options{}, ErrDemandTooLarge},
+		{Problem{Jobs: []profile.Profile{ok, ok}, Capacity: 5, Fixed: []int{0}}, Options{}, ErrFixed},
+		{Problem{Jobs: []profile.Profile{ok}, Capacity: 5}, Options{Mode: 7}, ErrInvalidOption},
+	} {
+		if _, err := w.Search(context.Background(), tc.pr, tc.opt, nil); !errors.Is(err, tc.want) {
+			t.Errorf("%+v: err = %v, want %v", tc.pr, err, tc.want)
+		}
+	}
+}
+
+// TestSteadyStateAllocs proves a warmed workspace searches without
+// allocating.
+func TestSteadyStateAllocs(t *testing.T) {
+	for _, jobs := range [][]profile.Profile{
+		{pulse(255, 114, 25000), pulse(181, 60, 25000)},
+		{pulse(72, 24, 40), pulse(72, 24, 40), pulse(72, 24, 40)},
+	} {
+		var w Workspace
+		dst := make([]int, len(jobs))
+		pr := Problem{Jobs: jobs, Capacity: 50000}
+		for _, mode := range []Mode{Exact, Paper} {
+			if _, err := w.Search(context.Background(), pr, Options{Mode: mode}, dst); err != nil {
+				t.Fatal(err)
+			}
+			if n := testing.AllocsPerRun(20, func() { w.Search(context.Background(), pr, Options{Mode: mode}, dst) }); n != 0 {
+				t.Errorf("%d jobs, %v: %v allocations per search", len(jobs), mode, n)
+			}
+		}
+	}
+}

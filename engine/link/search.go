@@ -1,0 +1,389 @@
+package link
+
+import (
+	"math"
+
+	"github.com/orrery/orrery/engine/circle"
+	"github.com/orrery/orrery/engine/profile"
+	"github.com/orrery/orrery/kernels"
+)
+
+// checkEvery is how many pair evaluations pass between context checks.
+const checkEvery = 1 << 22
+
+// candidates returns how many distinct shifts job j has.
+func (w *Workspace) candidates(j int) int {
+	t := w.periods[j]
+	if w.mode == Paper {
+		// Rotations m*5° with m*5° < 360°/r_j: m < 72*T_j/p.
+		return int((int64(PaperAngles)*int64(t) + int64(w.p) - 1) / int64(w.p))
+	}
+	// Shifts matter modulo gcd(T_j, LCM of the other periods); see the
+	// package documentation.
+	l := 1
+	for i, u := range w.periods {
+		if i != j {
+			l = l / circle.GCD(l, u) * u // divides the perimeter: no overflow
+		}
+	}
+	if len(w.periods) == 1 {
+		return t
+	}
+	return circle.GCD(t, l)
+}
+
+// shiftOf returns the time shift in ticks of job j's m-th candidate.
+func (w *Workspace) shiftOf(m int) int {
+	if w.mode == Paper {
+		return int(int64(m) * int64(w.p) / PaperAngles)
+	}
+	return m
+}
+
+// demandAt returns job j's demand x ticks into its (rounded) period.
+func demandAt(jb profile.Profile, x int) int32 {
+	if x < len(jb.Demand) {
+		return jb.Demand[x]
+	}
+	return 0 // padding added by period rounding
+}
+
+// minMass returns a lower bound on job j's demand summed over the points,
+// whatever its shift.
+func (w *Workspace) minMass(j int, jb profile.Profile) int64 {
+	if w.mode == Exact {
+		return int64(w.p/w.periods[j]) * jb.Mass()
+	}
+	best := int64(math.MaxInt64)
+	for m := range w.ncand[j] {
+		t := w.shiftOf(m)
+		var s int64
+		for _, x := range w.pts {
+			s += int64(demandAt(jb, circle.Mod(x-t, w.periods[j])))
+		}
+		best = min(best, s)
+	}
+	return best
+}
+
+// addView adds job j delayed by t ticks to dst, over the points.
+func (w *Workspace) addView(dst []int32, j, t int) {
+	w.evals += int64(w.n)
+	if w.mode == Exact {
+		tile := w.tiles[j]
+		p := w.p
+		hi := dst[t:]
+		for i, v := range tile[:p-t] {
+			hi[i] += v
+		}
+		for i, v := range tile[p-t:] {
+			dst[i] += v
+		}
+		return
+	}
+	jb, per := w.jobs[j], w.periods[j]
+	for a, x := range w.pts {
+		dst[a] += demandAt(jb, circle.Mod(x-t, per))
+	}
+}
+
+// subView undoes addView.
+func (w *Workspace) subView(dst []int32, j, t int) {
+	if w.mode == Exact {
+		tile := w.tiles[j]
+		p := w.p
+		hi := dst[t:]
+		for i, v := range tile[:p-t] {
+			hi[i] -= v
+		}
+		for i, v := range tile[p-t:] {
+			dst[i] -= v
+		}
+		return
+	}
+	jb, per := w.jobs[j], w.periods[j]
+	for a, x := range w.pts {
+		dst[a] -= demandAt(jb, circle.Mod(x-t, per))
+	}
+}
+
+// excessSlack returns the excess of base over the capacity and the capacity
+// left unused, summed over the points.
+func (w *Workspace) excessSlack(base []int32) (excess, slack int64) {
+	c := w.capacity
+	for _, v := range base {
+		if v > c {
+			excess += int64(v - c)
+		} else {
+			slack += int64(c - v)
+		}
+	}
+	return excess, slack
+}
+
+// evaluate returns the excess of the given shifts.
+func (w *Workspace) evaluate(shifts []int) int64 {
+	sum := w.sum
+	clear(sum)
+	for j, t := range shifts {
+		w.addView(sum, j, t)
+	}
+	e, _ := w.excessSlack(sum)
+	return e
+}
+
+// leaf writes into out[m] the excess of base plus job j at each of its
+// candidate shifts and returns how many it computed: all of them, unless
+// checked is set and the search must stop.
+func (w *Workspace) leaf(base []int32, j int, out []int64, checked bool) int {
+	nc := w.ncand[j]
+	out = out[:nc]
+	if w.mode == Exact {
+		chunk := max(1, checkEvery/w.n)
+		for lo := 0; lo < nc; lo += chunk {
+			if checked && w.shouldStop() {
+				return lo
+			}
+			hi := min(nc, lo+chunk)
+			kernels.Rotations(out[lo:hi], base, w.rotors[j], w.capacity, lo)
+			w.evals += int64(hi-lo) * int64(w.n)
+		}
+		return nc
+	}
+	jb, per, c := w.jobs[j], w.periods[j], int64(w.capacity)
+	for m := range out {
+		t := w.shiftOf(m)
+		var e int64
+		for a, x := range w.pts {
+			e += max(int64(base[a])+int64(demandAt(jb, circle.Mod(x-t, per)))-c, 0)
+		}
+		out[m] = e
+	}
+	w.evals += int64(nc) * int64(w.n)
+	return nc
+}
+
+// shouldStop reports whether the budget or the context ends the search, and
+// records why.
+func (w *Workspace) shouldStop() bool {
+	if w.stop != Optimal {
+		return true
+	}
+	if w.budget > 0 && w.evals > w.budget {
+		w.stop = Budget
+		return true
+	}
+	if w.evals >= w.check {
+		w.check = w.evals + checkEvery
+		if w.ctx.Err() != nil {
+			w.stop = TimeLimit
+			return true
+		}
+	}
+	return false
+}
+
+// estimate returns the pair evaluations of an exhaustive search.
+func (w *Workspace) estimate() int64 {
+	nodes := int64(1)
+	last := len(w.free) - 1
+	for _, j := range w.free[:last] {
+		if nodes > math.MaxInt64/int64(w.ncand[j]) {
+			return math.MaxInt64
+		}
+		nodes *= int64(w.ncand[j])
+	}
+	per := int64(w.n) * int64(w.ncand[w.free[last]]+1)
+	if nodes > math.MaxInt64/per {
+		return math.MaxInt64
+	}
+	return nodes * per
+}
+
+// offer records cur, with job j at shift t, if it beats the incumbent:
+// lower excess, or equal excess and lexicographically smaller shifts.
+func (w *Workspace) offer(cost int64, j, t int) {
+	if cost > w.bestCost {
+		return
+	}
+	if cost == w.bestCost && !w.lexLess(j, t) {
+		return
+	}
+	w.bestCost = cost
+	copy(w.best, w.cur)
+	w.best[j] = t
+}
+
+// lexLess reports whether cur with job j at t is lexicographically smaller
+// than best.
+func (w *Workspace) lexLess(j, t int) bool {
+	for i, v := range w.cur {
+		if i == j {
+			v = t
+		}
+		if v != w.best[i] {
+			return v < w.best[i]
+		}
+	}
+	return false
+}
+
+// prefixCmp compares cur with best over the free jobs up to depth d.
+func (w *Workspace) prefixCmp(d int) int {
+	for _, j := range w.free[:d+1] {
+		if w.cur[j] != w.best[j] {
+			if w.cur[j] < w.best[j] {
+				return -1
+			}
+			return 1
+		}
+	}
+	return 0
+}
+
+// restMass returns the minimal demand mass of the free jobs from depth d on.
+func (w *Workspace) restMass(d int) int64 {
+	var m int64
+	for _, j := range w.free[d:] {
+		m += w.masses[j]
+	}
+	return m
+}
+
+// lowerBound bounds the excess of any completion of a node whose placed
+// demand is base and whose free jobs from depth d on are still unplaced:
+// demand added where the capacity has room costs nothing at best, and the
+// rest costs one for one.
+func (w *Workspace) lowerBound(base []int32, d int) int64 {
+	e, slack := w.excessSlack(base)
+	w.evals += int64(w.n)
+	return e + max(0, w.restMass(d)-slack)
+}
+
+// fixedBase writes the demand of the jobs that are not free into dst.
+func (w *Workspace) fixedBase(dst []int32) {
+	clear(dst)
+	for j := range w.jobs {
+		if !w.isFree(j) {
+			w.addView(dst, j, w.cur[j])
+		}
+	}
+}
+
+func (w *Workspace) isFree(j int) bool {
+	for _, f := range w.free {
+		if f == j {
+			return true
+		}
+	}
+	return false
+}
+
+// branch runs the depth-first branch and bound from the incumbent.
+func (w *Workspace) branch() {
+	w.fixedBase(w.bases[0])
+	w.dfs(0)
+	// Leave cur as the free jobs' zero shifts, its value between searches.
+	for _, j := range w.free {
+		w.cur[j] = 0
+	}
+}
+
+// dfs explores the free job at depth d over bases[d]; false means stop.
+func (w *Workspace) dfs(d int) bool {
+	j, base := w.free[d], w.bases[d]
+	if d == len(w.free)-1 {
+		n := w.leaf(base, j, w.out, true)
+		for m, cost := range w.out[:n] {
+			w.offer(cost, j, w.shiftOf(m))
+		}
+		return n == w.ncand[j]
+	}
+	next := w.bases[d+1]
+	for m := range w.ncand[j] {
+		t := w.shiftOf(m)
+		w.cur[j] = t
+		copy(next, base)
+		w.addView(next, j, t)
+		lb := w.lowerBound(next, d+1)
+		if lb > w.bestCost || (lb == w.bestCost && w.prefixCmp(d) >= 0) {
+			continue
+		}
+		if !w.dfs(d+1) || w.shouldStop() {
+			return false
+		}
+	}
+	return true
+}
+
+// descend runs coordinate descent from several starts to find a good
+// incumbent before a search too large to finish within the budget.
+func (w *Workspace) descend() {
+	restarts := w.opt.Restarts
+	if restarts <= 0 {
+		restarts = DefaultRestarts
+	}
+	sum := w.sum
+	for r := range restarts {
+		w.pcg.Seed(w.opt.Seed, uint64(r))
+		for _, j := range w.free {
+			w.cur[j] = 0
+			if r > 0 {
+				w.cur[j] = w.shiftOf(int(w.pcg.Uint64() % uint64(w.ncand[j])))
+			}
+		}
+		clear(sum)
+		for j, t := range w.cur {
+			w.addView(sum, j, t)
+		}
+		cost, _ := w.excessSlack(sum)
+		for improved := true; improved; {
+			improved = false
+			for _, j := range w.free {
+				w.subView(sum, j, w.cur[j])
+				n := w.leaf(sum, j, w.out, true)
+				bm, bc := -1, cost
+				for m, c := range w.out[:n] {
+					if c < bc {
+						bm, bc = m, c
+					}
+				}
+				if bm >= 0 {
+					w.cur[j], cost, improved = w.shiftOf(bm), bc, true
+				}
+				w.addView(sum, j, w.cur[j])
+				if w.stop != Optimal {
+					break
+				}
+			}
+			if w.stop != Optimal {
+				break
+			}
+		}
+		w.offer(cost, w.free[0], w.cur[w.free[0]])
+		if w.stop != Optimal {
+			return
+		}
+	}
+}
+
+// rootBound returns a lower bound on the optimal excess: the root's mass
+// bound, and, unless the context has ended, the best excess each free job
+// alone could reach against the fixed jobs.
+func (w *Workspace) rootBound() int64 {
+	base := w.bases[0]
+	w.fixedBase(base)
+	lb := w.lowerBound(base, 0)
+	if w.stop == TimeLimit {
+		return lb
+	}
+	for _, j := range w.free {
+		n := w.leaf(base, j, w.out, false)
+		best := int64(math.MaxInt64)
+		for _, c := range w.out[:n] {
+			best = min(best, c)
+		}
+		lb = max(lb, best)
+	}
+	return min(lb, w.bestCost)
+}

@@ -1,0 +1,14 @@
+// Package profile turns a training job's per-iteration bandwidth demand into
+// CASSINI's circle: an integer demand per tick over one iteration.
+//
+// A job's network demand repeats every iteration, so it is described once, as
+// phases [(duration, bandwidth)] or as bandwidth samples at a fixed interval,
+// and quantized onto an integer grid: time into ticks (default 1 ms) and
+// bandwidth into units (default 1 Mbps). Every later score is then an exact
+// integer sum, identical on every platform and kernel path.
+//
+// Quantization is area-preserving: a tick's demand is the time-weighted mean
+// bandwidth over the tick, rounded to the nearest unit. A period that is not a
+// whole number of ticks is rounded up, and the extra time carries no demand
+// (the time-shift agent pads each iteration to the quantized period).
+package profile
