@@ -1,0 +1,247 @@
+package candidate
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"reflect"
+	"slices"
+	"testing"
+
+	"github.com/orrery/orrery/engine/affinity"
+	"github.com/orrery/orrery/engine/circle"
+	"github.com/orrery/orrery/engine/link"
+	"github.com/orrery/orrery/engine/profile"
+)
+
+func randomProfile(rng *rand.Rand) profile.Profile {
+	t := []int{6, 8, 12, 24}[rng.IntN(4)]
+	d := make([]int32, t)
+	start, n, bw := rng.IntN(t), 1+rng.IntN(t*2/3), int32(5+rng.IntN(30))
+	for i := range n {
+		d[(start+i)%t] = bw
+	}
+	return profile.Profile{Period: t, Demand: d}
+}
+
+type instance struct {
+	jobs  []profile.Profile
+	links []Link
+	cands []Candidate
+}
+
+func randomInstance(rng *rand.Rand) instance {
+	in := instance{}
+	nj, nl := 3+rng.IntN(5), 3+rng.IntN(6)
+	for range nj {
+		in.jobs = append(in.jobs, randomProfile(rng))
+	}
+	for range nl {
+		in.links = append(in.links, Link{Capacity: int32([]int{30, 40, 60}[rng.IntN(3)])})
+	}
+	for range 1 + rng.IntN(6) {
+		var c Candidate
+		for range nj {
+			path := rng.Perm(nl)[:1+rng.IntN(3)]
+			slices.Sort(path)
+			c.Paths = append(c.Paths, path)
+		}
+		in.cands = append(in.cands, c)
+	}
+	return in
+}
+
+// excessAt computes a link's excess on its unified circle from the jobs'
+// final shifts, independently of the engine.
+func excessAt(jobs []profile.Profile, on []int, shifts []int, c int32) int64 {
+	p := 1
+	for _, j := range on {
+		p = p / circle.GCD(p, jobs[j].Period) * jobs[j].Period
+	}
+	var e int64
+	for a := range p {
+		var s int64
+		for _, j := range on {
+			t := jobs[j].Period
+			s += int64(jobs[j].Demand[((a-shifts[j])%t+t)%t])
+		}
+		e += max(s-int64(c), 0)
+	}
+	return e
+}
+
+// TestAffinityProperty: on random placements, every shared link's score
+// recomputed from the final per-job shifts is the reported one, and under
+// the Resolve policy it is the link's own optimum (for the smallest capacity
+// among links carrying the same jobs, the one optimized).
+func TestAffinityProperty(t *testing.T) {
+	rng := rand.New(rand.NewPCG(2, 3))
+	var w link.Workspace
+	kept, keptPaper, total := 0, 0, 0
+	for it := range 300 {
+		in := randomInstance(rng)
+		for _, policy := range []affinity.Policy{affinity.Resolve, affinity.Reoptimize, affinity.Paper} {
+			r, err := Rank(context.Background(), in.jobs, in.links, in.cands, Options{Loops: policy})
+			if err != nil {
+				t.Fatalf("case %d %v: %v", it, policy, err)
+			}
+			for c, o := range r.Outcomes {
+				if policy == affinity.Resolve {
+					total++
+				}
+				if o.Err != nil {
+					if policy == affinity.Reoptimize {
+						t.Fatalf("case %d candidate %d: reoptimize discarded: %v", it, c, o.Err)
+					}
+					continue
+				}
+				switch policy {
+				case affinity.Resolve:
+					kept++
+				case affinity.Paper:
+					keptPaper++
+				}
+				minCap := map[string]int32{}
+				for _, ls := range o.Links {
+					key := jobsKey(ls.Jobs)
+					if c, ok := minCap[key]; !ok || in.links[ls.Link].Capacity < c {
+						minCap[key] = in.links[ls.Link].Capacity
+					}
+				}
+				for _, ls := range o.Links {
+					capa := in.links[ls.Link].Capacity
+					if got := excessAt(in.jobs, ls.Jobs, o.Shifts, capa); got != ls.Excess {
+						t.Fatalf("case %d %v candidate %d link %d: reported excess %d, shifts %v give %d", it, policy, c, ls.Link, ls.Excess, o.Shifts, got)
+					}
+					if policy == affinity.Reoptimize || capa != minCap[jobsKey(ls.Jobs)] {
+						continue
+					}
+					ps := make([]profile.Profile, len(ls.Jobs))
+					for i, j := range ls.Jobs {
+						ps[i] = in.jobs[j]
+					}
+					own, err := w.Search(context.Background(), link.Problem{Jobs: ps, Capacity: capa}, link.Options{}, nil)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if own.Excess != ls.Excess {
+						t.Fatalf("case %d %v candidate %d link %d: excess %d after Algorithm 1, the link's own optimum is %d", it, policy, c, ls.Link, ls.Excess, own.Excess)
+					}
+				}
+			}
+		}
+	}
+	if keptPaper > kept {
+		t.Fatalf("the paper's policy kept %d candidates, Resolve %d", keptPaper, kept)
+	}
+	t.Logf("%d candidates: Resolve kept %d, the paper's loop rule %d", total, kept, keptPaper)
+}
+
+func jobsKey(js []int) string {
+	b := make([]byte, 0, 4*len(js))
+	for _, j := range js {
+		b = append(b, byte(j), ',')
+	}
+	return string(b)
+}
+
+// TestPaperPolicyAgreesOnLoopFree: where the paper keeps a candidate, Resolve
+// gives the same shifts and score.
+func TestPaperPolicyAgreesOnLoopFree(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 4))
+	for it := range 200 {
+		in := randomInstance(rng)
+		paper, err := Rank(context.Background(), in.jobs, in.links, in.cands, Options{Loops: affinity.Paper})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ours, err := Rank(context.Background(), in.jobs, in.links, in.cands, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for c, o := range paper.Outcomes {
+			if o.Err != nil {
+				continue
+			}
+			if !reflect.DeepEqual(o, ours.Outcomes[c]) {
+				t.Fatalf("case %d candidate %d: paper %+v, resolve %+v", it, c, o, ours.Outcomes[c])
+			}
+		}
+	}
+}
+
+// TestDeterministicAcrossWorkers: the ranking does not depend on the pool.
+func TestDeterministicAcrossWorkers(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for range 50 {
+		in := randomInstance(rng)
+		one, err := Rank(context.Background(), in.jobs, in.links, in.cands, Options{Workers: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		four, err := Rank(context.Background(), in.jobs, in.links, in.cands, Options{Workers: 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(one, four) {
+			t.Fatalf("1 worker: %+v\n4 workers: %+v", one, four)
+		}
+	}
+}
+
+func TestRankOrderAndMemo(t *testing.T) {
+	pulse := func(up int) profile.Profile {
+		d := make([]int32, 72)
+		for i := range up {
+			d[i] = 40
+		}
+		return profile.Profile{Period: 72, Demand: d}
+	}
+	// Jobs 0 and 1 interleave perfectly (vector D); jobs 0 and 2 cannot (E-like).
+	jobs := []profile.Profile{pulse(30), pulse(30), pulse(45)}
+	links := []Link{{50}, {50}, {50}}
+	cands := []Candidate{
+		{Paths: [][]int{{0}, {1}, {0}}},       // 0 and 2 share link 0
+		{Paths: [][]int{{0}, {0}, {2}}},       // 0 and 1 share link 0
+		{Paths: [][]int{{0, 1}, {0, 1}, {2}}}, // 0 and 1 share two links: a merged loop
+		{Paths: [][]int{{0}, {1}, {2}}},       // nothing shared
+	}
+	r, err := Rank(context.Background(), jobs, links, cands, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(r.Order, []int{1, 2, 3, 0}) || r.Best != 1 {
+		t.Fatalf("order %v best %d, want [1 2 3 0] best 1; outcomes %+v", r.Order, r.Best, r.Outcomes)
+	}
+	if r.Searches != 2 {
+		t.Fatalf("%d distinct link searches, want 2 (jobs {0,1} and {0,2} at 50)", r.Searches)
+	}
+	if s := r.Outcomes[1].Shifts; !slices.Equal(s, []int{0, 30, 0}) {
+		t.Fatalf("best shifts %v, want [0 30 0]", s)
+	}
+	paper, err := Rank(context.Background(), jobs, links, cands, Options{Loops: affinity.Paper})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !errors.Is(paper.Outcomes[2].Err, affinity.ErrLoop) {
+		t.Fatalf("paper policy kept the loop: %+v", paper.Outcomes[2])
+	}
+}
+
+func TestRankBadInput(t *testing.T) {
+	ok := []profile.Profile{{Period: 2, Demand: []int32{1, 0}}}
+	for _, tc := range []struct {
+		links []Link
+		cands []Candidate
+	}{
+		{[]Link{{0}}, []Candidate{{}}},
+		{[]Link{{5}}, nil},
+		{[]Link{{5}}, []Candidate{{Paths: [][]int{{1}}}}},
+		{[]Link{{5}}, []Candidate{{Paths: [][]int{{0, 0}}}}},
+		{[]Link{{5}}, []Candidate{{Paths: [][]int{{0}, {0}}}}},
+	} {
+		if _, err := Rank(context.Background(), ok, tc.links, tc.cands, Options{}); !errors.Is(err, ErrInvalid) {
+			t.Errorf("%+v: err = %v, want ErrInvalid", tc, err)
+		}
+	}
+}
