@@ -54,6 +54,31 @@ var (
 	ErrInvalid      = errors.New("affinity: invalid graph")
 )
 
+// LoopError is the loop that rejects a placement under the Paper policy.
+type LoopError struct {
+	Job, Link int // the edge that closes the loop (Link indexes Build's links)
+}
+
+func (e *LoopError) Error() string {
+	return fmt.Sprintf("affinity: the affinity graph has a loop: job %d and link %d close it", e.Job, e.Link)
+}
+
+func (e *LoopError) Unwrap() error { return ErrLoop }
+
+// InconsistentError is a cycle whose shifts cost a link some of its score.
+type InconsistentError struct {
+	Jobs    []int // the jobs of the link that closes the cycle
+	Link    int   // that link (indexing Graph.Links)
+	Excess  int64 // its excess with the shifts the rest of the graph sets
+	Optimum int64 // its excess at its own optimum
+}
+
+func (e *InconsistentError) Error() string {
+	return fmt.Sprintf("affinity: a loop's link shifts are inconsistent: jobs %v on link %d: excess %d with the shifts the other links set, %d at the link's own optimum", e.Jobs, e.Link, e.Excess, e.Optimum)
+}
+
+func (e *InconsistentError) Unwrap() error { return ErrInconsistent }
+
 // Link is a link that carries more than one job.
 type Link struct {
 	Jobs     []int // job indices, strictly increasing, at least two
@@ -136,7 +161,7 @@ func loopFree(jobs int, links []Link) error {
 		for _, j := range l.Jobs {
 			a, b := find(j), find(v)
 			if a == b {
-				return fmt.Errorf("%w: job %d and link %d close it", ErrLoop, j, i)
+				return &LoopError{Job: j, Link: i}
 			}
 			parent[a] = b
 		}
@@ -238,7 +263,7 @@ func Assign(ctx context.Context, w *link.Workspace, g Graph, jobs []profile.Prof
 					oc.Status = res.Status
 					if res.Excess > o.Excess {
 						if policy != Reoptimize {
-							return Assignment{}, fmt.Errorf("%w: jobs %v on link %d: excess %d with the shifts the other links set, %d at the link's own optimum", ErrInconsistent, gr.Jobs, gr.Links[0], res.Excess, o.Excess)
+							return Assignment{}, &InconsistentError{Jobs: gr.Jobs, Link: gr.Links[0], Excess: res.Excess, Optimum: o.Excess}
 						}
 						oc.Degraded = true
 					}

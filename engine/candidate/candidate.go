@@ -85,7 +85,7 @@ type Outcome struct {
 	Links  []LinkScore // shared links, by link index
 	Shifts []int       // per job, in ticks
 	Status link.Status // worst status of its link searches
-	Err    error       // why the candidate was discarded (wraps affinity.ErrLoop or ErrInconsistent), or nil
+	Err    error       // why the candidate was discarded: an *affinity.LoopError or *affinity.InconsistentError (link indices into Rank's links), or nil
 }
 
 // Ranking is the result of Rank.
@@ -137,8 +137,9 @@ func Rank(ctx context.Context, jobs []profile.Profile, links []Link, cands []Can
 		}
 		g, err := affinity.Build(len(jobs), shared.links, opt.Loops)
 		if err != nil {
-			if errors.Is(err, affinity.ErrLoop) {
-				r.Outcomes[c].Err = err
+			var le *affinity.LoopError
+			if errors.As(err, &le) {
+				r.Outcomes[c].Err = &affinity.LoopError{Job: le.Job, Link: shared.index[le.Link]}
 				continue
 			}
 			return Ranking{}, fmt.Errorf("candidate %d: %w", c, err)
@@ -218,8 +219,9 @@ func Rank(ctx context.Context, jobs []profile.Profile, links []Link, cands []Can
 		}
 		a, err := affinity.Assign(ctx, w, g, rounded, opts, lopt, opt.Loops)
 		if err != nil {
-			if errors.Is(err, affinity.ErrInconsistent) {
-				r.Outcomes[c].Err = err
+			var ie *affinity.InconsistentError
+			if errors.As(err, &ie) {
+				r.Outcomes[c].Err = &affinity.InconsistentError{Jobs: ie.Jobs, Link: linkIndex[c][ie.Link], Excess: ie.Excess, Optimum: ie.Optimum}
 			} else {
 				errs[c] = fmt.Errorf("candidate %d: %w", c, err)
 			}

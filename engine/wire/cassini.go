@@ -1,0 +1,324 @@
+package wire
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/orrery/orrery/engine/circle"
+	"github.com/orrery/orrery/engine/link"
+	"github.com/orrery/orrery/engine/profile"
+)
+
+// JobSpec is one job's per-iteration bandwidth demand: phases, or samples at
+// a fixed interval (exactly one of the two).
+type JobSpec struct {
+	ID       string       `json:"id"`
+	PeriodMs *float64     `json:"period_ms,omitempty"` // iteration time; optional, must equal the phases' sum when given
+	Phases   []PhaseSpec  `json:"phases,omitempty"`
+	Samples  *SamplesSpec `json:"samples,omitempty"`
+}
+
+// PhaseSpec is a stretch of an iteration at constant bandwidth.
+type PhaseSpec struct {
+	Ms   float64 `json:"ms"`
+	Gbps float64 `json:"gbps"`
+}
+
+// SamplesSpec is a bandwidth series, one value per interval.
+type SamplesSpec struct {
+	IntervalMs float64   `json:"interval_ms"`
+	Gbps       []float64 `json:"gbps"`
+}
+
+// SearchSpec holds the options every CASSINI request shares. Zero values
+// mean the defaults.
+type SearchSpec struct {
+	TickMs            float64 `json:"tick_ms,omitempty"`             // time quantum; default 1
+	UnitMbps          float64 `json:"unit_mbps,omitempty"`           // bandwidth quantum; default 1
+	Mode              string  `json:"mode,omitempty"`                // "exact" (default) or "paper"
+	MaxPerimeterTicks int     `json:"max_perimeter_ticks,omitempty"` // unified-circle cap; default 1048576
+	RoundPeriods      bool    `json:"round_periods,omitempty"`       // past the cap, round periods up instead of failing
+	Budget            int64   `json:"budget,omitempty"`              // pair evaluations per link search; default 2^30, -1 unlimited
+	Restarts          int     `json:"restarts,omitempty"`            // coordinate-descent starts
+	Seed              uint64  `json:"seed,omitempty"`                // seed of the restarts
+	TimeLimitMs       float64 `json:"time_limit_ms,omitempty"`       // wall-clock limit; 0 none (results then depend on the host's speed)
+}
+
+// LinkRequest is the request of "cassini.link": the jobs sharing one link.
+type LinkRequest struct {
+	CapacityGbps float64   `json:"capacity_gbps"`
+	Jobs         []JobSpec `json:"jobs"`
+	SearchSpec
+}
+
+// LinkResponse is the response of "cassini.link".
+type LinkResponse struct {
+	Score          float64            `json:"score"`           // of the returned shifts, 1 = never over capacity
+	UnshiftedScore float64            `json:"unshifted_score"` // every job at shift 0
+	Bound          float64            `json:"bound"`           // upper bound on the optimal score; = score when optimal
+	Status         string             `json:"status"`          // "optimal", "budget" or "time_limit"
+	Mode           string             `json:"mode"`
+	ExcessGbit     float64            `json:"excess_gbit"` // traffic above capacity over one unified circle (exact mode)
+	PerimeterMs    float64            `json:"perimeter_ms"`
+	Points         int                `json:"points"`
+	ShiftsMs       map[string]float64 `json:"shifts_ms"`     // delay of each job's next iteration
+	RotationsDeg   map[string]float64 `json:"rotations_deg"` // the same, as a rotation of the unified circle
+	PeriodsMs      map[string]float64 `json:"periods_ms"`    // quantized (and rounded) iteration times
+	GridMs         float64            `json:"grid_ms,omitempty"`
+	Evaluations    int64              `json:"evaluations"`
+}
+
+// maxMs bounds every duration in a request (about 11.6 days), far above any
+// iteration, so conversions to nanoseconds cannot overflow.
+const maxMs = 1e9
+
+// quantum is the request's grid and search options, validated.
+type quantum struct {
+	q       profile.Quantum
+	opt     link.Options
+	timeout time.Duration
+}
+
+func (s SearchSpec) parse() (quantum, error) {
+	var r quantum
+	if s.TickMs < 0 || s.TickMs > maxMs {
+		return r, fieldError("tick_ms", fmt.Errorf("%w: %v ms", profile.ErrInvalidQuantum, s.TickMs))
+	}
+	if s.TickMs > 0 {
+		r.q.Tick = time.Duration(math.Round(s.TickMs * 1e6))
+		if r.q.Tick <= 0 {
+			return r, fieldError("tick_ms", fmt.Errorf("%w: %v ms is under a nanosecond", profile.ErrInvalidQuantum, s.TickMs))
+		}
+	}
+	if s.UnitMbps < 0 {
+		return r, fieldError("unit_mbps", fmt.Errorf("%w: %v Mbps", profile.ErrInvalidQuantum, s.UnitMbps))
+	}
+	r.q.Unit = s.UnitMbps * profile.Mbps
+	q, err := r.q.Normalize()
+	if err != nil {
+		return r, fieldError("unit_mbps", err)
+	}
+	r.q = q
+	mode, err := link.ParseMode(s.Mode)
+	if err != nil {
+		return r, fieldError("mode", err)
+	}
+	if s.MaxPerimeterTicks < 0 {
+		return r, fieldError("max_perimeter_ticks", fmt.Errorf("%w: %d", link.ErrInvalidOption, s.MaxPerimeterTicks))
+	}
+	if s.Restarts < 0 || s.Restarts > 1<<16 {
+		return r, fieldError("restarts", fmt.Errorf("%w: %d (want 0..65536)", link.ErrInvalidOption, s.Restarts))
+	}
+	if s.TimeLimitMs < 0 || s.TimeLimitMs > maxMs {
+		return r, fieldError("time_limit_ms", fmt.Errorf("%w: %v", link.ErrInvalidOption, s.TimeLimitMs))
+	}
+	r.timeout = time.Duration(s.TimeLimitMs * 1e6)
+	r.opt = link.Options{
+		Mode:     mode,
+		Circle:   circle.Options{MaxPerimeter: s.MaxPerimeterTicks, Round: s.RoundPeriods},
+		Budget:   s.Budget,
+		Restarts: s.Restarts,
+		Seed:     s.Seed,
+	}
+	return r, nil
+}
+
+func (r quantum) context(ctx context.Context) (context.Context, context.CancelFunc) {
+	if r.timeout > 0 {
+		return context.WithTimeout(ctx, r.timeout)
+	}
+	return ctx, func() {}
+}
+
+// ms converts ticks to milliseconds.
+func (r quantum) ms(ticks float64) float64 {
+	return ticks * float64(r.q.Tick) / 1e6
+}
+
+// capacityUnits converts a capacity in Gbps to units.
+func (r quantum) capacityUnits(field string, gbps float64) (int32, error) {
+	if !(gbps > 0) || math.IsInf(gbps, 0) {
+		return 0, fieldError(field, fmt.Errorf("%w: %v Gbps", link.ErrCapacity, gbps))
+	}
+	u := r.q.Units(gbps * profile.Gbps)
+	if u < 1 || u > profile.MaxUnits {
+		return 0, fieldError(field, fmt.Errorf("%w: %v Gbps is %v units of %v Mbps", link.ErrCapacity, gbps, u, r.q.Unit/profile.Mbps))
+	}
+	return int32(u), nil
+}
+
+// duration converts a non-negative millisecond value.
+func duration(field string, ms float64) (time.Duration, error) {
+	if ms < 0 || ms > maxMs {
+		return 0, fieldError(field, fmt.Errorf("%w: %v ms (want 0..%v)", profile.ErrInvalidDuration, ms, maxMs))
+	}
+	return time.Duration(math.Round(ms * 1e6)), nil
+}
+
+// jobs validates the job specs and quantizes them, in order.
+func (r quantum) jobs(specs []JobSpec) ([]profile.Profile, map[string]int, error) {
+	if len(specs) == 0 {
+		return nil, nil, fieldError("jobs", link.ErrNoJobs)
+	}
+	index := make(map[string]int, len(specs))
+	out := make([]profile.Profile, len(specs))
+	for i, s := range specs {
+		f := fmt.Sprintf("jobs[%d]", i)
+		if s.ID == "" {
+			return nil, nil, fieldError(f+".id", ErrEmptyID)
+		}
+		if j, dup := index[s.ID]; dup {
+			return nil, nil, fieldError(f+".id", fmt.Errorf("%w: %q is also jobs[%d]", ErrDuplicateID, s.ID, j))
+		}
+		index[s.ID] = i
+		p, err := r.profile(f, s)
+		if err != nil {
+			return nil, nil, err
+		}
+		out[i] = p
+	}
+	return out, index, nil
+}
+
+func (r quantum) profile(f string, s JobSpec) (profile.Profile, error) {
+	var period time.Duration
+	if s.PeriodMs != nil {
+		d, err := duration(f+".period_ms", *s.PeriodMs)
+		if err != nil {
+			return profile.Profile{}, err
+		}
+		if d == 0 {
+			return profile.Profile{}, fieldError(f+".period_ms", profile.ErrZeroPeriod)
+		}
+		period = d
+	}
+	switch {
+	case len(s.Phases) > 0 && s.Samples != nil:
+		return profile.Profile{}, fieldError(f, ErrPhasesAndSamples)
+	case s.Samples != nil:
+		iv, err := duration(f+".samples.interval_ms", s.Samples.IntervalMs)
+		if err != nil {
+			return profile.Profile{}, err
+		}
+		bps := make([]float64, len(s.Samples.Gbps))
+		for k, g := range s.Samples.Gbps {
+			bps[k] = g * profile.Gbps
+		}
+		p, err := profile.FromSamples(bps, iv, r.q)
+		if err != nil {
+			return p, profileError(f, "samples.interval_ms", "samples.gbps", err)
+		}
+		if period != 0 && time.Duration(len(bps))*iv != period {
+			return p, fieldError(f+".period_ms", fmt.Errorf("%w: %d samples of %v is not %v", profile.ErrPeriodMismatch, len(bps), iv, period))
+		}
+		return p, nil
+	default:
+		phases := make([]profile.Phase, len(s.Phases))
+		for k, ph := range s.Phases {
+			d, err := duration(fmt.Sprintf("%s.phases[%d].ms", f, k), ph.Ms)
+			if err != nil {
+				return profile.Profile{}, err
+			}
+			phases[k] = profile.Phase{Duration: d, Bandwidth: ph.Gbps * profile.Gbps}
+		}
+		p, err := profile.FromPhases(period, phases, r.q)
+		if err != nil {
+			return p, profileError(f, "phases", "phases", err)
+		}
+		return p, nil
+	}
+}
+
+// profileError names the field of a profile error.
+func profileError(job, durations, bandwidths string, err error) *Error {
+	var pe *profile.PhaseError
+	if errors.As(err, &pe) {
+		field := "ms"
+		if durations != "phases" {
+			return fieldError(fmt.Sprintf("%s.%s[%d]", job, bandwidths, pe.Index), err)
+		}
+		if !errors.Is(pe.Err, profile.ErrInvalidDuration) {
+			field = "gbps"
+		}
+		return fieldError(fmt.Sprintf("%s.phases[%d].%s", job, pe.Index, field), err)
+	}
+	switch {
+	case errors.Is(err, profile.ErrNoPhases):
+		return fieldError(job+"."+bandwidths, err)
+	case errors.Is(err, profile.ErrPeriodMismatch), errors.Is(err, profile.ErrPeriodTooLong), errors.Is(err, profile.ErrZeroPeriod):
+		return fieldError(job+".period_ms", err)
+	}
+	return fieldError(job, err)
+}
+
+// Request errors the engine packages do not define.
+var (
+	ErrEmptyID          = errors.New("wire: empty id")
+	ErrDuplicateID      = errors.New("wire: duplicate id")
+	ErrUnknownID        = errors.New("wire: unknown id")
+	ErrPhasesAndSamples = errors.New("wire: give phases or samples, not both")
+)
+
+// isLimit reports whether err is a size limit rather than a bad value.
+func isLimit(err error) bool {
+	for _, l := range []error{circle.ErrPerimeterTooLarge, link.ErrDemandTooLarge, profile.ErrPeriodTooLong, profile.ErrDemandTooLarge} {
+		if errors.Is(err, l) {
+			return true
+		}
+	}
+	return false
+}
+
+func cassiniLink(ctx context.Context, data []byte) (any, error) {
+	var req LinkRequest
+	if err := decode(data, &req); err != nil {
+		return nil, err
+	}
+	r, err := req.SearchSpec.parse()
+	if err != nil {
+		return nil, err
+	}
+	c, err := r.capacityUnits("capacity_gbps", req.CapacityGbps)
+	if err != nil {
+		return nil, err
+	}
+	jobs, _, err := r.jobs(req.Jobs)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := r.context(ctx)
+	defer cancel()
+	var w link.Workspace
+	res, err := w.Search(ctx, link.Problem{Jobs: jobs, Capacity: c}, r.opt, nil)
+	if err != nil {
+		return nil, fieldError("jobs", err)
+	}
+	resp := LinkResponse{
+		Score:          res.Score,
+		UnshiftedScore: res.Unshifted,
+		Bound:          res.Bound,
+		Status:         res.Status.String(),
+		Mode:           r.opt.Mode.String(),
+		PerimeterMs:    r.ms(float64(res.Circle.Perimeter)),
+		Points:         res.Points,
+		ShiftsMs:       make(map[string]float64, len(jobs)),
+		RotationsDeg:   make(map[string]float64, len(jobs)),
+		PeriodsMs:      make(map[string]float64, len(jobs)),
+		Evaluations:    res.Evaluated,
+	}
+	if r.opt.Mode == link.Exact {
+		resp.ExcessGbit = float64(res.Excess) * r.q.Unit * r.q.Tick.Seconds() / profile.Gbps
+	}
+	if res.Circle.Rounded() {
+		resp.GridMs = r.ms(float64(res.Circle.Grid))
+	}
+	for i, s := range req.Jobs {
+		resp.ShiftsMs[s.ID] = r.ms(float64(res.Shifts[i]))
+		resp.RotationsDeg[s.ID] = 360 * float64(res.Shifts[i]) / float64(res.Circle.Perimeter)
+		resp.PeriodsMs[s.ID] = r.ms(float64(res.Circle.Periods[i]))
+	}
+	return resp, nil
+}

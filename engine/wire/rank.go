@@ -1,0 +1,206 @@
+package wire
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/orrery/orrery/engine/affinity"
+	"github.com/orrery/orrery/engine/candidate"
+)
+
+// LinkSpec is a network link.
+type LinkSpec struct {
+	ID           string  `json:"id"`
+	CapacityGbps float64 `json:"capacity_gbps"`
+}
+
+// CandidateSpec is one placement: for each placed job, the links its traffic
+// crosses. Jobs left out cross no link.
+type CandidateSpec struct {
+	ID    string              `json:"id"`
+	Paths map[string][]string `json:"paths"`
+}
+
+// RankRequest is the request of "cassini.rank".
+type RankRequest struct {
+	Links      []LinkSpec      `json:"links"`
+	Jobs       []JobSpec       `json:"jobs"`
+	Candidates []CandidateSpec `json:"candidates"`
+	Aggregate  string          `json:"aggregate,omitempty"` // "mean" (default, the paper) or "min"
+	Loops      string          `json:"loops,omitempty"`     // "resolve" (default), "paper" or "reoptimize"
+	Workers    int             `json:"workers,omitempty"`   // parallel searches; 0 = one per CPU (results do not depend on it)
+	SearchSpec
+}
+
+// RankResponse is the response of "cassini.rank".
+type RankResponse struct {
+	Best       *string            `json:"best"`      // id of the best candidate, null if all were discarded
+	ShiftsMs   map[string]float64 `json:"shifts_ms"` // the best candidate's time shifts
+	Ranking    []string           `json:"ranking"`   // kept candidates, best first
+	Candidates []CandidateResult  `json:"candidates"`
+	PeriodsMs  map[string]float64 `json:"periods_ms"`
+	GridMs     float64            `json:"grid_ms,omitempty"`
+	Searches   int                `json:"searches"` // distinct link problems solved
+}
+
+// CandidateResult is one candidate's evaluation.
+type CandidateResult struct {
+	ID        string             `json:"id"`
+	Score     float64            `json:"score"`
+	Status    string             `json:"status"`
+	Discarded bool               `json:"discarded"`
+	Reason    string             `json:"reason,omitempty"`
+	Links     []LinkResult       `json:"links,omitempty"`
+	ShiftsMs  map[string]float64 `json:"shifts_ms,omitempty"`
+}
+
+// LinkResult is one shared link of a candidate.
+type LinkResult struct {
+	ID    string   `json:"id"`
+	Jobs  []string `json:"jobs"`
+	Score float64  `json:"score"`
+}
+
+func cassiniRank(ctx context.Context, data []byte) (any, error) {
+	var req RankRequest
+	if err := decode(data, &req); err != nil {
+		return nil, err
+	}
+	r, err := req.SearchSpec.parse()
+	if err != nil {
+		return nil, err
+	}
+	agg, err := candidate.ParseAggregate(req.Aggregate)
+	if err != nil {
+		return nil, fieldError("aggregate", err)
+	}
+	loops, err := affinity.ParsePolicy(req.Loops)
+	if err != nil {
+		return nil, fieldError("loops", err)
+	}
+	if req.Workers < 0 || req.Workers > 1024 {
+		return nil, fieldError("workers", fmt.Errorf("%w: %d (want 0..1024)", candidate.ErrInvalid, req.Workers))
+	}
+	jobs, jobIndex, err := r.jobs(req.Jobs)
+	if err != nil {
+		return nil, err
+	}
+	if len(req.Links) == 0 {
+		return nil, fieldError("links", fmt.Errorf("%w: no links", candidate.ErrInvalid))
+	}
+	links := make([]candidate.Link, len(req.Links))
+	linkIndex := make(map[string]int, len(req.Links))
+	for i, l := range req.Links {
+		f := fmt.Sprintf("links[%d]", i)
+		if l.ID == "" {
+			return nil, fieldError(f+".id", ErrEmptyID)
+		}
+		if j, dup := linkIndex[l.ID]; dup {
+			return nil, fieldError(f+".id", fmt.Errorf("%w: %q is also links[%d]", ErrDuplicateID, l.ID, j))
+		}
+		linkIndex[l.ID] = i
+		c, err := r.capacityUnits(f+".capacity_gbps", l.CapacityGbps)
+		if err != nil {
+			return nil, err
+		}
+		links[i].Capacity = c
+	}
+	if len(req.Candidates) == 0 {
+		return nil, fieldError("candidates", fmt.Errorf("%w: no candidates", candidate.ErrInvalid))
+	}
+	cands := make([]candidate.Candidate, len(req.Candidates))
+	candIndex := make(map[string]int, len(req.Candidates))
+	for c, cs := range req.Candidates {
+		f := fmt.Sprintf("candidates[%d]", c)
+		if cs.ID == "" {
+			return nil, fieldError(f+".id", ErrEmptyID)
+		}
+		if j, dup := candIndex[cs.ID]; dup {
+			return nil, fieldError(f+".id", fmt.Errorf("%w: %q is also candidates[%d]", ErrDuplicateID, cs.ID, j))
+		}
+		candIndex[cs.ID] = c
+		paths := make([][]int, len(jobs))
+		for id, ls := range cs.Paths {
+			j, ok := jobIndex[id]
+			if !ok {
+				return nil, fieldError(f+".paths."+id, fmt.Errorf("%w: job %q", ErrUnknownID, id))
+			}
+			for k, lid := range ls {
+				li, ok := linkIndex[lid]
+				if !ok {
+					return nil, fieldError(fmt.Sprintf("%s.paths.%s[%d]", f, id, k), fmt.Errorf("%w: link %q", ErrUnknownID, lid))
+				}
+				paths[j] = append(paths[j], li)
+			}
+		}
+		cands[c].Paths = paths
+	}
+	ctx, cancel := r.context(ctx)
+	defer cancel()
+	rk, err := candidate.Rank(ctx, jobs, links, cands, candidate.Options{Link: r.opt, Loops: loops, Aggregate: agg, Workers: req.Workers})
+	if err != nil {
+		var f string
+		if errors.Is(err, candidate.ErrInvalid) {
+			f = "candidates"
+		}
+		return nil, fieldError(f, err)
+	}
+	resp := RankResponse{
+		Ranking:    make([]string, 0, len(rk.Order)),
+		Candidates: make([]CandidateResult, len(cands)),
+		PeriodsMs:  make(map[string]float64, len(jobs)),
+		Searches:   rk.Searches,
+	}
+	for j, s := range req.Jobs {
+		resp.PeriodsMs[s.ID] = r.ms(float64(rk.Periods[j]))
+	}
+	if rk.Grid > 1 {
+		resp.GridMs = r.ms(float64(rk.Grid))
+	}
+	for _, c := range rk.Order {
+		resp.Ranking = append(resp.Ranking, req.Candidates[c].ID)
+	}
+	for c, o := range rk.Outcomes {
+		cr := CandidateResult{ID: req.Candidates[c].ID, Score: o.Score, Status: o.Status.String()}
+		if o.Err != nil {
+			cr.Discarded, cr.Reason, cr.Score, cr.Status = true, reason(o.Err, req), 0, ""
+		} else {
+			cr.ShiftsMs = make(map[string]float64, len(jobs))
+			for j, s := range req.Jobs {
+				cr.ShiftsMs[s.ID] = r.ms(float64(o.Shifts[j]))
+			}
+			for _, ls := range o.Links {
+				lr := LinkResult{ID: req.Links[ls.Link].ID, Score: ls.Score}
+				for _, j := range ls.Jobs {
+					lr.Jobs = append(lr.Jobs, req.Jobs[j].ID)
+				}
+				cr.Links = append(cr.Links, lr)
+			}
+		}
+		resp.Candidates[c] = cr
+	}
+	if rk.Best >= 0 {
+		id := req.Candidates[rk.Best].ID
+		resp.Best = &id
+		resp.ShiftsMs = resp.Candidates[rk.Best].ShiftsMs
+	}
+	return resp, nil
+}
+
+// reason explains why a candidate was discarded, with the request's ids.
+func reason(err error, req RankRequest) string {
+	var le *affinity.LoopError
+	var ie *affinity.InconsistentError
+	switch {
+	case errors.As(err, &le):
+		return fmt.Sprintf("loop: job %q and link %q close a cycle in the affinity graph (the paper's policy discards every loop)", req.Jobs[le.Job].ID, req.Links[le.Link].ID)
+	case errors.As(err, &ie):
+		ids := make([]string, len(ie.Jobs))
+		for i, j := range ie.Jobs {
+			ids[i] = req.Jobs[j].ID
+		}
+		return fmt.Sprintf("inconsistent loop: jobs %q on link %q exceed capacity by %d unit-ticks with the shifts the rest of the placement sets, %d at the link's own optimum", ids, req.Links[ie.Link].ID, ie.Excess, ie.Optimum)
+	}
+	return err.Error()
+}

@@ -1,0 +1,233 @@
+// Package wire is orrery's versioned JSON schema (v1): the one format the
+// command-line tool, the WebAssembly module and every binding speak.
+//
+// A call names an operation ("cassini.link", "cassini.rank",
+// "shockwave.plan", ...) and carries its request object. [Call] decodes the
+// request strictly (unknown fields, trailing data and wrong types are errors),
+// validates it, runs the engine and encodes the response. [Handle] wraps the
+// same thing in an envelope and never fails: errors come back as a JSON error
+// object, which is what the WebAssembly ABI returns.
+//
+// Envelope request:
+//
+//	{"op": "cassini.link", "request": {...}}
+//
+// Envelope response, one of:
+//
+//	{"version": 1, "op": "cassini.link", "response": {...}}
+//	{"version": 1, "op": "cassini.link", "error": {"code": "invalid_argument", "field": "jobs[1].phases[0].gbps", "message": "..."}}
+//
+// Responses are deterministic: the same request gives byte-identical JSON on
+// every host (maps are encoded with sorted keys, and every engine result is
+// computed in exact integer arithmetic before it is converted to floats).
+package wire
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+)
+
+// Version is the schema version this package speaks.
+const Version = 1
+
+// MaxRequestBytes bounds a request's size; larger requests are rejected with
+// code "limit_exceeded" before any decoding.
+const MaxRequestBytes = 64 << 20
+
+// Error codes of the JSON error object.
+const (
+	CodeMalformed = "malformed_json"   // the bytes are not the JSON the schema expects
+	CodeInvalid   = "invalid_argument" // well-formed, but a value is out of its domain
+	CodeUnknownOp = "unknown_op"       // the envelope names no known operation
+	CodeLimit     = "limit_exceeded"   // a size or perimeter limit was hit
+	CodeInternal  = "internal"         // a bug: please report it
+)
+
+// Sentinel errors; every error [Call] returns wraps exactly one of them.
+var (
+	ErrMalformed = errors.New("wire: malformed request")
+	ErrInvalid   = errors.New("wire: invalid argument")
+	ErrUnknownOp = errors.New("wire: unknown operation")
+	ErrLimit     = errors.New("wire: limit exceeded")
+	ErrInternal  = errors.New("wire: internal error")
+)
+
+// Error is the JSON error object. Field is a JSON path into the request
+// ("jobs[1].phases[0].gbps") when the error concerns one value.
+type Error struct {
+	Code    string `json:"code"`
+	Field   string `json:"field,omitempty"`
+	Message string `json:"message"`
+
+	err error // the engine or decoding error, which wraps the engine's sentinel
+}
+
+func (e *Error) Error() string {
+	if e.Field != "" {
+		return e.Field + ": " + e.Message
+	}
+	return e.Message
+}
+
+// Unwrap returns both the wire sentinel of e's code and the underlying cause,
+// so errors.Is works with either (e.g. circle.ErrPerimeterTooLarge).
+func (e *Error) Unwrap() []error {
+	s := ErrInternal
+	switch e.Code {
+	case CodeMalformed:
+		s = ErrMalformed
+	case CodeInvalid:
+		s = ErrInvalid
+	case CodeUnknownOp:
+		s = ErrUnknownOp
+	case CodeLimit:
+		s = ErrLimit
+	}
+	if e.err == nil {
+		return []error{s}
+	}
+	return []error{s, e.err}
+}
+
+// fieldError reports that the value at field is invalid because of err.
+func fieldError(field string, err error) *Error {
+	code := CodeInvalid
+	if isLimit(err) {
+		code = CodeLimit
+	}
+	return &Error{Code: code, Field: field, Message: err.Error(), err: err}
+}
+
+// handler runs one operation on a raw request and returns its response value.
+type handler func(ctx context.Context, req []byte) (any, error)
+
+// lookup returns the handler of op, or nil.
+func lookup(op string) handler {
+	switch op {
+	case "cassini.link":
+		return cassiniLink
+	case "cassini.rank":
+		return cassiniRank
+	}
+	return nil
+}
+
+// Ops lists the operations this version knows, sorted.
+func Ops() []string {
+	ops := []string{"cassini.link", "cassini.rank"}
+	slices.Sort(ops)
+	return ops
+}
+
+// Call runs op on the JSON request and returns the JSON response. Errors are
+// *Error values.
+func Call(ctx context.Context, op string, request []byte) ([]byte, error) {
+	h := lookup(op)
+	if h == nil {
+		return nil, &Error{Code: CodeUnknownOp, Field: "op", Message: fmt.Sprintf("unknown operation %q (known: %s)", op, strings.Join(Ops(), ", "))}
+	}
+	if len(request) > MaxRequestBytes {
+		return nil, &Error{Code: CodeLimit, Message: fmt.Sprintf("request is %d bytes, above the %d byte limit", len(request), MaxRequestBytes)}
+	}
+	resp, err := h(ctx, request)
+	if err != nil {
+		var we *Error
+		if errors.As(err, &we) {
+			return nil, we
+		}
+		return nil, &Error{Code: CodeInvalid, Message: err.Error(), err: err}
+	}
+	out, err := json.Marshal(resp)
+	if err != nil {
+		return nil, &Error{Code: CodeInternal, Message: err.Error(), err: err}
+	}
+	return out, nil
+}
+
+// envelope is the request envelope of [Handle].
+type envelope struct {
+	Op      string          `json:"op"`
+	Request json.RawMessage `json:"request"`
+}
+
+// reply is the response envelope of [Handle].
+type reply struct {
+	Version  int             `json:"version"`
+	Op       string          `json:"op,omitempty"`
+	Response json.RawMessage `json:"response,omitempty"`
+	Error    *Error          `json:"error,omitempty"`
+}
+
+// Handle runs the envelope {"op": ..., "request": ...} and returns the
+// response envelope. It never fails and never panics: every error, including
+// a bug in the engine, comes back as {"error": {...}}.
+func Handle(ctx context.Context, env []byte) (out []byte) {
+	r := reply{Version: Version}
+	defer func() {
+		if p := recover(); p != nil {
+			r.Response = nil
+			r.Error = &Error{Code: CodeInternal, Message: fmt.Sprintf("panic: %v", p)}
+			out, _ = json.Marshal(r)
+		}
+	}()
+	var e envelope
+	if len(env) > MaxRequestBytes {
+		r.Error = &Error{Code: CodeLimit, Message: fmt.Sprintf("request is %d bytes, above the %d byte limit", len(env), MaxRequestBytes)}
+	} else if err := decode(env, &e); err != nil {
+		r.Error = asError(err)
+	} else {
+		r.Op = e.Op
+		resp, err := Call(ctx, e.Op, e.Request)
+		if err != nil {
+			r.Error = asError(err)
+		} else {
+			r.Response = resp
+		}
+	}
+	out, _ = json.Marshal(r)
+	return out
+}
+
+func asError(err error) *Error {
+	var we *Error
+	if errors.As(err, &we) {
+		return we
+	}
+	return &Error{Code: CodeInternal, Message: err.Error(), err: err}
+}
+
+// decode unmarshals data into v strictly: unknown fields, trailing data and
+// type mismatches are *Error values with code malformed_json naming the field.
+func decode(data []byte, v any) error {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return &Error{Code: CodeMalformed, Message: "empty request"}
+	}
+	d := json.NewDecoder(bytes.NewReader(data))
+	d.DisallowUnknownFields()
+	if err := d.Decode(v); err != nil {
+		return malformed(err)
+	}
+	if _, err := d.Token(); err != io.EOF {
+		return &Error{Code: CodeMalformed, Message: "trailing data after the request object"}
+	}
+	return nil
+}
+
+func malformed(err error) *Error {
+	e := &Error{Code: CodeMalformed, Message: err.Error(), err: err}
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		e.Field = te.Field
+		e.Message = fmt.Sprintf("expected %s, got JSON %s", te.Type, te.Value)
+	} else if msg, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+		e.Field = strings.Trim(msg, `"`)
+		e.Message = "unknown field"
+	}
+	return e
+}
