@@ -348,7 +348,7 @@ func TestBadInput(t *testing.T) {
 		{Problem{Jobs: []profile.Profile{ok}, Capacity: -3}, Options{}, ErrCapacity},
 		{Problem{Jobs: []profile.Profile{{Period: 3, Demand: []int32{1}}}, Capacity: 5}, Options{}, profile.ErrPeriodMismatch},
 		{Problem{Jobs: []profile.Profile{{Period: 1, Demand: []int32{-1}}}, Capacity: 5}, Options{}, profile.ErrInvalidBandwidth},
-		{Problem{Jobs: []profile.Profile{pulse(3, 1, 1 << 23), pulse(3, 1, 1 << 23)}, Capacity: 5}, Options{}, ErrDemandTooLarge},
+		{Problem{Jobs: []profile.Profile{pulse(3, 1, 1<<23), pulse(3, 1, 1<<23)}, Capacity: 5}, Options{}, ErrDemandTooLarge},
 		{Problem{Jobs: []profile.Profile{ok, ok}, Capacity: 5, Fixed: []int{0}}, Options{}, ErrFixed},
 		{Problem{Jobs: []profile.Profile{ok}, Capacity: 5}, Options{Mode: 7}, ErrInvalidOption},
 	} {
