@@ -1,0 +1,303 @@
+package market
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+)
+
+// Defaults of [Config], from the authors' configurations (tacc_32gpus.json
+// and the driver's --time_per_iteration) and scheduler/shockwave.py.
+const (
+	DefaultRounds       = 20    // future_rounds
+	DefaultRoundSeconds = 120.0 // time_per_iteration
+	DefaultK            = 1e-3  // k, per second of residual runtime
+	DefaultLambda       = 12.0  // lambda, the priority power
+	DefaultRhoMax       = 1.0   // rhomax
+	DefaultLogZero      = 1e-6  // logapx_origin[0.0]: ln(0) is taken as ln(1e-6)
+	DefaultUrgentPower  = 100.0 // priority_M: power for jobs about to finish
+	DefaultMaxNodes     = 20000 // packing branch-and-bound nodes per solve
+)
+
+// Limits on a [Problem]'s size; larger problems fail with [ErrLimit].
+const (
+	MaxRounds   = 1024    // T
+	MaxCapacity = 1 << 22 // GPU-rounds M·T
+	MaxJobs     = 1 << 20 // N
+)
+
+// MaxPriority caps a relaxed-path priority ρ̂^λ. The authors' Python raises
+// OverflowError past about 1.8e308; the cap keeps every sum of weighted
+// utilities finite.
+const MaxPriority = 1e300
+
+// DefaultBreakpoints returns the authors' log_approximation_bases.
+func DefaultBreakpoints() []float64 { return []float64{0, 0.2, 0.4, 0.6, 0.8, 1} }
+
+// LogMode selects the utility curve f in the welfare term Σ_j p_j·f(u_j).
+type LogMode uint8
+
+const (
+	// PiecewiseLog is the authors' curve: the chords of ln through
+	// [Config.Breakpoints], with ln(0) taken as ln([Config.LogZero]).
+	PiecewiseLog LogMode = iota
+	// ExactLog is ln(u) for u ≥ LogZero and its tangent below
+	// (ln ε + u/ε − 1), which keeps the curve concave and finite at 0.
+	ExactLog
+)
+
+func (m LogMode) String() string {
+	switch m {
+	case PiecewiseLog:
+		return "piecewise"
+	case ExactLog:
+		return "exact"
+	}
+	return "LogMode(" + strconv.Itoa(int(m)) + ")"
+}
+
+// Status says how far a [Solution] is from the program's optimum.
+type Status uint8
+
+const (
+	// Optimal: the plan attains the optimum of the program solved (the
+	// finish-time-fair program, or the relaxed one when that is infeasible).
+	Optimal Status = iota + 1
+	// Feasible: the plan is feasible; the optimum is at most [Solution.Bound].
+	// This happens when the context ends, the node limit is hit, or the round
+	// packing could not be decided exactly (see the package doc).
+	Feasible
+	// Infeasible: the finish-time-fair program has no solution and
+	// [Config.NoRelax] forbade the relaxed path. The plan is empty.
+	Infeasible
+)
+
+func (s Status) String() string {
+	switch s {
+	case Optimal:
+		return "optimal"
+	case Feasible:
+		return "feasible"
+	case Infeasible:
+		return "infeasible"
+	}
+	return "Status(" + strconv.Itoa(int(s)) + ")"
+}
+
+// Job is one buyer of the round market, reduced to the numbers the program
+// uses. Times are seconds; epochs are whole epochs.
+type Job struct {
+	ID         int     // caller's identifier, unique; the last tie-breaker
+	GPUs       int     // w_j, GPUs the job runs on, in [1, cluster GPUs]
+	Epochs     int     // E_j, total epochs, ≥ 1
+	Progress   int     // F_j, epochs done, in [0, Epochs]
+	MeanEpoch  float64 // D̄_j, mean epoch duration so far, > 0
+	Remaining  float64 // R_j, predicted remaining runtime, ≥ 0
+	FairFinish float64 // FT*_j, the fair finish-time target (absolute), > 0
+}
+
+// Config holds the planner's knobs. The zero value of every field means the
+// documented default (the authors' tacc_32gpus configuration).
+type Config struct {
+	Rounds       int     // T, rounds in the planning window; 0 means 20
+	RoundSeconds float64 // Δ, round length; 0 means 120 s
+	K            float64 // makespan regulariser per second; 0 means 1e-3
+	Lambda       float64 // priority power λ on the relaxed path; 0 means 12
+	RhoMax       float64 // ρ_max of the finish-time-fairness constraints; 0 means 1
+	// Breakpoints of the piecewise log, strictly increasing from 0 to 1;
+	// nil means {0, .2, .4, .6, .8, 1}.
+	Breakpoints []float64
+	LogZero     float64 // value standing in for 0 inside ln; 0 means 1e-6
+	UrgentPower float64 // priority power for jobs with R_j < Δ; 0 means 100
+	Log         LogMode // utility curve; the zero value is PiecewiseLog
+	// NoRelax reports Infeasible instead of taking the relaxed path when the
+	// finish-time-fairness constraints cannot all hold.
+	NoRelax bool
+	// Gap stops the search once the plan is within Gap·|objective| of the
+	// bound; 0 means prove optimality.
+	Gap float64
+	// MaxNodes bounds the packing branch-and-bound; 0 means 20000.
+	MaxNodes int
+}
+
+// Problem is one re-plan: the cluster, the absolute round index and the
+// active jobs.
+type Problem struct {
+	GPUs   int // M, GPUs in the cluster
+	Round  int // r, absolute index of the first round of the window
+	Jobs   []Job
+	Config Config
+}
+
+// Sentinel errors. Validation failures are *[FieldError] values wrapping one.
+var (
+	ErrInvalid = errors.New("market: invalid problem")
+	ErrLimit   = errors.New("market: problem too large")
+)
+
+// FieldError names the field of a [Problem] that is invalid. Field is the
+// JSON-style path used by the wire schema: "gpus", "jobs[3].mean_epoch_s",
+// "config.rounds".
+type FieldError struct {
+	Field string
+	Err   error // wraps ErrInvalid or ErrLimit
+}
+
+func (e *FieldError) Error() string { return e.Field + ": " + e.Err.Error() }
+func (e *FieldError) Unwrap() error { return e.Err }
+
+func invalid(field, format string, args ...any) error {
+	return &FieldError{Field: field, Err: fmt.Errorf("%w: "+format, append([]any{ErrInvalid}, args...)...)}
+}
+
+func jobField(i int, name string) string { return "jobs[" + strconv.Itoa(i) + "]." + name }
+
+func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+
+// config is a Config with defaults applied and breakpoint logs computed.
+type config struct {
+	T          int
+	delta      float64
+	k          float64
+	lambda     float64
+	rhoMax     float64
+	logZero    float64
+	urgent     float64
+	log        LogMode
+	noRelax    bool
+	gap        float64
+	maxNodes   int
+	bp, bpLogs []float64 // owned by the workspace
+}
+
+// resolve validates c and fills d with defaults applied; bp/bpLogs reuse d's
+// buffers.
+func (c *Config) resolve(d *config) error {
+	d.T = c.Rounds
+	if d.T == 0 {
+		d.T = DefaultRounds
+	}
+	if d.T < 0 {
+		return invalid("config.rounds", "%d rounds (want ≥ 1)", c.Rounds)
+	}
+	if d.T > MaxRounds {
+		return &FieldError{"config.rounds", fmt.Errorf("%w: %d rounds, above %d", ErrLimit, c.Rounds, MaxRounds)}
+	}
+	pos := func(field string, v, def float64) (float64, error) {
+		if !finite(v) || v < 0 {
+			return 0, invalid(field, "%v (want a finite number ≥ 0)", v)
+		}
+		if v == 0 {
+			return def, nil
+		}
+		return v, nil
+	}
+	var err error
+	if d.delta, err = pos("config.round_s", c.RoundSeconds, DefaultRoundSeconds); err != nil {
+		return err
+	}
+	if d.k, err = pos("config.k", c.K, DefaultK); err != nil {
+		return err
+	}
+	if d.lambda, err = pos("config.lambda", c.Lambda, DefaultLambda); err != nil {
+		return err
+	}
+	if d.rhoMax, err = pos("config.rho_max", c.RhoMax, DefaultRhoMax); err != nil {
+		return err
+	}
+	if d.urgent, err = pos("config.urgent_power", c.UrgentPower, DefaultUrgentPower); err != nil {
+		return err
+	}
+	if d.logZero, err = pos("config.log_zero", c.LogZero, DefaultLogZero); err != nil {
+		return err
+	}
+	if d.logZero >= 1 {
+		return invalid("config.log_zero", "%v (want a value in (0, 1))", c.LogZero)
+	}
+	if !finite(c.Gap) || c.Gap < 0 || c.Gap >= 1 {
+		return invalid("config.gap", "%v (want a value in [0, 1))", c.Gap)
+	}
+	d.gap = c.Gap
+	if c.MaxNodes < 0 {
+		return invalid("config.max_nodes", "%d (want ≥ 0)", c.MaxNodes)
+	}
+	d.maxNodes = c.MaxNodes
+	if d.maxNodes == 0 {
+		d.maxNodes = DefaultMaxNodes
+	}
+	if c.Log != PiecewiseLog && c.Log != ExactLog {
+		return invalid("config.log", "unknown mode %d", c.Log)
+	}
+	d.log = c.Log
+	d.noRelax = c.NoRelax
+
+	bp := c.Breakpoints
+	d.bp, d.bpLogs = d.bp[:0], d.bpLogs[:0]
+	if bp == nil {
+		d.bp = append(d.bp, 0, 0.2, 0.4, 0.6, 0.8, 1)
+	} else {
+		if len(bp) < 2 {
+			return invalid("config.breakpoints", "%d breakpoints (want at least 0 and 1)", len(bp))
+		}
+		for i, b := range bp {
+			f := "config.breakpoints[" + strconv.Itoa(i) + "]"
+			switch {
+			case !finite(b):
+				return invalid(f, "%v is not finite", b)
+			case i == 0 && b != 0:
+				return invalid(f, "%v (the first breakpoint must be 0)", b)
+			case i == len(bp)-1 && b != 1:
+				return invalid(f, "%v (the last breakpoint must be 1)", b)
+			case i > 0 && b <= bp[i-1]:
+				return invalid(f, "%v is not above the previous breakpoint %v", b, bp[i-1])
+			}
+		}
+		d.bp = append(d.bp, bp...)
+	}
+	for i, b := range d.bp {
+		if i == 0 {
+			d.bpLogs = append(d.bpLogs, math.Log(d.logZero))
+		} else {
+			d.bpLogs = append(d.bpLogs, math.Log(b))
+		}
+	}
+	return nil
+}
+
+// validate checks p and fills cfg. It does not allocate.
+func (p *Problem) validate(cfg *config) error {
+	if err := p.Config.resolve(cfg); err != nil {
+		return err
+	}
+	if p.GPUs < 1 {
+		return invalid("gpus", "%d GPUs (want ≥ 1)", p.GPUs)
+	}
+	if int64(p.GPUs)*int64(cfg.T) > MaxCapacity {
+		return &FieldError{"gpus", fmt.Errorf("%w: %d GPUs × %d rounds is above %d GPU-rounds", ErrLimit, p.GPUs, cfg.T, MaxCapacity)}
+	}
+	if p.Round < 0 {
+		return invalid("round", "%d (want ≥ 0)", p.Round)
+	}
+	if len(p.Jobs) > MaxJobs {
+		return &FieldError{"jobs", fmt.Errorf("%w: %d jobs, above %d", ErrLimit, len(p.Jobs), MaxJobs)}
+	}
+	for i := range p.Jobs {
+		j := &p.Jobs[i]
+		switch {
+		case j.GPUs < 1 || j.GPUs > p.GPUs:
+			return invalid(jobField(i, "gpus"), "%d GPUs on a %d-GPU cluster", j.GPUs, p.GPUs)
+		case j.Epochs < 1:
+			return invalid(jobField(i, "epochs"), "%d (want ≥ 1)", j.Epochs)
+		case j.Progress < 0 || j.Progress > j.Epochs:
+			return invalid(jobField(i, "progress"), "%d epochs done of %d", j.Progress, j.Epochs)
+		case !finite(j.MeanEpoch) || j.MeanEpoch <= 0:
+			return invalid(jobField(i, "mean_epoch_s"), "%v (want a finite duration > 0)", j.MeanEpoch)
+		case !finite(j.Remaining) || j.Remaining < 0:
+			return invalid(jobField(i, "remaining_s"), "%v (want a finite duration ≥ 0)", j.Remaining)
+		case !finite(j.FairFinish) || j.FairFinish <= 0:
+			return invalid(jobField(i, "fair_finish_s"), "%v (want a finite time > 0)", j.FairFinish)
+		}
+	}
+	return nil
+}

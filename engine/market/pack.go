@@ -1,0 +1,275 @@
+package market
+
+import "slices"
+
+// Round packing: given counts n_j ≤ T, find x_{j,t} ∈ {0,1} with
+// Σ_t x_{j,t} = n_j and Σ_j w_j·x_{j,t} ≤ M for every round t.
+//
+// # The greedy and when it is exact
+//
+// pack takes the jobs by width, widest first, and gives each job the n_j
+// rounds with the most free GPUs (ties: earliest round).
+//
+// Theorem. If the distinct widths w_1 < ... < w_k form a divisibility chain
+// (w_i divides w_{i+1}) and every width but the largest divides M, the greedy
+// packs every packable count vector. Powers of two with M a multiple of the
+// second-largest width qualify: {1, 2, 4, 8} on any M divisible by 4
+// (M = 12 included), but not M = 14 or M = 6 with an 8-GPU job... wait, 8 > 6
+// is rejected anyway; see the list below.
+//
+// Proof sketch. Free capacities only matter as a multiset, since a job's
+// placement constrains no other job except through them. Let L be the
+// vector of free GPUs after all jobs of width ≥ w are placed; every entry is
+// a multiple of the next smaller width v (the chain and v | M), so for a job
+// of width v "a round can take it" is "the entry is non-zero", measured in
+// units of v. Write a ≺ b when a is majorized by b (a is more level, equal
+// sums). (i) For non-negative vectors, a ≺ b implies a has at least as many
+// non-zero entries as b, so whatever job fits b's rounds fits a's.
+// (ii) Subtracting one unit from the n largest entries ("Robin Hood")
+// yields the ≺-least vector among all ways to subtract one unit from n
+// distinct entries, and it is monotone: a ≺ b implies D_n(a) ≺ D_n(b).
+// By induction over the jobs in the greedy's order, the greedy's free vector
+// is ≺ the free vector of any feasible packing at the same point, so by (i)
+// the greedy never fails where that packing succeeds. Changing units from v
+// to a smaller width multiplies entries by v/v', which preserves ≺. ∎
+//
+// The property test TestPackGreedyExact checks the theorem against brute
+// force on random small instances. Examples of the conditions:
+//
+//	{1, 2, 4, 8} on M = 8, 16, 32, 12, 20: exact (2 and 4 divide M)
+//	{1, 2, 4, 8} on M = 14 or 10: not guaranteed (4 does not divide M)
+//	{1, 3, 6} on M = 9: not guaranteed (3 | 6 but 6 ∤ ... only the largest may fail: 3 | 9 holds, so exact)
+//	{2, 3}: not a chain, not guaranteed
+//
+// When the conditions fail, a failure of the greedy is confirmed or refuted
+// by an exact depth-first search over the multiset of free capacities
+// (packDFS) with a node budget; an exhausted budget leaves the counts
+// "unknown", which the solver treats as unpackable and reports by returning
+// Feasible rather than Optimal.
+
+// exactPacking reports whether the widths in use satisfy the theorem.
+func exactPacking(widths []int32, m int32) bool {
+	for i := 0; i+1 < len(widths); i++ {
+		if widths[i+1]%widths[i] != 0 || m%widths[i] != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// pack runs the greedy on counts, writing the assignment to w.x. On failure
+// it returns the position in w.order of the job that did not fit: the jobs
+// at positions ≤ fail (with non-zero counts) cannot be packed together when
+// the greedy is exact.
+func (w *Workspace) pack(counts []int32) (ok bool, fail int) {
+	T, M := w.cfg.T, int32(w.M)
+	free, ord := w.free[:T], w.ord[:T]
+	for t := range free {
+		free[t], ord[t] = M, int32(t)
+	}
+	clear(w.x)
+	for pos, j := range w.order {
+		n := int(counts[j])
+		if n == 0 {
+			continue
+		}
+		wj := w.wid[j]
+		if free[ord[n-1]] < wj {
+			return false, pos
+		}
+		row := w.x[int(j)*T : int(j)*T+T]
+		for _, t := range ord[:n] {
+			free[t] -= wj
+			row[t] = true
+		}
+		w.mergeOrd(n)
+	}
+	return true, -1
+}
+
+// mergeOrd restores w.ord (rounds by free GPUs desc, then index asc) after
+// its first n rounds lost the same number of GPUs: both runs are sorted.
+func (w *Workspace) mergeOrd(n int) {
+	T := w.cfg.T
+	free, ord, tmp := w.free, w.ord[:T], w.tmp[:T]
+	a, b, o := 0, n, 0
+	for a < n && b < T {
+		ta, tb := ord[a], ord[b]
+		if free[ta] > free[tb] || (free[ta] == free[tb] && ta < tb) {
+			tmp[o], a = ta, a+1
+		} else {
+			tmp[o], b = tb, b+1
+		}
+		o++
+	}
+	o += copy(tmp[o:], ord[a:n])
+	copy(tmp[o:], ord[b:T])
+	copy(ord, tmp)
+}
+
+// packResult is the outcome of packing with the exactness fallback.
+type packResult uint8
+
+const (
+	packed packResult = iota
+	unpackable
+	undecided // the exact search ran out of budget
+)
+
+// packBudget bounds the exact search's nodes per call.
+const packBudget = 200000
+
+// packCounts packs counts into w.x, exactly: the greedy, then, when the
+// greedy is not guaranteed exact and fails, the depth-first search.
+func (w *Workspace) packCounts(counts []int32) (packResult, int) {
+	ok, fail := w.pack(counts)
+	if ok {
+		return packed, -1
+	}
+	if w.exactPack {
+		return unpackable, fail
+	}
+	switch w.packDFS(counts) {
+	case packed:
+		return packed, -1
+	case unpackable:
+		return unpackable, len(w.order) - 1
+	}
+	return undecided, len(w.order) - 1
+}
+
+// packDFS is the exact search: jobs in w.order, each choosing how many of
+// its rounds come from each group of rounds with equal free GPUs (rounds in
+// a group are interchangeable), most free first.
+func (w *Workspace) packDFS(counts []int32) packResult {
+	T, N := w.cfg.T, len(w.order)
+	for t := 0; t < T; t++ {
+		w.free[t] = int32(w.M)
+	}
+	clear(w.x)
+	w.dfsOrd = grow(w.dfsOrd, N*T)
+	w.dfsPick = grow(w.dfsPick, N*(T+1))
+	w.dfsGrp = grow(w.dfsGrp, N*(T+1))
+	w.budget = packBudget
+	r := w.dfsJob(0, counts)
+	return r
+}
+
+func (w *Workspace) dfsJob(pos int, counts []int32) packResult {
+	for pos < len(w.order) && counts[w.order[pos]] == 0 {
+		pos++
+	}
+	if pos == len(w.order) {
+		return packed
+	}
+	if w.budget--; w.budget < 0 {
+		return undecided
+	}
+	T := w.cfg.T
+	j := int(w.order[pos])
+	// Rounds by free desc, index asc; each depth owns a slice of w.dfsOrd.
+	ord := w.dfsOrd[pos*T : pos*T+T]
+	for t := range ord {
+		ord[t] = int32(t)
+	}
+	free := w.free
+	slices.SortFunc(ord, func(a, b int32) int {
+		if free[a] != free[b] {
+			return int(free[b] - free[a])
+		}
+		return int(a - b)
+	})
+	wj := w.wid[j]
+	avail := 0
+	for avail < T && free[ord[avail]] >= wj {
+		avail++
+	}
+	n := int(counts[j])
+	if avail < n {
+		return unpackable
+	}
+	// Enumerate selections as group counts, lexicographically from the most
+	// free group: pick[g] rounds of group g, taking each group's first rounds.
+	gstart := w.dfsGroups(pos, ord[:avail])
+	ng := len(gstart) - 1
+	pick := w.dfsPick[pos*(T+1) : pos*(T+1)+ng]
+	rest := n
+	for g := 0; g < ng; g++ {
+		pick[g] = int32(min(rest, int(gstart[g+1]-gstart[g])))
+		rest -= int(pick[g])
+	}
+	result := unpackable
+	for {
+		w.apply(j, ord, gstart, pick, -wj)
+		r := w.dfsJob(pos+1, counts)
+		if r == packed {
+			return packed
+		}
+		w.apply(j, ord, gstart, pick, wj)
+		if r == undecided {
+			result = undecided
+			if w.budget < 0 {
+				return undecided
+			}
+		}
+		if !nextPick(pick, gstart) {
+			return result
+		}
+	}
+}
+
+// dfsGroups splits ord (sorted by free desc) into runs of equal free GPUs
+// and returns their starts plus len(ord), in depth pos's slice of w.dfsGrp.
+func (w *Workspace) dfsGroups(pos int, ord []int32) []int32 {
+	T := w.cfg.T
+	g := w.dfsGrp[pos*(T+1) : pos*(T+1) : pos*(T+1)+T+1]
+	for i := range ord {
+		if i == 0 || w.free[ord[i]] != w.free[ord[i-1]] {
+			g = append(g, int32(i))
+		}
+	}
+	return append(g, int32(len(ord)))
+}
+
+// apply adds delta GPUs to the free count of the picked rounds of job j and
+// sets (delta < 0) or clears its membership.
+func (w *Workspace) apply(j int, ord, gstart, pick []int32, delta int32) {
+	T := w.cfg.T
+	for g, c := range pick {
+		for _, t := range ord[gstart[g] : gstart[g]+c] {
+			w.free[t] += delta
+			w.x[j*T+int(t)] = delta < 0
+		}
+	}
+}
+
+// nextPick advances pick (a composition of a fixed total bounded by group
+// sizes) to the next one in decreasing lexicographic order: move one unit
+// from the rightmost movable group to the next one to its right, then
+// refill greedily to the left.
+func nextPick(pick, gstart []int32) bool {
+	ng := len(pick)
+	size := func(g int) int32 { return gstart[g+1] - gstart[g] }
+	// Find the rightmost g < ng−1 with pick[g] > 0 such that the units from
+	// g+1 on can absorb one more.
+	tail := int32(0)
+	for g := ng - 1; g >= 0; g-- {
+		if g < ng-1 && pick[g] > 0 {
+			roomRight := int32(0)
+			for h := g + 1; h < ng; h++ {
+				roomRight += size(h)
+			}
+			if roomRight >= tail+1 {
+				pick[g]--
+				rest := tail + 1
+				for h := g + 1; h < ng; h++ {
+					pick[h] = min(rest, size(h))
+					rest -= pick[h]
+				}
+				return true
+			}
+		}
+		tail += pick[g]
+	}
+	return false
+}

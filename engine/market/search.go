@@ -1,0 +1,254 @@
+package market
+
+import (
+	"context"
+	"math"
+)
+
+// The count relaxation aggregates capacity over the window, and aggregate
+// feasibility does not imply a packing (M = 2, T = 2: a 2-GPU job with one
+// round and a 1-GPU job with two). Packable count vectors are closed under
+// decrease, so when the relaxation's counts n do not pack, the jobs S the
+// greedy had placed when it failed cannot all keep counts ≥ n_S (the greedy
+// is exact on S). Branching on one s ∈ S, n_s ≤ n_s − 1 or n_s ≥ n_s,
+// excludes n and no packable point; a node whose S sits entirely at its lower
+// bounds is infeasible. Nodes are explored best bound first, and a repair
+// (pack the lower bounds, then as many of the other rounds as fit) supplies
+// incumbents.
+
+// node is a branch-and-bound node: its parent's bounds with one job's bounds
+// tightened to [lo, hi].
+type node struct {
+	parent int32
+	job    int32 // −1 at the root
+	lo, hi int32
+	ub     score
+}
+
+// search runs the branch and bound from the bounds w.lo0, w.hi0. The caller
+// has packed the lower bounds and made them the incumbent. It returns the
+// status and an upper bound on the program's optimum.
+func (w *Workspace) search(ctx context.Context) (Status, score) {
+	k := w.cfg.k
+	N := len(w.lo0)
+	lo, hi, counts := w.lo[:N], w.hi[:N], w.counts[:N]
+
+	w.nodes = append(w.nodes[:0], node{parent: -1, job: -1, ub: score{w: math.Inf(1)}})
+	w.heap = append(w.heap[:0], 0)
+	proven := true
+	open := score{w: math.Inf(-1)} // best bound of nodes dropped unfinished
+	processed := 0
+	for len(w.heap) > 0 {
+		if ctx.Err() != nil || processed >= w.cfg.maxNodes {
+			break
+		}
+		id := w.popNode()
+		nd := w.nodes[id]
+		if w.prune(nd.ub, &proven) {
+			continue
+		}
+		w.bounds(id, lo, hi)
+		r := w.relax(ctx, lo, hi, counts)
+		processed++
+		if !r.feasible {
+			continue
+		}
+		if w.prune(r.bound, &proven) {
+			continue
+		}
+		res, fail := w.packCounts(counts)
+		if res == packed {
+			if r.best.diff(w.inc, k) > 0 {
+				w.setIncumbent(counts, r.best)
+			}
+			if !r.complete && r.bound.diff(open, k) > 0 {
+				open = r.bound
+			}
+			continue
+		}
+		if res == undecided {
+			proven = false
+		}
+		if !r.complete && r.bound.diff(open, k) > 0 {
+			open = r.bound
+		}
+		w.repair(lo, counts)
+		s := w.branchJob(fail, lo, counts, r.best.tau)
+		if s < 0 {
+			continue
+		}
+		ub := r.bound
+		n := counts[s]
+		w.pushNode(node{parent: id, job: s, lo: n, hi: hi[s], ub: ub})
+		w.pushNode(node{parent: id, job: s, lo: lo[s], hi: n - 1, ub: ub})
+	}
+	w.nodesRun = processed
+	bound := w.inc
+	if open.diff(bound, k) > 0 {
+		bound = open
+	}
+	for _, id := range w.heap {
+		if ub := w.nodes[id].ub; ub.diff(bound, k) > 0 {
+			bound = ub
+		}
+	}
+	if len(w.heap) > 0 || open.w != math.Inf(-1) || !proven {
+		return Feasible, bound
+	}
+	return Optimal, w.inc
+}
+
+// prune reports whether a node with upper bound ub cannot beat the
+// incumbent; a node pruned only thanks to the Gap tolerance clears proven.
+func (w *Workspace) prune(ub score, proven *bool) bool {
+	d := ub.diff(w.inc, w.cfg.k)
+	if d <= w.eps(w.inc) {
+		return true
+	}
+	if d <= w.cfg.gap*math.Abs(w.inc.value(w.cfg.k)) {
+		*proven = false
+		return true
+	}
+	return false
+}
+
+// setIncumbent records counts (packed in w.x) as the best plan so far.
+func (w *Workspace) setIncumbent(counts []int32, s score) {
+	copy(w.incCounts, counts)
+	copy(w.incX, w.x)
+	w.inc = s
+}
+
+// bounds writes node id's bounds: the base bounds tightened along its path.
+func (w *Workspace) bounds(id int32, lo, hi []int32) {
+	copy(lo, w.lo0)
+	copy(hi, w.hi0)
+	for ; id >= 0; id = w.nodes[id].parent {
+		nd := &w.nodes[id]
+		if nd.job >= 0 {
+			lo[nd.job] = max(lo[nd.job], nd.lo)
+			hi[nd.job] = min(hi[nd.job], nd.hi)
+		}
+	}
+}
+
+// branchJob picks the job to branch on among the cover w.order[:fail+1]:
+// one whose count is above its lower bound, losing the least objective when
+// it gives up a round; −1 when there is none (the node is infeasible).
+func (w *Workspace) branchJob(fail int, lo, counts []int32, tau float64) int32 {
+	T, k := w.cfg.T, w.cfg.k
+	best, bestLoss := int32(-1), math.Inf(1)
+	for _, j := range w.order[:fail+1] {
+		n := counts[j]
+		if n == 0 || n <= lo[j] {
+			continue
+		}
+		row := int(j) * (T + 1)
+		loss := w.val[row+int(n)] - w.val[row+int(n)-1] + k*max(0, w.res[row+int(n)-1]-tau)
+		if loss < bestLoss {
+			best, bestLoss = j, loss
+		}
+	}
+	return best
+}
+
+// repair turns unpackable counts into packable ones ≥ lo: the lower bounds
+// first, then each job's extra rounds where they still fit (most free
+// first). A better result becomes the incumbent.
+func (w *Workspace) repair(lo, counts []int32) {
+	if ok, _ := w.pack(lo); !ok {
+		return
+	}
+	T := w.cfg.T
+	got := w.rep[:len(lo)]
+	copy(got, lo)
+	for _, j := range w.order {
+		extra := counts[j] - lo[j]
+		if extra <= 0 {
+			continue
+		}
+		wj := w.wid[j]
+		row := w.x[int(j)*T : int(j)*T+T]
+		for q := 0; q < T && extra > 0; q++ {
+			t := w.ord[q]
+			if w.free[t] < wj {
+				break
+			}
+			if !row[t] {
+				row[t] = true
+				w.free[t] -= wj
+				got[j]++
+				extra--
+			}
+		}
+		w.sortOrd()
+	}
+	if s := w.evalCounts(got); s.diff(w.inc, w.cfg.k) > 0 {
+		w.setIncumbent(got, s)
+	}
+}
+
+// sortOrd re-sorts w.ord by free desc, index asc (insertion sort: T is small
+// and the order nearly sorted).
+func (w *Workspace) sortOrd() {
+	ord, free := w.ord[:w.cfg.T], w.free
+	for i := 1; i < len(ord); i++ {
+		t := ord[i]
+		k := i
+		for k > 0 && (free[ord[k-1]] < free[t] || (free[ord[k-1]] == free[t] && ord[k-1] > t)) {
+			ord[k] = ord[k-1]
+			k--
+		}
+		ord[k] = t
+	}
+}
+
+// The open nodes form a binary max-heap on ub; ties go to the newer node,
+// which makes the search depth-first among equal bounds.
+func (w *Workspace) nodeLess(a, b int32) bool {
+	d := w.nodes[a].ub.diff(w.nodes[b].ub, w.cfg.k)
+	if d != 0 && !math.IsNaN(d) {
+		return d < 0
+	}
+	return a < b
+}
+
+func (w *Workspace) pushNode(nd node) {
+	w.nodes = append(w.nodes, nd)
+	h := append(w.heap, int32(len(w.nodes)-1))
+	i := len(h) - 1
+	for i > 0 {
+		p := (i - 1) / 2
+		if !w.nodeLess(h[p], h[i]) {
+			break
+		}
+		h[p], h[i] = h[i], h[p]
+		i = p
+	}
+	w.heap = h
+}
+
+func (w *Workspace) popNode() int32 {
+	h := w.heap
+	top := h[0]
+	last := len(h) - 1
+	h[0] = h[last]
+	h = h[:last]
+	i := 0
+	for {
+		l, r, m := 2*i+1, 2*i+2, i
+		if l < len(h) && w.nodeLess(h[m], h[l]) {
+			m = l
+		}
+		if r < len(h) && w.nodeLess(h[m], h[r]) {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+	w.heap = h
+	return top
+}
