@@ -61,11 +61,11 @@ type Workspace struct {
 	stack                  [][2]int32
 
 	// packing
-	free, ord, tmp            []int32
-	x                         []bool // job-major N×T
-	exactPack, unsure         bool
-	dfsOrd, dfsPick, dfsGrp   []int32
-	budget                    int
+	free, ord, tmp          []int32
+	x                       []bool // job-major N×T
+	exactPack, unsure       bool
+	dfsOrd, dfsPick, dfsGrp []int32
+	budget                  int
 
 	// search
 	lo0, hi0, lo, hi, counts, incCounts, rep []int32
