@@ -1,0 +1,39 @@
+package circle_test
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/orrery/orrery/engine/circle"
+)
+
+// The paper's Fig. 5: iteration times of 40 and 60 ms share a unified
+// circle of 120 ms, on which the first job repeats 3 times and the second 2.
+func ExampleUnify() {
+	u, err := circle.Unify(nil, []int{40, 60}, circle.Options{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("perimeter:", u.Perimeter, "repeats:", u.Repeats(0), u.Repeats(1))
+
+	// 255 and 253 ms are coprime (LCM 64515). Under a cap of 10000 ticks,
+	// rounding both up to a 3-tick grid gives one 255-tick circle.
+	u, err = circle.Unify(nil, []int{255, 253}, circle.Options{MaxPerimeter: 10000, Round: true})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("grid:", u.Grid, "periods:", u.Periods, "perimeter:", u.Perimeter)
+	// Output:
+	// perimeter: 120 repeats: 3 2
+	// grid: 3 periods: [255 255] perimeter: 255
+}
+
+// Eq. 5: rotating a 40 ms job by π/6 on a 120 ms unified circle delays its
+// next iteration by 10 ms.
+func ExampleShift() {
+	fmt.Printf("%.6f ms\n", circle.Shift(math.Pi/6, 120, 40))
+	// Output:
+	// 10.000000 ms
+}
