@@ -1,3 +1,5 @@
+//go:build !amd64 || purego || noasm
+
 package kernels
 
 func excess(a, b []int32, c int32) int64 { return excessGeneric(a, b, c) }

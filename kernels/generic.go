@@ -1,26 +1,103 @@
 package kernels
 
-// excessGeneric is the reference for [Excess]; len(b) == len(a).
+// The generic kernels are the reference every other path is tested against,
+// and the path of every build without assembly (purego, noasm, arm64,
+// wasm). They use the same identity as the vector kernels,
+//
+//	max(b + r - c, 0) = max(r, c - b) + (b - c),
+//
+// so the inner loop is a max and an add per pair, and sum the terms, each in
+// [0, 2^24), in uint32 partial sums widened every widenEvery terms. Measured
+// on amd64 and under wazero, eight shifts per pass with uint32 partial sums
+// is the fastest shape for both (see bench_test.go), so one generic serves
+// every architecture.
+
+// widenEvery is how many terms in [0, 2^24) a uint32 partial sum may add.
+const widenEvery = 1 << 8
+
+// excessGeneric is the reference for [Excess]; len(b) >= len(a). It sums
+// max(a[i]+b[i], c), each below 2^25, in uint32 partial sums of 128 terms.
 func excessGeneric(a, b []int32, c int32) int64 {
 	b = b[:len(a)]
-	var sum int64
-	for i, x := range a {
-		sum += int64(max(x+b[i]-c, 0))
+	sum := -int64(len(a)) * int64(c)
+	for i0 := 0; i0 < len(a); i0 += widenEvery / 2 {
+		i1 := min(i0+widenEvery/2, len(a))
+		bb := b[i0:i1]
+		var p uint32
+		for i, x := range a[i0:i1] {
+			p += uint32(max(x+bb[i], c))
+		}
+		sum += int64(p)
 	}
 	return sum
 }
 
 // rotationsGeneric is the reference for [Rotations] on a range that does not
-// wrap: 0 <= s0 and s0+len(dst) <= n.
+// wrap: 0 <= s0 and s0+len(dst) <= n = len(base), len(rotor) >= 2n.
 func rotationsGeneric(dst []int64, base, rotor []int32, c int32, s0 int) {
 	n := len(base)
-	for k := range dst {
-		// rot[(i-s) mod n] = rotor[s-i+n]; walk the rotor backwards.
-		r := rotor[s0+k+1 : s0+k+n+1]
-		var sum int64
-		for i, x := range base {
-			sum += int64(max(x+r[n-1-i]-c, 0))
-		}
-		dst[k] = sum
+	k := -int64(n) * int64(c)
+	for _, x := range base {
+		k += int64(x)
 	}
+	j := 0
+	for ; j+8 <= len(dst); j += 8 {
+		rotations8(dst[j:j+8], base, rotor[s0+j+1:s0+j+n+8], c, k)
+	}
+	for ; j < len(dst); j++ {
+		dst[j] = k + rotation1(base, rotor[s0+j+1:s0+j+n+1], c)
+	}
+}
+
+// rotations8 sets dst[q] = k + sum_i max(w[n-1-i+q], c-base[i]) for q < 8,
+// where len(w) = n+7: eight consecutive shifts per pass over base, sharing
+// each c-base[i] and the reads of w.
+func rotations8(dst []int64, base, w []int32, c int32, k int64) {
+	dst = dst[:8]
+	n := len(base)
+	w = w[:n+7]
+	var s [8]int64
+	for i0 := 0; i0 < n; i0 += widenEvery {
+		var a0, a1, a2, a3, a4, a5, a6, a7 uint32
+		for i, x := range base[i0:min(i0+widenEvery, n)] {
+			nb := c - x
+			j := n - 1 - i0 - i
+			v := w[j : j+8 : j+8]
+			a0 += uint32(max(v[0], nb))
+			a1 += uint32(max(v[1], nb))
+			a2 += uint32(max(v[2], nb))
+			a3 += uint32(max(v[3], nb))
+			a4 += uint32(max(v[4], nb))
+			a5 += uint32(max(v[5], nb))
+			a6 += uint32(max(v[6], nb))
+			a7 += uint32(max(v[7], nb))
+		}
+		s[0] += int64(a0)
+		s[1] += int64(a1)
+		s[2] += int64(a2)
+		s[3] += int64(a3)
+		s[4] += int64(a4)
+		s[5] += int64(a5)
+		s[6] += int64(a6)
+		s[7] += int64(a7)
+	}
+	for q := range dst {
+		dst[q] = s[q] + k
+	}
+}
+
+// rotation1 returns sum_i max(w[n-1-i], c-base[i]) for len(w) = n.
+func rotation1(base, w []int32, c int32) int64 {
+	n := len(base)
+	w = w[:n]
+	var s int64
+	for i0 := 0; i0 < n; i0 += widenEvery {
+		i1 := min(i0+widenEvery, n)
+		var a uint32
+		for i, x := range base[i0:i1] {
+			a += uint32(max(w[n-1-i0-i], c-x))
+		}
+		s += int64(a)
+	}
+	return s
 }

@@ -51,8 +51,10 @@ func PrepareRotor(dst, rot []int32) []int32 {
 //
 // It panics if len(b) < len(a).
 func Excess(a, b []int32, c int32) int64 {
-	b = b[:len(a)]
-	return excess(a, b, c)
+	if len(b) < len(a) {
+		panic("kernels: Excess with len(b) < len(a)")
+	}
+	return excess(a, b[:len(a)], c)
 }
 
 // Rotations writes, for every k < len(dst), the excess of base plus the

@@ -1,0 +1,1034 @@
+// Command asm generates orrery's amd64 vector kernels with avo.
+//
+// It writes kernels/kernels_amd64.s and the Go declarations in
+// kernels/stubs_amd64.go; both are committed. Regenerate with
+//
+//	cd asm && go generate ./...
+//
+// and check that nothing changed with ./check.sh (what CI runs).
+//
+// Every kernel works on exact integers and leans on one identity:
+//
+//	max(b + r - c, 0) = max(r, c - b) + (b - c)
+//
+// so a rotation score is sum_i max(r, c-b[i]) plus the per-call constant
+// k = sum_i (b[i] - c), and the inner loop is one max (with the load folded
+// in) and one add per vector. With 0 <= r, b, c <= MaxValue = 2^24-1 each term
+// max(r, c-b) lies in [0, 2^24), so uint32 lanes add 256 terms before they
+// must be widened to 64 bits.
+package main
+
+//go:generate go run . -out ../kernels/kernels_amd64.s -stubs ../kernels/stubs_amd64.go -pkg kernels
+
+import (
+	"fmt"
+
+	. "github.com/mmcloughlin/avo/build"
+	"github.com/mmcloughlin/avo/buildtags"
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+)
+
+const (
+	// widenEvery is how many terms below 2^24 a uint32 lane may add.
+	widenEvery = 256
+
+	// acrossRegs2 and acrossRegs5 are the accumulator registers of one block
+	// of the across-shift kernels (8 and 16 shifts per register): 12 leaves
+	// AVX2 its last three registers for c, the broadcast and a temporary.
+	acrossRegs2 = 12
+	acrossRegs5 = 16
+
+	// alongShifts2 and alongShifts5 are the shifts one pass of the along-i
+	// kernels scores at once, sharing each reversed chunk of base.
+	alongShifts2 = 8
+	alongShifts5 = 16
+)
+
+func main() {
+	Constraint(buildtags.Not("purego").ToConstraint())
+	Constraint(buildtags.Not("noasm").ToConstraint())
+
+	revIdx8, revIdx16, tailMask := constants()
+
+	sumAVX2()
+	sumAVX512()
+	excessAVX2()
+	excessAVX512()
+	acrossAVX2()
+	acrossAVX512()
+	alongAVX2(revIdx8, tailMask)
+	alongAVX512(revIdx16)
+
+	Generate()
+}
+
+// constants emits the lane-reversal permutations and the AVX2 tail-mask
+// table (8 ones then 8 zeros; loading 8 lanes at offset 8-t keeps the low t).
+func constants() (rev8, rev16, tailMask Mem) {
+	rev8 = GLOBL("revidx8", RODATA|NOPTR)
+	for i := 0; i < 8; i++ {
+		DATA(4*i, U32(7-i))
+	}
+	rev16 = GLOBL("revidx16", RODATA|NOPTR)
+	for i := 0; i < 16; i++ {
+		DATA(4*i, U32(15-i))
+	}
+	tailMask = GLOBL("tailmask8", RODATA|NOPTR)
+	for i := 0; i < 16; i++ {
+		v := uint32(0)
+		if i < 8 {
+			v = 0xffffffff
+		}
+		DATA(4*i, U32(v))
+	}
+	return rev8, rev16, tailMask
+}
+
+// minQ sets x = min(x, limit) for unsigned x.
+func minQ(x Register, limit int) {
+	t := GP64()
+	MOVQ(U32(limit), t)
+	CMPQ(x, t)
+	CMOVQHI(t, x)
+}
+
+// hsumZX32 returns in a new GP register the sum of the eight uint32 lanes of
+// the YMM register v, widened to 64 bits.
+func hsumZX32(v VecVirtual) Register {
+	lo, hi := YMM(), YMM()
+	VPMOVZXDQ(v.AsX(), lo)
+	x := XMM()
+	VEXTRACTI128(U8(1), v, x)
+	VPMOVZXDQ(x, hi)
+	VPADDQ(hi, lo, lo)
+	return hsumQ256(lo, false)
+}
+
+// hsumQ256 returns in a new GP register the sum of the four uint64 lanes of v.
+// In AVX-512 functions (evex) registers 16-31 may be allocated, which only
+// EVEX encodings reach, so the extract is VEXTRACTI32X4 there.
+func hsumQ256(v VecVirtual, evex bool) Register {
+	x, y := XMM(), XMM()
+	if evex {
+		VEXTRACTI32X4(U8(1), v, x)
+	} else {
+		VEXTRACTI128(U8(1), v, x)
+	}
+	VPADDQ(x, v.AsX(), x)
+	VPSHUFD(U8(0x4e), x, y)
+	VPADDQ(y, x, x)
+	r := GP64()
+	VMOVQ(x, r)
+	return r
+}
+
+// hsumZX32x16 is hsumZX32 for the sixteen lanes of a ZMM register.
+func hsumZX32x16(v VecVirtual) Register {
+	lo, hi := ZMM(), ZMM()
+	VPMOVZXDQ(v.AsY(), lo)
+	y := YMM()
+	VEXTRACTI64X4(U8(1), v, y)
+	VPMOVZXDQ(y, hi)
+	VPADDQ(hi, lo, lo)
+	s := YMM()
+	VEXTRACTI64X4(U8(1), lo, s)
+	VPADDQ(s, lo.AsY(), s)
+	return hsumQ256(s, true)
+}
+
+// broadcastParam32 broadcasts the int32 parameter name to every lane of v.
+// (It goes through a GP register: vet's asmdecl rejects a 4-byte
+// VPBROADCASTD straight from the argument frame.)
+func broadcastParam32(name string, v VecVirtual) {
+	r, x := GP32(), XMM()
+	Load(Param(name), r)
+	VMOVD(r, x)
+	VPBROADCASTD(x, v)
+}
+
+// broadcastParam64 broadcasts the int64 parameter name to every lane of v.
+func broadcastParam64(name string, v VecVirtual) {
+	b, err := Param(name).Resolve()
+	if err != nil {
+		panic(err)
+	}
+	VPBROADCASTQ(b.Addr, v)
+}
+
+// maskLow sets the opmask k to the low n bits (n < 64), using BMI2.
+func maskLow(k Register, n Register) {
+	ones, t := GP64(), GP64()
+	MOVQ(I32(-1), ones)
+	BZHIQ(n, ones, t)
+	KMOVW(t.As32(), k)
+}
+
+func sumAVX2() {
+	TEXT("sumAVX2", NOSPLIT, "func(a []int32) int64")
+	Pragma("noescape")
+	Doc(
+		"sumAVX2 returns the sum of a, whose values lie in [0, 2^24):",
+		"",
+		"\tfor _, x := range a {",
+		"\t\tsum += int64(x)",
+		"\t}",
+	)
+	p := Load(Param("a").Base(), GP64())
+	n := Load(Param("a").Len(), GP64())
+	acc64 := YMM()
+	VPXOR(acc64, acc64, acc64)
+	sum := GP64()
+	XORQ(sum, sum)
+
+	Label("sum2_chunk")
+	cnt := GP64()
+	MOVQ(n, cnt)
+	SHRQ(U8(3), cnt)
+	JZ(LabelRef("sum2_tail"))
+	minQ(cnt, widenEvery)
+	t := GP64()
+	MOVQ(cnt, t)
+	SHLQ(U8(3), t)
+	SUBQ(t, n)
+	acc := YMM()
+	VPXOR(acc, acc, acc)
+	Label("sum2_loop")
+	VPADDD(Mem{Base: p}, acc, acc)
+	ADDQ(U8(32), p)
+	DECQ(cnt)
+	JNZ(LabelRef("sum2_loop"))
+	lo, hi, x := YMM(), YMM(), XMM()
+	VPMOVZXDQ(acc.AsX(), lo)
+	VEXTRACTI128(U8(1), acc, x)
+	VPMOVZXDQ(x, hi)
+	VPADDQ(lo, acc64, acc64)
+	VPADDQ(hi, acc64, acc64)
+	JMP(LabelRef("sum2_chunk"))
+
+	Label("sum2_tail")
+	ANDQ(U8(7), n)
+	JZ(LabelRef("sum2_done"))
+	Label("sum2_tailloop")
+	v := GP64()
+	MOVLQSX(Mem{Base: p}, v)
+	ADDQ(v, sum)
+	ADDQ(U8(4), p)
+	DECQ(n)
+	JNZ(LabelRef("sum2_tailloop"))
+
+	Label("sum2_done")
+	ADDQ(hsumQ256(acc64, false), sum)
+	VZEROUPPER()
+	Store(sum, ReturnIndex(0))
+	RET()
+}
+
+func sumAVX512() {
+	TEXT("sumAVX512", NOSPLIT, "func(a []int32) int64")
+	Pragma("noescape")
+	Doc(
+		"sumAVX512 returns the sum of a, whose values lie in [0, 2^24), with a",
+		"masked tail:",
+		"",
+		"\tfor _, x := range a {",
+		"\t\tsum += int64(x)",
+		"\t}",
+	)
+	beginZero()
+	p := Load(Param("a").Base(), GP64())
+	n := Load(Param("a").Len(), GP64())
+	acc64 := ZMM()
+	zeroZ(acc64)
+
+	Label("sum5_chunk")
+	cnt := GP64()
+	MOVQ(n, cnt)
+	SHRQ(U8(4), cnt)
+	JZ(LabelRef("sum5_tail"))
+	minQ(cnt, widenEvery)
+	t := GP64()
+	MOVQ(cnt, t)
+	SHLQ(U8(4), t)
+	SUBQ(t, n)
+	acc := ZMM()
+	zeroZ(acc)
+	Label("sum5_loop")
+	VPADDD(Mem{Base: p}, acc, acc)
+	ADDQ(U8(64), p)
+	DECQ(cnt)
+	JNZ(LabelRef("sum5_loop"))
+	widen16(acc, acc64)
+	JMP(LabelRef("sum5_chunk"))
+
+	Label("sum5_tail")
+	TESTQ(n, n)
+	JZ(LabelRef("sum5_done"))
+	k := K()
+	maskLow(k, n)
+	v := ZMM()
+	VMOVDQU32_Z(Mem{Base: p}, k, v)
+	widen16(v, acc64)
+
+	Label("sum5_done")
+	s := YMM()
+	VEXTRACTI64X4(U8(1), acc64, s)
+	VPADDQ(s, acc64.AsY(), s)
+	sum := hsumQ256(s, true)
+	VZEROUPPER()
+	Store(sum, ReturnIndex(0))
+	RET()
+}
+
+// zmmZero holds zero in the AVX-512 function being generated; see zeroZ.
+var zmmZero VecVirtual
+
+// beginZero sets zmmZero at the top of an AVX-512 function. avo treats
+// VPXORD x, x, x as a read of x (unlike VEX VPXOR), which would keep every
+// accumulator zeroed that way live across the whole function.
+func beginZero() {
+	zmmZero = ZMM()
+	VPXORD(zmmZero, zmmZero, zmmZero)
+}
+
+// zeroZ sets the ZMM register v to zero.
+func zeroZ(v VecVirtual) { VMOVDQA64(zmmZero, v) }
+
+// widen16 adds the sixteen uint32 lanes of v, zero-extended, into the eight
+// uint64 lanes of acc.
+func widen16(v, acc VecVirtual) {
+	lo, hi := ZMM(), ZMM()
+	y := YMM()
+	VPMOVZXDQ(v.AsY(), lo)
+	VEXTRACTI64X4(U8(1), v, y)
+	VPMOVZXDQ(y, hi)
+	VPADDQ(lo, acc, acc)
+	VPADDQ(hi, acc, acc)
+}
+
+// widen8 adds the eight uint32 lanes of v, zero-extended, into the four
+// uint64 lanes of acc.
+func widen8(v, acc VecVirtual) {
+	lo, hi := YMM(), YMM()
+	x := XMM()
+	VPMOVZXDQ(v.AsX(), lo)
+	VEXTRACTI128(U8(1), v, x)
+	VPMOVZXDQ(x, hi)
+	VPADDQ(lo, acc, acc)
+	VPADDQ(hi, acc, acc)
+}
+
+const excessDoc = `returns the excess of a+b over c (len(b) >= len(a),
+values and c in [0, 2^24)):
+
+	for i := range a {
+		sum += int64(max(a[i]+b[i]-c, 0))
+	}
+
+It sums max(a[i]+b[i], c) in uint32 lanes (each term below 2^25, so 128 per
+lane before widening) and subtracts len(a)*c.`
+
+func docLines(name, text string) {
+	lines := []string{}
+	cur := name + " "
+	for _, r := range text {
+		if r == '\n' {
+			lines = append(lines, cur)
+			cur = ""
+			continue
+		}
+		cur += string(r)
+	}
+	lines = append(lines, cur)
+	Doc(lines...)
+}
+
+func excessAVX2() {
+	const unroll = 4
+	TEXT("excessAVX2", NOSPLIT, "func(a, b []int32, c int32) int64")
+	Pragma("noescape")
+	docLines("excessAVX2", excessDoc)
+	pa := Load(Param("a").Base(), GP64())
+	pb := Load(Param("b").Base(), GP64())
+	n := Load(Param("a").Len(), GP64())
+	cv := YMM()
+	broadcastParam32("c", cv)
+	acc64 := YMM()
+	VPXOR(acc64, acc64, acc64)
+
+	// Blocks of 32 values in 4 accumulators, widened every 128 blocks.
+	Label("ex2_chunk")
+	cnt := GP64()
+	MOVQ(n, cnt)
+	SHRQ(U8(5), cnt)
+	JZ(LabelRef("ex2_eight"))
+	minQ(cnt, 128)
+	t := GP64()
+	MOVQ(cnt, t)
+	SHLQ(U8(5), t)
+	SUBQ(t, n)
+	acc := make([]VecVirtual, unroll)
+	for j := range acc {
+		acc[j] = YMM()
+		VPXOR(acc[j], acc[j], acc[j])
+	}
+	Label("ex2_loop")
+	for j := range acc {
+		v := YMM()
+		VMOVDQU(Mem{Base: pa, Disp: 32 * j}, v)
+		VPADDD(Mem{Base: pb, Disp: 32 * j}, v, v)
+		VPMAXSD(cv, v, v)
+		VPADDD(v, acc[j], acc[j])
+	}
+	ADDQ(U8(32*unroll), pa)
+	ADDQ(U8(32*unroll), pb)
+	DECQ(cnt)
+	JNZ(LabelRef("ex2_loop"))
+	for j := range acc {
+		widen8(acc[j], acc64)
+	}
+	JMP(LabelRef("ex2_chunk"))
+
+	// Up to three blocks of 8.
+	Label("ex2_eight")
+	acc8 := YMM()
+	VPXOR(acc8, acc8, acc8)
+	Label("ex2_eightloop")
+	CMPQ(n, U8(8))
+	JB(LabelRef("ex2_tail"))
+	v := YMM()
+	VMOVDQU(Mem{Base: pa}, v)
+	VPADDD(Mem{Base: pb}, v, v)
+	VPMAXSD(cv, v, v)
+	VPADDD(v, acc8, acc8)
+	ADDQ(U8(32), pa)
+	ADDQ(U8(32), pb)
+	SUBQ(U8(8), n)
+	JMP(LabelRef("ex2_eightloop"))
+
+	// Scalar tail of fewer than 8 values.
+	Label("ex2_tail")
+	widen8(acc8, acc64)
+	sum := hsumQ256(acc64, false)
+	// sum holds sum max(a+b, c) over the vector part; subtract c for each.
+	c := GP64()
+	Load(Param("c"), c)
+	MOVLQSX(c.As32(), c)
+	nv := Load(Param("a").Len(), GP64())
+	SUBQ(n, nv)
+	IMULQ(c, nv)
+	SUBQ(nv, sum)
+	TESTQ(n, n)
+	JZ(LabelRef("ex2_done"))
+	Label("ex2_tailloop")
+	x := GP32()
+	MOVL(Mem{Base: pa}, x)
+	ADDL(Mem{Base: pb}, x)
+	SUBL(c.As32(), x)
+	z := GP32()
+	XORL(z, z)
+	CMPL(x, z)
+	CMOVLLT(z, x)
+	xq := GP64()
+	MOVLQSX(x, xq)
+	ADDQ(xq, sum)
+	ADDQ(U8(4), pa)
+	ADDQ(U8(4), pb)
+	DECQ(n)
+	JNZ(LabelRef("ex2_tailloop"))
+
+	Label("ex2_done")
+	VZEROUPPER()
+	Store(sum, ReturnIndex(0))
+	RET()
+}
+
+func excessAVX512() {
+	const unroll = 4
+	TEXT("excessAVX512", NOSPLIT, "func(a, b []int32, c int32) int64")
+	Pragma("noescape")
+	docLines("excessAVX512", excessDoc+"\nThe tail is masked.")
+	beginZero()
+	pa := Load(Param("a").Base(), GP64())
+	pb := Load(Param("b").Base(), GP64())
+	n := Load(Param("a").Len(), GP64())
+	cv := ZMM()
+	broadcastParam32("c", cv)
+	acc64 := ZMM()
+	zeroZ(acc64)
+
+	// Blocks of 64 values in 4 accumulators, widened every 128 blocks.
+	Label("ex5_chunk")
+	cnt := GP64()
+	MOVQ(n, cnt)
+	SHRQ(U8(6), cnt)
+	JZ(LabelRef("ex5_sixteen"))
+	minQ(cnt, 128)
+	t := GP64()
+	MOVQ(cnt, t)
+	SHLQ(U8(6), t)
+	SUBQ(t, n)
+	acc := make([]VecVirtual, unroll)
+	for j := range acc {
+		acc[j] = ZMM()
+		zeroZ(acc[j])
+	}
+	Label("ex5_loop")
+	for j := range acc {
+		v := ZMM()
+		VMOVDQU32(Mem{Base: pa, Disp: 64 * j}, v)
+		VPADDD(Mem{Base: pb, Disp: 64 * j}, v, v)
+		VPMAXSD(cv, v, v)
+		VPADDD(v, acc[j], acc[j])
+	}
+	ADDQ(U32(64*unroll), pa)
+	ADDQ(U32(64*unroll), pb)
+	DECQ(cnt)
+	JNZ(LabelRef("ex5_loop"))
+	for j := range acc {
+		widen16(acc[j], acc64)
+	}
+	JMP(LabelRef("ex5_chunk"))
+
+	// Up to three blocks of 16, then one masked block.
+	Label("ex5_sixteen")
+	acc16 := ZMM()
+	zeroZ(acc16)
+	Label("ex5_sixteenloop")
+	CMPQ(n, U8(16))
+	JB(LabelRef("ex5_tail"))
+	v := ZMM()
+	VMOVDQU32(Mem{Base: pa}, v)
+	VPADDD(Mem{Base: pb}, v, v)
+	VPMAXSD(cv, v, v)
+	VPADDD(v, acc16, acc16)
+	ADDQ(U8(64), pa)
+	ADDQ(U8(64), pb)
+	SUBQ(U8(16), n)
+	JMP(LabelRef("ex5_sixteenloop"))
+
+	Label("ex5_tail")
+	TESTQ(n, n)
+	JZ(LabelRef("ex5_reduce"))
+	k := K()
+	maskLow(k, n)
+	w := ZMM()
+	VMOVDQU32_Z(Mem{Base: pa}, k, w)
+	VPADDD_Z(Mem{Base: pb}, w, k, w)
+	VPMAXSD(cv, w, w)
+	VPADDD(w, acc16, k, acc16) // merge-masked: inactive lanes add nothing
+
+	Label("ex5_reduce")
+	widen16(acc16, acc64)
+	s := YMM()
+	VEXTRACTI64X4(U8(1), acc64, s)
+	VPADDQ(s, acc64.AsY(), s)
+	sum := hsumQ256(s, true)
+	c := GP64()
+	Load(Param("c"), c)
+	MOVLQSX(c.As32(), c)
+	nv := Load(Param("a").Len(), GP64())
+	IMULQ(c, nv)
+	SUBQ(nv, sum)
+	VZEROUPPER()
+	Store(sum, ReturnIndex(0))
+	RET()
+}
+
+const rotationsDoc = `scores the shifts s0 .. s0+len(dst)-1 of a rotation search
+(0 <= s0, s0+len(dst) <= n = len(base), len(rotor) >= 2n+%d, values and c
+in [0, 2^24)); k must be sum(base) - n*c:
+
+	for j := range dst {
+		dst[j] = k
+		for i := range base {
+			dst[j] += int64(max(rotor[s0+j+n-i], c-base[i]))
+		}
+	}
+
+which is the excess sum_i max(base[i]+rot[(i-s)%%n]-c, 0) for s = s0+j.
+%s`
+
+func acrossAVX2() {
+	const R = acrossRegs2
+	const W = 8 * R
+	TEXT("acrossAVX2", 0, "func(dst []int64, base, rotor []int32, c int32, s0 int, k int64)")
+	Pragma("noescape")
+	docLines("acrossAVX2", fmt.Sprintf(rotationsDoc, 7, fmt.Sprintf(
+		`It vectorizes across shifts: blocks of up to %d shifts in %d registers,
+one broadcast of c-base[i] per i against consecutive rotor entries. Lanes
+past len(dst) read rotor padding and are not stored.`, W, R)))
+	scratch := AllocLocal(8 * W)
+	dp := Load(Param("dst").Base(), GP64())
+	m := Load(Param("dst").Len(), GP64())
+	bp0 := Load(Param("base").Base(), GP64())
+	n := Load(Param("base").Len(), GP64())
+	rp := Load(Param("rotor").Base(), GP64())
+	s0 := Load(Param("s0"), GP64())
+	// rp = &rotor[s0+n], the window of shift s0 at i = 0.
+	ADDQ(n, s0)
+	LEAQ(Mem{Base: rp, Index: s0, Scale: 4}, rp)
+
+	Label("ac2_block")
+	TESTQ(m, m)
+	JZ(LabelRef("ac2_done"))
+	CMPQ(m, U8(W))
+	JAE(LabelRef(fmt.Sprintf("ac2_body%d", R)))
+	for r := 1; r < R; r++ {
+		CMPQ(m, U8(8*r))
+		JBE(LabelRef(fmt.Sprintf("ac2_body%d", r)))
+	}
+	JMP(LabelRef(fmt.Sprintf("ac2_body%d", R)))
+
+	for r := 1; r <= R; r++ {
+		Label(fmt.Sprintf("ac2_body%d", r))
+		acrossBodyAVX2(r, scratch, dp, m, bp0, n, rp)
+		JMP(LabelRef("ac2_block"))
+	}
+
+	Label("ac2_done")
+	VZEROUPPER()
+	RET()
+}
+
+// acrossBodyAVX2 scores min(m, 8r) shifts starting at the window rp into dp,
+// then advances dp, rp and m.
+func acrossBodyAVX2(r int, scratch Mem, dp, m, bp0, n, rp Register) {
+	pre := fmt.Sprintf("ac2_%d_", r)
+	kv := YMM()
+	broadcastParam64("k", kv)
+	for j := 0; j < 2*r; j++ {
+		VMOVDQU(kv, scratch.Offset(32*j))
+	}
+	cv := YMM()
+	broadcastParam32("c", cv)
+	bp, wp, left := GP64(), GP64(), GP64()
+	MOVQ(bp0, bp)
+	MOVQ(rp, wp)
+	MOVQ(n, left)
+
+	Label(pre + "chunk")
+	cnt := GP64()
+	MOVQ(left, cnt)
+	minQ(cnt, widenEvery)
+	SUBQ(cnt, left)
+	acc := make([]VecVirtual, r)
+	for j := range acc {
+		acc[j] = YMM()
+		VPXOR(acc[j], acc[j], acc[j])
+	}
+	Label(pre + "loop")
+	nb := YMM()
+	VPBROADCASTD(Mem{Base: bp}, nb)
+	VPSUBD(nb, cv, nb)
+	for j := range acc {
+		t := YMM()
+		VPMAXSD(Mem{Base: wp, Disp: 32 * j}, nb, t)
+		VPADDD(t, acc[j], acc[j])
+	}
+	ADDQ(U8(4), bp)
+	SUBQ(U8(4), wp)
+	DECQ(cnt)
+	JNZ(LabelRef(pre + "loop"))
+	for j := range acc {
+		lo, hi := YMM(), YMM()
+		x := XMM()
+		VPMOVZXDQ(acc[j].AsX(), lo)
+		VEXTRACTI128(U8(1), acc[j], x)
+		VPMOVZXDQ(x, hi)
+		VPADDQ(scratch.Offset(64*j), lo, lo)
+		VPADDQ(scratch.Offset(64*j+32), hi, hi)
+		VMOVDQU(lo, scratch.Offset(64*j))
+		VMOVDQU(hi, scratch.Offset(64*j+32))
+	}
+	TESTQ(left, left)
+	JNZ(LabelRef(pre + "chunk"))
+
+	// Copy min(m, 8r) scores out: four at a time, then one at a time.
+	w := GP64()
+	MOVQ(m, w)
+	minQ(w, 8*r)
+	SUBQ(w, m)
+	ADDQ(U32(32*r), rp)
+	idx := GP64()
+	XORQ(idx, idx)
+	Label(pre + "copy4")
+	rest := GP64()
+	MOVQ(w, rest)
+	SUBQ(idx, rest)
+	CMPQ(rest, U8(4))
+	JB(LabelRef(pre + "copy1"))
+	v := YMM()
+	VMOVDQU(scratch.Idx(idx, 8), v)
+	VMOVDQU(v, Mem{Base: dp, Index: idx, Scale: 8})
+	ADDQ(U8(4), idx)
+	JMP(LabelRef(pre + "copy4"))
+	Label(pre + "copy1")
+	CMPQ(idx, w)
+	JAE(LabelRef(pre + "copied"))
+	q := GP64()
+	MOVQ(scratch.Idx(idx, 8), q)
+	MOVQ(q, Mem{Base: dp, Index: idx, Scale: 8})
+	INCQ(idx)
+	JMP(LabelRef(pre + "copy1"))
+	Label(pre + "copied")
+	LEAQ(Mem{Base: dp, Index: w, Scale: 8}, dp)
+}
+
+func acrossAVX512() {
+	const R = acrossRegs5
+	const W = 16 * R
+	TEXT("acrossAVX512", NOSPLIT, "func(dst []int64, base, rotor []int32, c int32, s0 int, k int64)")
+	Pragma("noescape")
+	docLines("acrossAVX512", fmt.Sprintf(rotationsDoc, 0, fmt.Sprintf(
+		`It vectorizes across shifts: blocks of up to %d shifts in %d registers,
+one broadcast of c-base[i] per i against consecutive rotor entries. The last
+register of a block is masked, so it reads and writes nothing past the shifts
+asked for, and dst doubles as the 64-bit accumulator.`, W, R)))
+	beginZero()
+	dp := Load(Param("dst").Base(), GP64())
+	m := Load(Param("dst").Len(), GP64())
+	bp0 := Load(Param("base").Base(), GP64())
+	n := Load(Param("base").Len(), GP64())
+	rp := Load(Param("rotor").Base(), GP64())
+	s0 := Load(Param("s0"), GP64())
+	ADDQ(n, s0)
+	LEAQ(Mem{Base: rp, Index: s0, Scale: 4}, rp)
+
+	Label("ac5_block")
+	TESTQ(m, m)
+	JZ(LabelRef("ac5_done"))
+	CMPQ(m, U32(W))
+	JAE(LabelRef(fmt.Sprintf("ac5_body%d", R)))
+	for r := 1; r < R; r++ {
+		CMPQ(m, U32(16*r))
+		JBE(LabelRef(fmt.Sprintf("ac5_body%d", r)))
+	}
+	JMP(LabelRef(fmt.Sprintf("ac5_body%d", R)))
+
+	for r := 1; r <= R; r++ {
+		Label(fmt.Sprintf("ac5_body%d", r))
+		acrossBodyAVX512(r, dp, m, bp0, n, rp)
+		JMP(LabelRef("ac5_block"))
+	}
+
+	Label("ac5_done")
+	VZEROUPPER()
+	RET()
+}
+
+// acrossBodyAVX512 scores w = min(m, 16r) shifts starting at the window rp
+// into dp, then advances dp, rp and m.
+func acrossBodyAVX512(r int, dp, m, bp0, n, rp Register) {
+	pre := fmt.Sprintf("ac5_%d_", r)
+	// w lanes are live; the last register holds w-16(r-1) of them.
+	w := GP64()
+	MOVQ(m, w)
+	minQ(w, 16*r)
+	last := GP64()
+	LEAQ(Mem{Base: w, Disp: -16 * (r - 1)}, last)
+	// kl masks the last register's 16 int32 lanes; its low 8 bits (kl itself)
+	// and khi mask the two halves once widened to int64.
+	kl, khi, kfull := K(), K(), K()
+	maskLow(kl, last)
+	KSHIFTRW(U8(8), kl, khi)
+	t := GP32()
+	MOVL(U32(0xff), t)
+	KMOVW(t, kfull)
+
+	kv := ZMM()
+	broadcastParam64("k", kv)
+	for j := 0; j < r-1; j++ {
+		VMOVDQU64(kv, Mem{Base: dp, Disp: 128 * j})
+		VMOVDQU64(kv, Mem{Base: dp, Disp: 128*j + 64})
+	}
+	VMOVDQU64(kv, kl, Mem{Base: dp, Disp: 128 * (r - 1)})
+	VMOVDQU64(kv, khi, Mem{Base: dp, Disp: 128*(r-1) + 64})
+
+	cv := ZMM()
+	broadcastParam32("c", cv)
+	bp, wp, left := GP64(), GP64(), GP64()
+	MOVQ(bp0, bp)
+	MOVQ(rp, wp)
+	MOVQ(n, left)
+
+	Label(pre + "chunk")
+	cnt := GP64()
+	MOVQ(left, cnt)
+	minQ(cnt, widenEvery)
+	SUBQ(cnt, left)
+	acc := make([]VecVirtual, r)
+	for j := range acc {
+		acc[j] = ZMM()
+		zeroZ(acc[j])
+	}
+	Label(pre + "loop")
+	nb := ZMM()
+	VPBROADCASTD(Mem{Base: bp}, nb)
+	VPSUBD(nb, cv, nb)
+	for j := range acc {
+		x := ZMM()
+		if j == r-1 {
+			VPMAXSD_Z(Mem{Base: wp, Disp: 64 * j}, nb, kl, x)
+		} else {
+			VPMAXSD(Mem{Base: wp, Disp: 64 * j}, nb, x)
+		}
+		VPADDD(x, acc[j], acc[j])
+	}
+	ADDQ(U8(4), bp)
+	SUBQ(U8(4), wp)
+	DECQ(cnt)
+	JNZ(LabelRef(pre + "loop"))
+	for j := range acc {
+		lo, hi := ZMM(), ZMM()
+		y := YMM()
+		VPMOVZXDQ(acc[j].AsY(), lo)
+		VEXTRACTI64X4(U8(1), acc[j], y)
+		VPMOVZXDQ(y, hi)
+		mlo, mhi := kfull, kfull
+		if j == r-1 {
+			mlo, mhi = kl, khi
+		}
+		VPADDQ_Z(Mem{Base: dp, Disp: 128 * j}, lo, mlo, lo)
+		VPADDQ_Z(Mem{Base: dp, Disp: 128*j + 64}, hi, mhi, hi)
+		VMOVDQU64(lo, mlo, Mem{Base: dp, Disp: 128 * j})
+		VMOVDQU64(hi, mhi, Mem{Base: dp, Disp: 128*j + 64})
+	}
+	TESTQ(left, left)
+	JNZ(LabelRef(pre + "chunk"))
+
+	SUBQ(w, m)
+	LEAQ(Mem{Base: dp, Index: w, Scale: 8}, dp)
+	ADDQ(U32(64*r), rp)
+}
+
+func alongAVX2(rev, tailMask Mem) {
+	const G = alongShifts2
+	TEXT("alongAVX2", NOSPLIT, "func(dst []int64, base, rotor []int32, c int32, s0 int, k int64)")
+	Pragma("noescape")
+	docLines("alongAVX2", fmt.Sprintf(rotationsDoc, 0, fmt.Sprintf(
+		`It needs n >= 8 and vectorizes along i, for few shifts over a long circle:
+each chunk of 8 base values is reversed once and scored against up to %d
+shifts; the last chunk overlaps the one before and masks the overlap out.`, G)))
+	dp := Load(Param("dst").Base(), GP64())
+	m := Load(Param("dst").Len(), GP64())
+	n := Load(Param("base").Len(), GP64())
+	rp := Load(Param("rotor").Base(), GP64())
+	s0 := Load(Param("s0"), GP64())
+	// rp = &rotor[s0+n-7]: the reversed partner of base[0:8] for shift s0.
+	ADDQ(n, s0)
+	LEAQ(Mem{Base: rp, Index: s0, Scale: 4, Disp: -28}, rp)
+
+	Label("al2_group")
+	TESTQ(m, m)
+	JZ(LabelRef("al2_done"))
+	CMPQ(m, U8(G))
+	JAE(LabelRef(fmt.Sprintf("al2_body%d", G)))
+	for g := 1; g < G; g++ {
+		CMPQ(m, U8(g))
+		JE(LabelRef(fmt.Sprintf("al2_body%d", g)))
+	}
+	for g := 1; g <= G; g++ {
+		Label(fmt.Sprintf("al2_body%d", g))
+		alongBodyAVX2(g, rev, tailMask, dp, n, rp)
+		ADDQ(U8(8*g), dp)
+		ADDQ(U8(4*g), rp)
+		SUBQ(U8(g), m)
+		JMP(LabelRef("al2_group"))
+	}
+
+	Label("al2_done")
+	VZEROUPPER()
+	RET()
+}
+
+// alongBodyAVX2 scores the g shifts whose windows start at rp into dp.
+func alongBodyAVX2(g int, rev, tailMask Mem, dp, n, rp Register) {
+	pre := fmt.Sprintf("al2_%d_", g)
+	k := Load(Param("k"), GP64())
+	for j := 0; j < g; j++ {
+		MOVQ(k, Mem{Base: dp, Disp: 8 * j})
+	}
+	cv, rv := YMM(), YMM()
+	broadcastParam32("c", cv)
+	VMOVDQU(rev, rv)
+	bp := Load(Param("base").Base(), GP64())
+	wp, left := GP64(), GP64()
+	MOVQ(rp, wp)
+	MOVQ(n, left)
+	SHRQ(U8(3), left)
+
+	Label(pre + "chunk")
+	cnt := GP64()
+	MOVQ(left, cnt)
+	minQ(cnt, widenEvery-1) // leaves room for the tail chunk
+	SUBQ(cnt, left)
+	acc := make([]VecVirtual, g)
+	for j := range acc {
+		acc[j] = YMM()
+		VPXOR(acc[j], acc[j], acc[j])
+	}
+	Label(pre + "loop")
+	nb := YMM()
+	VPERMD(Mem{Base: bp}, rv, nb)
+	VPSUBD(nb, cv, nb)
+	for j := range acc {
+		t := YMM()
+		VPMAXSD(Mem{Base: wp, Disp: 4 * j}, nb, t)
+		VPADDD(t, acc[j], acc[j])
+	}
+	ADDQ(U8(32), bp)
+	SUBQ(U8(32), wp)
+	DECQ(cnt)
+	JNZ(LabelRef(pre + "loop"))
+
+	TESTQ(left, left)
+	JNZ(LabelRef(pre + "widen"))
+	// The last, partial chunk: base[n-8:n] against rotor[s+1:s+9], with the
+	// lanes the full chunks already covered masked out.
+	t := GP64()
+	MOVQ(n, t)
+	ANDQ(U8(7), t)
+	JZ(LabelRef(pre + "widen"))
+	LEAQ(Mem{Base: bp, Index: t, Scale: 4, Disp: -32}, bp) // &base[n-8]
+	NEGQ(t)
+	tm := GP64()
+	LEAQ(tailMask, tm)
+	LEAQ(Mem{Base: tm, Index: t, Scale: 4, Disp: 32}, tm) // &tailmask8[8-t]
+	LEAQ(Mem{Base: wp, Index: t, Scale: 4, Disp: 32}, wp) // &rotor[s+1]
+	nt := YMM()
+	VPERMD(Mem{Base: bp}, rv, nt)
+	VPSUBD(nt, cv, nt)
+	for j := range acc {
+		u := YMM()
+		VPMAXSD(Mem{Base: wp, Disp: 4 * j}, nt, u)
+		VPAND(Mem{Base: tm}, u, u)
+		VPADDD(u, acc[j], acc[j])
+	}
+
+	Label(pre + "widen")
+	for j := range acc {
+		ADDQ(hsumZX32(acc[j]), Mem{Base: dp, Disp: 8 * j})
+	}
+	TESTQ(left, left)
+	JNZ(LabelRef(pre + "chunk"))
+}
+
+func alongAVX512(rev Mem) {
+	const G = alongShifts5
+	TEXT("alongAVX512", NOSPLIT, "func(dst []int64, base, rotor []int32, c int32, s0 int, k int64)")
+	Pragma("noescape")
+	docLines("alongAVX512", fmt.Sprintf(rotationsDoc, 0, fmt.Sprintf(
+		`It vectorizes along i, for few shifts over a long circle: each chunk of 16
+base values is reversed once and scored against up to %d shifts; the last
+chunk is masked, so nothing outside the slices is read.`, G)))
+	beginZero()
+	dp := Load(Param("dst").Base(), GP64())
+	m := Load(Param("dst").Len(), GP64())
+	n := Load(Param("base").Len(), GP64())
+	rp := Load(Param("rotor").Base(), GP64())
+	s0 := Load(Param("s0"), GP64())
+	// rp = &rotor[s0+n-15]: the reversed partner of base[0:16] for shift s0
+	// (below rotor[0] when n < 15; only masked lanes see those addresses).
+	ADDQ(n, s0)
+	LEAQ(Mem{Base: rp, Index: s0, Scale: 4, Disp: -60}, rp)
+
+	Label("al5_group")
+	TESTQ(m, m)
+	JZ(LabelRef("al5_done"))
+	CMPQ(m, U8(G))
+	JAE(LabelRef(fmt.Sprintf("al5_body%d", G)))
+	for g := 1; g < G; g++ {
+		CMPQ(m, U8(g))
+		JE(LabelRef(fmt.Sprintf("al5_body%d", g)))
+	}
+	for g := 1; g <= G; g++ {
+		Label(fmt.Sprintf("al5_body%d", g))
+		alongBodyAVX512(g, rev, dp, n, rp)
+		ADDQ(U8(8*g), dp)
+		ADDQ(U8(4*g), rp)
+		SUBQ(U8(g), m)
+		JMP(LabelRef("al5_group"))
+	}
+
+	Label("al5_done")
+	VZEROUPPER()
+	RET()
+}
+
+// alongBodyAVX512 scores the g shifts whose windows start at rp into dp.
+func alongBodyAVX512(g int, rev Mem, dp, n, rp Register) {
+	pre := fmt.Sprintf("al5_%d_", g)
+	k := Load(Param("k"), GP64())
+	for j := 0; j < g; j++ {
+		MOVQ(k, Mem{Base: dp, Disp: 8 * j})
+	}
+	cv, rv := ZMM(), ZMM()
+	broadcastParam32("c", cv)
+	VMOVDQU32(rev, rv)
+	bp := Load(Param("base").Base(), GP64())
+	wp, left := GP64(), GP64()
+	MOVQ(rp, wp)
+	MOVQ(n, left)
+	SHRQ(U8(4), left)
+
+	Label(pre + "chunk")
+	cnt := GP64()
+	MOVQ(left, cnt)
+	minQ(cnt, widenEvery-1) // leaves room for the tail chunk
+	SUBQ(cnt, left)
+	acc := make([]VecVirtual, g)
+	for j := range acc {
+		acc[j] = ZMM()
+		zeroZ(acc[j])
+	}
+	TESTQ(cnt, cnt)
+	JZ(LabelRef(pre + "tail"))
+	Label(pre + "loop")
+	nb := ZMM()
+	VPERMD(Mem{Base: bp}, rv, nb)
+	VPSUBD(nb, cv, nb)
+	for j := range acc {
+		t := ZMM()
+		VPMAXSD(Mem{Base: wp, Disp: 4 * j}, nb, t)
+		VPADDD(t, acc[j], acc[j])
+	}
+	ADDQ(U8(64), bp)
+	SUBQ(U8(64), wp)
+	DECQ(cnt)
+	JNZ(LabelRef(pre + "loop"))
+
+	Label(pre + "tail")
+	TESTQ(left, left)
+	JNZ(LabelRef(pre + "widen"))
+	// The last t = n%16 values: base lanes [0, t) reversed into [16-t, 16).
+	t := GP64()
+	MOVQ(n, t)
+	ANDQ(U8(15), t)
+	JZ(LabelRef(pre + "widen"))
+	kb, kh := K(), K()
+	maskLow(kb, t)
+	sh := GP64()
+	MOVQ(U32(16), sh)
+	SUBQ(t, sh)
+	ones, hm := GP64(), GP64()
+	MOVQ(U32(0xffff), ones)
+	SHLXQ(sh, ones, hm)
+	KMOVW(hm.As32(), kh)
+	nt := ZMM()
+	VMOVDQU32_Z(Mem{Base: bp}, kb, nt)
+	VPERMD(nt, rv, nt)
+	VPSUBD(nt, cv, nt)
+	for j := range acc {
+		u := ZMM()
+		VPMAXSD_Z(Mem{Base: wp, Disp: 4 * j}, nt, kh, u)
+		VPADDD(u, acc[j], acc[j])
+	}
+
+	Label(pre + "widen")
+	for j := range acc {
+		ADDQ(hsumZX32x16(acc[j]), Mem{Base: dp, Disp: 8 * j})
+	}
+	TESTQ(left, left)
+	JNZ(LabelRef(pre + "chunk"))
+}

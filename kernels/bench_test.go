@@ -1,0 +1,85 @@
+package kernels
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+)
+
+// benchInput returns a random base and rotor of length n (values in [0, 1000)
+// and a threshold near the mean of base+rot, so that about half the pairs
+// exceed it).
+func benchInput(n int) (base, rot, rotor []int32, c int32) {
+	rng := rand.New(rand.NewPCG(uint64(n), 7))
+	base, rot = make([]int32, n), make([]int32, n)
+	for i := range base {
+		base[i] = rng.Int32N(1000)
+		rot[i] = rng.Int32N(1000)
+	}
+	return base, rot, PrepareRotor(nil, rot), 1000
+}
+
+// BenchmarkRotations scores every shift of a circle of n ticks (a whole
+// rotation search) on each path and reports pair evaluations per second.
+func BenchmarkRotations(b *testing.B) {
+	for _, n := range []int{72, 360, 1024, 4096, 46155} {
+		base, _, rotor, c := benchInput(n)
+		dst := make([]int64, n)
+		for _, im := range impls() {
+			b.Run(fmt.Sprintf("n=%d/%s", n, im.name), func(b *testing.B) {
+				if !im.ok {
+					b.Skipf("%s: not supported by this CPU", im.name)
+				}
+				b.ReportAllocs()
+				for b.Loop() {
+					im.rotations(dst, base, rotor, c, 0)
+				}
+				b.ReportMetric(float64(n)*float64(n)*float64(b.N)/b.Elapsed().Seconds(), "pairs/s")
+			})
+		}
+	}
+}
+
+// BenchmarkRotationsFew scores a few shifts over a long circle, the case of
+// links whose jobs' periods share a small gcd.
+func BenchmarkRotationsFew(b *testing.B) {
+	for _, n := range []int{4096, 46155} {
+		for _, m := range []int{1, 3, 7, 16, 40} {
+			base, _, rotor, c := benchInput(n)
+			dst := make([]int64, m)
+			for _, im := range impls() {
+				b.Run(fmt.Sprintf("n=%d/m=%d/%s", n, m, im.name), func(b *testing.B) {
+					if !im.ok {
+						b.Skipf("%s: not supported by this CPU", im.name)
+					}
+					b.ReportAllocs()
+					for b.Loop() {
+						im.rotations(dst, base, rotor, c, n/2)
+					}
+					b.ReportMetric(float64(n)*float64(m)*float64(b.N)/b.Elapsed().Seconds(), "pairs/s")
+				})
+			}
+		}
+	}
+}
+
+// BenchmarkExcess sums the excess of two profiles of n ticks on each path.
+func BenchmarkExcess(b *testing.B) {
+	for _, n := range []int{72, 360, 1024, 4096, 46155} {
+		base, rot, _, c := benchInput(n)
+		for _, im := range impls() {
+			b.Run(fmt.Sprintf("n=%d/%s", n, im.name), func(b *testing.B) {
+				if !im.ok {
+					b.Skipf("%s: not supported by this CPU", im.name)
+				}
+				b.ReportAllocs()
+				var sink int64
+				for b.Loop() {
+					sink += im.excess(base, rot, c)
+				}
+				b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "pairs/s")
+				_ = sink
+			})
+		}
+	}
+}

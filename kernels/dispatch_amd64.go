@@ -1,0 +1,80 @@
+//go:build !purego && !noasm
+
+package kernels
+
+import "github.com/klauspost/cpuid/v2"
+
+// The feature flags: set once at init from the CPU (cpuid checks that the OS
+// saves the vector state) and from ORRERY_KERNELS; the kernel tests flip them
+// to run every path. The generated kernels list the instructions they use in
+// kernels_amd64.s ("Requires: ..."); the checks below cover those lists.
+var (
+	useAVX2 = cpuid.CPU.Supports(cpuid.AVX, cpuid.AVX2, cpuid.CMOV) &&
+		!envDisables(envNoAVX2)
+	useAVX512 = useAVX2 &&
+		cpuid.CPU.Supports(cpuid.AVX512F, cpuid.AVX512VL, cpuid.BMI2) &&
+		!envDisables(envNoAVX512)
+)
+
+func excess(a, b []int32, c int32) int64 {
+	switch {
+	case useAVX512:
+		return excessAVX512(a, b, c)
+	case useAVX2:
+		return excessAVX2(a, b, c)
+	}
+	return excessGeneric(a, b, c)
+}
+
+func rotations(dst []int64, base, rotor []int32, c int32, s0 int) {
+	switch {
+	case useAVX512:
+		rotations512(dst, base, rotor, c, s0)
+	case useAVX2:
+		rotations2(dst, base, rotor, c, s0)
+	default:
+		rotationsGeneric(dst, base, rotor, c, s0)
+	}
+}
+
+// rotations2 is the AVX2 path of rotations: the along-i kernel for few
+// shifts over a long circle, the across-shift kernel otherwise.
+func rotations2(dst []int64, base, rotor []int32, c int32, s0 int) {
+	n := len(base)
+	_ = rotor[2*n+6] // the across kernel reads its padding, up to rotor[2n+6]
+	k := sumAVX2(base) - int64(n)*int64(c)
+	if n >= 8 && alongFaster(n, len(dst), 8) {
+		alongAVX2(dst, base, rotor, c, s0, k)
+		return
+	}
+	acrossAVX2(dst, base, rotor, c, s0, k)
+}
+
+// rotations512 is the AVX-512 path of rotations.
+func rotations512(dst []int64, base, rotor []int32, c int32, s0 int) {
+	n := len(base)
+	_ = rotor[2*n-1]
+	k := sumAVX512(base) - int64(n)*int64(c)
+	if alongFaster(n, len(dst), 16) {
+		alongAVX512(dst, base, rotor, c, s0, k)
+		return
+	}
+	acrossAVX512(dst, base, rotor, c, s0, k)
+}
+
+// Implementation names the kernel path in use: "avx512", "avx2" or "generic".
+func Implementation() string {
+	switch {
+	case useAVX512:
+		return "avx512"
+	case useAVX2:
+		return "avx2"
+	}
+	return "generic"
+}
+
+// alongFaster reports whether the along-i loop shape beats the across-shift
+// one for m shifts over a circle of n with lanes per register.
+func alongFaster(n, m, lanes int) bool {
+	return m < 2*lanes
+}

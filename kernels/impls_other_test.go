@@ -1,0 +1,8 @@
+//go:build !amd64 || purego || noasm
+
+package kernels
+
+func archImpls() []impl { return nil }
+
+// forcePath does nothing: the generic path is the only one.
+func forcePath(string) (restore func()) { return func() {} }
