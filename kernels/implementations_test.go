@@ -52,7 +52,7 @@ func TestImplementations(t *testing.T) {
 				check(0, n) // a whole search
 			}
 			s0 := rng.IntN(n)
-			check(s0, n-s0)                   // to the end of the circle
+			check(s0, n-s0)                     // to the end of the circle
 			check(s0, 1+rng.IntN(min(8, n-s0))) // a few shifts
 			check(s0, 1+rng.IntN(n-s0))         // any count
 		}

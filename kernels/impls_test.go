@@ -8,7 +8,7 @@ type impl struct {
 	ok        bool // the CPU can run it
 	excess    func(a, b []int32, c int32) int64
 	rotations func(dst []int64, base, rotor []int32, c int32, s0 int) // s0+len(dst) <= len(base)
-	path      bool                                                   // Implementation() can name it: forcePath selects it
+	path      bool                                                    // Implementation() can name it: forcePath selects it
 }
 
 // impls lists the generic implementation and every vector one.
