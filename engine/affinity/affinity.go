@@ -199,6 +199,21 @@ func Assign(ctx context.Context, w *link.Workspace, g Graph, jobs []profile.Prof
 	if len(jobs) != g.Jobs || len(opt) != len(g.Groups) {
 		return Assignment{}, fmt.Errorf("%w: %d profiles and %d optima for %d jobs and %d groups", ErrInvalid, len(jobs), len(opt), g.Jobs, len(g.Groups))
 	}
+	for j, p := range jobs {
+		if err := p.Validate(); err != nil {
+			return Assignment{}, fmt.Errorf("%w: job %d: %w", ErrInvalid, j, err)
+		}
+	}
+	for gi, gr := range g.Groups {
+		if len(opt[gi].Shifts) != len(gr.Jobs) {
+			return Assignment{}, fmt.Errorf("%w: group %d has %d jobs, its optimum %d shifts", ErrInvalid, gi, len(gr.Jobs), len(opt[gi].Shifts))
+		}
+		for _, j := range gr.Jobs {
+			if j < 0 || j >= g.Jobs {
+				return Assignment{}, fmt.Errorf("%w: group %d: job %d of %d", ErrInvalid, gi, j, g.Jobs)
+			}
+		}
+	}
 	shift := make([]int, g.Jobs)
 	assigned := make([]bool, g.Jobs)
 	byJob := make([][]int, g.Jobs)
