@@ -29,7 +29,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -211,7 +213,7 @@ func decode(data []byte, v any) error {
 	d := json.NewDecoder(bytes.NewReader(data))
 	d.DisallowUnknownFields()
 	if err := d.Decode(v); err != nil {
-		return malformed(err)
+		return malformed(err, data, reflect.TypeOf(v))
 	}
 	if _, err := d.Token(); err != io.EOF {
 		return &Error{Code: CodeMalformed, Message: "trailing data after the request object"}
@@ -219,15 +221,136 @@ func decode(data []byte, v any) error {
 	return nil
 }
 
-func malformed(err error) *Error {
+// malformed turns a decoding error into an *Error. Type errors and unknown
+// fields are named by their full path in the schema's notation
+// ("jobs[1].phases[0].gbps"); encoding/json itself gives neither the array
+// indices nor, for an unknown field, the enclosing objects.
+func malformed(err error, data []byte, t reflect.Type) *Error {
 	e := &Error{Code: CodeMalformed, Message: err.Error(), err: err}
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
 		e.Field = te.Field
+		if p, ok := fieldPath(data, t, "", te.Offset); ok {
+			e.Field = p
+		}
 		e.Message = fmt.Sprintf("expected %s, got JSON %s", te.Type, te.Value)
 	} else if msg, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-		e.Field = strings.Trim(msg, `"`)
+		name, qerr := strconv.Unquote(msg)
+		if qerr != nil {
+			name = strings.Trim(msg, `"`)
+		}
+		e.Field = name
+		if p, ok := fieldPath(data, t, name, 0); ok {
+			e.Field = p
+		}
 		e.Message = "unknown field"
 	}
 	return e
+}
+
+// fieldPath walks data (one syntactically valid JSON value) alongside the Go
+// type t it was decoded into and returns the path of the first key named
+// unknown that t does not declare or, when unknown is "", of the first value
+// whose encoding ends at or after offset (where encoding/json reports a type
+// error: just past a scalar, or just past the opening bracket of an object or
+// array).
+func fieldPath(data []byte, t reflect.Type, unknown string, offset int64) (string, bool) {
+	w := pathWalker{d: json.NewDecoder(bytes.NewReader(data)), unknown: unknown, offset: offset}
+	return w.value(t, "")
+}
+
+type pathWalker struct {
+	d       *json.Decoder
+	unknown string
+	offset  int64
+}
+
+var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
+
+// value reads one value that decodes into t (nil: unknown or mismatched, so
+// nothing inside it can be an unknown field) at path.
+func (w *pathWalker) value(t reflect.Type, path string) (string, bool) {
+	tok, err := w.d.Token()
+	if err != nil {
+		return "", false
+	}
+	if w.unknown == "" && w.d.InputOffset() >= w.offset {
+		return path, true
+	}
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t != nil && reflect.PointerTo(t).Implements(unmarshalerType) {
+		t = nil // json.RawMessage and the like take any value
+	}
+	switch tok {
+	case json.Delim('{'):
+		for w.d.More() {
+			tok, err := w.d.Token()
+			key, ok := tok.(string)
+			if err != nil || !ok {
+				return "", false
+			}
+			sub := key
+			if path != "" {
+				sub = path + "." + key
+			}
+			var ft reflect.Type
+			known := true
+			if t != nil {
+				switch t.Kind() {
+				case reflect.Map:
+					ft = t.Elem()
+				case reflect.Struct:
+					ft, known = structField(t, key)
+				}
+			}
+			if !known && key == w.unknown {
+				return sub, true
+			}
+			if p, ok := w.value(ft, sub); ok {
+				return p, true
+			}
+		}
+	case json.Delim('['):
+		var et reflect.Type
+		if t != nil && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) {
+			et = t.Elem()
+		}
+		for i := 0; w.d.More(); i++ {
+			if p, ok := w.value(et, fmt.Sprintf("%s[%d]", path, i)); ok {
+				return p, true
+			}
+		}
+	default:
+		return "", false
+	}
+	_, err = w.d.Token() // the closing bracket
+	return "", false
+}
+
+// structField returns the type of the field of struct t that the JSON key
+// decodes into (encoding/json matches names case-insensitively), and whether
+// there is one.
+func structField(t reflect.Type, key string) (reflect.Type, bool) {
+	var fold reflect.Type
+	for _, f := range reflect.VisibleFields(t) {
+		if !f.IsExported() || (f.Anonymous && f.Tag.Get("json") == "") {
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "-" {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		if name == key {
+			return f.Type, true
+		}
+		if fold == nil && strings.EqualFold(name, key) {
+			fold = f.Type
+		}
+	}
+	return fold, fold != nil
 }
