@@ -39,7 +39,7 @@ type SearchSpec struct {
 	TickMs            float64 `json:"tick_ms,omitempty"`             // time quantum; default 1
 	UnitMbps          float64 `json:"unit_mbps,omitempty"`           // bandwidth quantum; default 1
 	Mode              string  `json:"mode,omitempty"`                // "exact" (default) or "paper"
-	MaxPerimeterTicks int     `json:"max_perimeter_ticks,omitempty"` // unified-circle cap; default 1048576
+	MaxPerimeterTicks int     `json:"max_perimeter_ticks,omitempty"` // unified-circle cap; default 1048576, at most 16777216
 	RoundPeriods      bool    `json:"round_periods,omitempty"`       // past the cap, round periods up instead of failing
 	Budget            int64   `json:"budget,omitempty"`              // pair evaluations per link search; default 2^30, -1 unlimited
 	Restarts          int     `json:"restarts,omitempty"`            // coordinate-descent starts
@@ -70,6 +70,13 @@ type LinkResponse struct {
 	GridMs         float64            `json:"grid_ms,omitempty"`
 	Evaluations    int64              `json:"evaluations"`
 }
+
+// maxPerimeterTicks is the largest max_perimeter_ticks a request may set.
+// An exact search holds a few int32s per tick of the unified circle for
+// every job, so the cap bounds the memory one request can claim (an
+// unbounded cap let a tiny request ask for terabytes, and an out-of-memory
+// error kills the process rather than returning an error).
+const maxPerimeterTicks = profile.MaxPeriodTicks
 
 // maxMs bounds every duration in a request (about 11.6 days), far above any
 // iteration, so conversions to nanoseconds cannot overflow.
@@ -106,8 +113,8 @@ func (s SearchSpec) parse() (quantum, error) {
 	if err != nil {
 		return r, fieldError("mode", err)
 	}
-	if s.MaxPerimeterTicks < 0 {
-		return r, fieldError("max_perimeter_ticks", fmt.Errorf("%w: %d", link.ErrInvalidOption, s.MaxPerimeterTicks))
+	if s.MaxPerimeterTicks < 0 || s.MaxPerimeterTicks > maxPerimeterTicks {
+		return r, fieldError("max_perimeter_ticks", fmt.Errorf("%w: %d (want 0..%d)", link.ErrInvalidOption, s.MaxPerimeterTicks, maxPerimeterTicks))
 	}
 	if s.Restarts < 0 || s.Restarts > 1<<16 {
 		return r, fieldError("restarts", fmt.Errorf("%w: %d (want 0..65536)", link.ErrInvalidOption, s.Restarts))
