@@ -39,7 +39,7 @@ type SearchSpec struct {
 	TickMs            float64 `json:"tick_ms,omitempty"`             // time quantum; default 1
 	UnitMbps          float64 `json:"unit_mbps,omitempty"`           // bandwidth quantum; default 1
 	Mode              string  `json:"mode,omitempty"`                // "exact" (default) or "paper"
-	MaxPerimeterTicks int     `json:"max_perimeter_ticks,omitempty"` // unified-circle cap; default 1048576, at most 16777216
+	MaxPerimeterTicks int     `json:"max_perimeter_ticks,omitempty"` // unified-circle and period cap; default 1048576, at most 16777216
 	RoundPeriods      bool    `json:"round_periods,omitempty"`       // past the cap, round periods up instead of failing
 	Budget            int64   `json:"budget,omitempty"`              // pair evaluations per link search; default 2^30, -1 unlimited
 	Restarts          int     `json:"restarts,omitempty"`            // coordinate-descent starts
@@ -210,6 +210,15 @@ func (r quantum) profile(f string, s JobSpec) (profile.Profile, error) {
 		if err != nil {
 			return profile.Profile{}, err
 		}
+		if iv > 0 && len(s.Samples.Gbps) > 0 {
+			total := time.Duration(math.MaxInt64)
+			if int64(len(s.Samples.Gbps)) <= math.MaxInt64/int64(iv) {
+				total = time.Duration(len(s.Samples.Gbps)) * iv
+			}
+			if err := r.fits(f+".period_ms", total); err != nil {
+				return profile.Profile{}, err
+			}
+		}
 		bps := make([]float64, len(s.Samples.Gbps))
 		for k, g := range s.Samples.Gbps {
 			bps[k] = g * profile.Gbps
@@ -231,12 +240,40 @@ func (r quantum) profile(f string, s JobSpec) (profile.Profile, error) {
 			}
 			phases[k] = profile.Phase{Duration: d, Bandwidth: ph.Gbps * profile.Gbps}
 		}
+		total := period
+		if total == 0 {
+			for _, ph := range phases {
+				total = min(total, math.MaxInt64-ph.Duration) + ph.Duration // saturates
+			}
+		}
+		if err := r.fits(f+".period_ms", total); err != nil {
+			return profile.Profile{}, err
+		}
 		p, err := profile.FromPhases(period, phases, r.q)
 		if err != nil {
 			return p, profileError(f, "phases", "phases", err)
 		}
 		return p, nil
 	}
+}
+
+// fits checks, before a profile is quantized, that a period is no longer
+// than the perimeter cap: no unified circle could hold it, and quantizing it
+// first would let a small request allocate gigabytes.
+func (r quantum) fits(field string, period time.Duration) error {
+	limit := r.opt.Circle.MaxPerimeter
+	if limit == 0 {
+		limit = circle.DefaultMaxPerimeter
+	}
+	tick := r.q.Tick
+	ticks := period / tick
+	if period%tick != 0 {
+		ticks++
+	}
+	if ticks > time.Duration(limit) {
+		return fieldError(field, fmt.Errorf("%w: a period of %v is %d ticks of %v, more than the %d-tick cap (max_perimeter_ticks)", circle.ErrPerimeterTooLarge, period, int64(ticks), tick, limit))
+	}
+	return nil
 }
 
 // profileError names the field of a profile error.
