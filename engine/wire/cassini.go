@@ -221,7 +221,11 @@ func (r quantum) profile(f string, s JobSpec) (profile.Profile, error) {
 		}
 		bps := make([]float64, len(s.Samples.Gbps))
 		for k, g := range s.Samples.Gbps {
-			bps[k] = g * profile.Gbps
+			b, err := bitsPerSecond(fmt.Sprintf("%s.samples.gbps[%d]", f, k), g)
+			if err != nil {
+				return profile.Profile{}, err
+			}
+			bps[k] = b
 		}
 		p, err := profile.FromSamples(bps, iv, r.q)
 		if err != nil {
@@ -238,7 +242,11 @@ func (r quantum) profile(f string, s JobSpec) (profile.Profile, error) {
 			if err != nil {
 				return profile.Profile{}, err
 			}
-			phases[k] = profile.Phase{Duration: d, Bandwidth: ph.Gbps * profile.Gbps}
+			b, err := bitsPerSecond(fmt.Sprintf("%s.phases[%d].gbps", f, k), ph.Gbps)
+			if err != nil {
+				return profile.Profile{}, err
+			}
+			phases[k] = profile.Phase{Duration: d, Bandwidth: b}
 		}
 		total := period
 		if total == 0 {
@@ -255,6 +263,19 @@ func (r quantum) profile(f string, s JobSpec) (profile.Profile, error) {
 		}
 		return p, nil
 	}
+}
+
+// bitsPerSecond converts a bandwidth in Gbps. A finite value too large for
+// bits per second is too large a demand, not an infinite one.
+func bitsPerSecond(field string, gbps float64) (float64, error) {
+	b := gbps * profile.Gbps
+	if math.IsInf(b, 0) && !math.IsInf(gbps, 0) {
+		if b < 0 {
+			return 0, fieldError(field, fmt.Errorf("%w: %v Gbps", profile.ErrInvalidBandwidth, gbps))
+		}
+		return 0, fieldError(field, fmt.Errorf("%w: %v Gbps", profile.ErrDemandTooLarge, gbps))
+	}
+	return b, nil
 }
 
 // fits checks, before a profile is quantized, that a period is no longer
@@ -292,6 +313,8 @@ func profileError(job, durations, bandwidths string, err error) *Error {
 	switch {
 	case errors.Is(err, profile.ErrNoPhases):
 		return fieldError(job+"."+bandwidths, err)
+	case errors.Is(err, profile.ErrInvalidDuration):
+		return fieldError(job+"."+durations, err)
 	case errors.Is(err, profile.ErrPeriodMismatch), errors.Is(err, profile.ErrPeriodTooLong), errors.Is(err, profile.ErrZeroPeriod):
 		return fieldError(job+".period_ms", err)
 	}
