@@ -8,7 +8,8 @@ package kernels
 const MaxValue = 1<<24 - 1
 
 // RotorPad is the number of extra entries a rotor carries past 2n so that
-// vector implementations can load whole registers at the end of a shift block.
+// vector implementations can load whole registers at the end of a shift block
+// (the AVX2 kernel reads up to 7 past 2n; the AVX-512 one masks its loads).
 const RotorPad = 64
 
 // RotorLen returns the length of the rotor that [PrepareRotor] builds for a
@@ -33,12 +34,13 @@ func PrepareRotor(dst, rot []int32) []int32 {
 		clear(dst)
 		return dst
 	}
-	for j := range dst {
-		k := j % n
-		if k != 0 {
-			k = n - k
-		}
-		dst[j] = rot[k]
+	// One reversed period, then copies of it: no division per entry.
+	dst[0] = rot[0]
+	for j := 1; j < n; j++ {
+		dst[j] = rot[n-j]
+	}
+	for j := n; j < m; j += n {
+		copy(dst[j:], dst[:n])
 	}
 	return dst
 }

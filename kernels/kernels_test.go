@@ -30,7 +30,7 @@ func naiveExcess(a, b []int32, c int32) int64 {
 
 // fill sets v to values drawn by mode: 0 random over [0, MaxValue], 1 all
 // zero, 2 all MaxValue, 3 a mix of the two extremes, 4 small values (so many
-// pairs sit near a small threshold).
+// pairs sit near a small threshold). Modes 1 and 2 need no rng.
 func fill(rng *rand.Rand, v []int32, mode int) {
 	for i := range v {
 		switch mode {
@@ -133,14 +133,18 @@ func TestRotationsWrap(t *testing.T) {
 }
 
 func TestPrepareRotor(t *testing.T) {
-	rot := []int32{10, 20, 30}
-	rotor := PrepareRotor(make([]int32, 0, 100), rot)
-	if len(rotor) != RotorLen(3) {
-		t.Fatalf("len %d, want %d", len(rotor), RotorLen(3))
-	}
-	for j, v := range rotor {
-		if want := rot[(3-j%3)%3]; v != want {
-			t.Fatalf("rotor[%d] = %d, want rot[(-%d) mod 3] = %d", j, v, j, want)
+	rng := rand.New(rand.NewPCG(9, 10))
+	for n := 1; n <= 150; n++ {
+		rot := make([]int32, n)
+		fill(rng, rot, 0)
+		rotor := PrepareRotor(make([]int32, 3, 500), rot)
+		if len(rotor) != RotorLen(n) {
+			t.Fatalf("n=%d: len %d, want %d", n, len(rotor), RotorLen(n))
+		}
+		for j, v := range rotor {
+			if want := rot[(n-j%n)%n]; v != want {
+				t.Fatalf("n=%d: rotor[%d] = %d, want rot[(-%d) mod n] = %d", n, j, v, j, want)
+			}
 		}
 	}
 	if got := PrepareRotor(nil, nil); len(got) != RotorLen(0) {

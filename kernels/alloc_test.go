@@ -1,0 +1,50 @@
+package kernels
+
+import "testing"
+
+// TestZeroAllocs proves the kernels allocate nothing, on every path.
+func TestZeroAllocs(t *testing.T) {
+	forEachPath(t, func(t *testing.T) {
+		for _, n := range []int{3, 72, 1000} {
+			base, rot, rotor, c := benchInput(n)
+			dst := make([]int64, n+5)
+			buf := make([]int32, 0, RotorLen(n))
+			var sink int64
+			if a := testing.AllocsPerRun(20, func() { sink += Excess(base, rot, c) }); a != 0 {
+				t.Errorf("Excess n=%d: %v allocs", n, a)
+			}
+			if a := testing.AllocsPerRun(20, func() { Rotations(dst, base, rotor, c, n/2) }); a != 0 {
+				t.Errorf("Rotations n=%d: %v allocs", n, a)
+			}
+			if a := testing.AllocsPerRun(20, func() { Rotations(dst[:2], base, rotor, c, 0) }); a != 0 {
+				t.Errorf("Rotations (2 shifts) n=%d: %v allocs", n, a)
+			}
+			if a := testing.AllocsPerRun(20, func() { PrepareRotor(buf, rot) }); a != 0 {
+				t.Errorf("PrepareRotor n=%d: %v allocs", n, a)
+			}
+			_ = sink
+		}
+	})
+}
+
+// TestStackBuffers checks that caller buffers on the stack stay there: the
+// dispatch makes direct calls to //go:noescape kernels, never through
+// function values, which would move them to the heap.
+func TestStackBuffers(t *testing.T) {
+	forEachPath(t, func(t *testing.T) {
+		a := testing.AllocsPerRun(20, func() {
+			var base, rot [64]int32
+			var rotor [2*64 + RotorPad]int32
+			var dst [64]int64
+			for i := range base {
+				base[i], rot[i] = int32(i), int32(3*i%64)
+			}
+			r := PrepareRotor(rotor[:0], rot[:])
+			Rotations(dst[:], base[:], r, 50, 0)
+			_ = Excess(base[:], rot[:], 50)
+		})
+		if a != 0 {
+			t.Errorf("%v allocs with stack buffers", a)
+		}
+	})
+}
