@@ -223,6 +223,7 @@ func Assign(ctx context.Context, w *link.Workspace, g Graph, jobs []profile.Prof
 		}
 	}
 	done := make([]bool, len(g.Groups))
+	known := make([]int64, len(g.Groups)) // excess at the group's capacity under the final shifts
 	out := Assignment{Shifts: shift, Outcomes: make([]Outcome, len(g.Groups))}
 	var queue []int
 	var profiles []profile.Profile
@@ -257,6 +258,7 @@ func Assign(ctx context.Context, w *link.Workspace, g Graph, jobs []profile.Prof
 				pos := slices.Index(gr.Jobs, j)
 				oc := &out.Outcomes[gi]
 				oc.Status = link.Optimal
+				known[gi] = o.Excess
 				if nfixed == 1 {
 					// Algorithm 1, line 17.
 					for i, k := range gr.Jobs {
@@ -276,6 +278,7 @@ func Assign(ctx context.Context, w *link.Workspace, g Graph, jobs []profile.Prof
 					}
 					buf = res.Shifts
 					oc.Status = res.Status
+					known[gi] = res.Excess
 					if res.Excess > o.Excess {
 						if policy != Reoptimize {
 							return Assignment{}, &InconsistentError{Jobs: gr.Jobs, Link: gr.Links[0], Excess: res.Excess, Optimum: o.Excess}
@@ -293,7 +296,9 @@ func Assign(ctx context.Context, w *link.Workspace, g Graph, jobs []profile.Prof
 			}
 		}
 	}
-	// Score every member link at the final shifts.
+	// Score every member link at the final shifts. At the group's own
+	// capacity the excess is already known: the optimum's, moved by whole
+	// periods, or the constrained search's. Other capacities are evaluated.
 	for gi, gr := range g.Groups {
 		profiles = profiles[:0]
 		fixed = fixed[:0]
@@ -302,16 +307,32 @@ func Assign(ctx context.Context, w *link.Workspace, g Graph, jobs []profile.Prof
 			fixed = append(fixed, shift[k])
 		}
 		oc := &out.Outcomes[gi]
+		oc.Points = points(jobs, gr.Jobs, lopt.Mode)
 		for _, li := range gr.Links {
 			c := g.Links[li].Capacity
-			e, n, err := w.Evaluate(link.Problem{Jobs: profiles, Capacity: c}, lopt, fixed)
-			if err != nil {
-				return Assignment{}, err
+			e := known[gi]
+			if c != gr.Capacity {
+				var err error
+				if e, _, err = w.Evaluate(link.Problem{Jobs: profiles, Capacity: c}, lopt, fixed); err != nil {
+					return Assignment{}, err
+				}
 			}
 			oc.Excess = append(oc.Excess, e)
-			oc.Scores = append(oc.Scores, 1-float64(e)/(float64(n)*float64(c)))
-			oc.Points = n
+			oc.Scores = append(oc.Scores, 1-float64(e)/(float64(oc.Points)*float64(c)))
 		}
 	}
 	return out, nil
+}
+
+// points returns |A| of a link carrying jobs: its unified perimeter in Exact
+// mode, 72 in Paper mode. The jobs' periods are known to unify.
+func points(jobs []profile.Profile, on []int, mode link.Mode) int {
+	if mode == link.Paper {
+		return link.PaperAngles
+	}
+	p := 1
+	for _, j := range on {
+		p = p / circle.GCD(p, jobs[j].Period) * jobs[j].Period
+	}
+	return p
 }

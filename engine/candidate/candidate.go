@@ -84,8 +84,15 @@ type Outcome struct {
 	Score  float64     // aggregate of Links' scores; 1 with no shared link
 	Links  []LinkScore // shared links, by link index
 	Shifts []int       // per job, in ticks
+	Grid   int         // 1, or the grid its jobs' periods were rounded up to (Options.Link.Circle.Round)
 	Status link.Status // worst status of its link searches
-	Err    error       // why the candidate was discarded: an *affinity.LoopError or *affinity.InconsistentError (link indices into Rank's links), or nil
+
+	// Err says why the candidate was discarded, or is nil: an
+	// *affinity.LoopError or *affinity.InconsistentError (with link
+	// indices into Rank's links), or an error wrapping
+	// circle.ErrPerimeterTooLarge when a shared link's unified circle is
+	// past the cap and rounding is off.
+	Err error
 }
 
 // Ranking is the result of Rank.
@@ -93,22 +100,40 @@ type Ranking struct {
 	Outcomes []Outcome // per candidate, in input order
 	Order    []int     // kept candidates, best first (ties: input order)
 	Best     int       // Order[0], or -1 if every candidate was discarded
-	Grid     int       // period rounding grid (1: none)
-	Periods  []int     // every job's period on that grid, in ticks
 	Searches int       // distinct link problems solved
 }
 
-// problem is a distinct link problem: jobs and capacity.
+// problem is a distinct link problem: jobs, capacity and period grid.
 type problem struct {
 	jobs     []int
 	capacity int32
-	key      string
+	grid     int
 }
 
 // Rank evaluates every candidate. jobs are the jobs' profiles, shared by all
 // candidates. A deadline or cancellation of ctx is not an error: link
 // searches return their best so far, and the outcomes say so in Status.
+//
+// When a candidate's shared link has a unified circle past the cap, the
+// candidate is discarded, unless Options.Link.Circle.Round is set: then the
+// periods of that candidate's jobs are rounded up to the smallest common
+// grid on which every one of its links fits (Outcome.Grid), so each job has
+// one period on every link and its shifts stay consistent.
 func Rank(ctx context.Context, jobs []profile.Profile, links []Link, cands []Candidate, opt Options) (Ranking, error) {
+	var rk Ranker
+	return rk.Rank(ctx, jobs, links, cands, opt)
+}
+
+// Ranker is [Rank] with memory: it keeps its link-search workspaces between
+// calls, so a scheduler that ranks in a loop does not reallocate the
+// unified circles every time. The zero value is ready; it is safe for
+// concurrent use.
+type Ranker struct {
+	pool sync.Pool // of *link.Workspace
+}
+
+// Rank is [Rank], reusing rk's workspaces.
+func (rk *Ranker) Rank(ctx context.Context, jobs []profile.Profile, links []Link, cands []Candidate, opt Options) (Ranking, error) {
 	for j, p := range jobs {
 		if err := p.Validate(); err != nil {
 			return Ranking{}, fmt.Errorf("%w: job %d: %w", ErrInvalid, j, err)
@@ -123,13 +148,13 @@ func Rank(ctx context.Context, jobs []profile.Profile, links []Link, cands []Can
 		return Ranking{}, fmt.Errorf("%w: no candidates", ErrInvalid)
 	}
 
-	// Shared links and merged graphs, per candidate.
+	// Shared links, merged graphs and period grids, per candidate.
+	r := Ranking{Outcomes: make([]Outcome, len(cands)), Best: -1}
 	graphs := make([]affinity.Graph, len(cands))
 	linkIndex := make([][]int, len(cands)) // candidate -> shared link -> link index
-	r := Ranking{Outcomes: make([]Outcome, len(cands)), Best: -1, Grid: 1}
+	groupProb := make([][]int, len(cands)) // candidate -> group -> problem
 	var probs []problem
 	index := map[string]int{}
-	groupProb := make([][]int, len(cands)) // candidate -> group -> problem
 	for c, cand := range cands {
 		shared, err := sharedLinks(len(jobs), links, cand)
 		if err != nil {
@@ -144,41 +169,27 @@ func Rank(ctx context.Context, jobs []profile.Profile, links []Link, cands []Can
 			}
 			return Ranking{}, fmt.Errorf("candidate %d: %w", c, err)
 		}
-		graphs[c], linkIndex[c] = g, shared.index
+		grid, err := gridOf(jobs, g.Groups, opt.Link.Circle)
+		if err != nil {
+			r.Outcomes[c].Err = err
+			continue
+		}
+		graphs[c], linkIndex[c], r.Outcomes[c].Grid = g, shared.index, grid
 		for _, gr := range g.Groups {
-			key := problemKey(gr.Jobs, gr.Capacity)
+			key := problemKey(gr.Jobs, gr.Capacity, grid)
 			id, ok := index[key]
 			if !ok {
 				id = len(probs)
 				index[key] = id
-				probs = append(probs, problem{gr.Jobs, gr.Capacity, key})
+				probs = append(probs, problem{gr.Jobs, gr.Capacity, grid})
 			}
 			groupProb[c] = append(groupProb[c], id)
 		}
 	}
 	r.Searches = len(probs)
 
-	// One period grid for every job, so a job's period is the same on every
-	// link and Algorithm 1's shifts stay consistent.
 	lopt := opt.Link
-	grid, err := commonGrid(jobs, probs, lopt.Circle)
-	if err != nil {
-		return Ranking{}, err
-	}
-	rounded := jobs
-	if grid > 1 {
-		rounded = make([]profile.Profile, len(jobs))
-		for j, p := range jobs {
-			rounded[j] = pad(p, (p.Period+grid-1)/grid*grid)
-		}
-	}
-	r.Grid = grid
-	r.Periods = make([]int, len(jobs))
-	for j, p := range rounded {
-		r.Periods[j] = p.Period
-	}
-	lopt.Circle.Round = false
-
+	lopt.Circle.Round = false // periods are rounded here, one grid per candidate
 	workers := opt.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
@@ -188,11 +199,11 @@ func Rank(ctx context.Context, jobs []profile.Profile, links []Link, cands []Can
 	optima := make([]affinity.Optimum, len(probs))
 	status := make([]link.Status, len(probs))
 	errs := make([]error, len(probs))
-	parallel(workers, len(probs), func(w *link.Workspace, i int) {
+	rk.parallel(workers, len(probs), func(w *link.Workspace, i int) {
 		pr := probs[i]
 		ps := make([]profile.Profile, len(pr.jobs))
 		for k, j := range pr.jobs {
-			ps[k] = rounded[j]
+			ps[k] = pad(jobs[j], pr.grid)
 		}
 		res, err := w.Search(ctx, link.Problem{Jobs: ps, Capacity: pr.capacity}, lopt, nil)
 		if err != nil {
@@ -208,16 +219,23 @@ func Rank(ctx context.Context, jobs []profile.Profile, links []Link, cands []Can
 
 	// Algorithm 1 per candidate.
 	errs = make([]error, len(cands))
-	parallel(workers, len(cands), func(w *link.Workspace, c int) {
+	rk.parallel(workers, len(cands), func(w *link.Workspace, c int) {
 		if r.Outcomes[c].Err != nil {
 			return
 		}
-		g := graphs[c]
+		g, grid := graphs[c], r.Outcomes[c].Grid
 		opts := make([]affinity.Optimum, len(g.Groups))
 		for i, id := range groupProb[c] {
 			opts[i] = optima[id]
 		}
-		a, err := affinity.Assign(ctx, w, g, rounded, opts, lopt, opt.Loops)
+		ps := jobs
+		if grid > 1 {
+			ps = make([]profile.Profile, len(jobs))
+			for j, p := range jobs {
+				ps[j] = pad(p, grid)
+			}
+		}
+		a, err := affinity.Assign(ctx, w, g, ps, opts, lopt, opt.Loops)
 		if err != nil {
 			var ie *affinity.InconsistentError
 			if errors.As(err, &ie) {
@@ -228,6 +246,7 @@ func Rank(ctx context.Context, jobs []profile.Profile, links []Link, cands []Can
 			return
 		}
 		r.Outcomes[c] = outcome(g, a, linkIndex[c], groupProb[c], status, opt.Aggregate)
+		r.Outcomes[c].Grid = grid
 	})
 	if err := errors.Join(errs...); err != nil {
 		return Ranking{}, err
@@ -304,7 +323,7 @@ func sharedLinks(njobs int, links []Link, cand Candidate) (shared, error) {
 	return s, nil
 }
 
-func problemKey(jobs []int, capacity int32) string {
+func problemKey(jobs []int, capacity int32, grid int) string {
 	var b strings.Builder
 	for _, j := range jobs {
 		b.WriteString(strconv.Itoa(j))
@@ -312,21 +331,23 @@ func problemKey(jobs []int, capacity int32) string {
 	}
 	b.WriteByte('@')
 	b.WriteString(strconv.Itoa(int(capacity)))
+	b.WriteByte('/')
+	b.WriteString(strconv.Itoa(grid))
 	return b.String()
 }
 
-// commonGrid returns 1 if every link problem's perimeter fits the cap, else,
-// when rounding is allowed, the smallest grid on which all of them fit.
-func commonGrid(jobs []profile.Profile, probs []problem, co circle.Options) (int, error) {
+// gridOf returns 1 if every group's unified circle fits the cap, else, when
+// rounding is allowed, the smallest grid on which all of them fit.
+func gridOf(jobs []profile.Profile, groups []affinity.Group, co circle.Options) (int, error) {
 	var periods []int
 	fits := func(g int) error {
-		for _, pr := range probs {
+		for _, gr := range groups {
 			periods = periods[:0]
-			for _, j := range pr.jobs {
-				periods = append(periods, (jobs[j].Period+g-1)/g*g)
+			for _, j := range gr.Jobs {
+				periods = append(periods, roundUp(jobs[j].Period, g))
 			}
 			if _, err := circle.Unify(periods, periods, circle.Options{MaxPerimeter: co.MaxPerimeter}); err != nil {
-				return fmt.Errorf("link problem (jobs %v): %w", pr.jobs, err)
+				return fmt.Errorf("jobs %v: %w", gr.Jobs, err)
 			}
 		}
 		return nil
@@ -336,8 +357,10 @@ func commonGrid(jobs []profile.Profile, probs []problem, co circle.Options) (int
 		return 1, err
 	}
 	longest := 0
-	for _, p := range jobs {
-		longest = max(longest, p.Period)
+	for _, gr := range groups {
+		for _, j := range gr.Jobs {
+			longest = max(longest, jobs[j].Period)
+		}
 	}
 	for g := 2; g <= longest; g++ {
 		if fits(g) == nil {
@@ -347,8 +370,11 @@ func commonGrid(jobs []profile.Profile, probs []problem, co circle.Options) (int
 	return 0, err
 }
 
-// pad extends p with idle ticks to the given period.
-func pad(p profile.Profile, period int) profile.Profile {
+func roundUp(t, g int) int { return (t + g - 1) / g * g }
+
+// pad extends p with idle ticks to a whole multiple of grid.
+func pad(p profile.Profile, grid int) profile.Profile {
+	period := roundUp(p.Period, grid)
 	if period == p.Period {
 		return p
 	}
@@ -358,14 +384,21 @@ func pad(p profile.Profile, period int) profile.Profile {
 }
 
 // parallel runs f(w, i) for i in [0, n) on up to workers goroutines, each
-// with its own link workspace.
-func parallel(workers, n int, f func(w *link.Workspace, i int)) {
+// with a link workspace from the pool.
+func (rk *Ranker) parallel(workers, n int, f func(w *link.Workspace, i int)) {
+	get := func() *link.Workspace {
+		if w, ok := rk.pool.Get().(*link.Workspace); ok {
+			return w
+		}
+		return new(link.Workspace)
+	}
 	workers = min(workers, n)
 	if workers <= 1 {
-		var w link.Workspace
+		w := get()
 		for i := range n {
-			f(&w, i)
+			f(w, i)
 		}
+		rk.pool.Put(w)
 		return
 	}
 	var wg sync.WaitGroup
@@ -374,10 +407,11 @@ func parallel(workers, n int, f func(w *link.Workspace, i int)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var w link.Workspace
+			w := get()
 			for i := range next {
-				f(&w, i)
+				f(w, i)
 			}
+			rk.pool.Put(w)
 		}()
 	}
 	for i := range n {

@@ -66,7 +66,7 @@ func (s Status) String() string {
 
 // Defaults of the zero Options.
 const (
-	DefaultBudget   = 1 << 30 // pair evaluations (one job's demand added at one point)
+	DefaultBudget   = 1 << 26 // pair evaluations (one job's demand added at one point)
 	DefaultRestarts = 4
 )
 
@@ -169,8 +169,8 @@ func (w *Workspace) Search(ctx context.Context, pr Problem, opt Options, dst []i
 	w.bestCost = unshifted
 	copy(w.best, w.cur)
 	if len(w.free) > 0 {
-		if len(w.free) > 1 && w.budget >= 0 && w.estimate() > w.budget {
-			w.descend()
+		if len(w.free) > 1 {
+			w.descend() // a strong incumbent makes the bounds prune
 		}
 		w.branch()
 	}
@@ -311,7 +311,9 @@ func (w *Workspace) setup(ctx context.Context, pr Problem, opt Options) error {
 	if w.mode == Exact {
 		w.rotors = grow2(w.rotors, k, 0)
 		for _, j := range w.free {
-			w.rotors[j] = kernels.PrepareRotor(w.rotors[j][:0], w.tiles[j])
+			if w.ncand[j] > fewShifts {
+				w.rotors[j] = kernels.PrepareRotor(w.rotors[j][:0], w.tiles[j])
+			}
 		}
 	}
 	w.bases = grow2(w.bases, max(len(w.free), 1), w.n)

@@ -11,6 +11,10 @@ import (
 // checkEvery is how many pair evaluations pass between context checks.
 const checkEvery = 1 << 22
 
+// fewShifts is the most candidate shifts a job may have for the search to
+// score them one by one instead of with the across-shift kernel.
+const fewShifts = 4
+
 // candidates returns how many distinct shifts job j has.
 func (w *Workspace) candidates(j int) int {
 	t := w.periods[j]
@@ -138,6 +142,19 @@ func (w *Workspace) evaluate(shifts []int) int64 {
 func (w *Workspace) leaf(base []int32, j int, out []int64, checked bool) int {
 	nc := w.ncand[j]
 	out = out[:nc]
+	if w.mode == Exact && nc <= fewShifts {
+		// A rotor would cost more to build than it saves: sum each shift
+		// directly, in two straight runs around the circle.
+		tile, p := w.tiles[j], w.p
+		for m := range out {
+			if checked && w.shouldStop() {
+				return m
+			}
+			out[m] = kernels.Excess(base[m:], tile[:p-m], w.capacity) + kernels.Excess(base[:m], tile[p-m:], w.capacity)
+			w.evals += int64(w.n)
+		}
+		return nc
+	}
 	if w.mode == Exact {
 		chunk := max(1, checkEvery/w.n)
 		for lo := 0; lo < nc; lo += chunk {
@@ -260,6 +277,43 @@ func (w *Workspace) lowerBound(base []int32, d int) int64 {
 	return e + max(0, w.restMass(d)-slack)
 }
 
+// prune reports whether a node at depth d with lower bound lb cannot beat
+// the incumbent: a worse excess, or an equal one on a lexicographically
+// larger prefix.
+func (w *Workspace) prune(lb int64, d int) bool {
+	return lb > w.bestCost || (lb == w.bestCost && w.prefixCmp(d) > 0)
+}
+
+// marginalBound bounds the excess of any completion of a node whose placed
+// demand is base and whose free jobs from depth d on are unplaced. The
+// excess is a sum of convex functions of the demand, so adding a job costs at
+// least as much on a larger base (increasing differences):
+//
+//	E(S + r_1 + ... + r_m) >= E(S) + sum_i (E(S + r_i) - E(S))
+//	                       >= E(S) + sum_i min_t (E(S + r_i(t)) - E(S))
+//
+// Each minimum is one kernel scan of job r_i's shifts. It stops early once
+// the bound exceeds the incumbent.
+func (w *Workspace) marginalBound(base []int32, d int, checked bool) int64 {
+	e0, _ := w.excessSlack(base)
+	lb := e0
+	for _, r := range w.free[d:] {
+		n := w.leaf(base, r, w.out, checked)
+		if n < w.ncand[r] {
+			continue // stopped: a partial minimum bounds nothing
+		}
+		best := int64(math.MaxInt64)
+		for _, c := range w.out[:n] {
+			best = min(best, c)
+		}
+		lb += best - e0
+		if lb > w.bestCost {
+			break
+		}
+	}
+	return lb
+}
+
 // fixedBase writes the demand of the jobs that are not free into dst.
 func (w *Workspace) fixedBase(dst []int32) {
 	clear(dst)
@@ -305,8 +359,10 @@ func (w *Workspace) dfs(d int) bool {
 		w.cur[j] = t
 		copy(next, base)
 		w.addView(next, j, t)
-		lb := w.lowerBound(next, d+1)
-		if lb > w.bestCost || (lb == w.bestCost && w.prefixCmp(d) >= 0) {
+		if w.prune(w.lowerBound(next, d+1), d) {
+			continue
+		}
+		if d+2 < len(w.free) && w.prune(w.marginalBound(next, d+1, true), d) {
 			continue
 		}
 		if !w.dfs(d+1) || w.shouldStop() {
@@ -368,8 +424,7 @@ func (w *Workspace) descend() {
 }
 
 // rootBound returns a lower bound on the optimal excess: the root's mass
-// bound, and, unless the context has ended, the best excess each free job
-// alone could reach against the fixed jobs.
+// bound and, unless the context has ended, its marginal bound.
 func (w *Workspace) rootBound() int64 {
 	base := w.bases[0]
 	w.fixedBase(base)
@@ -377,13 +432,9 @@ func (w *Workspace) rootBound() int64 {
 	if w.stop == TimeLimit {
 		return lb
 	}
-	for _, j := range w.free {
-		n := w.leaf(base, j, w.out, false)
-		best := int64(math.MaxInt64)
-		for _, c := range w.out[:n] {
-			best = min(best, c)
-		}
-		lb = max(lb, best)
+	if w.stop == Budget {
+		// Finish the bound whatever the budget: it is one scan per job.
+		w.budget = -1
 	}
-	return min(lb, w.bestCost)
+	return min(max(lb, w.marginalBound(base, 0, false)), w.bestCost)
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/orrery/orrery/engine/affinity"
 	"github.com/orrery/orrery/engine/candidate"
+	"github.com/orrery/orrery/engine/circle"
 )
 
 // LinkSpec is a network link.
@@ -39,9 +40,8 @@ type RankResponse struct {
 	ShiftsMs   map[string]float64 `json:"shifts_ms"` // the best candidate's time shifts
 	Ranking    []string           `json:"ranking"`   // kept candidates, best first
 	Candidates []CandidateResult  `json:"candidates"`
-	PeriodsMs  map[string]float64 `json:"periods_ms"`
-	GridMs     float64            `json:"grid_ms,omitempty"`
-	Searches   int                `json:"searches"` // distinct link problems solved
+	PeriodsMs  map[string]float64 `json:"periods_ms"` // quantized iteration times
+	Searches   int                `json:"searches"`   // distinct link problems solved
 }
 
 // CandidateResult is one candidate's evaluation.
@@ -53,6 +53,7 @@ type CandidateResult struct {
 	Reason    string             `json:"reason,omitempty"`
 	Links     []LinkResult       `json:"links,omitempty"`
 	ShiftsMs  map[string]float64 `json:"shifts_ms,omitempty"`
+	GridMs    float64            `json:"grid_ms,omitempty"` // periods rounded up to multiples of this (round_periods)
 }
 
 // LinkResult is one shared link of a candidate.
@@ -153,10 +154,7 @@ func cassiniRank(ctx context.Context, data []byte) (any, error) {
 		Searches:   rk.Searches,
 	}
 	for j, s := range req.Jobs {
-		resp.PeriodsMs[s.ID] = r.ms(float64(rk.Periods[j]))
-	}
-	if rk.Grid > 1 {
-		resp.GridMs = r.ms(float64(rk.Grid))
+		resp.PeriodsMs[s.ID] = r.ms(float64(jobs[j].Period))
 	}
 	for _, c := range rk.Order {
 		resp.Ranking = append(resp.Ranking, req.Candidates[c].ID)
@@ -166,6 +164,9 @@ func cassiniRank(ctx context.Context, data []byte) (any, error) {
 		if o.Err != nil {
 			cr.Discarded, cr.Reason, cr.Score, cr.Status = true, reason(o.Err, req), 0, ""
 		} else {
+			if o.Grid > 1 {
+				cr.GridMs = r.ms(float64(o.Grid))
+			}
 			cr.ShiftsMs = make(map[string]float64, len(jobs))
 			for j, s := range req.Jobs {
 				cr.ShiftsMs[s.ID] = r.ms(float64(o.Shifts[j]))
@@ -201,6 +202,8 @@ func reason(err error, req RankRequest) string {
 			ids[i] = req.Jobs[j].ID
 		}
 		return fmt.Sprintf("inconsistent loop: jobs %q on link %q exceed capacity by %d unit-ticks with the shifts the rest of the placement sets, %d at the link's own optimum", ids, req.Links[ie.Link].ID, ie.Excess, ie.Optimum)
+	case errors.Is(err, circle.ErrPerimeterTooLarge):
+		return "perimeter: " + err.Error() + " (set round_periods to round iteration times up to a coarser grid)"
 	}
 	return err.Error()
 }
