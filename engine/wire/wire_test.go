@@ -1,0 +1,204 @@
+package wire_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/orrery/orrery/engine/wire"
+)
+
+// reply is the response envelope, decoded strictly.
+type reply struct {
+	Version  int             `json:"version"`
+	Op       string          `json:"op"`
+	Response json.RawMessage `json:"response"`
+	Error    *wire.Error     `json:"error"`
+}
+
+// handle runs env through Handle and checks the envelope's contract: valid
+// JSON, version 1, exactly one of response and error, an error with a known
+// code (never "internal", which is a bug) and a message.
+func handle(t testing.TB, env []byte) reply {
+	t.Helper()
+	out := wire.Handle(context.Background(), env)
+	if !json.Valid(out) {
+		t.Fatalf("Handle(%.200q) returned invalid JSON %q", env, out)
+	}
+	var r reply
+	d := json.NewDecoder(bytes.NewReader(out))
+	d.DisallowUnknownFields()
+	if err := d.Decode(&r); err != nil {
+		t.Fatalf("Handle(%.200q) = %s: %v", env, out, err)
+	}
+	if r.Version != wire.Version {
+		t.Fatalf("Handle(%.200q): version %d", env, r.Version)
+	}
+	if (r.Response == nil) == (r.Error == nil) {
+		t.Fatalf("Handle(%.200q) = %s: want exactly one of response and error", env, out)
+	}
+	if e := r.Error; e != nil {
+		if !slices.Contains([]string{wire.CodeMalformed, wire.CodeInvalid, wire.CodeUnknownOp, wire.CodeLimit}, e.Code) || e.Message == "" {
+			t.Fatalf("Handle(%.200q): error %+v", env, e)
+		}
+	}
+	return r
+}
+
+// TestHandleHostile feeds Handle envelopes no client should send.
+func TestHandleHostile(t *testing.T) {
+	deep := strings.Repeat("[", 20000) + strings.Repeat("]", 20000)
+	for _, tc := range []struct {
+		env  string
+		code string // expected error code; "" for a response
+	}{
+		{``, wire.CodeMalformed},
+		{"  \n\t", wire.CodeMalformed},
+		{`null`, wire.CodeUnknownOp},
+		{`[]`, wire.CodeMalformed},
+		{`{}`, wire.CodeUnknownOp},
+		{`123`, wire.CodeMalformed},
+		{`"cassini.link"`, wire.CodeMalformed},
+		{`{"op": null}`, wire.CodeUnknownOp},
+		{`{"op": 1}`, wire.CodeMalformed},
+		{`{"op": "cassini.link"}`, wire.CodeMalformed},
+		{`{"op": "cassini.link", "request": null}`, wire.CodeInvalid},
+		{`{"op": "cassini.link", "request": "x"}`, wire.CodeMalformed},
+		{`{"op": "cassini.link", "request": []}`, wire.CodeMalformed},
+		{`{"op": "cassini.link", "request": {}}`, wire.CodeInvalid},
+		{`{"op": "cassini.rank", "request": {}}`, wire.CodeInvalid},
+		{`{"op": "shockwave.nope", "request": {}}`, wire.CodeUnknownOp},
+		{`{"op": "CASSINI.LINK", "request": {}}`, wire.CodeUnknownOp},
+		{`{"op": "cassini.link", "request": {}, "extra": 1}`, wire.CodeMalformed},
+		{`{"op": "cassini.link", "request": {}} {}`, wire.CodeMalformed},
+		{`{"op": "cassini.link", "request": ` + issueRequest + `}`, ""},
+		{`{"request": ` + issueRequest + `, "op": "cassini.link"}`, ""},
+		{`{"op": "cassini.rank", "op": "cassini.link", "request": ` + issueRequest + `}`, ""},
+		{`{"op": "cassini.link", "request": ` + deep + `}`, wire.CodeMalformed},
+		{`{"op": "cassini.link", "request": {"jobs": ` + deep + `}}`, wire.CodeMalformed},
+		{"{\"op\": \"\xff\xfe\", \"request\": {}}", wire.CodeUnknownOp},
+		{"\xef\xbb\xbf{\"op\": \"cassini.link\", \"request\": {}}", wire.CodeMalformed},
+		{"{\"op\": \"cassini.link\", \"request\": {\"capacity_gbps\": 50, \"jobs\": [{\"id\": \"\x00\xff\", \"phases\": [{\"ms\": 1, \"gbps\": 1}]}]}}", wire.CodeMalformed},
+		{`{"op": "cassini.link", "request": {"capacity_gbps": 50, "jobs": [{"id": "\u0000\ud800", "phases": [{"ms": 1, "gbps": 1}]}]}}`, ""},
+		{`{"op": "cassini.link", "request": {"capacity_gbps": 5e-324, "jobs": []}}`, wire.CodeInvalid},
+		{`{"op": "cassini.link", "request": {"capacity_gbps": -0, "jobs": []}}`, wire.CodeInvalid},
+		{`{"op": "cassini.link", "request": {"capacity_gbps": 50, "budget": -9223372036854775808, "max_perimeter_ticks": 9223372036854775807, "jobs": []}}`, wire.CodeInvalid},
+		{`{"op": "cassini.link", "request": {"capacity_gbps": 50, "budget": 9223372036854775808}}`, wire.CodeMalformed},
+		{`{"op": "cassini.link", "request": {"capacity_gbps": 50, "seed": -1}}`, wire.CodeMalformed},
+		{`{"op": "cassini.link", "request": {"capacity_gbps": 50, "jobs": [{"id": "a", "phases": [{"ms": 1, "gbps": 1}]}], "restarts": 1000000000}}`, wire.CodeInvalid},
+		{`{"op": "cassini.link", "request": {"capacity_gbps": 50, "tick_ms": 1e-6, "jobs": [{"id": "a", "phases": [{"ms": 1e9, "gbps": 1}]}]}}`, wire.CodeLimit},
+		{`{"op": "cassini.rank", "request": {"links": [{"id": "l", "capacity_gbps": 1}], "jobs": [{"id": "a", "phases": [{"ms": 1, "gbps": 1}]}], "candidates": [{"id": "c", "paths": null}]}}`, ""},
+		{`{"op": "cassini.rank", "request": {"links": [{"id": "l", "capacity_gbps": 1}], "jobs": [{"id": "a", "phases": [{"ms": 1, "gbps": 1}]}], "candidates": [{"id": "c", "paths": {"a": null}}]}}`, ""},
+		{`{"op": "cassini.rank", "request": {"links": [{"id": "l", "capacity_gbps": 1}], "jobs": [{"id": "a", "phases": [{"ms": 1, "gbps": 1}]}], "candidates": [{"id": "c", "paths": {"a": ["l", "l"]}}]}}`, wire.CodeInvalid},
+		{`{"op": "cassini.rank", "request": {"workers": 100000}}`, wire.CodeInvalid},
+	} {
+		r := handle(t, []byte(tc.env))
+		switch {
+		case tc.code == "" && r.Error != nil:
+			t.Errorf("Handle(%.120q): error %+v, want a response", tc.env, r.Error)
+		case tc.code != "" && (r.Error == nil || r.Error.Code != tc.code):
+			t.Errorf("Handle(%.120q): %+v / %s, want code %q", tc.env, r.Error, r.Response, tc.code)
+		}
+	}
+}
+
+func TestHandleUnknownOp(t *testing.T) {
+	r := handle(t, []byte(`{"op": "cassini.lnk", "request": {}}`))
+	if r.Op != "cassini.lnk" || r.Error.Code != wire.CodeUnknownOp || r.Error.Field != "op" || !strings.Contains(r.Error.Message, "cassini.link") {
+		t.Fatalf("got %+v", r)
+	}
+	_, err := wire.Call(context.Background(), "nope", []byte(`{}`))
+	if !errors.Is(err, wire.ErrUnknownOp) {
+		t.Fatalf("Call: err = %v, want ErrUnknownOp", err)
+	}
+}
+
+func TestOps(t *testing.T) {
+	ops := wire.Ops()
+	if !slices.IsSorted(ops) || !slices.Contains(ops, "cassini.link") || !slices.Contains(ops, "cassini.rank") {
+		t.Fatalf("Ops() = %v", ops)
+	}
+	for _, op := range ops {
+		r := handle(t, []byte(`{"op": "`+op+`", "request": {}}`))
+		if r.Error != nil && r.Error.Code == wire.CodeUnknownOp {
+			t.Errorf("listed op %q is unknown to Handle", op)
+		}
+	}
+}
+
+func TestRequestTooLarge(t *testing.T) {
+	big := make([]byte, wire.MaxRequestBytes+1)
+	for i := range big {
+		big[i] = ' '
+	}
+	_, err := wire.Call(context.Background(), "cassini.link", big)
+	var we *wire.Error
+	if !errors.As(err, &we) || we.Code != wire.CodeLimit || !errors.Is(err, wire.ErrLimit) {
+		t.Fatalf("Call: err = %v, want limit_exceeded", err)
+	}
+	if r := handle(t, big); r.Error.Code != wire.CodeLimit {
+		t.Fatalf("Handle: %+v, want limit_exceeded", r.Error)
+	}
+}
+
+// TestDeterministic: the same request gives the same bytes, however many
+// times and workers, and from concurrent callers.
+func TestDeterministic(t *testing.T) {
+	envs := [][]byte{
+		[]byte(`{"op": "cassini.link", "request": ` + issueRequest + `}`),
+		[]byte(`{"op": "cassini.rank", "request": {"workers": 1, "links": [{"id": "l1", "capacity_gbps": 50}, {"id": "l2", "capacity_gbps": 50}], "jobs": [{"id": "a", "phases": [{"ms": 24, "gbps": 40}, {"ms": 48, "gbps": 0}]}, {"id": "b", "phases": [{"ms": 30, "gbps": 40}, {"ms": 30, "gbps": 0}]}, {"id": "c", "phases": [{"ms": 10, "gbps": 40}, {"ms": 26, "gbps": 5}]}], "candidates": [{"id": "x", "paths": {"a": ["l1"], "b": ["l1", "l2"], "c": ["l2"]}}, {"id": "y", "paths": {"a": ["l1", "l2"], "b": ["l1"], "c": ["l2"]}}, {"id": "z", "paths": {"a": ["l2"], "b": ["l2"], "c": ["l2"]}}]}}`),
+	}
+	for _, env := range envs {
+		first := wire.Handle(context.Background(), env)
+		if r := handle(t, env); r.Error != nil {
+			t.Fatalf("%+v", r.Error)
+		}
+		for range 3 {
+			if again := wire.Handle(context.Background(), env); !bytes.Equal(first, again) {
+				t.Fatalf("second call differs:\n%s\n%s", first, again)
+			}
+		}
+		if bytes.Contains(env, []byte(`"workers": 1`)) {
+			for _, w := range []string{`"workers": 2`, `"workers": 4`, `"workers": 0`} {
+				env4 := bytes.Replace(env, []byte(`"workers": 1`), []byte(w), 1)
+				if out := wire.Handle(context.Background(), env4); !bytes.Equal(first, out) {
+					t.Fatalf("%s differs from 1 worker:\n%s\n%s", w, first, out)
+				}
+			}
+		}
+		var wg sync.WaitGroup
+		outs := make([][]byte, 4)
+		for i := range outs {
+			wg.Go(func() { outs[i] = wire.Handle(context.Background(), env) })
+		}
+		wg.Wait()
+		for _, out := range outs {
+			if !bytes.Equal(first, out) {
+				t.Fatalf("concurrent call differs:\n%s\n%s", first, out)
+			}
+		}
+	}
+}
+
+// TestErrorJSON: the error object's JSON form, with and without a field.
+func TestErrorJSON(t *testing.T) {
+	r := handle(t, []byte(`{"op": "cassini.link", "request": {"capacity_gbps": -1}}`))
+	out, _ := json.Marshal(r.Error)
+	if !strings.HasPrefix(string(out), `{"code":"invalid_argument","field":"capacity_gbps","message":"`) {
+		t.Fatalf("error JSON %s", out)
+	}
+	r = handle(t, []byte(`{"op": "cassini.link", "request": {`))
+	out, _ = json.Marshal(r.Error)
+	if strings.Contains(string(out), `"field"`) || r.Error.Error() != r.Error.Message {
+		t.Fatalf("error without a field: %s / %q", out, r.Error.Error())
+	}
+	e := &wire.Error{Code: wire.CodeInvalid, Field: "jobs[0].id", Message: "empty id"}
+	if e.Error() != "jobs[0].id: empty id" || !errors.Is(e, wire.ErrInvalid) {
+		t.Fatalf("Error() = %q", e.Error())
+	}
+}
