@@ -25,10 +25,11 @@
 // (44.5, 45.5), Ĩ = 91, R = r_32·d̄_32 + r_256·d̄_256. The prior has the
 // strength of a whole job, so the posterior moves slowly.
 //
-// [Predictor.Predict] reproduces this bit for bit (the default
-// [Faithful] estimator); the only floating-point difference from the Python
-// is numpy's pairwise summation in d̄_b, which cannot differ when durations
-// are whole seconds, as the authors' JobMetaData rounds them.
+// [Predictor.Predict] reproduces this bit for bit (the default [Faithful]
+// estimator) when durations are whole seconds, as the authors' JobMetaData
+// rounds them: all its sums are then exact. With fractional (for example
+// calibrated) durations they may differ from upstream in the last bits, as
+// upstream's own numpy means (pairwise summation) differ from plain sums.
 //
 // # Beyond the authors
 //
@@ -61,7 +62,9 @@
 //
 // # Cost
 //
-// Predict is O(E) in the job's epochs plus O(m²) in its modes, and does not
-// allocate once its [Predictor] has seen a job with as many modes. A
+// Predict is O(E) in the job's epochs, with a small constant: it works on
+// runs of equal batch size (schedules are piecewise constant) and sums with
+// four accumulators. It does not allocate once its [Predictor] has seen a
+// job with as many modes and runs. A
 // Predictor is not safe for concurrent use; use one per goroutine.
 package predictor

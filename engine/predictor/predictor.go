@@ -39,8 +39,9 @@ type Options struct {
 	// Estimator selects Estimate.Remaining; the zero value is Faithful.
 	Estimator Estimator
 	// PriorStrength is the Dirichlet prior's total concentration, spread
-	// evenly over the job's modes. 0 means E, the job's epoch count (the
-	// authors' choice: α_b = E/m).
+	// evenly over the job's modes, at most MaxPriorStrength. 0 means E, the
+	// job's epoch count (the authors' choice: α_b = E/m); smaller values let
+	// the observed epochs move the posterior faster.
 	PriorStrength float64
 }
 
@@ -94,6 +95,10 @@ func (e Estimate) Finish(submit float64, gpus, jobs int) (float64, error) {
 	return FinishEstimate(submit, e.Elapsed, e.Remaining, gpus, jobs)
 }
 
+// MaxPriorStrength bounds Options.PriorStrength (beyond it the authors'
+// +1 updates would be lost to rounding anyway).
+const MaxPriorStrength = 1 << 40
+
 // Predictor computes [Estimate]s. The zero value is ready to use and is the
 // authors' predictor; it keeps scratch space between calls, so it is not safe
 // for concurrent use.
@@ -101,6 +106,7 @@ type Predictor struct {
 	Options Options
 
 	modes []int
+	runs  []run
 	obs   []int     // c_b: observed epochs (0..F) at each mode
 	cnt   []int     // profiled epochs at each mode
 	sum   []float64 // Σ d_e over profiled epochs at each mode
@@ -116,7 +122,7 @@ func (p *Predictor) Predict(j *Job) (Estimate, error) {
 	if opts.Estimator > Oracle {
 		return Estimate{}, fieldErr("Options.Estimator", -1, opts.Estimator.String(), ErrInvalid)
 	}
-	if s := opts.PriorStrength; s < 0 || math.IsNaN(s) || math.IsInf(s, 0) {
+	if s := opts.PriorStrength; !(s >= 0 && s <= MaxPriorStrength) {
 		return Estimate{}, fieldErr("Options.PriorStrength", -1, ftoa(s), ErrInvalid)
 	}
 	n := len(j.EpochBS)
@@ -159,39 +165,38 @@ func (p *Predictor) Predict(j *Job) (Estimate, error) {
 	}
 	prior := strength / float64(m)
 	for i := range m {
-		p.obs[i], p.cnt[i], p.sum[i], p.post[i] = 0, 0, 0, prior
+		p.obs[i], p.cnt[i], p.sum[i] = 0, 0, 0
 	}
 
-	// One pass over the profile: validate, count, sum.
-	var elapsed, observed, oracle float64
-	k, cur := 0, 0 // k caches the mode index (schedules are piecewise constant)
-	for e := range n {
-		b, d := j.EpochBS[e], j.EpochDur[e]
-		if !(d >= 0) || math.IsInf(d, 1) {
-			return Estimate{}, fieldErr("Job.EpochDur", e, ftoa(d), ErrInvalid)
+	// One pass over the runs of equal batch size: validate, count, sum.
+	cur := 0 // mode of the current epoch F
+	for r, run := range p.runs {
+		end := n
+		if r+1 < len(p.runs) {
+			end = p.runs[r+1].start
 		}
-		if p.modes[k] != b {
-			if k = p.find(b); k < 0 {
-				return Estimate{}, fieldErr("Job.EpochBS", e, strconv.Itoa(b), ErrUnknownBatchSize)
-			}
+		k := p.find(run.bs)
+		if k < 0 {
+			return Estimate{}, fieldErr("Job.EpochBS", run.start, strconv.Itoa(run.bs), ErrUnknownBatchSize)
 		}
-		p.cnt[k]++
-		p.sum[k] += d
-		if e < o {
-			// The authors add 1 per observed epoch; repeated addition, not
-			// prior + c_b, to round exactly as they do.
-			p.post[k]++
-			p.obs[k]++
-			observed += d
+		s, bad := sumChecked(j.EpochDur[run.start:end])
+		if bad >= 0 {
+			e := run.start + bad
+			return Estimate{}, fieldErr("Job.EpochDur", e, ftoa(j.EpochDur[e]), ErrInvalid)
 		}
-		if e < F {
-			elapsed += d
-		} else {
-			oracle += d
+		p.cnt[k] += end - run.start
+		p.sum[k] += s
+		if run.start < o {
+			p.obs[k] += min(end, o) - run.start
 		}
-		if e == F {
+		if run.start <= F && F < end {
 			cur = k
 		}
+	}
+	for i := range m {
+		// The authors add 1 per observed epoch; addOnes rounds as that
+		// loop does.
+		p.post[i] = addOnes(prior, p.obs[i])
 	}
 
 	for i := range m {
@@ -209,6 +214,11 @@ func (p *Predictor) Predict(j *Job) (Estimate, error) {
 		}
 	}
 
+	elapsed := sum(j.EpochDur[:F])
+	observed := elapsed
+	if F < E {
+		observed += j.EpochDur[F]
+	}
 	est := Estimate{
 		MeanEpoch: observed / float64(o),
 		Elapsed:   elapsed,
@@ -255,15 +265,15 @@ func (p *Predictor) Predict(j *Job) (Estimate, error) {
 	case Posterior:
 		est.Remaining = est.Mean
 	case Oracle:
-		est.Remaining = oracle
+		est.Remaining = sum(j.EpochDur[F:])
 	}
 	return est, nil
 }
 
-// setModes fills p.modes (declared or distinct profiled sizes) and sizes the
-// per-mode scratch.
+// setModes splits the profile into runs of equal batch size, fills p.modes
+// (declared, or the distinct profiled sizes) and sizes the per-mode scratch.
 func (p *Predictor) setModes(j *Job, full bool) error {
-	p.modes = p.modes[:0]
+	p.modes, p.runs = p.modes[:0], p.runs[:0]
 	if j.Modes != nil {
 		if len(j.Modes) == 0 {
 			return fieldErr("Job.Modes", -1, "empty", ErrInvalid)
@@ -291,16 +301,18 @@ func (p *Predictor) setModes(j *Job, full bool) error {
 		if !full {
 			return fieldErr("Job.Modes", -1, "nil with a partial profile (hindsight modes need every epoch)", ErrLength)
 		}
-		last := 0
-		for e, b := range j.EpochBS {
-			if b == last {
-				continue
-			}
-			if b <= 0 {
-				return fieldErr("Job.EpochBS", e, strconv.Itoa(b), ErrInvalid)
-			}
-			last = b
+	}
+	bs := j.EpochBS
+	for e := 0; e < len(bs); {
+		b := bs[e]
+		if b <= 0 {
+			return fieldErr("Job.EpochBS", e, strconv.Itoa(b), ErrInvalid)
+		}
+		p.runs = append(p.runs, run{start: e, bs: b})
+		if j.Modes == nil {
 			p.insertMode(b)
+		}
+		for e++; e < len(bs) && bs[e] == b; e++ {
 		}
 	}
 	m := len(p.modes)
@@ -314,6 +326,66 @@ func (p *Predictor) setModes(j *Job, full bool) error {
 	p.obs, p.cnt = p.obs[:m], p.cnt[:m]
 	p.sum, p.post, p.dbar = p.sum[:m], p.post[:m], p.dbar[:m]
 	return nil
+}
+
+// run is a maximal range of epochs at one batch size, from start to the
+// next run's start.
+type run struct{ start, bs int }
+
+// sumChecked returns the sum of d, or the index of the first element that
+// is negative, NaN or infinite. Four accumulators break the add latency
+// chain; the sum is exact when the durations are whole seconds.
+func sumChecked(d []float64) (float64, int) {
+	var s0, s1, s2, s3 float64
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		a, b, c, e := d[i], d[i+1], d[i+2], d[i+3]
+		if !(a >= 0 && a <= math.MaxFloat64 && b >= 0 && b <= math.MaxFloat64 &&
+			c >= 0 && c <= math.MaxFloat64 && e >= 0 && e <= math.MaxFloat64) {
+			break
+		}
+		s0, s1, s2, s3 = s0+a, s1+b, s2+c, s3+e
+	}
+	for ; i < len(d); i++ {
+		if a := d[i]; a >= 0 && a <= math.MaxFloat64 {
+			s0 += a
+		} else {
+			return 0, i
+		}
+	}
+	return (s0 + s1) + (s2 + s3), -1
+}
+
+// sum returns Σ d with four accumulators (exact for whole seconds).
+func sum(d []float64) float64 {
+	var s0, s1, s2, s3 float64
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		s0, s1, s2, s3 = s0+d[i], s1+d[i+1], s2+d[i+2], s3+d[i+3]
+	}
+	for ; i < len(d); i++ {
+		s0 += d[i]
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// addOnes returns x after c repetitions of x += 1, each rounded, in
+// O(log) steps: inside one binade [2^(k-1), 2^k) below 2^53 every +1 is
+// exact, so only the additions that cross into the next binade round.
+// x must be positive and x + c below 2^53 (Predict bounds both).
+func addOnes(x float64, c int) float64 {
+	for c > 0 {
+		_, exp := math.Frexp(x) // x < 2^exp
+		gap := math.Ldexp(1, exp) - x
+		if n := min(c, int(gap)); n > 0 { // x+n ≤ 2^exp: exact
+			x += float64(n)
+			c -= n
+			continue
+		}
+		x++ // the one rounding step across 2^exp
+		c--
+	}
+	return x
 }
 
 // insertMode adds b to the sorted set p.modes.
