@@ -50,6 +50,28 @@
 // [Posterior] makes Mean the point estimate; [Oracle] uses the true
 // remaining profile (Σ_{e≥F} d_e), for measuring the others.
 //
+// # Accuracy on the authors' traces
+//
+// Against the true remaining runtime of the authors' profiles (every job of
+// the 120- and 900-job traces at 0, 10, 25, 50, 75 and 90% progress;
+// TestAccuracyOnTraces), the mean relative error is:
+//
+//	                         120 jobs   900 jobs
+//	Faithful, hindsight       11.1%      14.6%     (the authors)
+//	Posterior, hindsight       5.0%       9.7%
+//	Faithful, declared        11.4%      15.2%
+//	Posterior, declared        5.9%      10.4%
+//
+// The authors' error grows with progress (22-30% at 90%): r_b =
+// (E²/m − o·c_b)/(E + o) shrinks as mode b is observed, so late in a job R
+// expects the remaining epochs at the modes seen least (a job that has run
+// at 256 since 30% is predicted to return to 32), and R leaves out the
+// current epoch. The posterior mean expects more of what was seen. Without
+// hindsight the modes cost under one point. The truth lies within
+// Mean ± 2σ for about 70% of the cases, not 95%: batch sizes change in
+// phases, not independently per epoch as the model assumes, so treat σ as a
+// lower bound on the spread.
+//
 // # Calibration and finish-time targets
 //
 // [Calibrate] is the authors' throughput check (tolerance 0.4): when the
