@@ -143,3 +143,22 @@ func TestAccuracyOnTraces(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkPredictTrace900 predicts every job of the authors' 900-job trace
+// at half progress (1.1 million epochs in all), as one re-plan does.
+func BenchmarkPredictTrace900(b *testing.B) {
+	jobs := loadTrace(b, "900_0.2_5_1000_", "wisr_throughputs.json")
+	pjs := make([]predictor.Job, len(jobs))
+	for i, j := range jobs {
+		pjs[i] = predictor.Job{Progress: len(j.bs) / 2, EpochBS: j.bs, EpochDur: j.dur}
+	}
+	var p predictor.Predictor
+	b.ReportAllocs()
+	for b.Loop() {
+		for i := range pjs {
+			if _, err := p.Predict(&pjs[i]); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
