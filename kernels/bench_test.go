@@ -3,6 +3,7 @@ package kernels
 import (
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
@@ -80,6 +81,35 @@ func BenchmarkExcess(b *testing.B) {
 				b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "pairs/s")
 				_ = sink
 			})
+		}
+	}
+}
+
+// BenchmarkShapes compares the two loop shapes of each vector path (across
+// shifts, along the circle) over a grid of circle lengths n and shift counts
+// m; alongFaster encodes where each wins.
+func BenchmarkShapes(b *testing.B) {
+	for _, n := range []int{16, 40, 72, 150, 360, 1024, 4096} {
+		base, _, rotor, c := benchInput(n)
+		for _, m := range []int{1, 2, 4, 8, 12, 16, 24, 32, 48, 64, 128} {
+			if m > n {
+				continue
+			}
+			dst := make([]int64, m)
+			for _, im := range impls() {
+				if !strings.HasSuffix(im.name, "-across") && !strings.HasSuffix(im.name, "-along") {
+					continue
+				}
+				b.Run(fmt.Sprintf("n=%d/m=%d/%s", n, m, im.name), func(b *testing.B) {
+					if !im.ok {
+						b.Skipf("%s: not supported by this CPU", im.name)
+					}
+					for b.Loop() {
+						im.rotations(dst, base, rotor, c, 0)
+					}
+					b.ReportMetric(float64(n)*float64(m)*float64(b.N)/b.Elapsed().Seconds(), "pairs/s")
+				})
+			}
 		}
 	}
 }

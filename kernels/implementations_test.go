@@ -18,7 +18,7 @@ func misaligned(n, off int) []int32 {
 // shifts (few and many).
 func TestImplementations(t *testing.T) {
 	maxN := 1100
-	if testing.Short() {
+	if testing.Short() || raceEnabled {
 		maxN = 300
 	}
 	forEachImpl(t, func(t *testing.T, im impl) {
