@@ -29,7 +29,7 @@ func TestEnvironment(t *testing.T) {
 
 func TestEnvDisables(t *testing.T) {
 	for _, tc := range []struct {
-		env           string
+		env          string
 		avx512, avx2 bool // disabled
 	}{
 		{"", false, false},
