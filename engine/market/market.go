@@ -241,16 +241,16 @@ func (c *Config) resolve(d *config) error {
 			return invalid("config.breakpoints", "%d breakpoints (want at least 0 and 1)", len(bp))
 		}
 		for i, b := range bp {
-			f := "config.breakpoints[" + strconv.Itoa(i) + "]"
+			f := func() string { return "config.breakpoints[" + strconv.Itoa(i) + "]" }
 			switch {
 			case !finite(b):
-				return invalid(f, "%v is not finite", b)
+				return invalid(f(), "%v is not finite", b)
 			case i == 0 && b != 0:
-				return invalid(f, "%v (the first breakpoint must be 0)", b)
+				return invalid(f(), "%v (the first breakpoint must be 0)", b)
 			case i == len(bp)-1 && b != 1:
-				return invalid(f, "%v (the last breakpoint must be 1)", b)
+				return invalid(f(), "%v (the last breakpoint must be 1)", b)
 			case i > 0 && b <= bp[i-1]:
-				return invalid(f, "%v is not above the previous breakpoint %v", b, bp[i-1])
+				return invalid(f(), "%v is not above the previous breakpoint %v", b, bp[i-1])
 			}
 		}
 		d.bp = append(d.bp, bp...)

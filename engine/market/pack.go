@@ -1,6 +1,9 @@
 package market
 
-import "slices"
+import (
+	"encoding/binary"
+	"slices"
+)
 
 // Round packing: given counts n_j ≤ T, find x_{j,t} ∈ {0,1} with
 // Σ_t x_{j,t} = n_j and Σ_j w_j·x_{j,t} ≤ M for every round t.
@@ -117,7 +120,7 @@ const (
 )
 
 // packBudget bounds the exact search's nodes per call.
-const packBudget = 200000
+const packBudget = 50000
 
 // packCounts packs counts into w.x, exactly: the greedy, then, when the
 // greedy is not guaranteed exact and fails, the depth-first search.
@@ -151,8 +154,11 @@ func (w *Workspace) packDFS(counts []int32) packResult {
 	w.dfsPick = grow(w.dfsPick, N*(T+1))
 	w.dfsGrp = grow(w.dfsGrp, N*(T+1))
 	w.budget = packBudget
-	r := w.dfsJob(0, counts)
-	return r
+	if w.dfsFail == nil {
+		w.dfsFail = make(map[string]struct{})
+	}
+	clear(w.dfsFail)
+	return w.dfsJob(0, counts)
 }
 
 func (w *Workspace) dfsJob(pos int, counts []int32) packResult {
@@ -188,6 +194,15 @@ func (w *Workspace) dfsJob(pos int, counts []int32) packResult {
 	if avail < n {
 		return unpackable
 	}
+	// States (position, multiset of free GPUs) already refuted.
+	key := binary.LittleEndian.AppendUint32(w.dfsKey[:0], uint32(pos))
+	for _, t := range ord {
+		key = binary.LittleEndian.AppendUint32(key, uint32(free[t]))
+	}
+	w.dfsKey = key
+	if _, seen := w.dfsFail[string(key)]; seen {
+		return unpackable
+	}
 	// Enumerate selections as group counts, lexicographically from the most
 	// free group: pick[g] rounds of group g, taking each group's first rounds.
 	gstart := w.dfsGroups(pos, ord[:avail])
@@ -213,9 +228,23 @@ func (w *Workspace) dfsJob(pos int, counts []int32) packResult {
 			}
 		}
 		if !nextPick(pick, gstart) {
+			if result == unpackable {
+				w.dfsFail[w.stateKey(pos, ord)] = struct{}{}
+			}
 			return result
 		}
 	}
+}
+
+// stateKey rebuilds the memo key of depth pos (deeper calls reused the
+// buffer); ord is sorted by free desc and free is as on entry.
+func (w *Workspace) stateKey(pos int, ord []int32) string {
+	key := binary.LittleEndian.AppendUint32(w.dfsKey[:0], uint32(pos))
+	for _, t := range ord {
+		key = binary.LittleEndian.AppendUint32(key, uint32(w.free[t]))
+	}
+	w.dfsKey = key
+	return string(key)
 }
 
 // dfsGroups splits ord (sorted by free desc) into runs of equal free GPUs

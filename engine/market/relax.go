@@ -68,8 +68,11 @@ func (w *Workspace) classes(nj int) {
 	rank := w.rankPos
 	for c := 0; c < K; c++ {
 		slices.SortFunc(w.mg[w.cstart[c]:w.cstart[c+1]], func(a, b marg) int {
-			if a.d != b.d {
-				return cmp.Compare(b.d, a.d)
+			if a.d > b.d {
+				return -1
+			}
+			if a.d < b.d {
+				return 1
 			}
 			if a.j != b.j {
 				return cmp.Compare(rank[a.j], rank[b.j])

@@ -1,8 +1,10 @@
 package market
 
 import (
+	"cmp"
 	"context"
 	"math"
+	"slices"
 )
 
 // The count relaxation aggregates capacity over the window, and aggregate
@@ -154,7 +156,8 @@ func (w *Workspace) branchJob(fail int, lo, counts []int32, tau float64) int32 {
 
 // repair turns unpackable counts into packable ones ≥ lo: the lower bounds
 // first, then each job's extra rounds where they still fit (most free
-// first). A better result becomes the incumbent.
+// first), the jobs that would otherwise keep the longest residual runtime
+// (the makespan term) first. A better result becomes the incumbent.
 func (w *Workspace) repair(lo, counts []int32) {
 	if ok, _ := w.pack(lo); !ok {
 		return
@@ -162,11 +165,18 @@ func (w *Workspace) repair(lo, counts []int32) {
 	T := w.cfg.T
 	got := w.rep[:len(lo)]
 	copy(got, lo)
+	by := w.repOrd[:0]
 	for _, j := range w.order {
-		extra := counts[j] - lo[j]
-		if extra <= 0 {
-			continue
+		if counts[j] > lo[j] {
+			by = append(by, j)
 		}
+	}
+	slices.SortStableFunc(by, func(a, b int32) int {
+		return cmp.Compare(w.res[int(b)*(T+1)+int(lo[b])], w.res[int(a)*(T+1)+int(lo[a])])
+	})
+	w.repOrd = by
+	for _, j := range by {
+		extra := counts[j] - lo[j]
 		wj := w.wid[j]
 		row := w.x[int(j)*T : int(j)*T+T]
 		for q := 0; q < T && extra > 0; q++ {

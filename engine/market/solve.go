@@ -66,9 +66,12 @@ type Workspace struct {
 	exactPack, unsure       bool
 	dfsOrd, dfsPick, dfsGrp []int32
 	budget                  int
+	dfsKey                  []byte
+	dfsFail                 map[string]struct{}
 
 	// search
 	lo0, hi0, lo, hi, counts, incCounts, rep []int32
+	repOrd                                   []int32
 	incX                                     []bool
 	inc                                      score
 	nodes                                    []node
@@ -200,7 +203,7 @@ func (w *Workspace) setup() error {
 	w.val = grow(w.val, N*(T+1))
 	w.res = grow(w.res, N*(T+1))
 	for _, s := range []*[]int32{&w.top, &w.order, &w.rankPos, &w.cls, &w.lam, &w.lo0, &w.hi0, &w.lo, &w.hi,
-		&w.counts, &w.incCounts, &w.rep, &w.byPi, &w.pi, &w.swapA, &w.swapB, &w.bfOrder} {
+		&w.counts, &w.incCounts, &w.rep, &w.repOrd, &w.byPi, &w.pi, &w.swapA, &w.swapB, &w.bfOrder} {
 		*s = grow(*s, N)
 	}
 	w.prio = grow(w.prio, N)

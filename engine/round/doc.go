@@ -1,0 +1,36 @@
+// Package round turns Shockwave's market planner into a round scheduler:
+// a pure function, [Plan], from a cluster state to a plan for the next T
+// rounds, and an incremental [Scheduler] that mirrors the authors'
+// ShockwaveScheduler (github.com/uw-mad-dash/shockwave,
+// scheduler/shockwave.py) and caches plans between re-plans.
+//
+// # What a plan is made of
+//
+// For every active job, Plan
+//
+//  1. calibrates the profiled epoch durations against the measured
+//     throughput timeline, when there is one (predictor.Calibrate);
+//  2. predicts the remaining runtime R_j, its posterior spread, the mean
+//     epoch duration D̄_j and the elapsed isolated time (predictor.Predict),
+//     unless the caller supplies them ([Known]);
+//  3. computes the fair finish-time target FT*_j: on re-estimation (after an
+//     arrival or a completion, [State.Reestimate]) it records the
+//     uniform-share estimate submit + (elapsed + R_j)/min(1, M/N) for the
+//     round, and FT*_j is the momentum average of the job's history
+//     (predictor.FinishSeries);
+//  4. solves the round program and packs, ranks and backfills the rounds
+//     (package market).
+//
+// Plan is pure: the state carries the history (each job's finish-time
+// estimates and throughput samples), the result carries what to append to
+// it. The [Scheduler] does that bookkeeping itself.
+//
+// # When the Scheduler re-plans
+//
+// As in the authors' simulator: on an arrival ([Scheduler.Add]) or a
+// completion ([Scheduler.Remove]), both of which also re-estimate FT*;
+// every ReoptRounds rounds (8, counted by [Scheduler.EndRound]); and when
+// the current round is past the cached window. Between re-plans
+// [Scheduler.Schedule] returns the cached round, so only the first rounds of
+// a T-round plan are ever executed.
+package round

@@ -1,0 +1,210 @@
+package round
+
+import (
+	"context"
+
+	"github.com/orrery/orrery/engine/market"
+	"github.com/orrery/orrery/engine/predictor"
+)
+
+// Result is a plan for the window's T rounds, starting at Round.
+//
+// Slices point into the [Planner] that produced the Result and are
+// overwritten by its next Plan.
+type Result struct {
+	Round     int           // absolute index of the window's first round
+	Status    market.Status // Optimal, Feasible (with Bound) or Infeasible
+	Relaxed   bool          // the finish-time-fair program was infeasible
+	Objective float64       // of the program solved
+	Bound     float64       // on its optimum
+	Welfare   float64       // the Nash-welfare term
+	Makespan  float64       // max residual runtime after the window, s
+	Nodes     int           // branch-and-bound nodes
+	// Rounds[t] lists the IDs of the jobs to run in round Round+t: the
+	// planned ones (ascending input position), then the backfilled ones.
+	Rounds [][]int
+	// Backfill[t] is the tail of Rounds[t] added by the work-conserving
+	// backfill.
+	Backfill [][]int
+	Jobs     []JobResult // input order
+}
+
+// JobResult is one job's share of the plan and the predictions behind it.
+type JobResult struct {
+	ID           int
+	Rounds       int     // n_j, rounds planned in the window
+	Epochs       float64 // y_j, epochs planned
+	Priority     float64 // p_j (1 on the finish-time-fair path)
+	Remaining    float64 // R_j, s
+	RemainingStd float64 // posterior standard deviation of R_j, s (0 with Known)
+	MeanEpoch    float64 // D̄_j, s
+	FairFinish   float64 // FT*_j, s
+	// Estimate is the finish-time estimate recorded in this round (when
+	// State.Reestimate or the job had no history), or 0. A caller keeping
+	// the history appends {Round, Estimate} to the job's Finish.
+	Estimate float64
+	// Calibration is the factor applied to the profiled durations (1 when
+	// the profile agreed with the measured throughput or there was none).
+	Calibration float64
+}
+
+// Planner computes plans; it keeps the buffers of the predictor, the FT*
+// series and the market solver, so steady-state planning does not allocate.
+// A Planner is not safe for concurrent use.
+type Planner struct {
+	pred   predictor.Predictor
+	series predictor.FinishSeries
+	ws     market.Workspace
+	prob   market.Problem
+	cur    []float64
+	res    Result
+	ids    []int
+}
+
+// Plan computes the plan of s with a fresh [Planner].
+func Plan(ctx context.Context, s *State) (*Result, error) {
+	return new(Planner).Plan(ctx, s)
+}
+
+// Plan predicts every job's remaining runtime, mean epoch duration and fair
+// finish time (package predictor), solves the round program (package
+// market) and returns the plan. It is a pure function of s: s is not
+// modified. Invalid input gives a *[FieldError]; a context that ends gives
+// the best plan found, never an error.
+func (pl *Planner) Plan(ctx context.Context, s *State) (*Result, error) {
+	if s.GPUs < 1 {
+		return nil, invalid("gpus", "%d GPUs (want ≥ 1)", s.GPUs)
+	}
+	if s.Round < 0 {
+		return nil, invalid("round", "%d (want ≥ 0)", s.Round)
+	}
+	cfg := &s.Config
+	if !finite(cfg.Momentum) || cfg.Momentum < 0 || cfg.Momentum > 1 {
+		return nil, invalid("config.momentum", "%v (want a value in [0, 1])", cfg.Momentum)
+	}
+	if !finite(cfg.Tolerance) || cfg.Tolerance < 0 {
+		return nil, invalid("config.tolerance", "%v (want a finite value ≥ 0)", cfg.Tolerance)
+	}
+	if cfg.ReoptRounds < 0 {
+		return nil, invalid("config.reopt_rounds", "%d (want ≥ 0)", cfg.ReoptRounds)
+	}
+	delta := cfg.Market.RoundSeconds
+	if delta == 0 {
+		delta = market.DefaultRoundSeconds
+	}
+	if !finite(delta) || delta < 0 {
+		return nil, invalid("config.round_s", "%v (want a finite duration > 0)", cfg.Market.RoundSeconds)
+	}
+	pl.pred.Options = cfg.Predictor
+	pl.series.Momentum = cfg.Momentum
+	N := len(s.Jobs)
+	res := &pl.res
+	res.Jobs = grow(res.Jobs, N)
+	pl.prob.Jobs = grow(pl.prob.Jobs, N)
+	for i := range s.Jobs {
+		j := &s.Jobs[i]
+		if err := checkJob(jobField(i, ""), j, s.GPUs, s.Round); err != nil {
+			return nil, err
+		}
+		jr := &res.Jobs[i]
+		*jr = JobResult{ID: j.ID, Calibration: 1}
+		E := j.Epochs
+		if E == 0 {
+			E = len(j.EpochBS)
+		}
+		var elapsed float64
+		if k := j.Known; k != nil {
+			jr.Remaining, jr.MeanEpoch, elapsed = k.Remaining, k.MeanEpoch, k.Elapsed
+		} else {
+			dur := j.EpochDur
+			if len(j.Timeline) > 0 {
+				pl.cur = append(pl.cur[:0], j.EpochDur...)
+				pre := j.ProfiledDur
+				if pre == nil {
+					pre = j.EpochDur
+				}
+				f, _, err := predictor.Calibrate(pl.cur, pre, j.SamplesPerEpoch, j.Timeline,
+					predictor.CalibrateOptions{RoundSec: delta, Tolerance: cfg.Tolerance})
+				if err != nil {
+					return nil, fromPredictor(i, err)
+				}
+				jr.Calibration, dur = f, pl.cur
+			}
+			est, err := pl.pred.Predict(&predictor.Job{Epochs: j.Epochs, Progress: j.Progress,
+				EpochBS: j.EpochBS, EpochDur: dur, Modes: j.Modes, ModeDur: j.ModeDur})
+			if err != nil {
+				return nil, fromPredictor(i, err)
+			}
+			jr.Remaining, jr.RemainingStd, jr.MeanEpoch, elapsed = est.Remaining, est.Std(), est.MeanEpoch, est.Elapsed
+		}
+		// FT*: the caller's, or the momentum average of the history plus
+		// (on re-estimation) this round's uniform-share estimate.
+		if k := j.Known; k != nil && k.FairFinish > 0 {
+			jr.FairFinish = k.FairFinish
+		} else {
+			pl.series.Reset()
+			for _, p := range j.Finish {
+				if err := pl.series.Add(p.Round, p.Estimate); err != nil {
+					return nil, fromPredictor(i, err)
+				}
+			}
+			if s.Reestimate || len(j.Finish) == 0 {
+				est, err := predictor.FinishEstimate(j.Submit, elapsed, jr.Remaining, s.GPUs, N)
+				if err != nil {
+					return nil, fromPredictor(i, err)
+				}
+				jr.Estimate = est
+				if err := pl.series.Add(s.Round, est); err != nil {
+					return nil, fromPredictor(i, err)
+				}
+			}
+			ft, err := pl.series.Target(s.Round)
+			if err != nil {
+				return nil, fromPredictor(i, err)
+			}
+			if !(ft > 0) {
+				return nil, invalid(jobField(i, "finish"), "fair finish time %v s is not positive", ft)
+			}
+			jr.FairFinish = ft
+		}
+		pl.prob.Jobs[i] = market.Job{ID: j.ID, GPUs: j.GPUs, Epochs: E, Progress: j.Progress,
+			MeanEpoch: jr.MeanEpoch, Remaining: jr.Remaining, FairFinish: jr.FairFinish}
+	}
+	pl.prob.GPUs, pl.prob.Round, pl.prob.Config = s.GPUs, s.Round, cfg.Market
+	sol, err := pl.ws.Solve(ctx, &pl.prob)
+	if err != nil {
+		return nil, fromMarket(err)
+	}
+	res.Round, res.Status, res.Relaxed = s.Round, sol.Status, sol.Relaxed
+	res.Objective, res.Bound, res.Welfare, res.Makespan, res.Nodes = sol.Objective, sol.Bound, sol.Welfare, sol.Makespan, sol.Nodes
+	for i := range res.Jobs {
+		res.Jobs[i].Rounds, res.Jobs[i].Epochs, res.Jobs[i].Priority = sol.Count[i], sol.Epochs[i], sol.Priority[i]
+	}
+	ids := pl.ids[:0]
+	T := len(sol.Rounds)
+	for t := 0; t < T; t++ {
+		for _, j := range sol.Rounds[t] {
+			ids = append(ids, s.Jobs[j].ID)
+		}
+		for _, j := range sol.Backfill[t] {
+			ids = append(ids, s.Jobs[j].ID)
+		}
+	}
+	pl.ids = ids
+	res.Rounds, res.Backfill = res.Rounds[:0], res.Backfill[:0]
+	at := 0
+	for t := 0; t < T; t++ {
+		np, nb := len(sol.Rounds[t]), len(sol.Backfill[t])
+		res.Rounds = append(res.Rounds, ids[at:at+np+nb:at+np+nb])
+		res.Backfill = append(res.Backfill, ids[at+np:at+np+nb:at+np+nb])
+		at += np + nb
+	}
+	return res, nil
+}
+
+func grow[S ~[]E, E any](s S, n int) S {
+	if cap(s) < n {
+		return make(S, n)
+	}
+	return s[:n]
+}

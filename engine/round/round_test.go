@@ -1,0 +1,364 @@
+package round
+
+import (
+	"context"
+	"errors"
+	"math"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/orrery/orrery/engine/market"
+	"github.com/orrery/orrery/engine/predictor"
+	"github.com/orrery/orrery/engine/throughput"
+	"github.com/orrery/orrery/engine/trace"
+)
+
+func testdata(name ...string) string {
+	return filepath.Join(append([]string{"..", "..", "testdata", "shockwave"}, name...)...)
+}
+
+// traceJobs returns the first n jobs of the authors' 120-job trace with
+// their derived profiles (whole-second durations, as JobMetaData holds
+// them), and the tacc_32gpus configuration.
+func traceJobs(t testing.TB, n int) ([]trace.Job, []Job, Config) {
+	t.Helper()
+	tjobs, err := trace.ParseFile(testdata("traces", "120_0.2_5_100_40_25_0,0.5,0.5_0.6,0.3,0.09,0.01_multigpu_dynamic.trace"))
+	if err != nil {
+		t.Skipf("trace: %v", err)
+	}
+	tab, err := throughput.LoadFile(testdata("tacc_throughputs.json"))
+	if err != nil {
+		t.Skipf("throughputs: %v", err)
+	}
+	tc, err := trace.LoadConfigFile(testdata("configurations", "tacc_32gpus.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tjobs = tjobs[:n]
+	jobs := make([]Job, n)
+	for i := range tjobs {
+		p, err := trace.Derive(&tjobs[i], tab, trace.DeriveOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		jobs[i] = Job{ID: tjobs[i].ID, GPUs: tjobs[i].GPUs, Submit: tjobs[i].Arrival,
+			EpochBS: p.EpochBS, EpochDur: p.MetadataDurations(nil)}
+	}
+	cfg := Config{Market: market.Config{Rounds: tc.FutureRounds, K: tc.K, Lambda: tc.Lambda, RhoMax: tc.RhoMax, Breakpoints: tc.LogBases}}
+	return tjobs, jobs, cfg
+}
+
+// TestSchedulerSimulation drives the Scheduler through a simplified version
+// of the authors' round loop on the first 40 jobs of their 120-job trace:
+// arrivals are admitted at round boundaries, scheduled jobs progress by Δ
+// seconds of their profiled epochs, finished jobs leave. Every round must
+// fit the cluster, every job must finish, and the Scheduler must re-plan
+// exactly on its triggers (arrival, completion, 8 rounds, window used up).
+func TestSchedulerSimulation(t *testing.T) {
+	const M, N = 32, 40
+	tjobs, jobs, cfg := traceJobs(t, N)
+	s, err := New(M, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	T := cfg.Market.Rounds
+	delta := market.DefaultRoundSeconds
+	done := make([]float64, N) // seconds of isolated work done
+	progress := make([]int, N)
+	finished := make([]bool, N)
+	admitted, replans := 0, 0
+	lastPlan, since, completedPrev := -1, 0, false
+	for r := 0; r < 3000; r++ {
+		now := float64(r) * delta
+		arrived := false
+		for admitted < N && tjobs[admitted].Arrival <= now {
+			if err := s.Add(jobs[admitted]); err != nil {
+				t.Fatal(err)
+			}
+			admitted++
+			arrived = true
+		}
+		ids, err := s.Schedule(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Len() > 0 {
+			periodic := since == 0 && r > 0
+			want := lastPlan < 0 || arrived || completedPrev || periodic || r >= lastPlan+T
+			got := s.LastPlan().Round == r
+			if got != want {
+				t.Fatalf("round %d: re-planned %v, want %v (arrival %v, completion %v, periodic %v, last plan %d)",
+					r, got, want, arrived, completedPrev, periodic, lastPlan)
+			}
+			if got {
+				lastPlan = r
+				replans++
+			}
+		}
+		used := 0
+		seen := map[int]bool{}
+		for _, id := range ids {
+			if seen[id] {
+				t.Fatalf("round %d: job %d scheduled twice", r, id)
+			}
+			seen[id] = true
+			used += jobs[id].GPUs
+		}
+		if used > M {
+			t.Fatalf("round %d uses %d GPUs of %d", r, used, M)
+		}
+		completedPrev = false
+		for _, id := range ids {
+			done[id] += delta
+			for progress[id] < len(jobs[id].EpochDur) && sumTo(jobs[id].EpochDur, progress[id]+1) <= done[id]+1e-9 {
+				progress[id]++
+			}
+			if progress[id] == len(jobs[id].EpochDur) {
+				finished[id], completedPrev = true, true
+				if err := s.Remove(id); err != nil {
+					t.Fatal(err)
+				}
+			} else if err := s.Progress(id, progress[id]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		s.EndRound()
+		if since++; since >= DefaultReoptRounds {
+			since = 0
+		}
+		if admitted == N && s.Len() == 0 {
+			break
+		}
+	}
+	for id, f := range finished {
+		if !f {
+			t.Fatalf("job %d did not finish (progress %d/%d)", id, progress[id], len(jobs[id].EpochDur))
+		}
+	}
+	t.Logf("%d re-plans", replans)
+}
+
+func sumTo(d []float64, n int) float64 {
+	s := 0.0
+	for _, v := range d[:n] {
+		s += v
+	}
+	return s
+}
+
+// knownJob is a job with caller-supplied predictions.
+func knownJob(id, gpus, epochs int, r, d float64) Job {
+	return Job{ID: id, GPUs: gpus, Epochs: epochs, Known: &Known{Remaining: r, MeanEpoch: d}}
+}
+
+// TestSchedulerTriggers checks the re-plan rule: arrivals, completions,
+// every ReoptRounds rounds and leaving the window re-plan; nothing else.
+func TestSchedulerTriggers(t *testing.T) {
+	cfg := Config{Market: market.Config{Rounds: 5}, ReoptRounds: 3}
+	s, err := New(4, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id := 0; id < 6; id++ {
+		if err := s.Add(knownJob(id, 1+id%2, 50, 3000+float64(id)*100, 60)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx := context.Background()
+	planned := func() int { return s.LastPlan().Round }
+	step := func(wantPlanRound int) {
+		t.Helper()
+		if _, err := s.Schedule(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if got := planned(); got != wantPlanRound {
+			t.Fatalf("round %d: plan made in round %d, want %d", s.Round(), got, wantPlanRound)
+		}
+		s.EndRound()
+	}
+	step(0) // first schedule
+	step(0)
+	step(0)
+	step(3) // ReoptRounds = 3
+	step(3)
+	if err := s.Remove(2); err != nil {
+		t.Fatal(err)
+	}
+	step(5) // completion
+	step(6) // 3 rounds since the periodic re-plan at 3
+	if err := s.Add(knownJob(9, 1, 10, 500, 30)); err != nil {
+		t.Fatal(err)
+	}
+	step(7) // arrival
+	step(7)
+	step(9) // periodic
+	// Finish-time history: one estimate per re-estimation (arrivals and
+	// completions: rounds 0, 5 and 7), none on periodic re-plans.
+	j := s.jobs[s.find(0)]
+	var rounds []int
+	for _, p := range j.Finish {
+		rounds = append(rounds, p.Round)
+	}
+	if !slices.Equal(rounds, []int{0, 5, 7}) {
+		t.Fatalf("job 0 finish estimates made in rounds %v, want [0 5 7]", rounds)
+	}
+	// Errors.
+	if err := s.Add(knownJob(9, 1, 10, 500, 30)); !errors.Is(err, ErrDuplicate) {
+		t.Fatalf("duplicate add: %v", err)
+	}
+	if err := s.Remove(42); !errors.Is(err, ErrUnknownID) {
+		t.Fatalf("unknown remove: %v", err)
+	}
+	if err := s.Progress(0, 51); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("progress past the end: %v", err)
+	}
+}
+
+// TestSchedulerWindow re-plans once the cached window is used up.
+func TestSchedulerWindow(t *testing.T) {
+	s, _ := New(2, Config{Market: market.Config{Rounds: 2}, ReoptRounds: 100})
+	s.Add(knownJob(1, 1, 100, 1e5, 100))
+	s.Add(knownJob(2, 2, 100, 1e5, 100))
+	for r := 0; r < 6; r++ {
+		if _, err := s.Schedule(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if want := r - r%2; s.LastPlan().Round != want {
+			t.Fatalf("round %d: plan from round %d, want %d", r, s.LastPlan().Round, want)
+		}
+		s.EndRound()
+	}
+}
+
+// TestPlanMatchesMarket checks that Plan is the predictor followed by the
+// market: the same plan as solving the market problem built by hand.
+func TestPlanMatchesMarket(t *testing.T) {
+	_, jobs, cfg := traceJobs(t, 30)
+	st := &State{GPUs: 8, Round: 12, Reestimate: true, Config: cfg}
+	for i, j := range jobs {
+		j.Progress = (i * 7) % (len(j.EpochBS) / 2)
+		j.Finish = []FinishPoint{{Round: 2, Estimate: j.Submit + 4000 + float64(i)*50}}
+		st.Jobs = append(st.Jobs, j)
+	}
+	res, err := Plan(context.Background(), st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pred predictor.Predictor
+	prob := market.Problem{GPUs: 8, Round: 12, Config: cfg.Market}
+	for _, j := range st.Jobs {
+		est, err := pred.Predict(&predictor.Job{Progress: j.Progress, EpochBS: j.EpochBS, EpochDur: j.EpochDur})
+		if err != nil {
+			t.Fatal(err)
+		}
+		now := j.Submit + (est.Elapsed+est.Remaining)/math.Min(1, 8.0/30)
+		var fs predictor.FinishSeries
+		fs.Add(2, j.Finish[0].Estimate)
+		fs.Add(12, now)
+		ft, _ := fs.Target(12)
+		prob.Jobs = append(prob.Jobs, market.Job{ID: j.ID, GPUs: j.GPUs, Epochs: len(j.EpochBS), Progress: j.Progress,
+			MeanEpoch: est.MeanEpoch, Remaining: est.Remaining, FairFinish: ft})
+	}
+	sol, err := market.Solve(context.Background(), &prob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != sol.Status || res.Objective != sol.Objective || res.Relaxed != sol.Relaxed {
+		t.Fatalf("Plan: %v %v %v; market: %v %v %v", res.Status, res.Relaxed, res.Objective, sol.Status, sol.Relaxed, sol.Objective)
+	}
+	for tt := range sol.Rounds {
+		var want []int
+		for _, j := range sol.Rounds[tt] {
+			want = append(want, st.Jobs[j].ID)
+		}
+		for _, j := range sol.Backfill[tt] {
+			want = append(want, st.Jobs[j].ID)
+		}
+		if !slices.Equal(res.Rounds[tt], want) {
+			t.Fatalf("round %d: %v, want %v", tt, res.Rounds[tt], want)
+		}
+	}
+	// Pure and deterministic: the same state plans the same, and st is intact.
+	again, err := new(Planner).Plan(context.Background(), st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Objective != res.Objective || len(st.Jobs[0].Finish) != 1 {
+		t.Fatal("Plan is not deterministic or modified its state")
+	}
+}
+
+func TestPlanAllocations(t *testing.T) {
+	_, jobs, cfg := traceJobs(t, 60)
+	st := &State{GPUs: 16, Round: 30, Reestimate: true, Jobs: jobs, Config: cfg}
+	for i := range st.Jobs {
+		st.Jobs[i].Progress = i % 5
+	}
+	var pl Planner
+	if _, err := pl.Plan(context.Background(), st); err != nil {
+		t.Fatal(err)
+	}
+	if n := testing.AllocsPerRun(20, func() { pl.Plan(context.Background(), st) }); n != 0 {
+		t.Fatalf("%v allocations per steady-state plan", n)
+	}
+}
+
+func TestPlanBadInput(t *testing.T) {
+	base := func() *State {
+		return &State{GPUs: 4, Round: 3, Jobs: []Job{
+			{ID: 1, GPUs: 1, EpochBS: []int{32, 32, 64}, EpochDur: []float64{10, 10, 8}},
+			{ID: 2, GPUs: 2, Epochs: 5, Known: &Known{Remaining: 100, MeanEpoch: 20}},
+		}}
+	}
+	cases := []struct {
+		name  string
+		edit  func(*State)
+		field string
+		want  error
+	}{
+		{"gpus", func(s *State) { s.GPUs = 0 }, "gpus", ErrInvalid},
+		{"job wider than cluster", func(s *State) { s.Jobs[0].GPUs = 8 }, "jobs[0].gpus", ErrInvalid},
+		{"NaN duration", func(s *State) { s.Jobs[0].EpochDur[1] = math.NaN() }, "jobs[0].epoch_dur[1]", predictor.ErrInvalid},
+		{"negative duration", func(s *State) { s.Jobs[0].EpochDur[0] = -1 }, "jobs[0].epoch_dur[0]", predictor.ErrInvalid},
+		{"zero epochs", func(s *State) { s.Jobs[0].EpochBS, s.Jobs[0].EpochDur = nil, nil }, "jobs[0].epoch_bs", predictor.ErrNoEpochs},
+		{"progress past total", func(s *State) { s.Jobs[0].Progress = 4 }, "jobs[0].progress", predictor.ErrProgress},
+		{"unknown batch size", func(s *State) {
+			s.Jobs[0].Modes, s.Jobs[0].ModeDur = []int{32}, []float64{10}
+		}, "jobs[0].epoch_bs[2]", predictor.ErrUnknownBatchSize},
+		{"known NaN", func(s *State) { s.Jobs[1].Known.Remaining = math.NaN() }, "jobs[1].known.remaining_s", ErrInvalid},
+		{"known progress", func(s *State) { s.Jobs[1].Progress = 6 }, "jobs[1].progress", market.ErrInvalid},
+		{"duplicate id", func(s *State) { s.Jobs[1].ID = 1 }, "jobs[1].id", market.ErrInvalid},
+		{"empty window", func(s *State) { s.Config.Market.Rounds = -1 }, "config.rounds", market.ErrInvalid},
+		{"finish order", func(s *State) {
+			s.Jobs[0].Finish = []FinishPoint{{Round: 2, Estimate: 5}, {Round: 1, Estimate: 6}}
+		}, "jobs[0].finish[1].round", ErrInvalid},
+		{"finish in the future", func(s *State) { s.Jobs[0].Finish = []FinishPoint{{Round: 9, Estimate: 5}} }, "jobs[0].finish[0].round", ErrInvalid},
+		{"momentum", func(s *State) { s.Config.Momentum = 2 }, "config.momentum", ErrInvalid},
+		{"calibration without dataset size", func(s *State) {
+			s.Jobs[0].Timeline = []predictor.Sample{{Round: 1, ItPerSec: 3, BatchSize: 32}}
+		}, "jobs[0].samples_per_epoch", ErrInvalid},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := base()
+			if _, err := Plan(context.Background(), s); err != nil {
+				t.Fatalf("base state: %v", err)
+			}
+			c.edit(s)
+			_, err := Plan(context.Background(), s)
+			var fe *FieldError
+			if !errors.As(err, &fe) || fe.Field != c.field || !errors.Is(err, c.want) {
+				t.Fatalf("got %v (field %q), want field %q wrapping %v", err, fieldOf(err), c.field, c.want)
+			}
+		})
+	}
+}
+
+func fieldOf(err error) string {
+	var fe *FieldError
+	if errors.As(err, &fe) {
+		return fe.Field
+	}
+	return ""
+}

@@ -1,0 +1,192 @@
+package round
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+
+	"github.com/orrery/orrery/engine/market"
+	"github.com/orrery/orrery/engine/predictor"
+)
+
+// DefaultReoptRounds is the authors' REOPT_ROUNDS: a periodic re-plan every
+// 8 rounds.
+const DefaultReoptRounds = 8
+
+// Config holds the planner's knobs. The zero value is the authors'
+// tacc_32gpus configuration with their predictor.
+type Config struct {
+	// Market is the round program's configuration (window, round length,
+	// k, λ, ρ_max, log breakpoints, ...). Market.RoundSeconds is also the
+	// round length used for calibration.
+	Market market.Config
+	// Predictor selects the remaining-runtime estimator and prior strength.
+	Predictor predictor.Options
+	// Momentum is the weight of the time-weighted mean in FT*; 0 means 0.9.
+	Momentum float64
+	// Tolerance is the calibration tolerance; 0 means 0.4.
+	Tolerance float64
+	// ReoptRounds is the period of forced re-plans of a [Scheduler]; 0
+	// means 8. Plan ignores it.
+	ReoptRounds int
+}
+
+// Job is one active job as the planner sees it. Times are seconds.
+type Job struct {
+	ID     int
+	GPUs   int     // GPUs the job runs on
+	Submit float64 // submission time, seconds since the start of the trace
+	// Epochs is E; 0 means len(EpochBS).
+	Epochs int
+	// Progress is F, the completed epochs.
+	Progress int
+	// EpochBS and EpochDur are the profile: the batch size and the duration
+	// (on the job's GPUs) of each epoch, for all E epochs, or, with Modes
+	// and ModeDur declared, for the epochs 0..F seen so far.
+	EpochBS  []int
+	EpochDur []float64
+	// Modes and ModeDur declare the job's candidate batch sizes and their
+	// epoch durations (see package predictor); nil means the authors'
+	// hindsight modes (the distinct batch sizes of EpochBS).
+	Modes   []int
+	ModeDur []float64
+	// Calibration (optional): when Timeline is not empty, EpochDur is
+	// checked against the measured throughput and rescaled from
+	// ProfiledDur (nil means EpochDur) as the authors do before every use.
+	// SamplesPerEpoch is the dataset size.
+	ProfiledDur     []float64
+	SamplesPerEpoch float64
+	Timeline        []predictor.Sample
+	// Finish holds the job's earlier finish-time estimates, the history
+	// FT* is computed from.
+	Finish []FinishPoint
+	// Known, if not nil, replaces the predictor: the caller's own R_j, D̄_j
+	// and elapsed time (and FT*_j when FairFinish > 0).
+	Known *Known
+}
+
+// FinishPoint is one finish-time estimate and the round it was made in.
+type FinishPoint struct {
+	Round    int
+	Estimate float64
+}
+
+// Known carries predictions made by the caller.
+type Known struct {
+	Remaining  float64 // R_j ≥ 0
+	MeanEpoch  float64 // D̄_j > 0
+	Elapsed    float64 // Σ_{e<F} d_e ≥ 0, for finish-time estimates
+	FairFinish float64 // FT*_j; 0 means from the Finish history
+}
+
+// State is everything Plan needs: the cluster, the round about to start and
+// the active jobs.
+type State struct {
+	GPUs  int // M
+	Round int // r, the absolute index of the round about to be planned
+	// Reestimate records a finish-time estimate for every job at Round
+	// before planning, as the authors do on the re-plan that follows an
+	// arrival or a completion. Jobs with no history always get one.
+	Reestimate bool
+	Jobs       []Job
+	Config     Config
+}
+
+// Sentinel errors. Invalid input is a *[FieldError] wrapping one of them
+// (or the market's or predictor's sentinels).
+var (
+	ErrInvalid   = errors.New("round: invalid state")
+	ErrUnknownID = errors.New("round: unknown job ID")
+	ErrDuplicate = errors.New("round: duplicate job ID")
+)
+
+// FieldError names the invalid field with its JSON path ("jobs[2].epoch_dur[7]").
+type FieldError struct {
+	Field string
+	Err   error
+}
+
+func (e *FieldError) Error() string { return e.Field + ": " + e.Err.Error() }
+func (e *FieldError) Unwrap() error { return e.Err }
+
+func jobField(i int, name string) string { return "jobs[" + strconv.Itoa(i) + "]." + name }
+
+func invalid(field, format string, args ...any) error {
+	return &FieldError{Field: field, Err: fmt.Errorf("%w: "+format, append([]any{ErrInvalid}, args...)...)}
+}
+
+// fromPredictor renames a predictor error's field to the JSON path of job i.
+func fromPredictor(i int, err error) error {
+	var pe *predictor.FieldError
+	if !errors.As(err, &pe) {
+		return &FieldError{Field: "jobs[" + strconv.Itoa(i) + "]", Err: err}
+	}
+	name := map[string]string{
+		"Job.Epochs": "epochs", "Job.Progress": "progress", "Job.EpochBS": "epoch_bs",
+		"Job.EpochDur": "epoch_dur", "Job.Modes": "modes", "Job.ModeDur": "mode_dur",
+		"pre": "profiled_dur", "cur": "epoch_dur", "samplesPerEpoch": "samples_per_epoch",
+		"timeline": "timeline", "Timeline": "timeline",
+	}[pe.Field]
+	if name == "" {
+		return &FieldError{Field: "jobs[" + strconv.Itoa(i) + "]", Err: err}
+	}
+	f := jobField(i, name)
+	if pe.Index >= 0 {
+		f += "[" + strconv.Itoa(pe.Index) + "]"
+	}
+	return &FieldError{Field: f, Err: err}
+}
+
+// fromMarket passes a market error on with its field path, which is the
+// same in the wire schema (the config is flat there).
+func fromMarket(err error) error {
+	var me *market.FieldError
+	if !errors.As(err, &me) {
+		return err
+	}
+	return &FieldError{Field: me.Field, Err: err}
+}
+
+func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+
+// checkJob validates what Plan reads directly (the predictor and the market
+// check the rest).
+func checkJob(prefix string, j *Job, gpus, round int) error {
+	f := func(name string) string { return prefix + name }
+	switch {
+	case j.GPUs < 1 || j.GPUs > gpus:
+		return invalid(f("gpus"), "%d GPUs on a %d-GPU cluster", j.GPUs, gpus)
+	case !finite(j.Submit):
+		return invalid(f("submit_s"), "%v is not finite", j.Submit)
+	case j.Epochs < 0:
+		return invalid(f("epochs"), "%d (want ≥ 1, or 0 for the profile's length)", j.Epochs)
+	}
+	for k, p := range j.Finish {
+		if p.Round < 0 || p.Round > round || (k > 0 && p.Round < j.Finish[k-1].Round) {
+			return invalid(f("finish["+strconv.Itoa(k)+"].round"), "%d (rounds must not decrease and not pass the current round %d)", p.Round, round)
+		}
+		if !finite(p.Estimate) {
+			return invalid(f("finish["+strconv.Itoa(k)+"].estimate_s"), "%v is not finite", p.Estimate)
+		}
+	}
+	if len(j.Timeline) > 0 && !(j.SamplesPerEpoch > 0 && finite(j.SamplesPerEpoch)) {
+		return invalid(f("samples_per_epoch"), "%v (calibration needs the dataset size)", j.SamplesPerEpoch)
+	}
+	if k := j.Known; k != nil {
+		switch {
+		case !finite(k.Remaining) || k.Remaining < 0:
+			return invalid(f("known.remaining_s"), "%v (want a finite duration ≥ 0)", k.Remaining)
+		case !finite(k.MeanEpoch) || k.MeanEpoch <= 0:
+			return invalid(f("known.mean_epoch_s"), "%v (want a finite duration > 0)", k.MeanEpoch)
+		case !finite(k.Elapsed) || k.Elapsed < 0:
+			return invalid(f("known.elapsed_s"), "%v (want a finite duration ≥ 0)", k.Elapsed)
+		case !finite(k.FairFinish) || k.FairFinish < 0:
+			return invalid(f("known.fair_finish_s"), "%v (want a finite time ≥ 0)", k.FairFinish)
+		}
+		if j.Epochs < 1 && len(j.EpochBS) == 0 {
+			return invalid(f("epochs"), "%d (a job with known predictions needs its epoch count)", j.Epochs)
+		}
+	}
+	return nil
+}
