@@ -257,9 +257,9 @@ func (c *Config) resolve(d *config) error {
 	}
 	for i, b := range d.bp {
 		if i == 0 {
-			d.bpLogs = append(d.bpLogs, math.Log(d.logZero))
+			d.bpLogs = append(d.bpLogs, detLog(d.logZero))
 		} else {
-			d.bpLogs = append(d.bpLogs, math.Log(b))
+			d.bpLogs = append(d.bpLogs, detLog(b))
 		}
 	}
 	return nil

@@ -130,7 +130,7 @@ func (w *Workspace) rankRounds(ctx context.Context, counts []int32) float64 {
 				s += t
 			}
 		}
-		cost += c[j] * float64(s)
+		cost += float64(c[j] * float64(s))
 	}
 	return cost
 }

@@ -13,14 +13,14 @@ import (
 type score struct{ w, tau float64 }
 
 // value is W − k·τ.
-func (a score) value(k float64) float64 { return a.w - k*a.tau }
+func (a score) value(k float64) float64 { return a.w - float64(k*a.tau) }
 
 // diff is a − b computed term by term.
 func (a score) diff(b score, k float64) float64 {
 	if a.tau == b.tau {
 		return a.w - b.w
 	}
-	return (a.w - b.w) - k*(a.tau-b.tau)
+	return (a.w - b.w) - float64(k*(a.tau-b.tau))
 }
 
 // marg is one marginal welfare gain: job j going from n−1 to n rounds.

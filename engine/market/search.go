@@ -146,7 +146,7 @@ func (w *Workspace) branchJob(fail int, lo, counts []int32, tau float64) int32 {
 			continue
 		}
 		row := int(j) * (T + 1)
-		loss := w.val[row+int(n)] - w.val[row+int(n)-1] + k*max(0, w.res[row+int(n)-1]-tau)
+		loss := w.val[row+int(n)] - w.val[row+int(n)-1] + float64(k*max(0, w.res[row+int(n)-1]-tau))
 		if loss < bestLoss {
 			best, bestLoss = j, loss
 		}

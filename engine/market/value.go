@@ -1,6 +1,5 @@
 package market
 
-import "math"
 
 // curve is the utility curve f of the welfare term at normalized progress u
 // in [0, 1].
@@ -8,16 +7,16 @@ func (c *config) curve(u float64) float64 {
 	if c.log == ExactLog {
 		e := c.logZero
 		if u >= e {
-			return math.Log(u)
+			return detLog(u)
 		}
-		return math.Log(e) + u/e - 1 // the tangent at ε: concave, C¹
+		return detLog(e) + u/e - 1 // the tangent at ε: concave, C¹
 	}
 	bp, lg := c.bp, c.bpLogs
 	i := 1
 	for i < len(bp)-1 && u > bp[i] {
 		i++
 	}
-	return lg[i-1] + (u-bp[i-1])*(lg[i]-lg[i-1])/(bp[i]-bp[i-1])
+	return lg[i-1] + float64((u-bp[i-1])*(lg[i]-lg[i-1]))/(bp[i]-bp[i-1])
 }
 
 // tables fills, for every job j and every count n = 0..T of planned rounds,
@@ -46,8 +45,8 @@ func (w *Workspace) tables(p *Problem, prio []float64) {
 				}
 			}
 			u := (float64(job.Progress) + y) / float64(job.Epochs)
-			w.val[row+n] = prio[j] * w.cfg.curve(u) / nt
-			w.res[row+n] = max(0, job.Remaining-job.MeanEpoch*y)
+			w.val[row+n] = float64(prio[j]*w.cfg.curve(u)) / nt
+			w.res[row+n] = max(0, job.Remaining-float64(job.MeanEpoch*y))
 		}
 		// Marginals must be non-negative and non-increasing (f is concave
 		// and non-decreasing); round-off could break that by an ulp.
@@ -82,9 +81,9 @@ func (w *Workspace) priorities(p *Problem, prio []float64) {
 		rho := (now + job.Remaining/s) / job.FairFinish
 		pr := 1.0
 		if rho > w.cfg.rhoMax {
-			pr = math.Pow(rho, w.cfg.lambda)
+			pr = detPow(rho, w.cfg.lambda)
 			if job.Remaining < w.cfg.delta {
-				pr = math.Pow(rho, w.cfg.urgent)
+				pr = detPow(rho, w.cfg.urgent)
 			}
 		}
 		if !(pr <= MaxPriority) {
