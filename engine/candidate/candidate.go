@@ -362,6 +362,15 @@ func gridOf(jobs []profile.Profile, groups []affinity.Group, co circle.Options) 
 			longest = max(longest, jobs[j].Period)
 		}
 	}
+	// Rounding only lengthens periods: no grid fits if the longest period
+	// is past the cap, and grids past the cap never fit.
+	limit := co.MaxPerimeter
+	if limit <= 0 {
+		limit = circle.DefaultMaxPerimeter
+	}
+	if longest > limit {
+		return 0, err
+	}
 	for g := 2; g <= longest; g++ {
 		if fits(g) == nil {
 			return g, nil
