@@ -229,7 +229,7 @@ func sumAVX512() {
 	Pragma("noescape")
 	Doc(
 		"sumAVX512 returns the sum of a, whose values lie in [0, 2^24), with a",
-		"masked tail:",
+		"masked tail (inside the slice when len(a) >= 16):",
 		"",
 		"\tfor _, x := range a {",
 		"\t\tsum += int64(x)",
@@ -265,7 +265,7 @@ func sumAVX512() {
 	TESTQ(n, n)
 	JZ(LabelRef("sum5_done"))
 	k := K()
-	maskLow(k, n)
+	tailMask16(k, n, Load(Param("a").Len(), GP64()), []Register{p}, "sum5_tail")
 	v := ZMM()
 	VMOVDQU32_Z(Mem{Base: p}, k, v)
 	widen16(v, acc64)
@@ -278,6 +278,31 @@ func sumAVX512() {
 	VZEROUPPER()
 	Store(sum, ReturnIndex(0))
 	RET()
+}
+
+// tailMask16 prepares an AVX-512 tail of t < 16 elements at the pointers ps,
+// in a slice of total elements. If total >= 16 it moves each pointer back
+// 16-t elements, so that a full vector ends at the slice end, and sets k to
+// the high t lanes: every lane then lies inside the slice, and no masked-off
+// lane reaches a page that may not be mapped (which costs a microcode assist
+// per load even though it cannot fault). Otherwise it leaves the pointers
+// and sets k to the low t lanes.
+func tailMask16(k Register, t, total Register, ps []Register, pre string) {
+	lm, ones := GP64(), GP64()
+	MOVQ(I32(-1), ones)
+	BZHIQ(t, ones, lm)
+	CMPQ(total, U8(16))
+	JB(LabelRef(pre + "_short"))
+	sh := GP64()
+	MOVQ(U32(16), sh)
+	SUBQ(t, sh)
+	SHLXQ(sh, lm, lm)
+	NEGQ(sh)
+	for _, p := range ps {
+		LEAQ(Mem{Base: p, Index: sh, Scale: 4}, p)
+	}
+	Label(pre + "_short")
+	KMOVW(lm.As32(), k)
 }
 
 // zmmZero holds zero in the AVX-512 function being generated; see zeroZ.
@@ -447,7 +472,7 @@ func excessAVX512() {
 	const unroll = 4
 	TEXT("excessAVX512", NOSPLIT, "func(a, b []int32, c int32) int64")
 	Pragma("noescape")
-	docLines("excessAVX512", excessDoc+"\nThe tail is masked.")
+	docLines("excessAVX512", excessDoc+"\nThe tail is masked (and inside the slices when len(a) >= 16).")
 	beginZero()
 	pa := Load(Param("a").Base(), GP64())
 	pb := Load(Param("b").Base(), GP64())
@@ -511,7 +536,7 @@ func excessAVX512() {
 	TESTQ(n, n)
 	JZ(LabelRef("ex5_reduce"))
 	k := K()
-	maskLow(k, n)
+	tailMask16(k, n, Load(Param("a").Len(), GP64()), []Register{pa, pb}, "ex5_tail")
 	w := ZMM()
 	VMOVDQU32_Z(Mem{Base: pa}, k, w)
 	VPADDD_Z(Mem{Base: pb}, w, k, w)
@@ -682,9 +707,11 @@ func acrossAVX512() {
 	Pragma("noescape")
 	docLines("acrossAVX512", fmt.Sprintf(rotationsDoc, 0, fmt.Sprintf(
 		`It vectorizes across shifts: blocks of up to %d shifts in %d registers,
-one broadcast of c-base[i] per i against consecutive rotor entries. The last
-register of a block is masked, so it reads and writes nothing past the shifts
-asked for, and dst doubles as the 64-bit accumulator.`, W, R)))
+one broadcast of c-base[i] per i against consecutive rotor entries, and dst
+doubles as the 64-bit accumulator. The last register of a block is placed
+to end at the block's last shift (overlapping the register or block before
+it) and masked when added into dst, so every load and store stays inside
+the slices; only with len(dst) < 16 is it masked at the slices' ends.`, W, R)))
 	beginZero()
 	dp := Load(Param("dst").Base(), GP64())
 	m := Load(Param("dst").Len(), GP64())
@@ -694,6 +721,8 @@ asked for, and dst doubles as the 64-bit accumulator.`, W, R)))
 	s0 := Load(Param("s0"), GP64())
 	ADDQ(n, s0)
 	LEAQ(Mem{Base: rp, Index: s0, Scale: 4}, rp)
+	CMPQ(m, U8(16))
+	JB(LabelRef("ac5_short"))
 
 	Label("ac5_block")
 	TESTQ(m, m)
@@ -708,9 +737,16 @@ asked for, and dst doubles as the 64-bit accumulator.`, W, R)))
 
 	for r := 1; r <= R; r++ {
 		Label(fmt.Sprintf("ac5_body%d", r))
-		acrossBodyAVX512(r, dp, m, bp0, n, rp)
+		acrossBodyAVX512(r, true, dp, m, bp0, n, rp)
 		JMP(LabelRef("ac5_block"))
 	}
+
+	// Fewer than 16 shifts in all: one register masked at the ends of dst
+	// (the rotor reads stay inside its padding).
+	Label("ac5_short")
+	TESTQ(m, m)
+	JZ(LabelRef("ac5_done"))
+	acrossBodyAVX512(1, false, dp, m, bp0, n, rp)
 
 	Label("ac5_done")
 	VZEROUPPER()
@@ -718,23 +754,48 @@ asked for, and dst doubles as the 64-bit accumulator.`, W, R)))
 }
 
 // acrossBodyAVX512 scores w = min(m, 16r) shifts starting at the window rp
-// into dp, then advances dp, rp and m.
-func acrossBodyAVX512(r int, dp, m, bp0, n, rp Register) {
+// into dp, then advances dp, rp and m. With overlap (which needs 16 valid
+// shifts ending at the block's end) the last register covers the 16 shifts
+// ending at w and adds only the ones no other register covers; without, it
+// starts at 16(r-1) and masks the lanes past w.
+func acrossBodyAVX512(r int, overlap bool, dp, m, bp0, n, rp Register) {
 	pre := fmt.Sprintf("ac5_%d_", r)
-	// w lanes are live; the last register holds w-16(r-1) of them.
+	if !overlap {
+		pre = "ac5_short_"
+	}
+	// w lanes are live; the last register brings w-16(r-1) new ones.
 	w := GP64()
 	MOVQ(m, w)
 	minQ(w, 16*r)
 	last := GP64()
 	LEAQ(Mem{Base: w, Disp: -16 * (r - 1)}, last)
-	// kl masks the last register's 16 int32 lanes; its low 8 bits (kl itself)
-	// and khi mask the two halves once widened to int64.
+	// kl masks the last register's new lanes; its low 8 bits (kl itself) and
+	// khi mask the two halves once widened to int64. off is the last
+	// register's lane offset from the block start, times 4 (a byte offset
+	// into the rotor; times 8 into dst).
 	kl, khi, kfull := K(), K(), K()
-	maskLow(kl, last)
+	off := GP64()
+	if overlap {
+		lm, sh := GP64(), GP64()
+		ones := GP64()
+		MOVQ(I32(-1), ones)
+		BZHIQ(last, ones, lm)
+		MOVQ(U32(16), sh)
+		SUBQ(last, sh)
+		SHLXQ(sh, lm, lm) // the high `last` lanes
+		KMOVW(lm.As32(), kl)
+		LEAQ(Mem{Base: w, Disp: -16}, off)
+		SHLQ(U8(2), off)
+	} else {
+		maskLow(kl, last)
+		MOVQ(U32(64*(r-1)), off)
+	}
 	KSHIFTRW(U8(8), kl, khi)
 	t := GP32()
 	MOVL(U32(0xff), t)
 	KMOVW(t, kfull)
+	lastDst := Mem{Base: dp, Index: off, Scale: 2}
+	lastWin := func(wp Register) Mem { return Mem{Base: wp, Index: off, Scale: 1} }
 
 	kv := ZMM()
 	broadcastParam64("k", kv)
@@ -742,8 +803,8 @@ func acrossBodyAVX512(r int, dp, m, bp0, n, rp Register) {
 		VMOVDQU64(kv, Mem{Base: dp, Disp: 128 * j})
 		VMOVDQU64(kv, Mem{Base: dp, Disp: 128*j + 64})
 	}
-	VMOVDQU64(kv, kl, Mem{Base: dp, Disp: 128 * (r - 1)})
-	VMOVDQU64(kv, khi, Mem{Base: dp, Disp: 128*(r-1) + 64})
+	VMOVDQU64(kv, kl, lastDst)
+	VMOVDQU64(kv, khi, lastDst.Offset(64))
 
 	cv := ZMM()
 	broadcastParam32("c", cv)
@@ -768,10 +829,13 @@ func acrossBodyAVX512(r int, dp, m, bp0, n, rp Register) {
 	VPSUBD(nb, cv, nb)
 	for j := range acc {
 		x := ZMM()
-		if j == r-1 {
-			VPMAXSD_Z(Mem{Base: wp, Disp: 64 * j}, nb, kl, x)
-		} else {
+		switch {
+		case j < r-1:
 			VPMAXSD(Mem{Base: wp, Disp: 64 * j}, nb, x)
+		case overlap:
+			VPMAXSD(lastWin(wp), nb, x) // every lane inside the rotor
+		default:
+			VPMAXSD_Z(lastWin(wp), nb, kl, x)
 		}
 		VPADDD(x, acc[j], acc[j])
 	}
@@ -786,13 +850,14 @@ func acrossBodyAVX512(r int, dp, m, bp0, n, rp Register) {
 		VEXTRACTI64X4(U8(1), acc[j], y)
 		VPMOVZXDQ(y, hi)
 		mlo, mhi := kfull, kfull
+		at := Mem{Base: dp, Disp: 128 * j}
 		if j == r-1 {
-			mlo, mhi = kl, khi
+			mlo, mhi, at = kl, khi, lastDst
 		}
-		VPADDQ_Z(Mem{Base: dp, Disp: 128 * j}, lo, mlo, lo)
-		VPADDQ_Z(Mem{Base: dp, Disp: 128*j + 64}, hi, mhi, hi)
-		VMOVDQU64(lo, mlo, Mem{Base: dp, Disp: 128 * j})
-		VMOVDQU64(hi, mhi, Mem{Base: dp, Disp: 128*j + 64})
+		VPADDQ_Z(at, lo, mlo, lo)
+		VPADDQ_Z(at.Offset(64), hi, mhi, hi)
+		VMOVDQU64(lo, mlo, at)
+		VMOVDQU64(hi, mhi, at.Offset(64))
 	}
 	TESTQ(left, left)
 	JNZ(LabelRef(pre + "chunk"))
@@ -920,8 +985,9 @@ func alongAVX512(rev Mem) {
 	Pragma("noescape")
 	docLines("alongAVX512", fmt.Sprintf(rotationsDoc, 0, fmt.Sprintf(
 		`It vectorizes along i, for few shifts over a long circle: each chunk of 16
-base values is reversed once and scored against up to %d shifts; the last
-chunk is masked, so nothing outside the slices is read.`, G)))
+base values is reversed once and scored against up to %d shifts. The last
+chunk is masked; with n >= 16 it overlaps the one before, so every lane
+lies inside the slices.`, G)))
 	beginZero()
 	dp := Load(Param("dst").Base(), GP64())
 	m := Load(Param("dst").Len(), GP64())
@@ -1001,27 +1067,42 @@ func alongBodyAVX512(g int, rev Mem, dp, n, rp Register) {
 	Label(pre + "tail")
 	TESTQ(left, left)
 	JNZ(LabelRef(pre + "widen"))
-	// The last t = n%16 values: base lanes [0, t) reversed into [16-t, 16).
+	// The last t = n%16 values. With n >= 16: the full chunk base[n-16:n]
+	// against rotor[s+1:s+17], its new values in base lanes [16-t, 16) and,
+	// reversed, in lanes [0, t); every lane lies inside the slices. With
+	// n < 16: base lanes [0, t) reversed into [16-t, 16), masked at the
+	// slices' ends.
 	t := GP64()
 	MOVQ(n, t)
 	ANDQ(U8(15), t)
 	JZ(LabelRef(pre + "widen"))
-	kb, kh := K(), K()
-	maskLow(kb, t)
-	sh := GP64()
+	kb, kr := K(), K()
+	lm, hm, sh := GP64(), GP64(), GP64()
+	ones := GP64()
+	MOVQ(I32(-1), ones)
+	BZHIQ(t, ones, lm)
 	MOVQ(U32(16), sh)
 	SUBQ(t, sh)
-	ones, hm := GP64(), GP64()
-	MOVQ(U32(0xffff), ones)
-	SHLXQ(sh, ones, hm)
-	KMOVW(hm.As32(), kh)
+	SHLXQ(sh, lm, hm)
+	CMPQ(n, U8(16))
+	JB(LabelRef(pre + "short"))
+	LEAQ(Mem{Base: wp, Index: sh, Scale: 4}, wp)
+	NEGQ(sh)
+	LEAQ(Mem{Base: bp, Index: sh, Scale: 4}, bp)
+	KMOVW(hm.As32(), kb)
+	KMOVW(lm.As32(), kr)
+	JMP(LabelRef(pre + "masked"))
+	Label(pre + "short")
+	KMOVW(lm.As32(), kb)
+	KMOVW(hm.As32(), kr)
+	Label(pre + "masked")
 	nt := ZMM()
 	VMOVDQU32_Z(Mem{Base: bp}, kb, nt)
 	VPERMD(nt, rv, nt)
 	VPSUBD(nt, cv, nt)
 	for j := range acc {
 		u := ZMM()
-		VPMAXSD_Z(Mem{Base: wp, Disp: 4 * j}, nt, kh, u)
+		VPMAXSD_Z(Mem{Base: wp, Disp: 4 * j}, nt, kr, u)
 		VPADDD(u, acc[j], acc[j])
 	}
 

@@ -16,9 +16,16 @@ var (
 		!envDisables(envNoAVX512)
 )
 
+// avx512Min is the shortest slice (circle) the AVX-512 kernels are given.
+// Below it they are no faster than AVX2 (measured), and their masked tails
+// would reach past the slices: harmless, but a microcode assist per load
+// when that memory is an unmapped page. From 16 on every lane they touch lies
+// inside the slices.
+const avx512Min = 16
+
 func excess(a, b []int32, c int32) int64 {
 	switch {
-	case useAVX512:
+	case useAVX512 && len(a) >= avx512Min:
 		return excessAVX512(a, b, c)
 	case useAVX2:
 		return excessAVX2(a, b, c)
@@ -28,7 +35,7 @@ func excess(a, b []int32, c int32) int64 {
 
 func rotations(dst []int64, base, rotor []int32, c int32, s0 int) {
 	switch {
-	case useAVX512:
+	case useAVX512 && len(base) >= avx512Min:
 		rotations512(dst, base, rotor, c, s0)
 	case useAVX2:
 		rotations2(dst, base, rotor, c, s0)
@@ -41,6 +48,9 @@ func rotations(dst []int64, base, rotor []int32, c int32, s0 int) {
 // shifts over a long circle, the across-shift kernel otherwise.
 func rotations2(dst []int64, base, rotor []int32, c int32, s0 int) {
 	n := len(base)
+	if len(dst) == 0 {
+		return
+	}
 	_ = rotor[2*n+6] // the across kernel reads its padding, up to rotor[2n+6]
 	k := sumAVX2(base) - int64(n)*int64(c)
 	if n >= 8 && alongFaster(n, len(dst), 8) {
@@ -50,12 +60,17 @@ func rotations2(dst []int64, base, rotor []int32, c int32, s0 int) {
 	acrossAVX2(dst, base, rotor, c, s0, k)
 }
 
-// rotations512 is the AVX-512 path of rotations.
+// rotations512 is the AVX-512 path of rotations. Fewer than 16 shifts always
+// go along the circle: the across kernel would mask its stores at the end of
+// so short a dst.
 func rotations512(dst []int64, base, rotor []int32, c int32, s0 int) {
 	n := len(base)
+	if len(dst) == 0 {
+		return
+	}
 	_ = rotor[2*n-1]
 	k := sumAVX512(base) - int64(n)*int64(c)
-	if alongFaster(n, len(dst), 16) {
+	if len(dst) < 16 || alongFaster(n, len(dst), 16) {
 		alongAVX512(dst, base, rotor, c, s0, k)
 		return
 	}
@@ -63,6 +78,7 @@ func rotations512(dst []int64, base, rotor []int32, c int32, s0 int) {
 }
 
 // Implementation names the kernel path in use: "avx512", "avx2" or "generic".
+// The AVX-512 path hands slices shorter than 16 to the AVX2 kernels.
 func Implementation() string {
 	switch {
 	case useAVX512:

@@ -26,7 +26,8 @@
 // (github.com/klauspost/cpuid/v2, which also checks that the OS saves the
 // vector registers):
 //
-//   - "avx512": AVX-512 F and VL plus BMI2; masked tails, no scalar remainder.
+//   - "avx512": AVX-512 F and VL plus BMI2; masked tails, no scalar
+//     remainder. (Slices shorter than 16, where it is no faster, go to AVX2.)
 //   - "avx2": AVX2.
 //   - "generic": portable Go, the reference every other path is tested
 //     against, and the only path under GOARCH=wasm, arm64 and the others.

@@ -137,11 +137,21 @@ sum5_loop:
 	JMP           sum5_chunk
 
 sum5_tail:
-	TESTQ         CX, CX
-	JZ            sum5_done
-	MOVQ          $-1, DX
-	BZHIQ         CX, DX, CX
-	KMOVW         CX, K1
+	TESTQ CX, CX
+	JZ    sum5_done
+	MOVQ  a_len+8(FP), DX
+	MOVQ  $-1, BX
+	BZHIQ CX, BX, BX
+	CMPQ  DX, $0x10
+	JB    sum5_tail_short
+	MOVQ  $0x00000010, DX
+	SUBQ  CX, DX
+	SHLXQ DX, BX, BX
+	NEGQ  DX
+	LEAQ  (AX)(DX*4), AX
+
+sum5_tail_short:
+	KMOVW         BX, K1
 	VMOVDQU32.Z   (AX), K1, Z0
 	VPMOVZXDQ     Y0, Z2
 	VEXTRACTI64X4 $0x01, Z0, Y0
@@ -370,11 +380,22 @@ ex5_sixteenloop:
 	JMP       ex5_sixteenloop
 
 ex5_tail:
-	TESTQ       DX, DX
-	JZ          ex5_reduce
-	MOVQ        $-1, BX
-	BZHIQ       DX, BX, DX
-	KMOVW       DX, K1
+	TESTQ DX, DX
+	JZ    ex5_reduce
+	MOVQ  a_len+8(FP), BX
+	MOVQ  $-1, SI
+	BZHIQ DX, SI, SI
+	CMPQ  BX, $0x10
+	JB    ex5_tail_short
+	MOVQ  $0x00000010, BX
+	SUBQ  DX, BX
+	SHLXQ BX, SI, SI
+	NEGQ  BX
+	LEAQ  (AX)(BX*4), AX
+	LEAQ  (CX)(BX*4), CX
+
+ex5_tail_short:
+	KMOVW       SI, K1
 	VMOVDQU32.Z (AX), K1, Z3
 	VPADDD.Z    (CX), Z3, K1, Z3
 	VPMAXSD     Z1, Z3, Z3
@@ -2055,6 +2076,8 @@ TEXT ·acrossAVX512(SB), NOSPLIT, $0-96
 	MOVQ   s0+80(FP), DI
 	ADDQ   BX, DI
 	LEAQ   (SI)(DI*4), SI
+	CMPQ   CX, $0x10
+	JB     ac5_short
 
 ac5_block:
 	TESTQ CX, CX
@@ -2100,46 +2123,51 @@ ac5_body1:
 	CMOVQHI      R8, DI
 	LEAQ         (DI), R8
 	MOVQ         $-1, R9
-	BZHIQ        R8, R9, R8
-	KMOVW        R8, K1
+	BZHIQ        R8, R9, R9
+	MOVQ         $0x00000010, R10
+	SUBQ         R8, R10
+	SHLXQ        R10, R9, R9
+	KMOVW        R9, K1
+	LEAQ         -16(DI), R8
+	SHLQ         $0x02, R8
 	KSHIFTRW     $0x08, K1, K2
-	MOVL         $0x000000ff, R8
-	KMOVW        R8, K3
+	MOVL         $0x000000ff, R9
+	KMOVW        R9, K3
 	VPBROADCASTQ k+88(FP), Z1
-	VMOVDQU64    Z1, K1, (AX)
-	VMOVDQU64    Z1, K2, 64(AX)
-	MOVL         c+72(FP), R8
-	VMOVD        R8, X1
+	VMOVDQU64    Z1, K1, (AX)(R8*2)
+	VMOVDQU64    Z1, K2, 64(AX)(R8*2)
+	MOVL         c+72(FP), R9
+	VMOVD        R9, X1
 	VPBROADCASTD X1, Z1
-	MOVQ         DX, R8
-	MOVQ         SI, R9
-	MOVQ         BX, R10
+	MOVQ         DX, R9
+	MOVQ         SI, R10
+	MOVQ         BX, R11
 
 ac5_1_chunk:
-	MOVQ      R10, R11
-	MOVQ      $0x00000100, R12
-	CMPQ      R11, R12
-	CMOVQHI   R12, R11
-	SUBQ      R11, R10
+	MOVQ      R11, R12
+	MOVQ      $0x00000100, R13
+	CMPQ      R12, R13
+	CMOVQHI   R13, R12
+	SUBQ      R12, R11
 	VMOVDQA64 Z0, Z2
 
 ac5_1_loop:
-	VPBROADCASTD  (R8), Z3
+	VPBROADCASTD  (R9), Z3
 	VPSUBD        Z3, Z1, Z3
-	VPMAXSD.Z     (R9), Z3, K1, Z3
+	VPMAXSD       (R10)(R8*1), Z3, Z3
 	VPADDD        Z3, Z2, Z2
-	ADDQ          $0x04, R8
-	SUBQ          $0x04, R9
-	DECQ          R11
+	ADDQ          $0x04, R9
+	SUBQ          $0x04, R10
+	DECQ          R12
 	JNZ           ac5_1_loop
 	VPMOVZXDQ     Y2, Z3
 	VEXTRACTI64X4 $0x01, Z2, Y2
 	VPMOVZXDQ     Y2, Z2
-	VPADDQ.Z      (AX), Z3, K1, Z3
-	VPADDQ.Z      64(AX), Z2, K2, Z2
-	VMOVDQU64     Z3, K1, (AX)
-	VMOVDQU64     Z2, K2, 64(AX)
-	TESTQ         R10, R10
+	VPADDQ.Z      (AX)(R8*2), Z3, K1, Z3
+	VPADDQ.Z      64(AX)(R8*2), Z2, K2, Z2
+	VMOVDQU64     Z3, K1, (AX)(R8*2)
+	VMOVDQU64     Z2, K2, 64(AX)(R8*2)
+	TESTQ         R11, R11
 	JNZ           ac5_1_chunk
 	SUBQ          DI, CX
 	LEAQ          (AX)(DI*8), AX
@@ -2153,42 +2181,47 @@ ac5_body2:
 	CMOVQHI      R8, DI
 	LEAQ         -16(DI), R8
 	MOVQ         $-1, R9
-	BZHIQ        R8, R9, R8
-	KMOVW        R8, K1
+	BZHIQ        R8, R9, R9
+	MOVQ         $0x00000010, R10
+	SUBQ         R8, R10
+	SHLXQ        R10, R9, R9
+	KMOVW        R9, K1
+	LEAQ         -16(DI), R8
+	SHLQ         $0x02, R8
 	KSHIFTRW     $0x08, K1, K2
-	MOVL         $0x000000ff, R8
-	KMOVW        R8, K3
+	MOVL         $0x000000ff, R9
+	KMOVW        R9, K3
 	VPBROADCASTQ k+88(FP), Z1
 	VMOVDQU64    Z1, (AX)
 	VMOVDQU64    Z1, 64(AX)
-	VMOVDQU64    Z1, K1, 128(AX)
-	VMOVDQU64    Z1, K2, 192(AX)
-	MOVL         c+72(FP), R8
-	VMOVD        R8, X1
+	VMOVDQU64    Z1, K1, (AX)(R8*2)
+	VMOVDQU64    Z1, K2, 64(AX)(R8*2)
+	MOVL         c+72(FP), R9
+	VMOVD        R9, X1
 	VPBROADCASTD X1, Z1
-	MOVQ         DX, R8
-	MOVQ         SI, R9
-	MOVQ         BX, R10
+	MOVQ         DX, R9
+	MOVQ         SI, R10
+	MOVQ         BX, R11
 
 ac5_2_chunk:
-	MOVQ      R10, R11
-	MOVQ      $0x00000100, R12
-	CMPQ      R11, R12
-	CMOVQHI   R12, R11
-	SUBQ      R11, R10
+	MOVQ      R11, R12
+	MOVQ      $0x00000100, R13
+	CMPQ      R12, R13
+	CMOVQHI   R13, R12
+	SUBQ      R12, R11
 	VMOVDQA64 Z0, Z2
 	VMOVDQA64 Z0, Z3
 
 ac5_2_loop:
-	VPBROADCASTD  (R8), Z4
+	VPBROADCASTD  (R9), Z4
 	VPSUBD        Z4, Z1, Z4
-	VPMAXSD       (R9), Z4, Z5
+	VPMAXSD       (R10), Z4, Z5
 	VPADDD        Z5, Z2, Z2
-	VPMAXSD.Z     64(R9), Z4, K1, Z4
+	VPMAXSD       (R10)(R8*1), Z4, Z4
 	VPADDD        Z4, Z3, Z3
-	ADDQ          $0x04, R8
-	SUBQ          $0x04, R9
-	DECQ          R11
+	ADDQ          $0x04, R9
+	SUBQ          $0x04, R10
+	DECQ          R12
 	JNZ           ac5_2_loop
 	VPMOVZXDQ     Y2, Z4
 	VEXTRACTI64X4 $0x01, Z2, Y2
@@ -2200,11 +2233,11 @@ ac5_2_loop:
 	VPMOVZXDQ     Y3, Z2
 	VEXTRACTI64X4 $0x01, Z3, Y3
 	VPMOVZXDQ     Y3, Z3
-	VPADDQ.Z      128(AX), Z2, K1, Z2
-	VPADDQ.Z      192(AX), Z3, K2, Z3
-	VMOVDQU64     Z2, K1, 128(AX)
-	VMOVDQU64     Z3, K2, 192(AX)
-	TESTQ         R10, R10
+	VPADDQ.Z      (AX)(R8*2), Z2, K1, Z2
+	VPADDQ.Z      64(AX)(R8*2), Z3, K2, Z3
+	VMOVDQU64     Z2, K1, (AX)(R8*2)
+	VMOVDQU64     Z3, K2, 64(AX)(R8*2)
+	TESTQ         R11, R11
 	JNZ           ac5_2_chunk
 	SUBQ          DI, CX
 	LEAQ          (AX)(DI*8), AX
@@ -2218,47 +2251,52 @@ ac5_body3:
 	CMOVQHI      R8, DI
 	LEAQ         -32(DI), R8
 	MOVQ         $-1, R9
-	BZHIQ        R8, R9, R8
-	KMOVW        R8, K1
+	BZHIQ        R8, R9, R9
+	MOVQ         $0x00000010, R10
+	SUBQ         R8, R10
+	SHLXQ        R10, R9, R9
+	KMOVW        R9, K1
+	LEAQ         -16(DI), R8
+	SHLQ         $0x02, R8
 	KSHIFTRW     $0x08, K1, K2
-	MOVL         $0x000000ff, R8
-	KMOVW        R8, K3
+	MOVL         $0x000000ff, R9
+	KMOVW        R9, K3
 	VPBROADCASTQ k+88(FP), Z1
 	VMOVDQU64    Z1, (AX)
 	VMOVDQU64    Z1, 64(AX)
 	VMOVDQU64    Z1, 128(AX)
 	VMOVDQU64    Z1, 192(AX)
-	VMOVDQU64    Z1, K1, 256(AX)
-	VMOVDQU64    Z1, K2, 320(AX)
-	MOVL         c+72(FP), R8
-	VMOVD        R8, X1
+	VMOVDQU64    Z1, K1, (AX)(R8*2)
+	VMOVDQU64    Z1, K2, 64(AX)(R8*2)
+	MOVL         c+72(FP), R9
+	VMOVD        R9, X1
 	VPBROADCASTD X1, Z1
-	MOVQ         DX, R8
-	MOVQ         SI, R9
-	MOVQ         BX, R10
+	MOVQ         DX, R9
+	MOVQ         SI, R10
+	MOVQ         BX, R11
 
 ac5_3_chunk:
-	MOVQ      R10, R11
-	MOVQ      $0x00000100, R12
-	CMPQ      R11, R12
-	CMOVQHI   R12, R11
-	SUBQ      R11, R10
+	MOVQ      R11, R12
+	MOVQ      $0x00000100, R13
+	CMPQ      R12, R13
+	CMOVQHI   R13, R12
+	SUBQ      R12, R11
 	VMOVDQA64 Z0, Z2
 	VMOVDQA64 Z0, Z3
 	VMOVDQA64 Z0, Z4
 
 ac5_3_loop:
-	VPBROADCASTD  (R8), Z5
+	VPBROADCASTD  (R9), Z5
 	VPSUBD        Z5, Z1, Z5
-	VPMAXSD       (R9), Z5, Z6
+	VPMAXSD       (R10), Z5, Z6
 	VPADDD        Z6, Z2, Z2
-	VPMAXSD       64(R9), Z5, Z6
+	VPMAXSD       64(R10), Z5, Z6
 	VPADDD        Z6, Z3, Z3
-	VPMAXSD.Z     128(R9), Z5, K1, Z5
+	VPMAXSD       (R10)(R8*1), Z5, Z5
 	VPADDD        Z5, Z4, Z4
-	ADDQ          $0x04, R8
-	SUBQ          $0x04, R9
-	DECQ          R11
+	ADDQ          $0x04, R9
+	SUBQ          $0x04, R10
+	DECQ          R12
 	JNZ           ac5_3_loop
 	VPMOVZXDQ     Y2, Z5
 	VEXTRACTI64X4 $0x01, Z2, Y2
@@ -2277,11 +2315,11 @@ ac5_3_loop:
 	VPMOVZXDQ     Y4, Z2
 	VEXTRACTI64X4 $0x01, Z4, Y3
 	VPMOVZXDQ     Y3, Z3
-	VPADDQ.Z      256(AX), Z2, K1, Z2
-	VPADDQ.Z      320(AX), Z3, K2, Z3
-	VMOVDQU64     Z2, K1, 256(AX)
-	VMOVDQU64     Z3, K2, 320(AX)
-	TESTQ         R10, R10
+	VPADDQ.Z      (AX)(R8*2), Z2, K1, Z2
+	VPADDQ.Z      64(AX)(R8*2), Z3, K2, Z3
+	VMOVDQU64     Z2, K1, (AX)(R8*2)
+	VMOVDQU64     Z3, K2, 64(AX)(R8*2)
+	TESTQ         R11, R11
 	JNZ           ac5_3_chunk
 	SUBQ          DI, CX
 	LEAQ          (AX)(DI*8), AX
@@ -2295,11 +2333,16 @@ ac5_body4:
 	CMOVQHI      R8, DI
 	LEAQ         -48(DI), R8
 	MOVQ         $-1, R9
-	BZHIQ        R8, R9, R8
-	KMOVW        R8, K1
+	BZHIQ        R8, R9, R9
+	MOVQ         $0x00000010, R10
+	SUBQ         R8, R10
+	SHLXQ        R10, R9, R9
+	KMOVW        R9, K1
+	LEAQ         -16(DI), R8
+	SHLQ         $0x02, R8
 	KSHIFTRW     $0x08, K1, K2
-	MOVL         $0x000000ff, R8
-	KMOVW        R8, K3
+	MOVL         $0x000000ff, R9
+	KMOVW        R9, K3
 	VPBROADCASTQ k+88(FP), Z1
 	VMOVDQU64    Z1, (AX)
 	VMOVDQU64    Z1, 64(AX)
@@ -2307,40 +2350,40 @@ ac5_body4:
 	VMOVDQU64    Z1, 192(AX)
 	VMOVDQU64    Z1, 256(AX)
 	VMOVDQU64    Z1, 320(AX)
-	VMOVDQU64    Z1, K1, 384(AX)
-	VMOVDQU64    Z1, K2, 448(AX)
-	MOVL         c+72(FP), R8
-	VMOVD        R8, X1
+	VMOVDQU64    Z1, K1, (AX)(R8*2)
+	VMOVDQU64    Z1, K2, 64(AX)(R8*2)
+	MOVL         c+72(FP), R9
+	VMOVD        R9, X1
 	VPBROADCASTD X1, Z1
-	MOVQ         DX, R8
-	MOVQ         SI, R9
-	MOVQ         BX, R10
+	MOVQ         DX, R9
+	MOVQ         SI, R10
+	MOVQ         BX, R11
 
 ac5_4_chunk:
-	MOVQ      R10, R11
-	MOVQ      $0x00000100, R12
-	CMPQ      R11, R12
-	CMOVQHI   R12, R11
-	SUBQ      R11, R10
+	MOVQ      R11, R12
+	MOVQ      $0x00000100, R13
+	CMPQ      R12, R13
+	CMOVQHI   R13, R12
+	SUBQ      R12, R11
 	VMOVDQA64 Z0, Z2
 	VMOVDQA64 Z0, Z3
 	VMOVDQA64 Z0, Z4
 	VMOVDQA64 Z0, Z5
 
 ac5_4_loop:
-	VPBROADCASTD  (R8), Z6
+	VPBROADCASTD  (R9), Z6
 	VPSUBD        Z6, Z1, Z6
-	VPMAXSD       (R9), Z6, Z7
+	VPMAXSD       (R10), Z6, Z7
 	VPADDD        Z7, Z2, Z2
-	VPMAXSD       64(R9), Z6, Z7
+	VPMAXSD       64(R10), Z6, Z7
 	VPADDD        Z7, Z3, Z3
-	VPMAXSD       128(R9), Z6, Z7
+	VPMAXSD       128(R10), Z6, Z7
 	VPADDD        Z7, Z4, Z4
-	VPMAXSD.Z     192(R9), Z6, K1, Z6
+	VPMAXSD       (R10)(R8*1), Z6, Z6
 	VPADDD        Z6, Z5, Z5
-	ADDQ          $0x04, R8
-	SUBQ          $0x04, R9
-	DECQ          R11
+	ADDQ          $0x04, R9
+	SUBQ          $0x04, R10
+	DECQ          R12
 	JNZ           ac5_4_loop
 	VPMOVZXDQ     Y2, Z6
 	VEXTRACTI64X4 $0x01, Z2, Y2
@@ -2366,11 +2409,11 @@ ac5_4_loop:
 	VPMOVZXDQ     Y5, Z2
 	VEXTRACTI64X4 $0x01, Z5, Y3
 	VPMOVZXDQ     Y3, Z3
-	VPADDQ.Z      384(AX), Z2, K1, Z2
-	VPADDQ.Z      448(AX), Z3, K2, Z3
-	VMOVDQU64     Z2, K1, 384(AX)
-	VMOVDQU64     Z3, K2, 448(AX)
-	TESTQ         R10, R10
+	VPADDQ.Z      (AX)(R8*2), Z2, K1, Z2
+	VPADDQ.Z      64(AX)(R8*2), Z3, K2, Z3
+	VMOVDQU64     Z2, K1, (AX)(R8*2)
+	VMOVDQU64     Z3, K2, 64(AX)(R8*2)
+	TESTQ         R11, R11
 	JNZ           ac5_4_chunk
 	SUBQ          DI, CX
 	LEAQ          (AX)(DI*8), AX
@@ -2384,11 +2427,16 @@ ac5_body5:
 	CMOVQHI      R8, DI
 	LEAQ         -64(DI), R8
 	MOVQ         $-1, R9
-	BZHIQ        R8, R9, R8
-	KMOVW        R8, K1
+	BZHIQ        R8, R9, R9
+	MOVQ         $0x00000010, R10
+	SUBQ         R8, R10
+	SHLXQ        R10, R9, R9
+	KMOVW        R9, K1
+	LEAQ         -16(DI), R8
+	SHLQ         $0x02, R8
 	KSHIFTRW     $0x08, K1, K2
-	MOVL         $0x000000ff, R8
-	KMOVW        R8, K3
+	MOVL         $0x000000ff, R9
+	KMOVW        R9, K3
 	VPBROADCASTQ k+88(FP), Z1
 	VMOVDQU64    Z1, (AX)
 	VMOVDQU64    Z1, 64(AX)
@@ -2398,21 +2446,21 @@ ac5_body5:
 	VMOVDQU64    Z1, 320(AX)
 	VMOVDQU64    Z1, 384(AX)
 	VMOVDQU64    Z1, 448(AX)
-	VMOVDQU64    Z1, K1, 512(AX)
-	VMOVDQU64    Z1, K2, 576(AX)
-	MOVL         c+72(FP), R8
-	VMOVD        R8, X1
+	VMOVDQU64    Z1, K1, (AX)(R8*2)
+	VMOVDQU64    Z1, K2, 64(AX)(R8*2)
+	MOVL         c+72(FP), R9
+	VMOVD        R9, X1
 	VPBROADCASTD X1, Z1
-	MOVQ         DX, R8
-	MOVQ         SI, R9
-	MOVQ         BX, R10
+	MOVQ         DX, R9
+	MOVQ         SI, R10
+	MOVQ         BX, R11
 
 ac5_5_chunk:
-	MOVQ      R10, R11
-	MOVQ      $0x00000100, R12
-	CMPQ      R11, R12
-	CMOVQHI   R12, R11
-	SUBQ      R11, R10
+	MOVQ      R11, R12
+	MOVQ      $0x00000100, R13
+	CMPQ      R12, R13
+	CMOVQHI   R13, R12
+	SUBQ      R12, R11
 	VMOVDQA64 Z0, Z2
 	VMOVDQA64 Z0, Z3
 	VMOVDQA64 Z0, Z4
@@ -2420,21 +2468,21 @@ ac5_5_chunk:
 	VMOVDQA64 Z0, Z6
 
 ac5_5_loop:
-	VPBROADCASTD  (R8), Z7
+	VPBROADCASTD  (R9), Z7
 	VPSUBD        Z7, Z1, Z7
-	VPMAXSD       (R9), Z7, Z8
+	VPMAXSD       (R10), Z7, Z8
 	VPADDD        Z8, Z2, Z2
-	VPMAXSD       64(R9), Z7, Z8
+	VPMAXSD       64(R10), Z7, Z8
 	VPADDD        Z8, Z3, Z3
-	VPMAXSD       128(R9), Z7, Z8
+	VPMAXSD       128(R10), Z7, Z8
 	VPADDD        Z8, Z4, Z4
-	VPMAXSD       192(R9), Z7, Z8
+	VPMAXSD       192(R10), Z7, Z8
 	VPADDD        Z8, Z5, Z5
-	VPMAXSD.Z     256(R9), Z7, K1, Z7
+	VPMAXSD       (R10)(R8*1), Z7, Z7
 	VPADDD        Z7, Z6, Z6
-	ADDQ          $0x04, R8
-	SUBQ          $0x04, R9
-	DECQ          R11
+	ADDQ          $0x04, R9
+	SUBQ          $0x04, R10
+	DECQ          R12
 	JNZ           ac5_5_loop
 	VPMOVZXDQ     Y2, Z7
 	VEXTRACTI64X4 $0x01, Z2, Y2
@@ -2467,11 +2515,11 @@ ac5_5_loop:
 	VPMOVZXDQ     Y6, Z2
 	VEXTRACTI64X4 $0x01, Z6, Y3
 	VPMOVZXDQ     Y3, Z3
-	VPADDQ.Z      512(AX), Z2, K1, Z2
-	VPADDQ.Z      576(AX), Z3, K2, Z3
-	VMOVDQU64     Z2, K1, 512(AX)
-	VMOVDQU64     Z3, K2, 576(AX)
-	TESTQ         R10, R10
+	VPADDQ.Z      (AX)(R8*2), Z2, K1, Z2
+	VPADDQ.Z      64(AX)(R8*2), Z3, K2, Z3
+	VMOVDQU64     Z2, K1, (AX)(R8*2)
+	VMOVDQU64     Z3, K2, 64(AX)(R8*2)
+	TESTQ         R11, R11
 	JNZ           ac5_5_chunk
 	SUBQ          DI, CX
 	LEAQ          (AX)(DI*8), AX
@@ -2485,11 +2533,16 @@ ac5_body6:
 	CMOVQHI      R8, DI
 	LEAQ         -80(DI), R8
 	MOVQ         $-1, R9
-	BZHIQ        R8, R9, R8
-	KMOVW        R8, K1
+	BZHIQ        R8, R9, R9
+	MOVQ         $0x00000010, R10
+	SUBQ         R8, R10
+	SHLXQ        R10, R9, R9
+	KMOVW        R9, K1
+	LEAQ         -16(DI), R8
+	SHLQ         $0x02, R8
 	KSHIFTRW     $0x08, K1, K2
-	MOVL         $0x000000ff, R8
-	KMOVW        R8, K3
+	MOVL         $0x000000ff, R9
+	KMOVW        R9, K3
 	VPBROADCASTQ k+88(FP), Z1
 	VMOVDQU64    Z1, (AX)
 	VMOVDQU64    Z1, 64(AX)
@@ -2501,21 +2554,21 @@ ac5_body6:
 	VMOVDQU64    Z1, 448(AX)
 	VMOVDQU64    Z1, 512(AX)
 	VMOVDQU64    Z1, 576(AX)
-	VMOVDQU64    Z1, K1, 640(AX)
-	VMOVDQU64    Z1, K2, 704(AX)
-	MOVL         c+72(FP), R8
-	VMOVD        R8, X1
+	VMOVDQU64    Z1, K1, (AX)(R8*2)
+	VMOVDQU64    Z1, K2, 64(AX)(R8*2)
+	MOVL         c+72(FP), R9
+	VMOVD        R9, X1
 	VPBROADCASTD X1, Z1
-	MOVQ         DX, R8
-	MOVQ         SI, R9
-	MOVQ         BX, R10
+	MOVQ         DX, R9
+	MOVQ         SI, R10
+	MOVQ         BX, R11
 
 ac5_6_chunk:
-	MOVQ      R10, R11
-	MOVQ      $0x00000100, R12
-	CMPQ      R11, R12
-	CMOVQHI   R12, R11
-	SUBQ      R11, R10
+	MOVQ      R11, R12
+	MOVQ      $0x00000100, R13
+	CMPQ      R12, R13
+	CMOVQHI   R13, R12
+	SUBQ      R12, R11
 	VMOVDQA64 Z0, Z2
 	VMOVDQA64 Z0, Z3
 	VMOVDQA64 Z0, Z4
@@ -2524,23 +2577,23 @@ ac5_6_chunk:
 	VMOVDQA64 Z0, Z7
 
 ac5_6_loop:
-	VPBROADCASTD  (R8), Z8
+	VPBROADCASTD  (R9), Z8
 	VPSUBD        Z8, Z1, Z8
-	VPMAXSD       (R9), Z8, Z9
+	VPMAXSD       (R10), Z8, Z9
 	VPADDD        Z9, Z2, Z2
-	VPMAXSD       64(R9), Z8, Z9
+	VPMAXSD       64(R10), Z8, Z9
 	VPADDD        Z9, Z3, Z3
-	VPMAXSD       128(R9), Z8, Z9
+	VPMAXSD       128(R10), Z8, Z9
 	VPADDD        Z9, Z4, Z4
-	VPMAXSD       192(R9), Z8, Z9
+	VPMAXSD       192(R10), Z8, Z9
 	VPADDD        Z9, Z5, Z5
-	VPMAXSD       256(R9), Z8, Z9
+	VPMAXSD       256(R10), Z8, Z9
 	VPADDD        Z9, Z6, Z6
-	VPMAXSD.Z     320(R9), Z8, K1, Z8
+	VPMAXSD       (R10)(R8*1), Z8, Z8
 	VPADDD        Z8, Z7, Z7
-	ADDQ          $0x04, R8
-	SUBQ          $0x04, R9
-	DECQ          R11
+	ADDQ          $0x04, R9
+	SUBQ          $0x04, R10
+	DECQ          R12
 	JNZ           ac5_6_loop
 	VPMOVZXDQ     Y2, Z8
 	VEXTRACTI64X4 $0x01, Z2, Y2
@@ -2580,11 +2633,11 @@ ac5_6_loop:
 	VPMOVZXDQ     Y7, Z2
 	VEXTRACTI64X4 $0x01, Z7, Y3
 	VPMOVZXDQ     Y3, Z3
-	VPADDQ.Z      640(AX), Z2, K1, Z2
-	VPADDQ.Z      704(AX), Z3, K2, Z3
-	VMOVDQU64     Z2, K1, 640(AX)
-	VMOVDQU64     Z3, K2, 704(AX)
-	TESTQ         R10, R10
+	VPADDQ.Z      (AX)(R8*2), Z2, K1, Z2
+	VPADDQ.Z      64(AX)(R8*2), Z3, K2, Z3
+	VMOVDQU64     Z2, K1, (AX)(R8*2)
+	VMOVDQU64     Z3, K2, 64(AX)(R8*2)
+	TESTQ         R11, R11
 	JNZ           ac5_6_chunk
 	SUBQ          DI, CX
 	LEAQ          (AX)(DI*8), AX
@@ -2598,11 +2651,16 @@ ac5_body7:
 	CMOVQHI      R8, DI
 	LEAQ         -96(DI), R8
 	MOVQ         $-1, R9
-	BZHIQ        R8, R9, R8
-	KMOVW        R8, K1
+	BZHIQ        R8, R9, R9
+	MOVQ         $0x00000010, R10
+	SUBQ         R8, R10
+	SHLXQ        R10, R9, R9
+	KMOVW        R9, K1
+	LEAQ         -16(DI), R8
+	SHLQ         $0x02, R8
 	KSHIFTRW     $0x08, K1, K2
-	MOVL         $0x000000ff, R8
-	KMOVW        R8, K3
+	MOVL         $0x000000ff, R9
+	KMOVW        R9, K3
 	VPBROADCASTQ k+88(FP), Z1
 	VMOVDQU64    Z1, (AX)
 	VMOVDQU64    Z1, 64(AX)
@@ -2616,21 +2674,21 @@ ac5_body7:
 	VMOVDQU64    Z1, 576(AX)
 	VMOVDQU64    Z1, 640(AX)
 	VMOVDQU64    Z1, 704(AX)
-	VMOVDQU64    Z1, K1, 768(AX)
-	VMOVDQU64    Z1, K2, 832(AX)
-	MOVL         c+72(FP), R8
-	VMOVD        R8, X1
+	VMOVDQU64    Z1, K1, (AX)(R8*2)
+	VMOVDQU64    Z1, K2, 64(AX)(R8*2)
+	MOVL         c+72(FP), R9
+	VMOVD        R9, X1
 	VPBROADCASTD X1, Z1
-	MOVQ         DX, R8
-	MOVQ         SI, R9
-	MOVQ         BX, R10
+	MOVQ         DX, R9
+	MOVQ         SI, R10
+	MOVQ         BX, R11
 
 ac5_7_chunk:
-	MOVQ      R10, R11
-	MOVQ      $0x00000100, R12
-	CMPQ      R11, R12
-	CMOVQHI   R12, R11
-	SUBQ      R11, R10
+	MOVQ      R11, R12
+	MOVQ      $0x00000100, R13
+	CMPQ      R12, R13
+	CMOVQHI   R13, R12
+	SUBQ      R12, R11
 	VMOVDQA64 Z0, Z2
 	VMOVDQA64 Z0, Z3
 	VMOVDQA64 Z0, Z4
@@ -2640,25 +2698,25 @@ ac5_7_chunk:
 	VMOVDQA64 Z0, Z8
 
 ac5_7_loop:
-	VPBROADCASTD  (R8), Z9
+	VPBROADCASTD  (R9), Z9
 	VPSUBD        Z9, Z1, Z9
-	VPMAXSD       (R9), Z9, Z10
+	VPMAXSD       (R10), Z9, Z10
 	VPADDD        Z10, Z2, Z2
-	VPMAXSD       64(R9), Z9, Z10
+	VPMAXSD       64(R10), Z9, Z10
 	VPADDD        Z10, Z3, Z3
-	VPMAXSD       128(R9), Z9, Z10
+	VPMAXSD       128(R10), Z9, Z10
 	VPADDD        Z10, Z4, Z4
-	VPMAXSD       192(R9), Z9, Z10
+	VPMAXSD       192(R10), Z9, Z10
 	VPADDD        Z10, Z5, Z5
-	VPMAXSD       256(R9), Z9, Z10
+	VPMAXSD       256(R10), Z9, Z10
 	VPADDD        Z10, Z6, Z6
-	VPMAXSD       320(R9), Z9, Z10
+	VPMAXSD       320(R10), Z9, Z10
 	VPADDD        Z10, Z7, Z7
-	VPMAXSD.Z     384(R9), Z9, K1, Z9
+	VPMAXSD       (R10)(R8*1), Z9, Z9
 	VPADDD        Z9, Z8, Z8
-	ADDQ          $0x04, R8
-	SUBQ          $0x04, R9
-	DECQ          R11
+	ADDQ          $0x04, R9
+	SUBQ          $0x04, R10
+	DECQ          R12
 	JNZ           ac5_7_loop
 	VPMOVZXDQ     Y2, Z9
 	VEXTRACTI64X4 $0x01, Z2, Y2
@@ -2705,11 +2763,11 @@ ac5_7_loop:
 	VPMOVZXDQ     Y8, Z2
 	VEXTRACTI64X4 $0x01, Z8, Y3
 	VPMOVZXDQ     Y3, Z3
-	VPADDQ.Z      768(AX), Z2, K1, Z2
-	VPADDQ.Z      832(AX), Z3, K2, Z3
-	VMOVDQU64     Z2, K1, 768(AX)
-	VMOVDQU64     Z3, K2, 832(AX)
-	TESTQ         R10, R10
+	VPADDQ.Z      (AX)(R8*2), Z2, K1, Z2
+	VPADDQ.Z      64(AX)(R8*2), Z3, K2, Z3
+	VMOVDQU64     Z2, K1, (AX)(R8*2)
+	VMOVDQU64     Z3, K2, 64(AX)(R8*2)
+	TESTQ         R11, R11
 	JNZ           ac5_7_chunk
 	SUBQ          DI, CX
 	LEAQ          (AX)(DI*8), AX
@@ -2723,11 +2781,16 @@ ac5_body8:
 	CMOVQHI      R8, DI
 	LEAQ         -112(DI), R8
 	MOVQ         $-1, R9
-	BZHIQ        R8, R9, R8
-	KMOVW        R8, K1
+	BZHIQ        R8, R9, R9
+	MOVQ         $0x00000010, R10
+	SUBQ         R8, R10
+	SHLXQ        R10, R9, R9
+	KMOVW        R9, K1
+	LEAQ         -16(DI), R8
+	SHLQ         $0x02, R8
 	KSHIFTRW     $0x08, K1, K2
-	MOVL         $0x000000ff, R8
-	KMOVW        R8, K3
+	MOVL         $0x000000ff, R9
+	KMOVW        R9, K3
 	VPBROADCASTQ k+88(FP), Z1
 	VMOVDQU64    Z1, (AX)
 	VMOVDQU64    Z1, 64(AX)
@@ -2743,21 +2806,21 @@ ac5_body8:
 	VMOVDQU64    Z1, 704(AX)
 	VMOVDQU64    Z1, 768(AX)
 	VMOVDQU64    Z1, 832(AX)
-	VMOVDQU64    Z1, K1, 896(AX)
-	VMOVDQU64    Z1, K2, 960(AX)
-	MOVL         c+72(FP), R8
-	VMOVD        R8, X1
+	VMOVDQU64    Z1, K1, (AX)(R8*2)
+	VMOVDQU64    Z1, K2, 64(AX)(R8*2)
+	MOVL         c+72(FP), R9
+	VMOVD        R9, X1
 	VPBROADCASTD X1, Z1
-	MOVQ         DX, R8
-	MOVQ         SI, R9
-	MOVQ         BX, R10
+	MOVQ         DX, R9
+	MOVQ         SI, R10
+	MOVQ         BX, R11
 
 ac5_8_chunk:
-	MOVQ      R10, R11
-	MOVQ      $0x00000100, R12
-	CMPQ      R11, R12
-	CMOVQHI   R12, R11
-	SUBQ      R11, R10
+	MOVQ      R11, R12
+	MOVQ      $0x00000100, R13
+	CMPQ      R12, R13
+	CMOVQHI   R13, R12
+	SUBQ      R12, R11
 	VMOVDQA64 Z0, Z2
 	VMOVDQA64 Z0, Z3
 	VMOVDQA64 Z0, Z4
@@ -2768,27 +2831,27 @@ ac5_8_chunk:
 	VMOVDQA64 Z0, Z9
 
 ac5_8_loop:
-	VPBROADCASTD  (R8), Z10
+	VPBROADCASTD  (R9), Z10
 	VPSUBD        Z10, Z1, Z10
-	VPMAXSD       (R9), Z10, Z11
+	VPMAXSD       (R10), Z10, Z11
 	VPADDD        Z11, Z2, Z2
-	VPMAXSD       64(R9), Z10, Z11
+	VPMAXSD       64(R10), Z10, Z11
 	VPADDD        Z11, Z3, Z3
-	VPMAXSD       128(R9), Z10, Z11
+	VPMAXSD       128(R10), Z10, Z11
 	VPADDD        Z11, Z4, Z4
-	VPMAXSD       192(R9), Z10, Z11
+	VPMAXSD       192(R10), Z10, Z11
 	VPADDD        Z11, Z5, Z5
-	VPMAXSD       256(R9), Z10, Z11
+	VPMAXSD       256(R10), Z10, Z11
 	VPADDD        Z11, Z6, Z6
-	VPMAXSD       320(R9), Z10, Z11
+	VPMAXSD       320(R10), Z10, Z11
 	VPADDD        Z11, Z7, Z7
-	VPMAXSD       384(R9), Z10, Z11
+	VPMAXSD       384(R10), Z10, Z11
 	VPADDD        Z11, Z8, Z8
-	VPMAXSD.Z     448(R9), Z10, K1, Z10
+	VPMAXSD       (R10)(R8*1), Z10, Z10
 	VPADDD        Z10, Z9, Z9
-	ADDQ          $0x04, R8
-	SUBQ          $0x04, R9
-	DECQ          R11
+	ADDQ          $0x04, R9
+	SUBQ          $0x04, R10
+	DECQ          R12
 	JNZ           ac5_8_loop
 	VPMOVZXDQ     Y2, Z10
 	VEXTRACTI64X4 $0x01, Z2, Y2
@@ -2842,11 +2905,11 @@ ac5_8_loop:
 	VPMOVZXDQ     Y9, Z2
 	VEXTRACTI64X4 $0x01, Z9, Y3
 	VPMOVZXDQ     Y3, Z3
-	VPADDQ.Z      896(AX), Z2, K1, Z2
-	VPADDQ.Z      960(AX), Z3, K2, Z3
-	VMOVDQU64     Z2, K1, 896(AX)
-	VMOVDQU64     Z3, K2, 960(AX)
-	TESTQ         R10, R10
+	VPADDQ.Z      (AX)(R8*2), Z2, K1, Z2
+	VPADDQ.Z      64(AX)(R8*2), Z3, K2, Z3
+	VMOVDQU64     Z2, K1, (AX)(R8*2)
+	VMOVDQU64     Z3, K2, 64(AX)(R8*2)
+	TESTQ         R11, R11
 	JNZ           ac5_8_chunk
 	SUBQ          DI, CX
 	LEAQ          (AX)(DI*8), AX
@@ -2860,11 +2923,16 @@ ac5_body9:
 	CMOVQHI      R8, DI
 	LEAQ         -128(DI), R8
 	MOVQ         $-1, R9
-	BZHIQ        R8, R9, R8
-	KMOVW        R8, K1
+	BZHIQ        R8, R9, R9
+	MOVQ         $0x00000010, R10
+	SUBQ         R8, R10
+	SHLXQ        R10, R9, R9
+	KMOVW        R9, K1
+	LEAQ         -16(DI), R8
+	SHLQ         $0x02, R8
 	KSHIFTRW     $0x08, K1, K2
-	MOVL         $0x000000ff, R8
-	KMOVW        R8, K3
+	MOVL         $0x000000ff, R9
+	KMOVW        R9, K3
 	VPBROADCASTQ k+88(FP), Z1
 	VMOVDQU64    Z1, (AX)
 	VMOVDQU64    Z1, 64(AX)
@@ -2882,21 +2950,21 @@ ac5_body9:
 	VMOVDQU64    Z1, 832(AX)
 	VMOVDQU64    Z1, 896(AX)
 	VMOVDQU64    Z1, 960(AX)
-	VMOVDQU64    Z1, K1, 1024(AX)
-	VMOVDQU64    Z1, K2, 1088(AX)
-	MOVL         c+72(FP), R8
-	VMOVD        R8, X1
+	VMOVDQU64    Z1, K1, (AX)(R8*2)
+	VMOVDQU64    Z1, K2, 64(AX)(R8*2)
+	MOVL         c+72(FP), R9
+	VMOVD        R9, X1
 	VPBROADCASTD X1, Z1
-	MOVQ         DX, R8
-	MOVQ         SI, R9
-	MOVQ         BX, R10
+	MOVQ         DX, R9
+	MOVQ         SI, R10
+	MOVQ         BX, R11
 
 ac5_9_chunk:
-	MOVQ      R10, R11
-	MOVQ      $0x00000100, R12
-	CMPQ      R11, R12
-	CMOVQHI   R12, R11
-	SUBQ      R11, R10
+	MOVQ      R11, R12
+	MOVQ      $0x00000100, R13
+	CMPQ      R12, R13
+	CMOVQHI   R13, R12
+	SUBQ      R12, R11
 	VMOVDQA64 Z0, Z2
 	VMOVDQA64 Z0, Z3
 	VMOVDQA64 Z0, Z4
@@ -2908,29 +2976,29 @@ ac5_9_chunk:
 	VMOVDQA64 Z0, Z10
 
 ac5_9_loop:
-	VPBROADCASTD  (R8), Z11
+	VPBROADCASTD  (R9), Z11
 	VPSUBD        Z11, Z1, Z11
-	VPMAXSD       (R9), Z11, Z12
+	VPMAXSD       (R10), Z11, Z12
 	VPADDD        Z12, Z2, Z2
-	VPMAXSD       64(R9), Z11, Z12
+	VPMAXSD       64(R10), Z11, Z12
 	VPADDD        Z12, Z3, Z3
-	VPMAXSD       128(R9), Z11, Z12
+	VPMAXSD       128(R10), Z11, Z12
 	VPADDD        Z12, Z4, Z4
-	VPMAXSD       192(R9), Z11, Z12
+	VPMAXSD       192(R10), Z11, Z12
 	VPADDD        Z12, Z5, Z5
-	VPMAXSD       256(R9), Z11, Z12
+	VPMAXSD       256(R10), Z11, Z12
 	VPADDD        Z12, Z6, Z6
-	VPMAXSD       320(R9), Z11, Z12
+	VPMAXSD       320(R10), Z11, Z12
 	VPADDD        Z12, Z7, Z7
-	VPMAXSD       384(R9), Z11, Z12
+	VPMAXSD       384(R10), Z11, Z12
 	VPADDD        Z12, Z8, Z8
-	VPMAXSD       448(R9), Z11, Z12
+	VPMAXSD       448(R10), Z11, Z12
 	VPADDD        Z12, Z9, Z9
-	VPMAXSD.Z     512(R9), Z11, K1, Z11
+	VPMAXSD       (R10)(R8*1), Z11, Z11
 	VPADDD        Z11, Z10, Z10
-	ADDQ          $0x04, R8
-	SUBQ          $0x04, R9
-	DECQ          R11
+	ADDQ          $0x04, R9
+	SUBQ          $0x04, R10
+	DECQ          R12
 	JNZ           ac5_9_loop
 	VPMOVZXDQ     Y2, Z11
 	VEXTRACTI64X4 $0x01, Z2, Y2
@@ -2991,11 +3059,11 @@ ac5_9_loop:
 	VPMOVZXDQ     Y10, Z2
 	VEXTRACTI64X4 $0x01, Z10, Y3
 	VPMOVZXDQ     Y3, Z3
-	VPADDQ.Z      1024(AX), Z2, K1, Z2
-	VPADDQ.Z      1088(AX), Z3, K2, Z3
-	VMOVDQU64     Z2, K1, 1024(AX)
-	VMOVDQU64     Z3, K2, 1088(AX)
-	TESTQ         R10, R10
+	VPADDQ.Z      (AX)(R8*2), Z2, K1, Z2
+	VPADDQ.Z      64(AX)(R8*2), Z3, K2, Z3
+	VMOVDQU64     Z2, K1, (AX)(R8*2)
+	VMOVDQU64     Z3, K2, 64(AX)(R8*2)
+	TESTQ         R11, R11
 	JNZ           ac5_9_chunk
 	SUBQ          DI, CX
 	LEAQ          (AX)(DI*8), AX
@@ -3009,11 +3077,16 @@ ac5_body10:
 	CMOVQHI      R8, DI
 	LEAQ         -144(DI), R8
 	MOVQ         $-1, R9
-	BZHIQ        R8, R9, R8
-	KMOVW        R8, K1
+	BZHIQ        R8, R9, R9
+	MOVQ         $0x00000010, R10
+	SUBQ         R8, R10
+	SHLXQ        R10, R9, R9
+	KMOVW        R9, K1
+	LEAQ         -16(DI), R8
+	SHLQ         $0x02, R8
 	KSHIFTRW     $0x08, K1, K2
-	MOVL         $0x000000ff, R8
-	KMOVW        R8, K3
+	MOVL         $0x000000ff, R9
+	KMOVW        R9, K3
 	VPBROADCASTQ k+88(FP), Z1
 	VMOVDQU64    Z1, (AX)
 	VMOVDQU64    Z1, 64(AX)
@@ -3033,21 +3106,21 @@ ac5_body10:
 	VMOVDQU64    Z1, 960(AX)
 	VMOVDQU64    Z1, 1024(AX)
 	VMOVDQU64    Z1, 1088(AX)
-	VMOVDQU64    Z1, K1, 1152(AX)
-	VMOVDQU64    Z1, K2, 1216(AX)
-	MOVL         c+72(FP), R8
-	VMOVD        R8, X1
+	VMOVDQU64    Z1, K1, (AX)(R8*2)
+	VMOVDQU64    Z1, K2, 64(AX)(R8*2)
+	MOVL         c+72(FP), R9
+	VMOVD        R9, X1
 	VPBROADCASTD X1, Z1
-	MOVQ         DX, R8
-	MOVQ         SI, R9
-	MOVQ         BX, R10
+	MOVQ         DX, R9
+	MOVQ         SI, R10
+	MOVQ         BX, R11
 
 ac5_10_chunk:
-	MOVQ      R10, R11
-	MOVQ      $0x00000100, R12
-	CMPQ      R11, R12
-	CMOVQHI   R12, R11
-	SUBQ      R11, R10
+	MOVQ      R11, R12
+	MOVQ      $0x00000100, R13
+	CMPQ      R12, R13
+	CMOVQHI   R13, R12
+	SUBQ      R12, R11
 	VMOVDQA64 Z0, Z2
 	VMOVDQA64 Z0, Z3
 	VMOVDQA64 Z0, Z4
@@ -3060,31 +3133,31 @@ ac5_10_chunk:
 	VMOVDQA64 Z0, Z11
 
 ac5_10_loop:
-	VPBROADCASTD  (R8), Z12
+	VPBROADCASTD  (R9), Z12
 	VPSUBD        Z12, Z1, Z12
-	VPMAXSD       (R9), Z12, Z13
+	VPMAXSD       (R10), Z12, Z13
 	VPADDD        Z13, Z2, Z2
-	VPMAXSD       64(R9), Z12, Z13
+	VPMAXSD       64(R10), Z12, Z13
 	VPADDD        Z13, Z3, Z3
-	VPMAXSD       128(R9), Z12, Z13
+	VPMAXSD       128(R10), Z12, Z13
 	VPADDD        Z13, Z4, Z4
-	VPMAXSD       192(R9), Z12, Z13
+	VPMAXSD       192(R10), Z12, Z13
 	VPADDD        Z13, Z5, Z5
-	VPMAXSD       256(R9), Z12, Z13
+	VPMAXSD       256(R10), Z12, Z13
 	VPADDD        Z13, Z6, Z6
-	VPMAXSD       320(R9), Z12, Z13
+	VPMAXSD       320(R10), Z12, Z13
 	VPADDD        Z13, Z7, Z7
-	VPMAXSD       384(R9), Z12, Z13
+	VPMAXSD       384(R10), Z12, Z13
 	VPADDD        Z13, Z8, Z8
-	VPMAXSD       448(R9), Z12, Z13
+	VPMAXSD       448(R10), Z12, Z13
 	VPADDD        Z13, Z9, Z9
-	VPMAXSD       512(R9), Z12, Z13
+	VPMAXSD       512(R10), Z12, Z13
 	VPADDD        Z13, Z10, Z10
-	VPMAXSD.Z     576(R9), Z12, K1, Z12
+	VPMAXSD       (R10)(R8*1), Z12, Z12
 	VPADDD        Z12, Z11, Z11
-	ADDQ          $0x04, R8
-	SUBQ          $0x04, R9
-	DECQ          R11
+	ADDQ          $0x04, R9
+	SUBQ          $0x04, R10
+	DECQ          R12
 	JNZ           ac5_10_loop
 	VPMOVZXDQ     Y2, Z12
 	VEXTRACTI64X4 $0x01, Z2, Y2
@@ -3152,11 +3225,11 @@ ac5_10_loop:
 	VPMOVZXDQ     Y11, Z2
 	VEXTRACTI64X4 $0x01, Z11, Y3
 	VPMOVZXDQ     Y3, Z3
-	VPADDQ.Z      1152(AX), Z2, K1, Z2
-	VPADDQ.Z      1216(AX), Z3, K2, Z3
-	VMOVDQU64     Z2, K1, 1152(AX)
-	VMOVDQU64     Z3, K2, 1216(AX)
-	TESTQ         R10, R10
+	VPADDQ.Z      (AX)(R8*2), Z2, K1, Z2
+	VPADDQ.Z      64(AX)(R8*2), Z3, K2, Z3
+	VMOVDQU64     Z2, K1, (AX)(R8*2)
+	VMOVDQU64     Z3, K2, 64(AX)(R8*2)
+	TESTQ         R11, R11
 	JNZ           ac5_10_chunk
 	SUBQ          DI, CX
 	LEAQ          (AX)(DI*8), AX
@@ -3170,11 +3243,16 @@ ac5_body11:
 	CMOVQHI      R8, DI
 	LEAQ         -160(DI), R8
 	MOVQ         $-1, R9
-	BZHIQ        R8, R9, R8
-	KMOVW        R8, K1
+	BZHIQ        R8, R9, R9
+	MOVQ         $0x00000010, R10
+	SUBQ         R8, R10
+	SHLXQ        R10, R9, R9
+	KMOVW        R9, K1
+	LEAQ         -16(DI), R8
+	SHLQ         $0x02, R8
 	KSHIFTRW     $0x08, K1, K2
-	MOVL         $0x000000ff, R8
-	KMOVW        R8, K3
+	MOVL         $0x000000ff, R9
+	KMOVW        R9, K3
 	VPBROADCASTQ k+88(FP), Z1
 	VMOVDQU64    Z1, (AX)
 	VMOVDQU64    Z1, 64(AX)
@@ -3196,21 +3274,21 @@ ac5_body11:
 	VMOVDQU64    Z1, 1088(AX)
 	VMOVDQU64    Z1, 1152(AX)
 	VMOVDQU64    Z1, 1216(AX)
-	VMOVDQU64    Z1, K1, 1280(AX)
-	VMOVDQU64    Z1, K2, 1344(AX)
-	MOVL         c+72(FP), R8
-	VMOVD        R8, X1
+	VMOVDQU64    Z1, K1, (AX)(R8*2)
+	VMOVDQU64    Z1, K2, 64(AX)(R8*2)
+	MOVL         c+72(FP), R9
+	VMOVD        R9, X1
 	VPBROADCASTD X1, Z1
-	MOVQ         DX, R8
-	MOVQ         SI, R9
-	MOVQ         BX, R10
+	MOVQ         DX, R9
+	MOVQ         SI, R10
+	MOVQ         BX, R11
 
 ac5_11_chunk:
-	MOVQ      R10, R11
-	MOVQ      $0x00000100, R12
-	CMPQ      R11, R12
-	CMOVQHI   R12, R11
-	SUBQ      R11, R10
+	MOVQ      R11, R12
+	MOVQ      $0x00000100, R13
+	CMPQ      R12, R13
+	CMOVQHI   R13, R12
+	SUBQ      R12, R11
 	VMOVDQA64 Z0, Z2
 	VMOVDQA64 Z0, Z3
 	VMOVDQA64 Z0, Z4
@@ -3224,33 +3302,33 @@ ac5_11_chunk:
 	VMOVDQA64 Z0, Z12
 
 ac5_11_loop:
-	VPBROADCASTD  (R8), Z13
+	VPBROADCASTD  (R9), Z13
 	VPSUBD        Z13, Z1, Z13
-	VPMAXSD       (R9), Z13, Z14
+	VPMAXSD       (R10), Z13, Z14
 	VPADDD        Z14, Z2, Z2
-	VPMAXSD       64(R9), Z13, Z14
+	VPMAXSD       64(R10), Z13, Z14
 	VPADDD        Z14, Z3, Z3
-	VPMAXSD       128(R9), Z13, Z14
+	VPMAXSD       128(R10), Z13, Z14
 	VPADDD        Z14, Z4, Z4
-	VPMAXSD       192(R9), Z13, Z14
+	VPMAXSD       192(R10), Z13, Z14
 	VPADDD        Z14, Z5, Z5
-	VPMAXSD       256(R9), Z13, Z14
+	VPMAXSD       256(R10), Z13, Z14
 	VPADDD        Z14, Z6, Z6
-	VPMAXSD       320(R9), Z13, Z14
+	VPMAXSD       320(R10), Z13, Z14
 	VPADDD        Z14, Z7, Z7
-	VPMAXSD       384(R9), Z13, Z14
+	VPMAXSD       384(R10), Z13, Z14
 	VPADDD        Z14, Z8, Z8
-	VPMAXSD       448(R9), Z13, Z14
+	VPMAXSD       448(R10), Z13, Z14
 	VPADDD        Z14, Z9, Z9
-	VPMAXSD       512(R9), Z13, Z14
+	VPMAXSD       512(R10), Z13, Z14
 	VPADDD        Z14, Z10, Z10
-	VPMAXSD       576(R9), Z13, Z14
+	VPMAXSD       576(R10), Z13, Z14
 	VPADDD        Z14, Z11, Z11
-	VPMAXSD.Z     640(R9), Z13, K1, Z13
+	VPMAXSD       (R10)(R8*1), Z13, Z13
 	VPADDD        Z13, Z12, Z12
-	ADDQ          $0x04, R8
-	SUBQ          $0x04, R9
-	DECQ          R11
+	ADDQ          $0x04, R9
+	SUBQ          $0x04, R10
+	DECQ          R12
 	JNZ           ac5_11_loop
 	VPMOVZXDQ     Y2, Z13
 	VEXTRACTI64X4 $0x01, Z2, Y2
@@ -3325,11 +3403,11 @@ ac5_11_loop:
 	VPMOVZXDQ     Y12, Z2
 	VEXTRACTI64X4 $0x01, Z12, Y3
 	VPMOVZXDQ     Y3, Z3
-	VPADDQ.Z      1280(AX), Z2, K1, Z2
-	VPADDQ.Z      1344(AX), Z3, K2, Z3
-	VMOVDQU64     Z2, K1, 1280(AX)
-	VMOVDQU64     Z3, K2, 1344(AX)
-	TESTQ         R10, R10
+	VPADDQ.Z      (AX)(R8*2), Z2, K1, Z2
+	VPADDQ.Z      64(AX)(R8*2), Z3, K2, Z3
+	VMOVDQU64     Z2, K1, (AX)(R8*2)
+	VMOVDQU64     Z3, K2, 64(AX)(R8*2)
+	TESTQ         R11, R11
 	JNZ           ac5_11_chunk
 	SUBQ          DI, CX
 	LEAQ          (AX)(DI*8), AX
@@ -3343,11 +3421,16 @@ ac5_body12:
 	CMOVQHI      R8, DI
 	LEAQ         -176(DI), R8
 	MOVQ         $-1, R9
-	BZHIQ        R8, R9, R8
-	KMOVW        R8, K1
+	BZHIQ        R8, R9, R9
+	MOVQ         $0x00000010, R10
+	SUBQ         R8, R10
+	SHLXQ        R10, R9, R9
+	KMOVW        R9, K1
+	LEAQ         -16(DI), R8
+	SHLQ         $0x02, R8
 	KSHIFTRW     $0x08, K1, K2
-	MOVL         $0x000000ff, R8
-	KMOVW        R8, K3
+	MOVL         $0x000000ff, R9
+	KMOVW        R9, K3
 	VPBROADCASTQ k+88(FP), Z1
 	VMOVDQU64    Z1, (AX)
 	VMOVDQU64    Z1, 64(AX)
@@ -3371,21 +3454,21 @@ ac5_body12:
 	VMOVDQU64    Z1, 1216(AX)
 	VMOVDQU64    Z1, 1280(AX)
 	VMOVDQU64    Z1, 1344(AX)
-	VMOVDQU64    Z1, K1, 1408(AX)
-	VMOVDQU64    Z1, K2, 1472(AX)
-	MOVL         c+72(FP), R8
-	VMOVD        R8, X1
+	VMOVDQU64    Z1, K1, (AX)(R8*2)
+	VMOVDQU64    Z1, K2, 64(AX)(R8*2)
+	MOVL         c+72(FP), R9
+	VMOVD        R9, X1
 	VPBROADCASTD X1, Z1
-	MOVQ         DX, R8
-	MOVQ         SI, R9
-	MOVQ         BX, R10
+	MOVQ         DX, R9
+	MOVQ         SI, R10
+	MOVQ         BX, R11
 
 ac5_12_chunk:
-	MOVQ      R10, R11
-	MOVQ      $0x00000100, R12
-	CMPQ      R11, R12
-	CMOVQHI   R12, R11
-	SUBQ      R11, R10
+	MOVQ      R11, R12
+	MOVQ      $0x00000100, R13
+	CMPQ      R12, R13
+	CMOVQHI   R13, R12
+	SUBQ      R12, R11
 	VMOVDQA64 Z0, Z2
 	VMOVDQA64 Z0, Z3
 	VMOVDQA64 Z0, Z4
@@ -3400,35 +3483,35 @@ ac5_12_chunk:
 	VMOVDQA64 Z0, Z13
 
 ac5_12_loop:
-	VPBROADCASTD  (R8), Z14
+	VPBROADCASTD  (R9), Z14
 	VPSUBD        Z14, Z1, Z14
-	VPMAXSD       (R9), Z14, Z15
+	VPMAXSD       (R10), Z14, Z15
 	VPADDD        Z15, Z2, Z2
-	VPMAXSD       64(R9), Z14, Z15
+	VPMAXSD       64(R10), Z14, Z15
 	VPADDD        Z15, Z3, Z3
-	VPMAXSD       128(R9), Z14, Z15
+	VPMAXSD       128(R10), Z14, Z15
 	VPADDD        Z15, Z4, Z4
-	VPMAXSD       192(R9), Z14, Z15
+	VPMAXSD       192(R10), Z14, Z15
 	VPADDD        Z15, Z5, Z5
-	VPMAXSD       256(R9), Z14, Z15
+	VPMAXSD       256(R10), Z14, Z15
 	VPADDD        Z15, Z6, Z6
-	VPMAXSD       320(R9), Z14, Z15
+	VPMAXSD       320(R10), Z14, Z15
 	VPADDD        Z15, Z7, Z7
-	VPMAXSD       384(R9), Z14, Z15
+	VPMAXSD       384(R10), Z14, Z15
 	VPADDD        Z15, Z8, Z8
-	VPMAXSD       448(R9), Z14, Z15
+	VPMAXSD       448(R10), Z14, Z15
 	VPADDD        Z15, Z9, Z9
-	VPMAXSD       512(R9), Z14, Z15
+	VPMAXSD       512(R10), Z14, Z15
 	VPADDD        Z15, Z10, Z10
-	VPMAXSD       576(R9), Z14, Z15
+	VPMAXSD       576(R10), Z14, Z15
 	VPADDD        Z15, Z11, Z11
-	VPMAXSD       640(R9), Z14, Z15
+	VPMAXSD       640(R10), Z14, Z15
 	VPADDD        Z15, Z12, Z12
-	VPMAXSD.Z     704(R9), Z14, K1, Z14
+	VPMAXSD       (R10)(R8*1), Z14, Z14
 	VPADDD        Z14, Z13, Z13
-	ADDQ          $0x04, R8
-	SUBQ          $0x04, R9
-	DECQ          R11
+	ADDQ          $0x04, R9
+	SUBQ          $0x04, R10
+	DECQ          R12
 	JNZ           ac5_12_loop
 	VPMOVZXDQ     Y2, Z14
 	VEXTRACTI64X4 $0x01, Z2, Y2
@@ -3510,11 +3593,11 @@ ac5_12_loop:
 	VPMOVZXDQ     Y13, Z2
 	VEXTRACTI64X4 $0x01, Z13, Y3
 	VPMOVZXDQ     Y3, Z3
-	VPADDQ.Z      1408(AX), Z2, K1, Z2
-	VPADDQ.Z      1472(AX), Z3, K2, Z3
-	VMOVDQU64     Z2, K1, 1408(AX)
-	VMOVDQU64     Z3, K2, 1472(AX)
-	TESTQ         R10, R10
+	VPADDQ.Z      (AX)(R8*2), Z2, K1, Z2
+	VPADDQ.Z      64(AX)(R8*2), Z3, K2, Z3
+	VMOVDQU64     Z2, K1, (AX)(R8*2)
+	VMOVDQU64     Z3, K2, 64(AX)(R8*2)
+	TESTQ         R11, R11
 	JNZ           ac5_12_chunk
 	SUBQ          DI, CX
 	LEAQ          (AX)(DI*8), AX
@@ -3528,11 +3611,16 @@ ac5_body13:
 	CMOVQHI      R8, DI
 	LEAQ         -192(DI), R8
 	MOVQ         $-1, R9
-	BZHIQ        R8, R9, R8
-	KMOVW        R8, K1
+	BZHIQ        R8, R9, R9
+	MOVQ         $0x00000010, R10
+	SUBQ         R8, R10
+	SHLXQ        R10, R9, R9
+	KMOVW        R9, K1
+	LEAQ         -16(DI), R8
+	SHLQ         $0x02, R8
 	KSHIFTRW     $0x08, K1, K2
-	MOVL         $0x000000ff, R8
-	KMOVW        R8, K3
+	MOVL         $0x000000ff, R9
+	KMOVW        R9, K3
 	VPBROADCASTQ k+88(FP), Z1
 	VMOVDQU64    Z1, (AX)
 	VMOVDQU64    Z1, 64(AX)
@@ -3558,21 +3646,21 @@ ac5_body13:
 	VMOVDQU64    Z1, 1344(AX)
 	VMOVDQU64    Z1, 1408(AX)
 	VMOVDQU64    Z1, 1472(AX)
-	VMOVDQU64    Z1, K1, 1536(AX)
-	VMOVDQU64    Z1, K2, 1600(AX)
-	MOVL         c+72(FP), R8
-	VMOVD        R8, X1
+	VMOVDQU64    Z1, K1, (AX)(R8*2)
+	VMOVDQU64    Z1, K2, 64(AX)(R8*2)
+	MOVL         c+72(FP), R9
+	VMOVD        R9, X1
 	VPBROADCASTD X1, Z1
-	MOVQ         DX, R8
-	MOVQ         SI, R9
-	MOVQ         BX, R10
+	MOVQ         DX, R9
+	MOVQ         SI, R10
+	MOVQ         BX, R11
 
 ac5_13_chunk:
-	MOVQ      R10, R11
-	MOVQ      $0x00000100, R12
-	CMPQ      R11, R12
-	CMOVQHI   R12, R11
-	SUBQ      R11, R10
+	MOVQ      R11, R12
+	MOVQ      $0x00000100, R13
+	CMPQ      R12, R13
+	CMOVQHI   R13, R12
+	SUBQ      R12, R11
 	VMOVDQA64 Z0, Z2
 	VMOVDQA64 Z0, Z3
 	VMOVDQA64 Z0, Z4
@@ -3588,37 +3676,37 @@ ac5_13_chunk:
 	VMOVDQA64 Z0, Z14
 
 ac5_13_loop:
-	VPBROADCASTD  (R8), Z15
+	VPBROADCASTD  (R9), Z15
 	VPSUBD        Z15, Z1, Z15
-	VPMAXSD       (R9), Z15, Z16
+	VPMAXSD       (R10), Z15, Z16
 	VPADDD        Z16, Z2, Z2
-	VPMAXSD       64(R9), Z15, Z16
+	VPMAXSD       64(R10), Z15, Z16
 	VPADDD        Z16, Z3, Z3
-	VPMAXSD       128(R9), Z15, Z16
+	VPMAXSD       128(R10), Z15, Z16
 	VPADDD        Z16, Z4, Z4
-	VPMAXSD       192(R9), Z15, Z16
+	VPMAXSD       192(R10), Z15, Z16
 	VPADDD        Z16, Z5, Z5
-	VPMAXSD       256(R9), Z15, Z16
+	VPMAXSD       256(R10), Z15, Z16
 	VPADDD        Z16, Z6, Z6
-	VPMAXSD       320(R9), Z15, Z16
+	VPMAXSD       320(R10), Z15, Z16
 	VPADDD        Z16, Z7, Z7
-	VPMAXSD       384(R9), Z15, Z16
+	VPMAXSD       384(R10), Z15, Z16
 	VPADDD        Z16, Z8, Z8
-	VPMAXSD       448(R9), Z15, Z16
+	VPMAXSD       448(R10), Z15, Z16
 	VPADDD        Z16, Z9, Z9
-	VPMAXSD       512(R9), Z15, Z16
+	VPMAXSD       512(R10), Z15, Z16
 	VPADDD        Z16, Z10, Z10
-	VPMAXSD       576(R9), Z15, Z16
+	VPMAXSD       576(R10), Z15, Z16
 	VPADDD        Z16, Z11, Z11
-	VPMAXSD       640(R9), Z15, Z16
+	VPMAXSD       640(R10), Z15, Z16
 	VPADDD        Z16, Z12, Z12
-	VPMAXSD       704(R9), Z15, Z16
+	VPMAXSD       704(R10), Z15, Z16
 	VPADDD        Z16, Z13, Z13
-	VPMAXSD.Z     768(R9), Z15, K1, Z15
+	VPMAXSD       (R10)(R8*1), Z15, Z15
 	VPADDD        Z15, Z14, Z14
-	ADDQ          $0x04, R8
-	SUBQ          $0x04, R9
-	DECQ          R11
+	ADDQ          $0x04, R9
+	SUBQ          $0x04, R10
+	DECQ          R12
 	JNZ           ac5_13_loop
 	VPMOVZXDQ     Y2, Z15
 	VEXTRACTI64X4 $0x01, Z2, Y2
@@ -3707,11 +3795,11 @@ ac5_13_loop:
 	VPMOVZXDQ     Y14, Z2
 	VEXTRACTI64X4 $0x01, Z14, Y3
 	VPMOVZXDQ     Y3, Z3
-	VPADDQ.Z      1536(AX), Z2, K1, Z2
-	VPADDQ.Z      1600(AX), Z3, K2, Z3
-	VMOVDQU64     Z2, K1, 1536(AX)
-	VMOVDQU64     Z3, K2, 1600(AX)
-	TESTQ         R10, R10
+	VPADDQ.Z      (AX)(R8*2), Z2, K1, Z2
+	VPADDQ.Z      64(AX)(R8*2), Z3, K2, Z3
+	VMOVDQU64     Z2, K1, (AX)(R8*2)
+	VMOVDQU64     Z3, K2, 64(AX)(R8*2)
+	TESTQ         R11, R11
 	JNZ           ac5_13_chunk
 	SUBQ          DI, CX
 	LEAQ          (AX)(DI*8), AX
@@ -3725,11 +3813,16 @@ ac5_body14:
 	CMOVQHI      R8, DI
 	LEAQ         -208(DI), R8
 	MOVQ         $-1, R9
-	BZHIQ        R8, R9, R8
-	KMOVW        R8, K1
+	BZHIQ        R8, R9, R9
+	MOVQ         $0x00000010, R10
+	SUBQ         R8, R10
+	SHLXQ        R10, R9, R9
+	KMOVW        R9, K1
+	LEAQ         -16(DI), R8
+	SHLQ         $0x02, R8
 	KSHIFTRW     $0x08, K1, K2
-	MOVL         $0x000000ff, R8
-	KMOVW        R8, K3
+	MOVL         $0x000000ff, R9
+	KMOVW        R9, K3
 	VPBROADCASTQ k+88(FP), Z1
 	VMOVDQU64    Z1, (AX)
 	VMOVDQU64    Z1, 64(AX)
@@ -3757,21 +3850,21 @@ ac5_body14:
 	VMOVDQU64    Z1, 1472(AX)
 	VMOVDQU64    Z1, 1536(AX)
 	VMOVDQU64    Z1, 1600(AX)
-	VMOVDQU64    Z1, K1, 1664(AX)
-	VMOVDQU64    Z1, K2, 1728(AX)
-	MOVL         c+72(FP), R8
-	VMOVD        R8, X1
+	VMOVDQU64    Z1, K1, (AX)(R8*2)
+	VMOVDQU64    Z1, K2, 64(AX)(R8*2)
+	MOVL         c+72(FP), R9
+	VMOVD        R9, X1
 	VPBROADCASTD X1, Z1
-	MOVQ         DX, R8
-	MOVQ         SI, R9
-	MOVQ         BX, R10
+	MOVQ         DX, R9
+	MOVQ         SI, R10
+	MOVQ         BX, R11
 
 ac5_14_chunk:
-	MOVQ      R10, R11
-	MOVQ      $0x00000100, R12
-	CMPQ      R11, R12
-	CMOVQHI   R12, R11
-	SUBQ      R11, R10
+	MOVQ      R11, R12
+	MOVQ      $0x00000100, R13
+	CMPQ      R12, R13
+	CMOVQHI   R13, R12
+	SUBQ      R12, R11
 	VMOVDQA64 Z0, Z2
 	VMOVDQA64 Z0, Z3
 	VMOVDQA64 Z0, Z4
@@ -3788,39 +3881,39 @@ ac5_14_chunk:
 	VMOVDQA64 Z0, Z15
 
 ac5_14_loop:
-	VPBROADCASTD  (R8), Z16
+	VPBROADCASTD  (R9), Z16
 	VPSUBD        Z16, Z1, Z16
-	VPMAXSD       (R9), Z16, Z17
+	VPMAXSD       (R10), Z16, Z17
 	VPADDD        Z17, Z2, Z2
-	VPMAXSD       64(R9), Z16, Z17
+	VPMAXSD       64(R10), Z16, Z17
 	VPADDD        Z17, Z3, Z3
-	VPMAXSD       128(R9), Z16, Z17
+	VPMAXSD       128(R10), Z16, Z17
 	VPADDD        Z17, Z4, Z4
-	VPMAXSD       192(R9), Z16, Z17
+	VPMAXSD       192(R10), Z16, Z17
 	VPADDD        Z17, Z5, Z5
-	VPMAXSD       256(R9), Z16, Z17
+	VPMAXSD       256(R10), Z16, Z17
 	VPADDD        Z17, Z6, Z6
-	VPMAXSD       320(R9), Z16, Z17
+	VPMAXSD       320(R10), Z16, Z17
 	VPADDD        Z17, Z7, Z7
-	VPMAXSD       384(R9), Z16, Z17
+	VPMAXSD       384(R10), Z16, Z17
 	VPADDD        Z17, Z8, Z8
-	VPMAXSD       448(R9), Z16, Z17
+	VPMAXSD       448(R10), Z16, Z17
 	VPADDD        Z17, Z9, Z9
-	VPMAXSD       512(R9), Z16, Z17
+	VPMAXSD       512(R10), Z16, Z17
 	VPADDD        Z17, Z10, Z10
-	VPMAXSD       576(R9), Z16, Z17
+	VPMAXSD       576(R10), Z16, Z17
 	VPADDD        Z17, Z11, Z11
-	VPMAXSD       640(R9), Z16, Z17
+	VPMAXSD       640(R10), Z16, Z17
 	VPADDD        Z17, Z12, Z12
-	VPMAXSD       704(R9), Z16, Z17
+	VPMAXSD       704(R10), Z16, Z17
 	VPADDD        Z17, Z13, Z13
-	VPMAXSD       768(R9), Z16, Z17
+	VPMAXSD       768(R10), Z16, Z17
 	VPADDD        Z17, Z14, Z14
-	VPMAXSD.Z     832(R9), Z16, K1, Z16
+	VPMAXSD       (R10)(R8*1), Z16, Z16
 	VPADDD        Z16, Z15, Z15
-	ADDQ          $0x04, R8
-	SUBQ          $0x04, R9
-	DECQ          R11
+	ADDQ          $0x04, R9
+	SUBQ          $0x04, R10
+	DECQ          R12
 	JNZ           ac5_14_loop
 	VPMOVZXDQ     Y2, Z16
 	VEXTRACTI64X4 $0x01, Z2, Y2
@@ -3916,11 +4009,11 @@ ac5_14_loop:
 	VPMOVZXDQ     Y15, Z2
 	VEXTRACTI64X4 $0x01, Z15, Y3
 	VPMOVZXDQ     Y3, Z3
-	VPADDQ.Z      1664(AX), Z2, K1, Z2
-	VPADDQ.Z      1728(AX), Z3, K2, Z3
-	VMOVDQU64     Z2, K1, 1664(AX)
-	VMOVDQU64     Z3, K2, 1728(AX)
-	TESTQ         R10, R10
+	VPADDQ.Z      (AX)(R8*2), Z2, K1, Z2
+	VPADDQ.Z      64(AX)(R8*2), Z3, K2, Z3
+	VMOVDQU64     Z2, K1, (AX)(R8*2)
+	VMOVDQU64     Z3, K2, 64(AX)(R8*2)
+	TESTQ         R11, R11
 	JNZ           ac5_14_chunk
 	SUBQ          DI, CX
 	LEAQ          (AX)(DI*8), AX
@@ -3934,11 +4027,16 @@ ac5_body15:
 	CMOVQHI      R8, DI
 	LEAQ         -224(DI), R8
 	MOVQ         $-1, R9
-	BZHIQ        R8, R9, R8
-	KMOVW        R8, K1
+	BZHIQ        R8, R9, R9
+	MOVQ         $0x00000010, R10
+	SUBQ         R8, R10
+	SHLXQ        R10, R9, R9
+	KMOVW        R9, K1
+	LEAQ         -16(DI), R8
+	SHLQ         $0x02, R8
 	KSHIFTRW     $0x08, K1, K2
-	MOVL         $0x000000ff, R8
-	KMOVW        R8, K3
+	MOVL         $0x000000ff, R9
+	KMOVW        R9, K3
 	VPBROADCASTQ k+88(FP), Z1
 	VMOVDQU64    Z1, (AX)
 	VMOVDQU64    Z1, 64(AX)
@@ -3968,21 +4066,21 @@ ac5_body15:
 	VMOVDQU64    Z1, 1600(AX)
 	VMOVDQU64    Z1, 1664(AX)
 	VMOVDQU64    Z1, 1728(AX)
-	VMOVDQU64    Z1, K1, 1792(AX)
-	VMOVDQU64    Z1, K2, 1856(AX)
-	MOVL         c+72(FP), R8
-	VMOVD        R8, X1
+	VMOVDQU64    Z1, K1, (AX)(R8*2)
+	VMOVDQU64    Z1, K2, 64(AX)(R8*2)
+	MOVL         c+72(FP), R9
+	VMOVD        R9, X1
 	VPBROADCASTD X1, Z1
-	MOVQ         DX, R8
-	MOVQ         SI, R9
-	MOVQ         BX, R10
+	MOVQ         DX, R9
+	MOVQ         SI, R10
+	MOVQ         BX, R11
 
 ac5_15_chunk:
-	MOVQ      R10, R11
-	MOVQ      $0x00000100, R12
-	CMPQ      R11, R12
-	CMOVQHI   R12, R11
-	SUBQ      R11, R10
+	MOVQ      R11, R12
+	MOVQ      $0x00000100, R13
+	CMPQ      R12, R13
+	CMOVQHI   R13, R12
+	SUBQ      R12, R11
 	VMOVDQA64 Z0, Z2
 	VMOVDQA64 Z0, Z3
 	VMOVDQA64 Z0, Z4
@@ -4000,41 +4098,41 @@ ac5_15_chunk:
 	VMOVDQA64 Z0, Z16
 
 ac5_15_loop:
-	VPBROADCASTD  (R8), Z17
+	VPBROADCASTD  (R9), Z17
 	VPSUBD        Z17, Z1, Z17
-	VPMAXSD       (R9), Z17, Z18
+	VPMAXSD       (R10), Z17, Z18
 	VPADDD        Z18, Z2, Z2
-	VPMAXSD       64(R9), Z17, Z18
+	VPMAXSD       64(R10), Z17, Z18
 	VPADDD        Z18, Z3, Z3
-	VPMAXSD       128(R9), Z17, Z18
+	VPMAXSD       128(R10), Z17, Z18
 	VPADDD        Z18, Z4, Z4
-	VPMAXSD       192(R9), Z17, Z18
+	VPMAXSD       192(R10), Z17, Z18
 	VPADDD        Z18, Z5, Z5
-	VPMAXSD       256(R9), Z17, Z18
+	VPMAXSD       256(R10), Z17, Z18
 	VPADDD        Z18, Z6, Z6
-	VPMAXSD       320(R9), Z17, Z18
+	VPMAXSD       320(R10), Z17, Z18
 	VPADDD        Z18, Z7, Z7
-	VPMAXSD       384(R9), Z17, Z18
+	VPMAXSD       384(R10), Z17, Z18
 	VPADDD        Z18, Z8, Z8
-	VPMAXSD       448(R9), Z17, Z18
+	VPMAXSD       448(R10), Z17, Z18
 	VPADDD        Z18, Z9, Z9
-	VPMAXSD       512(R9), Z17, Z18
+	VPMAXSD       512(R10), Z17, Z18
 	VPADDD        Z18, Z10, Z10
-	VPMAXSD       576(R9), Z17, Z18
+	VPMAXSD       576(R10), Z17, Z18
 	VPADDD        Z18, Z11, Z11
-	VPMAXSD       640(R9), Z17, Z18
+	VPMAXSD       640(R10), Z17, Z18
 	VPADDD        Z18, Z12, Z12
-	VPMAXSD       704(R9), Z17, Z18
+	VPMAXSD       704(R10), Z17, Z18
 	VPADDD        Z18, Z13, Z13
-	VPMAXSD       768(R9), Z17, Z18
+	VPMAXSD       768(R10), Z17, Z18
 	VPADDD        Z18, Z14, Z14
-	VPMAXSD       832(R9), Z17, Z18
+	VPMAXSD       832(R10), Z17, Z18
 	VPADDD        Z18, Z15, Z15
-	VPMAXSD.Z     896(R9), Z17, K1, Z17
+	VPMAXSD       (R10)(R8*1), Z17, Z17
 	VPADDD        Z17, Z16, Z16
-	ADDQ          $0x04, R8
-	SUBQ          $0x04, R9
-	DECQ          R11
+	ADDQ          $0x04, R9
+	SUBQ          $0x04, R10
+	DECQ          R12
 	JNZ           ac5_15_loop
 	VPMOVZXDQ     Y2, Z17
 	VEXTRACTI64X4 $0x01, Z2, Y2
@@ -4137,11 +4235,11 @@ ac5_15_loop:
 	VPMOVZXDQ     Y16, Z2
 	VEXTRACTI64X4 $0x01, Z16, Y3
 	VPMOVZXDQ     Y3, Z3
-	VPADDQ.Z      1792(AX), Z2, K1, Z2
-	VPADDQ.Z      1856(AX), Z3, K2, Z3
-	VMOVDQU64     Z2, K1, 1792(AX)
-	VMOVDQU64     Z3, K2, 1856(AX)
-	TESTQ         R10, R10
+	VPADDQ.Z      (AX)(R8*2), Z2, K1, Z2
+	VPADDQ.Z      64(AX)(R8*2), Z3, K2, Z3
+	VMOVDQU64     Z2, K1, (AX)(R8*2)
+	VMOVDQU64     Z3, K2, 64(AX)(R8*2)
+	TESTQ         R11, R11
 	JNZ           ac5_15_chunk
 	SUBQ          DI, CX
 	LEAQ          (AX)(DI*8), AX
@@ -4155,11 +4253,16 @@ ac5_body16:
 	CMOVQHI      R8, DI
 	LEAQ         -240(DI), R8
 	MOVQ         $-1, R9
-	BZHIQ        R8, R9, R8
-	KMOVW        R8, K1
+	BZHIQ        R8, R9, R9
+	MOVQ         $0x00000010, R10
+	SUBQ         R8, R10
+	SHLXQ        R10, R9, R9
+	KMOVW        R9, K1
+	LEAQ         -16(DI), R8
+	SHLQ         $0x02, R8
 	KSHIFTRW     $0x08, K1, K2
-	MOVL         $0x000000ff, R8
-	KMOVW        R8, K3
+	MOVL         $0x000000ff, R9
+	KMOVW        R9, K3
 	VPBROADCASTQ k+88(FP), Z1
 	VMOVDQU64    Z1, (AX)
 	VMOVDQU64    Z1, 64(AX)
@@ -4191,21 +4294,21 @@ ac5_body16:
 	VMOVDQU64    Z1, 1728(AX)
 	VMOVDQU64    Z1, 1792(AX)
 	VMOVDQU64    Z1, 1856(AX)
-	VMOVDQU64    Z1, K1, 1920(AX)
-	VMOVDQU64    Z1, K2, 1984(AX)
-	MOVL         c+72(FP), R8
-	VMOVD        R8, X1
+	VMOVDQU64    Z1, K1, (AX)(R8*2)
+	VMOVDQU64    Z1, K2, 64(AX)(R8*2)
+	MOVL         c+72(FP), R9
+	VMOVD        R9, X1
 	VPBROADCASTD X1, Z1
-	MOVQ         DX, R8
-	MOVQ         SI, R9
-	MOVQ         BX, R10
+	MOVQ         DX, R9
+	MOVQ         SI, R10
+	MOVQ         BX, R11
 
 ac5_16_chunk:
-	MOVQ      R10, R11
-	MOVQ      $0x00000100, R12
-	CMPQ      R11, R12
-	CMOVQHI   R12, R11
-	SUBQ      R11, R10
+	MOVQ      R11, R12
+	MOVQ      $0x00000100, R13
+	CMPQ      R12, R13
+	CMOVQHI   R13, R12
+	SUBQ      R12, R11
 	VMOVDQA64 Z0, Z2
 	VMOVDQA64 Z0, Z3
 	VMOVDQA64 Z0, Z4
@@ -4224,43 +4327,43 @@ ac5_16_chunk:
 	VMOVDQA64 Z0, Z17
 
 ac5_16_loop:
-	VPBROADCASTD  (R8), Z18
+	VPBROADCASTD  (R9), Z18
 	VPSUBD        Z18, Z1, Z18
-	VPMAXSD       (R9), Z18, Z19
+	VPMAXSD       (R10), Z18, Z19
 	VPADDD        Z19, Z2, Z2
-	VPMAXSD       64(R9), Z18, Z19
+	VPMAXSD       64(R10), Z18, Z19
 	VPADDD        Z19, Z3, Z3
-	VPMAXSD       128(R9), Z18, Z19
+	VPMAXSD       128(R10), Z18, Z19
 	VPADDD        Z19, Z4, Z4
-	VPMAXSD       192(R9), Z18, Z19
+	VPMAXSD       192(R10), Z18, Z19
 	VPADDD        Z19, Z5, Z5
-	VPMAXSD       256(R9), Z18, Z19
+	VPMAXSD       256(R10), Z18, Z19
 	VPADDD        Z19, Z6, Z6
-	VPMAXSD       320(R9), Z18, Z19
+	VPMAXSD       320(R10), Z18, Z19
 	VPADDD        Z19, Z7, Z7
-	VPMAXSD       384(R9), Z18, Z19
+	VPMAXSD       384(R10), Z18, Z19
 	VPADDD        Z19, Z8, Z8
-	VPMAXSD       448(R9), Z18, Z19
+	VPMAXSD       448(R10), Z18, Z19
 	VPADDD        Z19, Z9, Z9
-	VPMAXSD       512(R9), Z18, Z19
+	VPMAXSD       512(R10), Z18, Z19
 	VPADDD        Z19, Z10, Z10
-	VPMAXSD       576(R9), Z18, Z19
+	VPMAXSD       576(R10), Z18, Z19
 	VPADDD        Z19, Z11, Z11
-	VPMAXSD       640(R9), Z18, Z19
+	VPMAXSD       640(R10), Z18, Z19
 	VPADDD        Z19, Z12, Z12
-	VPMAXSD       704(R9), Z18, Z19
+	VPMAXSD       704(R10), Z18, Z19
 	VPADDD        Z19, Z13, Z13
-	VPMAXSD       768(R9), Z18, Z19
+	VPMAXSD       768(R10), Z18, Z19
 	VPADDD        Z19, Z14, Z14
-	VPMAXSD       832(R9), Z18, Z19
+	VPMAXSD       832(R10), Z18, Z19
 	VPADDD        Z19, Z15, Z15
-	VPMAXSD       896(R9), Z18, Z19
+	VPMAXSD       896(R10), Z18, Z19
 	VPADDD        Z19, Z16, Z16
-	VPMAXSD.Z     960(R9), Z18, K1, Z18
+	VPMAXSD       (R10)(R8*1), Z18, Z18
 	VPADDD        Z18, Z17, Z17
-	ADDQ          $0x04, R8
-	SUBQ          $0x04, R9
-	DECQ          R11
+	ADDQ          $0x04, R9
+	SUBQ          $0x04, R10
+	DECQ          R12
 	JNZ           ac5_16_loop
 	VPMOVZXDQ     Y2, Z18
 	VEXTRACTI64X4 $0x01, Z2, Y2
@@ -4370,16 +4473,69 @@ ac5_16_loop:
 	VPMOVZXDQ     Y17, Z2
 	VEXTRACTI64X4 $0x01, Z17, Y3
 	VPMOVZXDQ     Y3, Z3
-	VPADDQ.Z      1920(AX), Z2, K1, Z2
-	VPADDQ.Z      1984(AX), Z3, K2, Z3
-	VMOVDQU64     Z2, K1, 1920(AX)
-	VMOVDQU64     Z3, K2, 1984(AX)
-	TESTQ         R10, R10
+	VPADDQ.Z      (AX)(R8*2), Z2, K1, Z2
+	VPADDQ.Z      64(AX)(R8*2), Z3, K2, Z3
+	VMOVDQU64     Z2, K1, (AX)(R8*2)
+	VMOVDQU64     Z3, K2, 64(AX)(R8*2)
+	TESTQ         R11, R11
 	JNZ           ac5_16_chunk
 	SUBQ          DI, CX
 	LEAQ          (AX)(DI*8), AX
 	ADDQ          $0x00000400, SI
 	JMP           ac5_block
+
+ac5_short:
+	TESTQ        CX, CX
+	JZ           ac5_done
+	MOVQ         CX, DI
+	MOVQ         $0x00000010, R8
+	CMPQ         DI, R8
+	CMOVQHI      R8, DI
+	LEAQ         (DI), R8
+	MOVQ         $-1, R9
+	BZHIQ        R8, R9, R8
+	KMOVW        R8, K1
+	MOVQ         $0x00000000, R8
+	KSHIFTRW     $0x08, K1, K2
+	MOVL         $0x000000ff, R9
+	KMOVW        R9, K3
+	VPBROADCASTQ k+88(FP), Z1
+	VMOVDQU64    Z1, K1, (AX)(R8*2)
+	VMOVDQU64    Z1, K2, 64(AX)(R8*2)
+	MOVL         c+72(FP), R9
+	VMOVD        R9, X1
+	VPBROADCASTD X1, Z1
+	MOVQ         SI, R9
+
+ac5_short_chunk:
+	MOVQ      BX, R10
+	MOVQ      $0x00000100, R11
+	CMPQ      R10, R11
+	CMOVQHI   R11, R10
+	SUBQ      R10, BX
+	VMOVDQA64 Z0, Z2
+
+ac5_short_loop:
+	VPBROADCASTD  (DX), Z3
+	VPSUBD        Z3, Z1, Z3
+	VPMAXSD.Z     (R9)(R8*1), Z3, K1, Z3
+	VPADDD        Z3, Z2, Z2
+	ADDQ          $0x04, DX
+	SUBQ          $0x04, R9
+	DECQ          R10
+	JNZ           ac5_short_loop
+	VPMOVZXDQ     Y2, Z3
+	VEXTRACTI64X4 $0x01, Z2, Y2
+	VPMOVZXDQ     Y2, Z2
+	VPADDQ.Z      (AX)(R8*2), Z3, K1, Z3
+	VPADDQ.Z      64(AX)(R8*2), Z2, K2, Z2
+	VMOVDQU64     Z3, K1, (AX)(R8*2)
+	VMOVDQU64     Z2, K2, 64(AX)(R8*2)
+	TESTQ         BX, BX
+	JNZ           ac5_short_chunk
+	SUBQ          DI, CX
+	LEAQ          (AX)(DI*8), AX
+	ADDQ          $0x00000040, SI
 
 ac5_done:
 	VZEROUPPER
@@ -5481,19 +5637,30 @@ al5_1_loop:
 	JNZ     al5_1_loop
 
 al5_1_tail:
-	TESTQ       R8, R8
-	JNZ         al5_1_widen
-	MOVQ        DX, R9
-	ANDQ        $0x0f, R9
-	JZ          al5_1_widen
-	MOVQ        $-1, R10
-	BZHIQ       R9, R10, R10
-	KMOVW       R10, K1
-	MOVQ        $0x00000010, R10
-	SUBQ        R9, R10
-	MOVQ        $0x0000ffff, R9
-	SHLXQ       R10, R9, R9
-	KMOVW       R9, K2
+	TESTQ R8, R8
+	JNZ   al5_1_widen
+	MOVQ  DX, R9
+	ANDQ  $0x0f, R9
+	JZ    al5_1_widen
+	MOVQ  $-1, R10
+	BZHIQ R9, R10, R10
+	MOVQ  $0x00000010, R11
+	SUBQ  R9, R11
+	SHLXQ R11, R10, R9
+	CMPQ  DX, $0x10
+	JB    al5_1_short
+	LEAQ  (DI)(R11*4), DI
+	NEGQ  R11
+	LEAQ  (SI)(R11*4), SI
+	KMOVW R9, K1
+	KMOVW R10, K2
+	JMP   al5_1_masked
+
+al5_1_short:
+	KMOVW R10, K1
+	KMOVW R9, K2
+
+al5_1_masked:
 	VMOVDQU32.Z (SI), K1, Z4
 	VPERMD      Z4, Z2, Z4
 	VPSUBD      Z4, Z1, Z4
@@ -5557,19 +5724,30 @@ al5_2_loop:
 	JNZ     al5_2_loop
 
 al5_2_tail:
-	TESTQ       R8, R8
-	JNZ         al5_2_widen
-	MOVQ        DX, R9
-	ANDQ        $0x0f, R9
-	JZ          al5_2_widen
-	MOVQ        $-1, R10
-	BZHIQ       R9, R10, R10
-	KMOVW       R10, K1
-	MOVQ        $0x00000010, R10
-	SUBQ        R9, R10
-	MOVQ        $0x0000ffff, R9
-	SHLXQ       R10, R9, R9
-	KMOVW       R9, K2
+	TESTQ R8, R8
+	JNZ   al5_2_widen
+	MOVQ  DX, R9
+	ANDQ  $0x0f, R9
+	JZ    al5_2_widen
+	MOVQ  $-1, R10
+	BZHIQ R9, R10, R10
+	MOVQ  $0x00000010, R11
+	SUBQ  R9, R11
+	SHLXQ R11, R10, R9
+	CMPQ  DX, $0x10
+	JB    al5_2_short
+	LEAQ  (DI)(R11*4), DI
+	NEGQ  R11
+	LEAQ  (SI)(R11*4), SI
+	KMOVW R9, K1
+	KMOVW R10, K2
+	JMP   al5_2_masked
+
+al5_2_short:
+	KMOVW R10, K1
+	KMOVW R9, K2
+
+al5_2_masked:
 	VMOVDQU32.Z (SI), K1, Z5
 	VPERMD      Z5, Z2, Z5
 	VPSUBD      Z5, Z1, Z5
@@ -5651,19 +5829,30 @@ al5_3_loop:
 	JNZ     al5_3_loop
 
 al5_3_tail:
-	TESTQ       R8, R8
-	JNZ         al5_3_widen
-	MOVQ        DX, R9
-	ANDQ        $0x0f, R9
-	JZ          al5_3_widen
-	MOVQ        $-1, R10
-	BZHIQ       R9, R10, R10
-	KMOVW       R10, K1
-	MOVQ        $0x00000010, R10
-	SUBQ        R9, R10
-	MOVQ        $0x0000ffff, R9
-	SHLXQ       R10, R9, R9
-	KMOVW       R9, K2
+	TESTQ R8, R8
+	JNZ   al5_3_widen
+	MOVQ  DX, R9
+	ANDQ  $0x0f, R9
+	JZ    al5_3_widen
+	MOVQ  $-1, R10
+	BZHIQ R9, R10, R10
+	MOVQ  $0x00000010, R11
+	SUBQ  R9, R11
+	SHLXQ R11, R10, R9
+	CMPQ  DX, $0x10
+	JB    al5_3_short
+	LEAQ  (DI)(R11*4), DI
+	NEGQ  R11
+	LEAQ  (SI)(R11*4), SI
+	KMOVW R9, K1
+	KMOVW R10, K2
+	JMP   al5_3_masked
+
+al5_3_short:
+	KMOVW R10, K1
+	KMOVW R9, K2
+
+al5_3_masked:
 	VMOVDQU32.Z (SI), K1, Z6
 	VPERMD      Z6, Z2, Z6
 	VPSUBD      Z6, Z1, Z6
@@ -5763,19 +5952,30 @@ al5_4_loop:
 	JNZ     al5_4_loop
 
 al5_4_tail:
-	TESTQ       R8, R8
-	JNZ         al5_4_widen
-	MOVQ        DX, R9
-	ANDQ        $0x0f, R9
-	JZ          al5_4_widen
-	MOVQ        $-1, R10
-	BZHIQ       R9, R10, R10
-	KMOVW       R10, K1
-	MOVQ        $0x00000010, R10
-	SUBQ        R9, R10
-	MOVQ        $0x0000ffff, R9
-	SHLXQ       R10, R9, R9
-	KMOVW       R9, K2
+	TESTQ R8, R8
+	JNZ   al5_4_widen
+	MOVQ  DX, R9
+	ANDQ  $0x0f, R9
+	JZ    al5_4_widen
+	MOVQ  $-1, R10
+	BZHIQ R9, R10, R10
+	MOVQ  $0x00000010, R11
+	SUBQ  R9, R11
+	SHLXQ R11, R10, R9
+	CMPQ  DX, $0x10
+	JB    al5_4_short
+	LEAQ  (DI)(R11*4), DI
+	NEGQ  R11
+	LEAQ  (SI)(R11*4), SI
+	KMOVW R9, K1
+	KMOVW R10, K2
+	JMP   al5_4_masked
+
+al5_4_short:
+	KMOVW R10, K1
+	KMOVW R9, K2
+
+al5_4_masked:
 	VMOVDQU32.Z (SI), K1, Z7
 	VPERMD      Z7, Z2, Z7
 	VPSUBD      Z7, Z1, Z7
@@ -5893,19 +6093,30 @@ al5_5_loop:
 	JNZ     al5_5_loop
 
 al5_5_tail:
-	TESTQ       R8, R8
-	JNZ         al5_5_widen
-	MOVQ        DX, R9
-	ANDQ        $0x0f, R9
-	JZ          al5_5_widen
-	MOVQ        $-1, R10
-	BZHIQ       R9, R10, R10
-	KMOVW       R10, K1
-	MOVQ        $0x00000010, R10
-	SUBQ        R9, R10
-	MOVQ        $0x0000ffff, R9
-	SHLXQ       R10, R9, R9
-	KMOVW       R9, K2
+	TESTQ R8, R8
+	JNZ   al5_5_widen
+	MOVQ  DX, R9
+	ANDQ  $0x0f, R9
+	JZ    al5_5_widen
+	MOVQ  $-1, R10
+	BZHIQ R9, R10, R10
+	MOVQ  $0x00000010, R11
+	SUBQ  R9, R11
+	SHLXQ R11, R10, R9
+	CMPQ  DX, $0x10
+	JB    al5_5_short
+	LEAQ  (DI)(R11*4), DI
+	NEGQ  R11
+	LEAQ  (SI)(R11*4), SI
+	KMOVW R9, K1
+	KMOVW R10, K2
+	JMP   al5_5_masked
+
+al5_5_short:
+	KMOVW R10, K1
+	KMOVW R9, K2
+
+al5_5_masked:
 	VMOVDQU32.Z (SI), K1, Z8
 	VPERMD      Z8, Z2, Z8
 	VPSUBD      Z8, Z1, Z8
@@ -6041,19 +6252,30 @@ al5_6_loop:
 	JNZ     al5_6_loop
 
 al5_6_tail:
-	TESTQ       R8, R8
-	JNZ         al5_6_widen
-	MOVQ        DX, R9
-	ANDQ        $0x0f, R9
-	JZ          al5_6_widen
-	MOVQ        $-1, R10
-	BZHIQ       R9, R10, R10
-	KMOVW       R10, K1
-	MOVQ        $0x00000010, R10
-	SUBQ        R9, R10
-	MOVQ        $0x0000ffff, R9
-	SHLXQ       R10, R9, R9
-	KMOVW       R9, K2
+	TESTQ R8, R8
+	JNZ   al5_6_widen
+	MOVQ  DX, R9
+	ANDQ  $0x0f, R9
+	JZ    al5_6_widen
+	MOVQ  $-1, R10
+	BZHIQ R9, R10, R10
+	MOVQ  $0x00000010, R11
+	SUBQ  R9, R11
+	SHLXQ R11, R10, R9
+	CMPQ  DX, $0x10
+	JB    al5_6_short
+	LEAQ  (DI)(R11*4), DI
+	NEGQ  R11
+	LEAQ  (SI)(R11*4), SI
+	KMOVW R9, K1
+	KMOVW R10, K2
+	JMP   al5_6_masked
+
+al5_6_short:
+	KMOVW R10, K1
+	KMOVW R9, K2
+
+al5_6_masked:
 	VMOVDQU32.Z (SI), K1, Z9
 	VPERMD      Z9, Z2, Z9
 	VPSUBD      Z9, Z1, Z9
@@ -6207,19 +6429,30 @@ al5_7_loop:
 	JNZ     al5_7_loop
 
 al5_7_tail:
-	TESTQ       R8, R8
-	JNZ         al5_7_widen
-	MOVQ        DX, R9
-	ANDQ        $0x0f, R9
-	JZ          al5_7_widen
-	MOVQ        $-1, R10
-	BZHIQ       R9, R10, R10
-	KMOVW       R10, K1
-	MOVQ        $0x00000010, R10
-	SUBQ        R9, R10
-	MOVQ        $0x0000ffff, R9
-	SHLXQ       R10, R9, R9
-	KMOVW       R9, K2
+	TESTQ R8, R8
+	JNZ   al5_7_widen
+	MOVQ  DX, R9
+	ANDQ  $0x0f, R9
+	JZ    al5_7_widen
+	MOVQ  $-1, R10
+	BZHIQ R9, R10, R10
+	MOVQ  $0x00000010, R11
+	SUBQ  R9, R11
+	SHLXQ R11, R10, R9
+	CMPQ  DX, $0x10
+	JB    al5_7_short
+	LEAQ  (DI)(R11*4), DI
+	NEGQ  R11
+	LEAQ  (SI)(R11*4), SI
+	KMOVW R9, K1
+	KMOVW R10, K2
+	JMP   al5_7_masked
+
+al5_7_short:
+	KMOVW R10, K1
+	KMOVW R9, K2
+
+al5_7_masked:
 	VMOVDQU32.Z (SI), K1, Z10
 	VPERMD      Z10, Z2, Z10
 	VPSUBD      Z10, Z1, Z10
@@ -6391,19 +6624,30 @@ al5_8_loop:
 	JNZ     al5_8_loop
 
 al5_8_tail:
-	TESTQ       R8, R8
-	JNZ         al5_8_widen
-	MOVQ        DX, R9
-	ANDQ        $0x0f, R9
-	JZ          al5_8_widen
-	MOVQ        $-1, R10
-	BZHIQ       R9, R10, R10
-	KMOVW       R10, K1
-	MOVQ        $0x00000010, R10
-	SUBQ        R9, R10
-	MOVQ        $0x0000ffff, R9
-	SHLXQ       R10, R9, R9
-	KMOVW       R9, K2
+	TESTQ R8, R8
+	JNZ   al5_8_widen
+	MOVQ  DX, R9
+	ANDQ  $0x0f, R9
+	JZ    al5_8_widen
+	MOVQ  $-1, R10
+	BZHIQ R9, R10, R10
+	MOVQ  $0x00000010, R11
+	SUBQ  R9, R11
+	SHLXQ R11, R10, R9
+	CMPQ  DX, $0x10
+	JB    al5_8_short
+	LEAQ  (DI)(R11*4), DI
+	NEGQ  R11
+	LEAQ  (SI)(R11*4), SI
+	KMOVW R9, K1
+	KMOVW R10, K2
+	JMP   al5_8_masked
+
+al5_8_short:
+	KMOVW R10, K1
+	KMOVW R9, K2
+
+al5_8_masked:
 	VMOVDQU32.Z (SI), K1, Z11
 	VPERMD      Z11, Z2, Z11
 	VPSUBD      Z11, Z1, Z11
@@ -6593,19 +6837,30 @@ al5_9_loop:
 	JNZ     al5_9_loop
 
 al5_9_tail:
-	TESTQ       R8, R8
-	JNZ         al5_9_widen
-	MOVQ        DX, R9
-	ANDQ        $0x0f, R9
-	JZ          al5_9_widen
-	MOVQ        $-1, R10
-	BZHIQ       R9, R10, R10
-	KMOVW       R10, K1
-	MOVQ        $0x00000010, R10
-	SUBQ        R9, R10
-	MOVQ        $0x0000ffff, R9
-	SHLXQ       R10, R9, R9
-	KMOVW       R9, K2
+	TESTQ R8, R8
+	JNZ   al5_9_widen
+	MOVQ  DX, R9
+	ANDQ  $0x0f, R9
+	JZ    al5_9_widen
+	MOVQ  $-1, R10
+	BZHIQ R9, R10, R10
+	MOVQ  $0x00000010, R11
+	SUBQ  R9, R11
+	SHLXQ R11, R10, R9
+	CMPQ  DX, $0x10
+	JB    al5_9_short
+	LEAQ  (DI)(R11*4), DI
+	NEGQ  R11
+	LEAQ  (SI)(R11*4), SI
+	KMOVW R9, K1
+	KMOVW R10, K2
+	JMP   al5_9_masked
+
+al5_9_short:
+	KMOVW R10, K1
+	KMOVW R9, K2
+
+al5_9_masked:
 	VMOVDQU32.Z (SI), K1, Z12
 	VPERMD      Z12, Z2, Z12
 	VPSUBD      Z12, Z1, Z12
@@ -6813,19 +7068,30 @@ al5_10_loop:
 	JNZ     al5_10_loop
 
 al5_10_tail:
-	TESTQ       R8, R8
-	JNZ         al5_10_widen
-	MOVQ        DX, R9
-	ANDQ        $0x0f, R9
-	JZ          al5_10_widen
-	MOVQ        $-1, R10
-	BZHIQ       R9, R10, R10
-	KMOVW       R10, K1
-	MOVQ        $0x00000010, R10
-	SUBQ        R9, R10
-	MOVQ        $0x0000ffff, R9
-	SHLXQ       R10, R9, R9
-	KMOVW       R9, K2
+	TESTQ R8, R8
+	JNZ   al5_10_widen
+	MOVQ  DX, R9
+	ANDQ  $0x0f, R9
+	JZ    al5_10_widen
+	MOVQ  $-1, R10
+	BZHIQ R9, R10, R10
+	MOVQ  $0x00000010, R11
+	SUBQ  R9, R11
+	SHLXQ R11, R10, R9
+	CMPQ  DX, $0x10
+	JB    al5_10_short
+	LEAQ  (DI)(R11*4), DI
+	NEGQ  R11
+	LEAQ  (SI)(R11*4), SI
+	KMOVW R9, K1
+	KMOVW R10, K2
+	JMP   al5_10_masked
+
+al5_10_short:
+	KMOVW R10, K1
+	KMOVW R9, K2
+
+al5_10_masked:
 	VMOVDQU32.Z (SI), K1, Z13
 	VPERMD      Z13, Z2, Z13
 	VPSUBD      Z13, Z1, Z13
@@ -7051,19 +7317,30 @@ al5_11_loop:
 	JNZ     al5_11_loop
 
 al5_11_tail:
-	TESTQ       R8, R8
-	JNZ         al5_11_widen
-	MOVQ        DX, R9
-	ANDQ        $0x0f, R9
-	JZ          al5_11_widen
-	MOVQ        $-1, R10
-	BZHIQ       R9, R10, R10
-	KMOVW       R10, K1
-	MOVQ        $0x00000010, R10
-	SUBQ        R9, R10
-	MOVQ        $0x0000ffff, R9
-	SHLXQ       R10, R9, R9
-	KMOVW       R9, K2
+	TESTQ R8, R8
+	JNZ   al5_11_widen
+	MOVQ  DX, R9
+	ANDQ  $0x0f, R9
+	JZ    al5_11_widen
+	MOVQ  $-1, R10
+	BZHIQ R9, R10, R10
+	MOVQ  $0x00000010, R11
+	SUBQ  R9, R11
+	SHLXQ R11, R10, R9
+	CMPQ  DX, $0x10
+	JB    al5_11_short
+	LEAQ  (DI)(R11*4), DI
+	NEGQ  R11
+	LEAQ  (SI)(R11*4), SI
+	KMOVW R9, K1
+	KMOVW R10, K2
+	JMP   al5_11_masked
+
+al5_11_short:
+	KMOVW R10, K1
+	KMOVW R9, K2
+
+al5_11_masked:
 	VMOVDQU32.Z (SI), K1, Z14
 	VPERMD      Z14, Z2, Z14
 	VPSUBD      Z14, Z1, Z14
@@ -7307,19 +7584,30 @@ al5_12_loop:
 	JNZ     al5_12_loop
 
 al5_12_tail:
-	TESTQ       R8, R8
-	JNZ         al5_12_widen
-	MOVQ        DX, R9
-	ANDQ        $0x0f, R9
-	JZ          al5_12_widen
-	MOVQ        $-1, R10
-	BZHIQ       R9, R10, R10
-	KMOVW       R10, K1
-	MOVQ        $0x00000010, R10
-	SUBQ        R9, R10
-	MOVQ        $0x0000ffff, R9
-	SHLXQ       R10, R9, R9
-	KMOVW       R9, K2
+	TESTQ R8, R8
+	JNZ   al5_12_widen
+	MOVQ  DX, R9
+	ANDQ  $0x0f, R9
+	JZ    al5_12_widen
+	MOVQ  $-1, R10
+	BZHIQ R9, R10, R10
+	MOVQ  $0x00000010, R11
+	SUBQ  R9, R11
+	SHLXQ R11, R10, R9
+	CMPQ  DX, $0x10
+	JB    al5_12_short
+	LEAQ  (DI)(R11*4), DI
+	NEGQ  R11
+	LEAQ  (SI)(R11*4), SI
+	KMOVW R9, K1
+	KMOVW R10, K2
+	JMP   al5_12_masked
+
+al5_12_short:
+	KMOVW R10, K1
+	KMOVW R9, K2
+
+al5_12_masked:
 	VMOVDQU32.Z (SI), K1, Z15
 	VPERMD      Z15, Z2, Z15
 	VPSUBD      Z15, Z1, Z15
@@ -7581,19 +7869,30 @@ al5_13_loop:
 	JNZ     al5_13_loop
 
 al5_13_tail:
-	TESTQ       R8, R8
-	JNZ         al5_13_widen
-	MOVQ        DX, R9
-	ANDQ        $0x0f, R9
-	JZ          al5_13_widen
-	MOVQ        $-1, R10
-	BZHIQ       R9, R10, R10
-	KMOVW       R10, K1
-	MOVQ        $0x00000010, R10
-	SUBQ        R9, R10
-	MOVQ        $0x0000ffff, R9
-	SHLXQ       R10, R9, R9
-	KMOVW       R9, K2
+	TESTQ R8, R8
+	JNZ   al5_13_widen
+	MOVQ  DX, R9
+	ANDQ  $0x0f, R9
+	JZ    al5_13_widen
+	MOVQ  $-1, R10
+	BZHIQ R9, R10, R10
+	MOVQ  $0x00000010, R11
+	SUBQ  R9, R11
+	SHLXQ R11, R10, R9
+	CMPQ  DX, $0x10
+	JB    al5_13_short
+	LEAQ  (DI)(R11*4), DI
+	NEGQ  R11
+	LEAQ  (SI)(R11*4), SI
+	KMOVW R9, K1
+	KMOVW R10, K2
+	JMP   al5_13_masked
+
+al5_13_short:
+	KMOVW R10, K1
+	KMOVW R9, K2
+
+al5_13_masked:
 	VMOVDQU32.Z (SI), K1, Z16
 	VPERMD      Z16, Z2, Z16
 	VPSUBD      Z16, Z1, Z16
@@ -7873,19 +8172,30 @@ al5_14_loop:
 	JNZ     al5_14_loop
 
 al5_14_tail:
-	TESTQ       R8, R8
-	JNZ         al5_14_widen
-	MOVQ        DX, R9
-	ANDQ        $0x0f, R9
-	JZ          al5_14_widen
-	MOVQ        $-1, R10
-	BZHIQ       R9, R10, R10
-	KMOVW       R10, K1
-	MOVQ        $0x00000010, R10
-	SUBQ        R9, R10
-	MOVQ        $0x0000ffff, R9
-	SHLXQ       R10, R9, R9
-	KMOVW       R9, K2
+	TESTQ R8, R8
+	JNZ   al5_14_widen
+	MOVQ  DX, R9
+	ANDQ  $0x0f, R9
+	JZ    al5_14_widen
+	MOVQ  $-1, R10
+	BZHIQ R9, R10, R10
+	MOVQ  $0x00000010, R11
+	SUBQ  R9, R11
+	SHLXQ R11, R10, R9
+	CMPQ  DX, $0x10
+	JB    al5_14_short
+	LEAQ  (DI)(R11*4), DI
+	NEGQ  R11
+	LEAQ  (SI)(R11*4), SI
+	KMOVW R9, K1
+	KMOVW R10, K2
+	JMP   al5_14_masked
+
+al5_14_short:
+	KMOVW R10, K1
+	KMOVW R9, K2
+
+al5_14_masked:
 	VMOVDQU32.Z (SI), K1, Z17
 	VPERMD      Z17, Z2, Z17
 	VPSUBD      Z17, Z1, Z17
@@ -8183,19 +8493,30 @@ al5_15_loop:
 	JNZ     al5_15_loop
 
 al5_15_tail:
-	TESTQ       R8, R8
-	JNZ         al5_15_widen
-	MOVQ        DX, R9
-	ANDQ        $0x0f, R9
-	JZ          al5_15_widen
-	MOVQ        $-1, R10
-	BZHIQ       R9, R10, R10
-	KMOVW       R10, K1
-	MOVQ        $0x00000010, R10
-	SUBQ        R9, R10
-	MOVQ        $0x0000ffff, R9
-	SHLXQ       R10, R9, R9
-	KMOVW       R9, K2
+	TESTQ R8, R8
+	JNZ   al5_15_widen
+	MOVQ  DX, R9
+	ANDQ  $0x0f, R9
+	JZ    al5_15_widen
+	MOVQ  $-1, R10
+	BZHIQ R9, R10, R10
+	MOVQ  $0x00000010, R11
+	SUBQ  R9, R11
+	SHLXQ R11, R10, R9
+	CMPQ  DX, $0x10
+	JB    al5_15_short
+	LEAQ  (DI)(R11*4), DI
+	NEGQ  R11
+	LEAQ  (SI)(R11*4), SI
+	KMOVW R9, K1
+	KMOVW R10, K2
+	JMP   al5_15_masked
+
+al5_15_short:
+	KMOVW R10, K1
+	KMOVW R9, K2
+
+al5_15_masked:
 	VMOVDQU32.Z (SI), K1, Z18
 	VPERMD      Z18, Z2, Z18
 	VPSUBD      Z18, Z1, Z18
@@ -8511,19 +8832,30 @@ al5_16_loop:
 	JNZ     al5_16_loop
 
 al5_16_tail:
-	TESTQ       R8, R8
-	JNZ         al5_16_widen
-	MOVQ        DX, R9
-	ANDQ        $0x0f, R9
-	JZ          al5_16_widen
-	MOVQ        $-1, R10
-	BZHIQ       R9, R10, R10
-	KMOVW       R10, K1
-	MOVQ        $0x00000010, R10
-	SUBQ        R9, R10
-	MOVQ        $0x0000ffff, R9
-	SHLXQ       R10, R9, R9
-	KMOVW       R9, K2
+	TESTQ R8, R8
+	JNZ   al5_16_widen
+	MOVQ  DX, R9
+	ANDQ  $0x0f, R9
+	JZ    al5_16_widen
+	MOVQ  $-1, R10
+	BZHIQ R9, R10, R10
+	MOVQ  $0x00000010, R11
+	SUBQ  R9, R11
+	SHLXQ R11, R10, R9
+	CMPQ  DX, $0x10
+	JB    al5_16_short
+	LEAQ  (DI)(R11*4), DI
+	NEGQ  R11
+	LEAQ  (SI)(R11*4), SI
+	KMOVW R9, K1
+	KMOVW R10, K2
+	JMP   al5_16_masked
+
+al5_16_short:
+	KMOVW R10, K1
+	KMOVW R9, K2
+
+al5_16_masked:
 	VMOVDQU32.Z (SI), K1, Z19
 	VPERMD      Z19, Z2, Z19
 	VPSUBD      Z19, Z1, Z19

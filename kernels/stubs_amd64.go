@@ -14,7 +14,7 @@ package kernels
 func sumAVX2(a []int32) int64
 
 // sumAVX512 returns the sum of a, whose values lie in [0, 2^24), with a
-// masked tail:
+// masked tail (inside the slice when len(a) >= 16):
 //
 //	for _, x := range a {
 //		sum += int64(x)
@@ -45,7 +45,7 @@ func excessAVX2(a []int32, b []int32, c int32) int64
 //
 // It sums max(a[i]+b[i], c) in uint32 lanes (each term below 2^25, so 128 per
 // lane before widening) and subtracts len(a)*c.
-// The tail is masked.
+// The tail is masked (and inside the slices when len(a) >= 16).
 //
 //go:noescape
 func excessAVX512(a []int32, b []int32, c int32) int64
@@ -82,9 +82,11 @@ func acrossAVX2(dst []int64, base []int32, rotor []int32, c int32, s0 int, k int
 //
 // which is the excess sum_i max(base[i]+rot[(i-s)%n]-c, 0) for s = s0+j.
 // It vectorizes across shifts: blocks of up to 256 shifts in 16 registers,
-// one broadcast of c-base[i] per i against consecutive rotor entries. The last
-// register of a block is masked, so it reads and writes nothing past the shifts
-// asked for, and dst doubles as the 64-bit accumulator.
+// one broadcast of c-base[i] per i against consecutive rotor entries, and dst
+// doubles as the 64-bit accumulator. The last register of a block is placed
+// to end at the block's last shift (overlapping the register or block before
+// it) and masked when added into dst, so every load and store stays inside
+// the slices; only with len(dst) < 16 is it masked at the slices' ends.
 //
 //go:noescape
 func acrossAVX512(dst []int64, base []int32, rotor []int32, c int32, s0 int, k int64)
@@ -121,8 +123,9 @@ func alongAVX2(dst []int64, base []int32, rotor []int32, c int32, s0 int, k int6
 //
 // which is the excess sum_i max(base[i]+rot[(i-s)%n]-c, 0) for s = s0+j.
 // It vectorizes along i, for few shifts over a long circle: each chunk of 16
-// base values is reversed once and scored against up to 16 shifts; the last
-// chunk is masked, so nothing outside the slices is read.
+// base values is reversed once and scored against up to 16 shifts. The last
+// chunk is masked; with n >= 16 it overlaps the one before, so every lane
+// lies inside the slices.
 //
 //go:noescape
 func alongAVX512(dst []int64, base []int32, rotor []int32, c int32, s0 int, k int64)
