@@ -25,6 +25,7 @@ const (
 	MaxRounds   = 1024    // T
 	MaxCapacity = 1 << 22 // GPU-rounds M·T
 	MaxJobs     = 1 << 20 // N
+	MaxCells    = 1 << 22 // N·(T+1), the size of the value tables
 )
 
 // MaxPriority caps a relaxed-path priority ρ̂^λ. The authors' Python raises
@@ -281,6 +282,9 @@ func (p *Problem) validate(cfg *config) error {
 	}
 	if len(p.Jobs) > MaxJobs {
 		return &FieldError{"jobs", fmt.Errorf("%w: %d jobs, above %d", ErrLimit, len(p.Jobs), MaxJobs)}
+	}
+	if int64(len(p.Jobs))*int64(cfg.T+1) > MaxCells {
+		return &FieldError{"jobs", fmt.Errorf("%w: %d jobs × %d rounds is above %d", ErrLimit, len(p.Jobs), cfg.T, MaxCells)}
 	}
 	for i := range p.Jobs {
 		j := &p.Jobs[i]

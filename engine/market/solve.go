@@ -215,12 +215,19 @@ func (w *Workspace) setup() error {
 	w.rowTmp = grow(w.rowTmp, T)
 	w.x = grow(w.x, N*T)
 	w.incX = grow(w.incX, N*T)
-	w.best = grow(w.best, w.C+1)
-	w.next = grow(w.next, w.C+1)
 	if cap(w.h) == 0 {
 		w.h = make([]float64, 1, 64)
 	}
 	return nil
+}
+
+// demand is Σ_j w_j·top_j, the GPU-rounds the jobs can use in the window.
+func (w *Workspace) demand() int {
+	d := 0
+	for j, t := range w.top[:len(w.p.Jobs)] {
+		d += int(w.wid[j]) * int(t)
+	}
+	return d
 }
 
 // prepare computes the value tables, the job order and the width classes
@@ -228,6 +235,14 @@ func (w *Workspace) setup() error {
 func (w *Workspace) prepare() {
 	p := w.p
 	w.tables(p, w.prio)
+	// Capacity no job can use is not worth a DP cell: the aggregate
+	// capacity is at most what all jobs could use.
+	w.C = w.M * w.cfg.T
+	if demand := w.demand(); demand < w.C {
+		w.C = demand
+	}
+	w.best = grow(w.best, w.C+1)
+	w.next = grow(w.next, w.C+1)
 	ord := w.order
 	for j := range ord {
 		ord[j] = int32(j)

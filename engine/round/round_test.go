@@ -319,8 +319,8 @@ func TestPlanBadInput(t *testing.T) {
 	}{
 		{"gpus", func(s *State) { s.GPUs = 0 }, "gpus", ErrInvalid},
 		{"job wider than cluster", func(s *State) { s.Jobs[0].GPUs = 8 }, "jobs[0].gpus", ErrInvalid},
-		{"NaN duration", func(s *State) { s.Jobs[0].EpochDur[1] = math.NaN() }, "jobs[0].epoch_dur[1]", predictor.ErrInvalid},
-		{"negative duration", func(s *State) { s.Jobs[0].EpochDur[0] = -1 }, "jobs[0].epoch_dur[0]", predictor.ErrInvalid},
+		{"NaN duration", func(s *State) { s.Jobs[0].EpochDur[1] = math.NaN() }, "jobs[0].epoch_dur_s[1]", predictor.ErrInvalid},
+		{"negative duration", func(s *State) { s.Jobs[0].EpochDur[0] = -1 }, "jobs[0].epoch_dur_s[0]", predictor.ErrInvalid},
 		{"zero epochs", func(s *State) { s.Jobs[0].EpochBS, s.Jobs[0].EpochDur = nil, nil }, "jobs[0].epoch_bs", predictor.ErrNoEpochs},
 		{"progress past total", func(s *State) { s.Jobs[0].Progress = 4 }, "jobs[0].progress", predictor.ErrProgress},
 		{"unknown batch size", func(s *State) {

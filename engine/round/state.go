@@ -101,7 +101,7 @@ var (
 	ErrDuplicate = errors.New("round: duplicate job ID")
 )
 
-// FieldError names the invalid field with its JSON path ("jobs[2].epoch_dur[7]").
+// FieldError names the invalid field with its JSON path ("jobs[2].epoch_dur_s[7]").
 type FieldError struct {
 	Field string
 	Err   error
@@ -124,10 +124,12 @@ func fromPredictor(i int, err error) error {
 	}
 	name := map[string]string{
 		"Job.Epochs": "epochs", "Job.Progress": "progress", "Job.EpochBS": "epoch_bs",
-		"Job.EpochDur": "epoch_dur", "Job.Modes": "modes", "Job.ModeDur": "mode_dur",
-		"pre": "profiled_dur", "cur": "epoch_dur", "samplesPerEpoch": "samples_per_epoch",
-		"timeline": "timeline", "Timeline": "timeline",
+		"Job.EpochDur": "epoch_dur_s", "Job.Modes": "modes", "Job.ModeDur": "mode_dur_s",
+		"pre": "profiled_dur_s", "cur": "epoch_dur_s", "samplesPerEpoch": "samples_per_epoch",
+		"timeline.Round": "timeline", "timeline.ItPerSec": "timeline", "timeline.BatchSize": "timeline",
+		"submit": "submit_s",
 	}[pe.Field]
+	suffix := map[string]string{"timeline.Round": ".round", "timeline.ItPerSec": ".it_per_s", "timeline.BatchSize": ".bs"}[pe.Field]
 	if name == "" {
 		return &FieldError{Field: "jobs[" + strconv.Itoa(i) + "]", Err: err}
 	}
@@ -135,7 +137,7 @@ func fromPredictor(i int, err error) error {
 	if pe.Index >= 0 {
 		f += "[" + strconv.Itoa(pe.Index) + "]"
 	}
-	return &FieldError{Field: f, Err: err}
+	return &FieldError{Field: f + suffix, Err: err}
 }
 
 // fromMarket passes a market error on with its field path, which is the

@@ -116,13 +116,15 @@ func lookup(op string) handler {
 		return cassiniLink
 	case "cassini.rank":
 		return cassiniRank
+	case "shockwave.plan":
+		return shockwavePlan
 	}
 	return nil
 }
 
 // Ops lists the operations this version knows, sorted.
 func Ops() []string {
-	ops := []string{"cassini.link", "cassini.rank"}
+	ops := []string{"cassini.link", "cassini.rank", "shockwave.plan"}
 	slices.Sort(ops)
 	return ops
 }

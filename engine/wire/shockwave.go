@@ -1,0 +1,338 @@
+package wire
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/orrery/orrery/engine/market"
+	"github.com/orrery/orrery/engine/predictor"
+	"github.com/orrery/orrery/engine/round"
+)
+
+// ShockwavePlanRequest is the request of "shockwave.plan" (schema v1).
+//
+// It plans the next T rounds of a GPU cluster with Shockwave's market (package
+// round, on package predictor and package market). The request is the whole
+// cluster state, so the call is a pure function: the caller keeps the
+// history (finish-time estimates, throughput samples) and appends what the
+// response reports. Times are seconds, epochs whole epochs.
+//
+// Request:
+//
+//	{
+//	  "gpus": 32,                 // M, GPUs in the cluster (≥ 1)
+//	  "round": 42,                // r, absolute index of the round to plan (≥ 0)
+//	  "reestimate": true,         // record a finish-time estimate for every job at r
+//	                              // (do it on the re-plan after an arrival or completion);
+//	                              // jobs without history always get one
+//	  "config": {                 // every field optional; absent = default
+//	    "rounds": 20,             // T, window length (1..1024)
+//	    "round_s": 120,           // Δ, round length
+//	    "k": 0.001,               // makespan regulariser, per second
+//	    "lambda": 12,             // priority power on the relaxed path
+//	    "rho_max": 1,             // finish-time-fairness bound
+//	    "breakpoints": [0, 0.2, 0.4, 0.6, 0.8, 1],  // piecewise log, 0 first, 1 last
+//	    "log_zero": 1e-6,         // stands in for 0 inside ln
+//	    "urgent_power": 100,      // priority power for jobs with R < Δ
+//	    "log": "piecewise",       // or "exact": ln u (tangent below log_zero)
+//	    "no_relax": false,        // report "infeasible" instead of relaxing FTF
+//	    "gap": 0,                 // stop within this relative gap (0 = prove optimality)
+//	    "max_nodes": 20000,       // packing branch-and-bound nodes
+//	    "estimator": "faithful",  // R_j: "faithful" (authors'), "posterior" (mean) or "oracle"
+//	    "prior_strength": 0,      // Dirichlet prior total (0 = E, the authors')
+//	    "momentum": 0.9,          // FT* weight of the time-weighted mean (0..1)
+//	    "tolerance": 0.4,         // calibration tolerance
+//	    "time_limit_ms": 0        // wall-clock limit (0 none; results then depend on the host's speed)
+//	  },
+//	  "jobs": [{
+//	    "id": 7,                  // unique integer; the last tie-breaker
+//	    "gpus": 2,                // GPUs the job runs on (1..gpus)
+//	    "submit_s": 300,          // submission time
+//	    "epochs": 0,              // E (0 = length of epoch_bs)
+//	    "progress": 12,           // F, completed epochs (0..E)
+//	    "epoch_bs": [32, ...],    // batch size of each profiled epoch
+//	    "epoch_dur_s": [36.4, ...],   // duration of each profiled epoch on the job's GPUs
+//	    "modes": [32, 64],        // optional declared batch sizes (else the distinct epoch_bs)
+//	    "mode_dur_s": [36.4, 36.5],   // optional epoch duration per declared mode
+//	    "profiled_dur_s": [...],  // optional pre-profiled durations for calibration
+//	    "samples_per_epoch": 50000,   // dataset size, needed with a timeline
+//	    "timeline": [{"round": 3, "it_per_s": 10.5, "bs": 32}],  // throughput samples
+//	    "finish": [{"round": 0, "estimate_s": 5400}],  // earlier finish-time estimates
+//	    "known": {                // optional: the caller's own predictions
+//	      "remaining_s": 3600, "mean_epoch_s": 36, "elapsed_s": 400,
+//	      "fair_finish_s": 0      // 0 = from "finish"
+//	    }
+//	  }]
+//	}
+//
+// Response:
+//
+//	{
+//	  "round": 42, "window": 20,  // the plan covers rounds round .. round+window−1
+//	  "status": "optimal",        // or "feasible" (bound below) or "infeasible" (no_relax)
+//	  "relaxed": true,            // FTF constraints were infeasible: priorities path
+//	  "objective": -10.32, "bound": -10.32,   // program objective and upper bound
+//	  "welfare": -0.023, "makespan_s": 10298.9, "nodes": 1,
+//	  "rounds": [[3, 7, 9], ...], // job IDs per round: planned, then backfilled
+//	  "backfill": [[9], ...],     // the backfilled tail of each round
+//	  "jobs": [{"id": 7, "rounds": 8, "epochs": 26.4, "priority": 1,
+//	            "remaining_s": 3600, "remaining_std_s": 210, "mean_epoch_s": 36,
+//	            "fair_finish_s": 9000, "estimate_s": 8800, "calibration": 1}]
+//	}
+//
+// "estimate_s" is present when an estimate was recorded at "round"; append
+// {"round", "estimate_s"} to the job's "finish" for the next call.
+// "calibration" is the factor applied to the profiled durations (1 = none).
+//
+// Errors name the field: "jobs[3].epoch_dur_s[7]", "config.rounds",
+// "jobs[1].gpus". An explicit 0 for a field whose default is used when it is
+// absent (rounds, round_s, k, lambda, rho_max, log_zero, urgent_power,
+// momentum, tolerance) is an error, so an empty window is never silently
+// replaced by the default one.
+type ShockwavePlanRequest struct {
+	GPUs       int             `json:"gpus"`
+	Round      int             `json:"round"`
+	Reestimate bool            `json:"reestimate,omitempty"`
+	Config     ShockwaveConfig `json:"config"`
+	Jobs       []ShockwaveJob  `json:"jobs"`
+}
+
+// ShockwaveConfig is the planner configuration; absent fields take the
+// authors' defaults (tacc_32gpus).
+type ShockwaveConfig struct {
+	Rounds        *int      `json:"rounds,omitempty"`
+	RoundS        *float64  `json:"round_s,omitempty"`
+	K             *float64  `json:"k,omitempty"`
+	Lambda        *float64  `json:"lambda,omitempty"`
+	RhoMax        *float64  `json:"rho_max,omitempty"`
+	Breakpoints   []float64 `json:"breakpoints,omitempty"`
+	LogZero       *float64  `json:"log_zero,omitempty"`
+	UrgentPower   *float64  `json:"urgent_power,omitempty"`
+	Log           string    `json:"log,omitempty"`
+	NoRelax       bool      `json:"no_relax,omitempty"`
+	Gap           float64   `json:"gap,omitempty"`
+	MaxNodes      int       `json:"max_nodes,omitempty"`
+	Estimator     string    `json:"estimator,omitempty"`
+	PriorStrength float64   `json:"prior_strength,omitempty"`
+	Momentum      *float64  `json:"momentum,omitempty"`
+	Tolerance     *float64  `json:"tolerance,omitempty"`
+	TimeLimitMs   float64   `json:"time_limit_ms,omitempty"`
+}
+
+// ShockwaveJob is one active job.
+type ShockwaveJob struct {
+	ID              int               `json:"id"`
+	GPUs            int               `json:"gpus"`
+	SubmitS         float64           `json:"submit_s"`
+	Epochs          int               `json:"epochs,omitempty"`
+	Progress        int               `json:"progress"`
+	EpochBS         []int             `json:"epoch_bs,omitempty"`
+	EpochDurS       []float64         `json:"epoch_dur_s,omitempty"`
+	Modes           []int             `json:"modes,omitempty"`
+	ModeDurS        []float64         `json:"mode_dur_s,omitempty"`
+	ProfiledDurS    []float64         `json:"profiled_dur_s,omitempty"`
+	SamplesPerEpoch float64           `json:"samples_per_epoch,omitempty"`
+	Timeline        []ThroughputSpec  `json:"timeline,omitempty"`
+	Finish          []FinishSpec      `json:"finish,omitempty"`
+	Known           *KnownPredictions `json:"known,omitempty"`
+}
+
+// ThroughputSpec is one measured lease: it ended in Round and ran at
+// ItPerS iterations per second with batch size BS.
+type ThroughputSpec struct {
+	Round  int     `json:"round"`
+	ItPerS float64 `json:"it_per_s"`
+	BS     int     `json:"bs"`
+}
+
+// FinishSpec is an earlier finish-time estimate.
+type FinishSpec struct {
+	Round     int     `json:"round"`
+	EstimateS float64 `json:"estimate_s"`
+}
+
+// KnownPredictions are the caller's own predictions for a job.
+type KnownPredictions struct {
+	RemainingS  float64 `json:"remaining_s"`
+	MeanEpochS  float64 `json:"mean_epoch_s"`
+	ElapsedS    float64 `json:"elapsed_s,omitempty"`
+	FairFinishS float64 `json:"fair_finish_s,omitempty"`
+}
+
+// ShockwavePlanResponse is the response of "shockwave.plan".
+type ShockwavePlanResponse struct {
+	Round     int                `json:"round"`
+	Window    int                `json:"window"`
+	Status    string             `json:"status"`
+	Relaxed   bool               `json:"relaxed"`
+	Objective float64            `json:"objective"`
+	Bound     float64            `json:"bound"`
+	Welfare   float64            `json:"welfare"`
+	MakespanS float64            `json:"makespan_s"`
+	Nodes     int                `json:"nodes"`
+	Rounds    [][]int            `json:"rounds"`
+	Backfill  [][]int            `json:"backfill"`
+	Jobs      []ShockwaveJobPlan `json:"jobs"`
+}
+
+// ShockwaveJobPlan is one job's part of the plan.
+type ShockwaveJobPlan struct {
+	ID            int     `json:"id"`
+	Rounds        int     `json:"rounds"`
+	Epochs        float64 `json:"epochs"`
+	Priority      float64 `json:"priority"`
+	RemainingS    float64 `json:"remaining_s"`
+	RemainingStdS float64 `json:"remaining_std_s"`
+	MeanEpochS    float64 `json:"mean_epoch_s"`
+	FairFinishS   float64 `json:"fair_finish_s"`
+	EstimateS     float64 `json:"estimate_s,omitempty"`
+	Calibration   float64 `json:"calibration"`
+}
+
+// maxTimeLimitMs bounds time_limit_ms (about 11.6 days).
+const maxTimeLimitMs = 1e9
+
+// optional reads an explicitly given positive value.
+func optional(field string, v *float64, upTo float64) (float64, error) {
+	if v == nil {
+		return 0, nil
+	}
+	if !(*v > 0) || math.IsInf(*v, 0) || *v > upTo {
+		return 0, fieldError(field, fmt.Errorf("%w: %v (want a finite value in (0, %v]; omit the field for the default)", round.ErrInvalid, *v, upTo))
+	}
+	return *v, nil
+}
+
+// state converts the request to the round planner's state.
+func (r *ShockwavePlanRequest) state() (*round.State, time.Duration, error) {
+	c := &r.Config
+	var mc market.Config
+	if c.Rounds != nil {
+		if *c.Rounds < 1 {
+			return nil, 0, fieldError("config.rounds", fmt.Errorf("%w: %d rounds, the window is empty", market.ErrInvalid, *c.Rounds))
+		}
+		mc.Rounds = *c.Rounds
+	}
+	inf := math.Inf(1)
+	var err error
+	for _, f := range []struct {
+		name string
+		v    *float64
+		dst  *float64
+		upTo float64
+	}{
+		{"config.round_s", c.RoundS, &mc.RoundSeconds, inf},
+		{"config.k", c.K, &mc.K, inf},
+		{"config.lambda", c.Lambda, &mc.Lambda, inf},
+		{"config.rho_max", c.RhoMax, &mc.RhoMax, inf},
+		{"config.log_zero", c.LogZero, &mc.LogZero, inf},
+		{"config.urgent_power", c.UrgentPower, &mc.UrgentPower, inf},
+	} {
+		if *f.dst, err = optional(f.name, f.v, f.upTo); err != nil {
+			return nil, 0, err
+		}
+	}
+	if c.Breakpoints != nil {
+		mc.Breakpoints = c.Breakpoints
+	}
+	switch c.Log {
+	case "", "piecewise":
+	case "exact":
+		mc.Log = market.ExactLog
+	default:
+		return nil, 0, fieldError("config.log", fmt.Errorf("%w: %q (want \"piecewise\" or \"exact\")", market.ErrInvalid, c.Log))
+	}
+	mc.NoRelax, mc.Gap, mc.MaxNodes = c.NoRelax, c.Gap, c.MaxNodes
+	cfg := round.Config{Market: mc}
+	switch c.Estimator {
+	case "", "faithful":
+	case "posterior":
+		cfg.Predictor.Estimator = predictor.Posterior
+	case "oracle":
+		cfg.Predictor.Estimator = predictor.Oracle
+	default:
+		return nil, 0, fieldError("config.estimator", fmt.Errorf("%w: %q (want \"faithful\", \"posterior\" or \"oracle\")", predictor.ErrInvalid, c.Estimator))
+	}
+	if !(c.PriorStrength >= 0) || math.IsInf(c.PriorStrength, 0) {
+		return nil, 0, fieldError("config.prior_strength", fmt.Errorf("%w: %v", predictor.ErrInvalid, c.PriorStrength))
+	}
+	cfg.Predictor.PriorStrength = c.PriorStrength
+	if cfg.Momentum, err = optional("config.momentum", c.Momentum, 1); err != nil {
+		return nil, 0, err
+	}
+	if cfg.Tolerance, err = optional("config.tolerance", c.Tolerance, inf); err != nil {
+		return nil, 0, err
+	}
+	if c.TimeLimitMs < 0 || c.TimeLimitMs > maxTimeLimitMs || math.IsNaN(c.TimeLimitMs) {
+		return nil, 0, fieldError("config.time_limit_ms", fmt.Errorf("%w: %v (want 0..%v)", round.ErrInvalid, c.TimeLimitMs, maxTimeLimitMs))
+	}
+	st := &round.State{GPUs: r.GPUs, Round: r.Round, Reestimate: r.Reestimate, Config: cfg, Jobs: make([]round.Job, len(r.Jobs))}
+	for i := range r.Jobs {
+		j := &r.Jobs[i]
+		rj := round.Job{ID: j.ID, GPUs: j.GPUs, Submit: j.SubmitS, Epochs: j.Epochs, Progress: j.Progress,
+			EpochBS: j.EpochBS, EpochDur: j.EpochDurS, Modes: j.Modes, ModeDur: j.ModeDurS,
+			ProfiledDur: j.ProfiledDurS, SamplesPerEpoch: j.SamplesPerEpoch}
+		for _, s := range j.Timeline {
+			rj.Timeline = append(rj.Timeline, predictor.Sample{Round: s.Round, ItPerSec: s.ItPerS, BatchSize: s.BS})
+		}
+		for _, f := range j.Finish {
+			rj.Finish = append(rj.Finish, round.FinishPoint{Round: f.Round, Estimate: f.EstimateS})
+		}
+		if k := j.Known; k != nil {
+			rj.Known = &round.Known{Remaining: k.RemainingS, MeanEpoch: k.MeanEpochS, Elapsed: k.ElapsedS, FairFinish: k.FairFinishS}
+		}
+		st.Jobs[i] = rj
+	}
+	return st, time.Duration(c.TimeLimitMs * 1e6), nil
+}
+
+// planError turns a planner error into a wire error naming the field.
+func planError(err error) error {
+	var fe *round.FieldError
+	if errors.As(err, &fe) {
+		if errors.Is(err, market.ErrLimit) {
+			return &Error{Code: CodeLimit, Field: fe.Field, Message: fe.Err.Error(), err: err}
+		}
+		return fieldError(fe.Field, fe.Err)
+	}
+	return &Error{Code: CodeInvalid, Message: err.Error(), err: err}
+}
+
+func shockwavePlan(ctx context.Context, data []byte) (any, error) {
+	var req ShockwavePlanRequest
+	if err := decode(data, &req); err != nil {
+		return nil, err
+	}
+	st, limit, err := req.state()
+	if err != nil {
+		return nil, err
+	}
+	if limit > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, limit)
+		defer cancel()
+	}
+	res, err := round.Plan(ctx, st)
+	if err != nil {
+		return nil, planError(err)
+	}
+	resp := ShockwavePlanResponse{
+		Round: res.Round, Window: len(res.Rounds), Status: res.Status.String(), Relaxed: res.Relaxed,
+		Objective: res.Objective, Bound: res.Bound, Welfare: res.Welfare, MakespanS: res.Makespan, Nodes: res.Nodes,
+		Rounds: make([][]int, len(res.Rounds)), Backfill: make([][]int, len(res.Backfill)),
+		Jobs: make([]ShockwaveJobPlan, len(res.Jobs)),
+	}
+	for t := range res.Rounds {
+		resp.Rounds[t] = append([]int{}, res.Rounds[t]...)
+		resp.Backfill[t] = append([]int{}, res.Backfill[t]...)
+	}
+	for i, j := range res.Jobs {
+		resp.Jobs[i] = ShockwaveJobPlan{ID: j.ID, Rounds: j.Rounds, Epochs: j.Epochs, Priority: j.Priority,
+			RemainingS: j.Remaining, RemainingStdS: j.RemainingStd, MeanEpochS: j.MeanEpoch,
+			FairFinishS: j.FairFinish, EstimateS: j.Estimate, Calibration: j.Calibration}
+	}
+	return resp, nil
+}
