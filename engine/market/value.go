@@ -1,6 +1,5 @@
 package market
 
-
 // curve is the utility curve f of the welfare term at normalized progress u
 // in [0, 1].
 func (c *config) curve(u float64) float64 {
