@@ -54,6 +54,9 @@
 //   - noavx2: do not use AVX2 (nor AVX-512).
 //   - generic: use the generic Go path only.
 //
+// go test does not see a variable read at program start when it caches test
+// results, so runs that change ORRERY_KERNELS need -count=1.
+//
 // The build tags purego and noasm compile the generic path alone.
 //
 // The kernels never allocate; buffers are caller-owned.
