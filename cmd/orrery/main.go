@@ -8,6 +8,7 @@
 //
 //	orrery cassini link < request.json
 //	orrery cassini rank < request.json
+//	orrery shockwave plan < state.json
 //	orrery demo
 package main
 
@@ -42,6 +43,7 @@ const usage = `usage: orrery <command> [arguments]
 commands:
   cassini link     optimize the time shifts of jobs sharing one link (JSON on stdin)
   cassini rank     rank placement candidates by link compatibility (JSON on stdin)
+  shockwave plan   plan the next rounds of a GPU cluster with Shockwave (JSON on stdin)
   demo             run the built-in example end to end and print the result
   help             print this message
 
@@ -57,6 +59,8 @@ func run(ctx context.Context, args []string, s stdio) int {
 	switch args[0] {
 	case "cassini":
 		err = runCassini(ctx, args[1:], s)
+	case "shockwave":
+		err = runShockwave(ctx, args[1:], s)
 	case "demo":
 		err = runDemo(ctx, args[1:], s)
 	case "help", "-h", "-help", "--help":

@@ -1,0 +1,12 @@
+package main
+
+import "context"
+
+// runShockwave dispatches the Shockwave commands:
+//
+//	orrery shockwave plan < state.json   plan the next rounds ("shockwave.plan")
+func runShockwave(ctx context.Context, args []string, s stdio) error {
+	return subcommand(ctx, "shockwave", args, s, map[string]func(context.Context, []string, stdio) error{
+		"plan": jsonCommand("shockwave.plan"),
+	})
+}
