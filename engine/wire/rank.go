@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/orrery/orrery/engine/affinity"
 	"github.com/orrery/orrery/engine/candidate"
@@ -122,15 +124,20 @@ func cassiniRank(ctx context.Context, data []byte) (any, error) {
 		}
 		candIndex[cs.ID] = c
 		paths := make([][]int, len(jobs))
-		for id, ls := range cs.Paths {
+		// In key order, so the error for a request with several bad paths
+		// does not depend on map iteration order.
+		for _, id := range slices.Sorted(maps.Keys(cs.Paths)) {
 			j, ok := jobIndex[id]
 			if !ok {
 				return nil, fieldError(f+".paths."+id, fmt.Errorf("%w: job %q", ErrUnknownID, id))
 			}
-			for k, lid := range ls {
+			for k, lid := range cs.Paths[id] {
 				li, ok := linkIndex[lid]
 				if !ok {
 					return nil, fieldError(fmt.Sprintf("%s.paths.%s[%d]", f, id, k), fmt.Errorf("%w: link %q", ErrUnknownID, lid))
+				}
+				if slices.Contains(paths[j], li) {
+					return nil, fieldError(fmt.Sprintf("%s.paths.%s[%d]", f, id, k), fmt.Errorf("%w: job %q crosses link %q twice", candidate.ErrInvalid, id, lid))
 				}
 				paths[j] = append(paths[j], li)
 			}
