@@ -251,6 +251,7 @@ var badRequests = []struct {
 	{"rank: duplicate candidate id", "cassini.rank", rankReq(`[{"id": "l", "capacity_gbps": 1}]`, `[{"id": "c", "paths": {}}, {"id": "c", "paths": {}}]`), wire.CodeInvalid, "candidates[1].id", wire.ErrDuplicateID},
 	{"rank: unknown job id", "cassini.rank", rankReq(`[{"id": "l", "capacity_gbps": 1}]`, `[{"id": "c", "paths": {"a": ["l"], "x": ["l"]}}]`), wire.CodeInvalid, "candidates[0].paths.x", wire.ErrUnknownID},
 	{"rank: unknown link id", "cassini.rank", rankReq(`[{"id": "l", "capacity_gbps": 1}]`, `[{"id": "c", "paths": {"a": ["l", "m"]}}]`), wire.CodeInvalid, "candidates[0].paths.a[1]", wire.ErrUnknownID},
+	{"rank: link twice in a path", "cassini.rank", rankReq(`[{"id": "l", "capacity_gbps": 1}, {"id": "m", "capacity_gbps": 1}]`, `[{"id": "c", "paths": {"a": ["m", "l", "m"]}}]`), wire.CodeInvalid, "candidates[0].paths.a[2]", candidate.ErrInvalid},
 	{"rank: wrong type in a path", "cassini.rank", rankReq(`[{"id": "l", "capacity_gbps": 1}]`, `[{"id": "c", "paths": {"a": ["l", 3]}}]`), wire.CodeMalformed, "candidates[0].paths.a[1]", nil},
 	{"rank: unknown candidate field", "cassini.rank", rankReq(`[{"id": "l", "capacity_gbps": 1}]`, `[{"id": "c", "path": {}}]`), wire.CodeMalformed, "candidates[0].path", nil},
 	{"rank: bad job", "cassini.rank", `{"links": [{"id": "l", "capacity_gbps": 1}], "jobs": [{"id": "a", "phases": [{"ms": 1, "gbps": -1}]}], "candidates": [{"id": "c", "paths": {}}]}`, wire.CodeInvalid, "jobs[0].phases[0].gbps", profile.ErrInvalidBandwidth},
@@ -304,5 +305,18 @@ func TestBadRequests(t *testing.T) {
 				t.Errorf("Handle: %+v, want code %q field %q", r, tc.code, tc.field)
 			}
 		})
+	}
+}
+
+// TestRankErrorsIgnoreMapOrder: with several bad paths the same one is
+// reported every time (paths is a JSON object, decoded into a Go map).
+func TestRankErrorsIgnoreMapOrder(t *testing.T) {
+	req := rankReq(`[{"id": "l", "capacity_gbps": 1}]`, `[{"id": "c", "paths": {"zz": ["l"], "a": ["l", "m"], "b": ["q"], "yy": ["l"], "x": ["l"]}}]`)
+	for range 20 {
+		_, err := wire.Call(context.Background(), "cassini.rank", []byte(req))
+		var we *wire.Error
+		if !errors.As(err, &we) || we.Field != "candidates[0].paths.a[1]" {
+			t.Fatalf("err = %v, want the first path in key order, candidates[0].paths.a[1]", err)
+		}
 	}
 }
