@@ -198,12 +198,7 @@ func sumAVX2() {
 	ADDQ(U8(32), p)
 	DECQ(cnt)
 	JNZ(LabelRef("sum2_loop"))
-	lo, hi, x := YMM(), YMM(), XMM()
-	VPMOVZXDQ(acc.AsX(), lo)
-	VEXTRACTI128(U8(1), acc, x)
-	VPMOVZXDQ(x, hi)
-	VPADDQ(lo, acc64, acc64)
-	VPADDQ(hi, acc64, acc64)
+	widen8(acc, acc64)
 	JMP(LabelRef("sum2_chunk"))
 
 	Label("sum2_tail")
