@@ -1,0 +1,368 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+	"time"
+)
+
+// ErrInvalid reports an invalid plan or option.
+var ErrInvalid = errors.New("agent: invalid")
+
+// MaxPeriod is the longest period a plan may have.
+const MaxPeriod = 24 * time.Hour
+
+// DefaultThreshold is the paper's re-alignment trigger: five percent of the
+// period.
+const DefaultThreshold = 0.05
+
+// Mode selects how an agent keeps its job on its slots.
+type Mode int
+
+const (
+	Pad  Mode = iota // start every iteration on its slot; re-align when late past the threshold (default)
+	Free             // run back to back; re-align when the communication phase is off by more than the threshold (the paper's rule)
+)
+
+func (m Mode) String() string {
+	switch m {
+	case Pad:
+		return "pad"
+	case Free:
+		return "free"
+	}
+	return fmt.Sprintf("Mode(%d)", int(m))
+}
+
+// ParseMode parses "pad" or "free"; "" is Pad.
+func ParseMode(s string) (Mode, error) {
+	switch s {
+	case "", "pad":
+		return Pad, nil
+	case "free":
+		return Free, nil
+	}
+	return 0, fmt.Errorf("%w: mode %q (want pad or free)", ErrInvalid, s)
+}
+
+// Clock is the time source of [Agent.Wait].
+type Clock interface {
+	Now() time.Time
+	// Sleep returns after d has passed, or early with ctx's error.
+	Sleep(ctx context.Context, d time.Duration) error
+}
+
+// SystemClock is the wall clock.
+type SystemClock struct{}
+
+// Now returns time.Now().
+func (SystemClock) Now() time.Time { return time.Now() }
+
+// Sleep waits for d or for ctx to end.
+func (SystemClock) Sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Plan is where a job's iterations belong.
+type Plan struct {
+	Reference time.Time     // R: the instant every job's shift counts from; not the zero Time
+	Shift     time.Duration // t_j: the job's delay, in [0, Period)
+	Period    time.Duration // T: the (quantized, padded) period, > 0
+	// CommOffset is where the job's (first) communication phase starts
+	// within an iteration, in [0, Period): its planned angle.
+	CommOffset time.Duration
+}
+
+func (p Plan) validate() error {
+	switch {
+	case p.Reference.IsZero():
+		return fmt.Errorf("%w: no reference instant", ErrInvalid)
+	case p.Period <= 0 || p.Period > MaxPeriod:
+		return fmt.Errorf("%w: period %v is outside (0, %v]", ErrInvalid, p.Period, MaxPeriod)
+	case p.Shift < 0 || p.Shift >= p.Period:
+		return fmt.Errorf("%w: shift %v is outside [0, period %v)", ErrInvalid, p.Shift, p.Period)
+	case p.CommOffset < 0 || p.CommOffset >= p.Period:
+		return fmt.Errorf("%w: communication offset %v is outside [0, period %v)", ErrInvalid, p.CommOffset, p.Period)
+	}
+	return nil
+}
+
+// Options configure an Agent. The zero value is Pad mode, the paper's 5%
+// threshold, no cooldown and the system clock.
+type Options struct {
+	Mode Mode
+	// Threshold is the re-alignment trigger as a fraction of the period,
+	// in (0, 0.5]; 0 means DefaultThreshold.
+	Threshold float64
+	// Cooldown is the least time between two adjustments; a drift past the
+	// threshold within it is tolerated. 0 means none.
+	Cooldown time.Duration
+	Clock    Clock // nil means SystemClock
+}
+
+// Decision says when the next iteration starts.
+type Decision struct {
+	Start    time.Time     // when the iteration starts (never before the loop is ready)
+	Delay    time.Duration // Start minus the instant the loop was ready
+	Late     time.Duration // how far after its slot the iteration starts (0 when on the slot)
+	Adjusted bool          // the delay re-aligns the job after a drift past the threshold
+}
+
+// Stats are an agent's counters.
+type Stats struct {
+	Iterations  int64         // decisions made
+	Adjustments int64         // re-alignments after a drift past the threshold
+	Replans     int64         // plans installed after the first (SetPlan)
+	Padding     time.Duration // waiting on the grid (Pad mode; initial and re-plan alignment included)
+	AdjustDelay time.Duration // waiting caused by adjustments
+	Span        time.Duration // from the first decision to the last
+
+	// Drift of the communication-phase starts from their planned angle.
+	Samples   int64         // communication starts observed
+	Over      int64         // of those, off by more than the threshold
+	MeanAbs   time.Duration // mean absolute phase error
+	MaxAbs    time.Duration // largest absolute phase error
+	LastDrift time.Duration // the latest phase error, in [-T/2, T/2)
+}
+
+// PerMinute returns the adjustments per minute over the span of the
+// decisions (0 for a span under a millisecond).
+func (s Stats) PerMinute() float64 {
+	if s.Span < time.Millisecond {
+		return 0
+	}
+	return float64(s.Adjustments) / s.Span.Minutes()
+}
+
+// Agent applies one job's time shift. Create it with [New].
+type Agent struct {
+	mu        sync.Mutex
+	plan      Plan
+	opt       Options
+	thr       time.Duration // threshold in time
+	aligned   bool          // an iteration has started under the current plan
+	slot      int64         // index of the current iteration's slot
+	first     time.Time     // instant of the first decision
+	haveFirst bool
+	lastAdj   time.Time
+	haveAdj   bool
+	commErr   time.Duration // phase error of the last communication start
+	haveComm  bool
+	sumAbs    float64 // sum of absolute phase errors, ns
+	stats     Stats
+}
+
+// New returns an agent for plan.
+func New(plan Plan, opt Options) (*Agent, error) {
+	if err := plan.validate(); err != nil {
+		return nil, err
+	}
+	if opt.Threshold == 0 {
+		opt.Threshold = DefaultThreshold
+	}
+	if !(opt.Threshold > 0 && opt.Threshold <= 0.5) {
+		return nil, fmt.Errorf("%w: threshold %v is outside (0, 0.5]", ErrInvalid, opt.Threshold)
+	}
+	if opt.Mode != Pad && opt.Mode != Free {
+		return nil, fmt.Errorf("%w: mode %d", ErrInvalid, opt.Mode)
+	}
+	if opt.Cooldown < 0 {
+		return nil, fmt.Errorf("%w: cooldown %v is negative", ErrInvalid, opt.Cooldown)
+	}
+	if opt.Clock == nil {
+		opt.Clock = SystemClock{}
+	}
+	a := &Agent{opt: opt}
+	a.install(plan)
+	return a, nil
+}
+
+func (a *Agent) install(p Plan) {
+	a.plan = p
+	a.thr = time.Duration(math.Round(a.opt.Threshold * float64(p.Period)))
+	a.aligned = false
+	a.haveComm = false
+}
+
+// SetPlan installs a new plan (new shifts, say, at an epoch start). The next
+// iteration waits for the first slot of the new plan; that wait is padding,
+// not an adjustment.
+func (a *Agent) SetPlan(p Plan) error {
+	if err := p.validate(); err != nil {
+		return err
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.install(p)
+	a.stats.Replans++
+	return nil
+}
+
+// Plan returns the current plan.
+func (a *Agent) Plan() Plan {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.plan
+}
+
+// rebase moves the reference by whole periods toward t when t is so far from
+// it that slot arithmetic could overflow a time.Duration; the slots stay
+// where they are.
+func (a *Agent) rebase(t time.Time) {
+	const limit = 1 << 61
+	for {
+		d := t.Sub(a.plan.Reference) // saturates past ±292 years
+		if d <= limit && d >= -limit {
+			return
+		}
+		m := int64(d / a.plan.Period)
+		a.plan.Reference = a.plan.Reference.Add(time.Duration(m) * a.plan.Period)
+		a.slot -= m
+	}
+}
+
+// slotAt returns the start of slot n.
+func (a *Agent) slotAt(n int64) time.Time {
+	return a.plan.Reference.Add(a.plan.Shift + time.Duration(n)*a.plan.Period)
+}
+
+// firstSlot returns the index of the first slot at or after t.
+func (a *Agent) firstSlot(t time.Time) int64 {
+	d := t.Sub(a.plan.Reference) - a.plan.Shift
+	p := a.plan.Period
+	n := int64(d / p)
+	if d%p > 0 {
+		n++ // ceiling for d > 0
+	}
+	return n // for d <= 0, d/p truncates toward zero: the ceiling
+}
+
+// Next decides when the iteration the loop is ready to start at ready
+// should start, and records the decision. It does not wait.
+func (a *Agent) Next(ready time.Time) Decision {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !a.haveFirst {
+		a.first, a.haveFirst = ready, true
+	}
+	a.rebase(ready)
+	a.stats.Iterations++
+	a.stats.Span = max(a.stats.Span, ready.Sub(a.first))
+	if !a.aligned {
+		// First iteration under this plan: wait for the first slot.
+		a.aligned = true
+		a.slot = a.firstSlot(ready)
+		start := a.slotAt(a.slot)
+		a.stats.Padding += start.Sub(ready)
+		return Decision{Start: start, Delay: start.Sub(ready)}
+	}
+	next := a.slotAt(a.slot + 1)
+	cooling := a.haveAdj && a.opt.Cooldown > 0 && ready.Sub(a.lastAdj) < a.opt.Cooldown
+	var trigger bool
+	switch a.opt.Mode {
+	case Pad:
+		if !ready.After(next) {
+			a.slot++
+			a.stats.Padding += next.Sub(ready)
+			return Decision{Start: next, Delay: next.Sub(ready)}
+		}
+		trigger = ready.Sub(next) > a.thr
+	case Free:
+		e := a.commErr
+		if !a.haveComm {
+			e = a.wrap(ready.Sub(a.plan.Reference) - a.plan.Shift)
+		}
+		trigger = e > a.thr || -e > a.thr
+	}
+	if !trigger || cooling {
+		// Start at once; the slot whose time has come (or is next) is
+		// the one this iteration belongs to.
+		a.slot = max(a.slot+1, a.firstSlot(ready)-1)
+		if a.opt.Mode == Free {
+			a.slot = a.nearestSlot(ready)
+		}
+		late := max(ready.Sub(a.slotAt(a.slot)), 0)
+		return Decision{Start: ready, Late: late}
+	}
+	a.slot = a.firstSlot(ready)
+	start := a.slotAt(a.slot)
+	a.stats.Adjustments++
+	a.stats.AdjustDelay += start.Sub(ready)
+	a.lastAdj, a.haveAdj = ready, true
+	a.haveComm = false
+	return Decision{Start: start, Delay: start.Sub(ready), Adjusted: true}
+}
+
+// nearestSlot returns the index of the slot nearest to t.
+func (a *Agent) nearestSlot(t time.Time) int64 {
+	d := t.Sub(a.plan.Reference) - a.plan.Shift
+	e := a.wrap(d)
+	return int64((d - e) / a.plan.Period)
+}
+
+// wrap reduces d modulo the period into [-T/2, T/2).
+func (a *Agent) wrap(d time.Duration) time.Duration {
+	p := a.plan.Period
+	r := d % p
+	if r < 0 {
+		r += p
+	}
+	if r >= p-p/2 {
+		r -= p
+	}
+	return r
+}
+
+// Communicating records that the job's communication phase started at at,
+// and returns its phase error: how far from its planned angle (the slot
+// plus the plan's CommOffset) it started, wrapped into [-T/2, T/2).
+func (a *Agent) Communicating(at time.Time) time.Duration {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.rebase(at)
+	e := a.wrap(at.Sub(a.plan.Reference) - a.plan.Shift - a.plan.CommOffset)
+	a.commErr, a.haveComm = e, true
+	s := &a.stats
+	abs := max(e, -e)
+	s.Samples++
+	a.sumAbs += float64(abs)
+	s.MeanAbs = time.Duration(math.Round(a.sumAbs / float64(s.Samples)))
+	s.MaxAbs = max(s.MaxAbs, abs)
+	s.LastDrift = e
+	if abs > a.thr {
+		s.Over++
+	}
+	return e
+}
+
+// Wait decides when the next iteration starts, as [Agent.Next] with the
+// clock's current time, and sleeps until then. If ctx ends first it returns
+// the decision and ctx's error.
+func (a *Agent) Wait(ctx context.Context) (Decision, error) {
+	now := a.opt.Clock.Now()
+	d := a.Next(now)
+	if d.Delay <= 0 {
+		return d, ctx.Err()
+	}
+	return d, a.opt.Clock.Sleep(ctx, d.Start.Sub(now))
+}
+
+// Stats returns a snapshot of the counters.
+func (a *Agent) Stats() Stats {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.stats
+}

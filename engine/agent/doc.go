@@ -1,0 +1,48 @@
+// Package agent is CASSINI's time-shift agent: the piece beside each training
+// job that applies the job's time shift and keeps it in place despite noise.
+//
+// CASSINI interleaves the communication phases of jobs that share a link by
+// delaying each job by a time shift t_j on a shared reference clock: the
+// job's iteration n should start at
+//
+//	R + t_j + n*T
+//
+// where R is the reference instant every job's shift counts from (the
+// clocks are assumed synchronized) and T the job's period as the unified
+// circle assumes it (its iteration time, quantized, and possibly rounded up
+// to a common grid). These instants are the job's slots. A training loop
+// calls [Agent.Wait] (or [Agent.Next] with its own clock) before every
+// iteration, and [Agent.Communicating] when its communication phase starts.
+//
+// # Drift and re-alignment
+//
+// Stragglers and noise move the communication phase off its planned angle.
+// The paper re-aligns "when the start of the communication phase deviates
+// by more than five percent of the ideal iteration time" (the
+// [Options.Threshold]) and delays the next iteration to do so; how drift is
+// measured and how the delay is chosen it does not say. This package offers
+// two modes:
+//
+//   - [Pad] (the default): every iteration starts on its slot, waiting for
+//     it when the previous iteration ended early; the iteration time is
+//     thereby locked to T, which the unified circle assumes. An iteration
+//     ready after its slot starts at once if it is late by at most the
+//     threshold (the slack of later iterations catches up), and otherwise
+//     is re-aligned: it waits for the first slot after it is ready. That
+//     wait is an adjustment.
+//   - [Free] (the paper's rule as stated): iterations run back to back; when
+//     the last communication phase started more than the threshold away from
+//     its planned position (early or late), the next iteration waits for the
+//     first slot after it is ready, a delay of (expected - actual) mod T.
+//
+// Shifts only delay: an agent never starts an iteration before the loop is
+// ready. The phase error of a communication start is measured on the
+// circle, wrapped into [-T/2, T/2). [Stats] counts adjustments (and their
+// rate per minute), padding, re-plans and the drift distribution.
+//
+// An Agent is safe for concurrent use: the training loop drives it while a
+// monitor reads its Stats. Its clock is injectable ([Options.Clock]), so
+// tests and simulators drive it in virtual time; [Agent.Next] and
+// [Agent.Communicating] take the instants explicitly and never read the
+// clock.
+package agent

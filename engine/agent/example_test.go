@@ -1,0 +1,47 @@
+package agent_test
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/orrery/orrery/engine/agent"
+)
+
+// virtual is a clock whose Sleep advances time instantly.
+type virtual struct{ now time.Time }
+
+func (v *virtual) Now() time.Time { return v.now }
+func (v *virtual) Sleep(_ context.Context, d time.Duration) error {
+	v.now = v.now.Add(d)
+	return nil
+}
+
+// A training loop with a 150 ms time shift on a 255 ms period (the VGG16 of
+// the paper's Fig. 3, shifted as in its Table 2). Its iterations take 250 ms
+// until a straggler makes one take 270 ms: the next iteration is 15 ms late,
+// more than 5% of 255 ms, so it waits for the following slot.
+func Example() {
+	r := time.Date(2024, 4, 16, 9, 0, 0, 0, time.UTC)
+	clk := &virtual{now: r}
+	a, err := agent.New(agent.Plan{Reference: r, Shift: 150 * time.Millisecond, Period: 255 * time.Millisecond,
+		CommOffset: 141 * time.Millisecond}, agent.Options{Clock: clk})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	ctx := context.Background()
+	for i, work := range []time.Duration{250, 250, 270, 250} {
+		d, _ := a.Wait(ctx)
+		fmt.Printf("iteration %d starts at %v (waited %v, adjusted %v)\n", i, clk.now.Sub(r), d.Delay, d.Adjusted)
+		clk.now = clk.now.Add(work * time.Millisecond)
+	}
+	s := a.Stats()
+	fmt.Printf("%d adjustment, %v padding\n", s.Adjustments, s.Padding)
+	// Output:
+	// iteration 0 starts at 150ms (waited 150ms, adjusted false)
+	// iteration 1 starts at 405ms (waited 5ms, adjusted false)
+	// iteration 2 starts at 660ms (waited 5ms, adjusted false)
+	// iteration 3 starts at 1.17s (waited 240ms, adjusted true)
+	// 1 adjustment, 160ms padding
+}
