@@ -2,6 +2,7 @@ package link
 
 import (
 	"context"
+	"math"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -146,6 +147,7 @@ type Workspace struct {
 	bases    [][]int32 // per depth: fixed demand plus jobs placed above
 	out      []int64
 	sum      []int32 // scratch for evaluate and descend
+	base0    []int32 // the fixed jobs' demand: bases[0], or a job's tile
 	pcg      rand.PCG
 	cur      []int // shift of every job
 	best     []int
@@ -165,14 +167,28 @@ func (w *Workspace) Search(ctx context.Context, pr Problem, opt Options, dst []i
 		return Result{}, err
 	}
 	k := len(pr.Jobs)
-	unshifted := w.evaluate(w.cur)
-	w.bestCost = unshifted
 	copy(w.best, w.cur)
-	if len(w.free) > 0 {
+	unshifted := int64(-1)
+	if len(w.free) == 1 {
+		// One scan of the free job's shifts, shift 0 among them, is the
+		// whole search: no incumbent needed.
+		w.bestCost = math.MaxInt64
+		if n := w.branch(); n > 0 {
+			unshifted = w.out[0]
+		}
+		if w.bestCost == math.MaxInt64 { // stopped before any shift
+			w.bestCost = w.evaluate(w.best)
+		}
+	} else {
+		unshifted = w.evaluate(w.cur)
+		w.bestCost = unshifted
 		if len(w.free) > 1 {
 			w.descend() // a strong incumbent makes the bounds prune
+			w.branch()
 		}
-		w.branch()
+	}
+	if unshifted < 0 {
+		unshifted = w.evaluate(w.cur)
 	}
 	res := Result{
 		Excess:    w.bestCost,

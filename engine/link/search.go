@@ -116,11 +116,8 @@ func (w *Workspace) subView(dst []int32, j, t int) {
 func (w *Workspace) excessSlack(base []int32) (excess, slack int64) {
 	c := w.capacity
 	for _, v := range base {
-		if v > c {
-			excess += int64(v - c)
-		} else {
-			slack += int64(c - v)
-		}
+		excess += int64(max(v-c, 0))
+		slack += int64(max(c-v, 0))
 	}
 	return excess, slack
 }
@@ -314,12 +311,22 @@ func (w *Workspace) marginalBound(base []int32, d int, checked bool) int64 {
 	return lb
 }
 
-// fixedBase writes the demand of the jobs that are not free into dst.
-func (w *Workspace) fixedBase(dst []int32) {
-	clear(dst)
+// setBase0 sets base0 to the demand of the jobs that are not free. A single
+// fixed job at shift 0 is its own tile, which is then used as it is.
+func (w *Workspace) setBase0() {
+	if w.mode == Exact && len(w.free) == len(w.jobs)-1 {
+		for j := range w.jobs {
+			if !w.isFree(j) && w.cur[j] == 0 {
+				w.base0 = w.tiles[j]
+				return
+			}
+		}
+	}
+	w.base0 = w.bases[0]
+	clear(w.base0)
 	for j := range w.jobs {
 		if !w.isFree(j) {
-			w.addView(dst, j, w.cur[j])
+			w.addView(w.base0, j, w.cur[j])
 		}
 	}
 }
@@ -333,27 +340,38 @@ func (w *Workspace) isFree(j int) bool {
 	return false
 }
 
-// branch runs the depth-first branch and bound from the incumbent.
-func (w *Workspace) branch() {
-	w.fixedBase(w.bases[0])
-	w.dfs(0)
+// branch runs the depth-first branch and bound from the incumbent and
+// returns how many candidates the last leaf scanned.
+func (w *Workspace) branch() int {
+	w.setBase0()
+	n := w.dfs(0)
 	// Leave cur as the free jobs' zero shifts, its value between searches.
 	for _, j := range w.free {
 		w.cur[j] = 0
 	}
+	return n
 }
 
-// dfs explores the free job at depth d over bases[d]; false means stop.
-func (w *Workspace) dfs(d int) bool {
+// dfs explores the free job at depth d over bases[d] (base0 at the root).
+// It returns how many candidates the last leaf it scanned computed, or -1
+// once the search must stop.
+func (w *Workspace) dfs(d int) int {
 	j, base := w.free[d], w.bases[d]
+	if d == 0 {
+		base = w.base0
+	}
 	if d == len(w.free)-1 {
 		n := w.leaf(base, j, w.out, true)
 		for m, cost := range w.out[:n] {
 			w.offer(cost, j, w.shiftOf(m))
 		}
-		return n == w.ncand[j]
+		if n < w.ncand[j] {
+			return -1
+		}
+		return n
 	}
 	next := w.bases[d+1]
+	n := 0
 	for m := range w.ncand[j] {
 		t := w.shiftOf(m)
 		w.cur[j] = t
@@ -365,11 +383,11 @@ func (w *Workspace) dfs(d int) bool {
 		if d+2 < len(w.free) && w.prune(w.marginalBound(next, d+1, true), d) {
 			continue
 		}
-		if !w.dfs(d+1) || w.shouldStop() {
-			return false
+		if n = w.dfs(d + 1); n < 0 || w.shouldStop() {
+			return -1
 		}
 	}
-	return true
+	return n
 }
 
 // descend runs coordinate descent from several starts to find a good
@@ -426,8 +444,8 @@ func (w *Workspace) descend() {
 // rootBound returns a lower bound on the optimal excess: the root's mass
 // bound and, unless the context has ended, its marginal bound.
 func (w *Workspace) rootBound() int64 {
-	base := w.bases[0]
-	w.fixedBase(base)
+	w.setBase0()
+	base := w.base0
 	lb := w.lowerBound(base, 0)
 	if w.stop == TimeLimit {
 		return lb
