@@ -2,9 +2,9 @@ package link
 
 import (
 	"context"
-	"math"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 
 	"github.com/orrery/orrery/engine/circle"
