@@ -1,0 +1,111 @@
+package workload
+
+import (
+	"errors"
+	"math"
+	"slices"
+	"testing"
+)
+
+func TestGenerateDeterministic(t *testing.T) {
+	cfg := Config{Jobs: 200, Load: 0.9, ClusterGPUs: 24, Seed: 7}
+	a, err := Generate(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := Generate(cfg)
+	if !slices.Equal(a, b) {
+		t.Fatal("the same config gave two traces")
+	}
+	cfg.Seed = 8
+	c, _ := Generate(cfg)
+	if slices.Equal(a, c) {
+		t.Fatal("another seed gave the same trace")
+	}
+	for i, j := range a {
+		m, err := Lookup(j.Model)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if j.ID != i || (i > 0 && j.Arrival < a[i-1].Arrival) || i == 0 && j.Arrival != 0 {
+			t.Fatalf("job %d: %+v", i, j)
+		}
+		if j.Iterations < 200 || j.Iterations > 1000 || !slices.Contains(DefaultGPUChoices, j.GPUs) ||
+			!slices.Contains(m.BatchChoices(), j.Batch) || j.GPUs < m.MinServers {
+			t.Fatalf("job %d: %+v", i, j)
+		}
+	}
+}
+
+// The arrival rate keeps the requested fraction of GPUs busy: over a long
+// trace, offered GPU-time / (GPUs x span) is close to the load.
+func TestGenerateLoad(t *testing.T) {
+	for _, load := range []float64{0.8, 1} {
+		jobs, err := Generate(Config{Jobs: 20000, Load: load, ClusterGPUs: 24, Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var work float64
+		for _, j := range jobs {
+			m, _ := Lookup(j.Model)
+			st, _ := m.Iteration(j.Batch, j.GPUs)
+			work += float64(j.GPUs) * float64(j.Iterations) * Period(st).Seconds()
+		}
+		span := jobs[len(jobs)-1].Arrival.Seconds()
+		if got := work / (24 * span); math.Abs(got-load) > 0.05*load {
+			t.Errorf("load %v: offered %v", load, got)
+		}
+	}
+}
+
+func TestGenerateSnapshotAndOptions(t *testing.T) {
+	jobs, err := Generate(Config{Jobs: 5, ClusterGPUs: 12, GPUsPerServer: 2, Models: []string{"GPT3", "VGG16"},
+		MinIterations: 10, MaxIterations: 10, GPUChoices: []int{2, 4}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range jobs {
+		if j.Arrival != 0 || j.Iterations != 10 {
+			t.Fatalf("%+v", j)
+		}
+		// GPT3 needs 2 servers: 4 GPUs on 2-GPU servers.
+		if j.Model == "GPT3" && j.GPUs != 4 {
+			t.Fatalf("%+v", j)
+		}
+	}
+	if Servers(5, 2) != 3 || Servers(4, 2) != 2 || Servers(1, 1) != 1 {
+		t.Fatal("Servers")
+	}
+}
+
+func TestGenerateErrors(t *testing.T) {
+	for _, cfg := range []Config{
+		{},
+		{ClusterGPUs: 24, Models: []string{"AlexNet"}},
+		{ClusterGPUs: 24, Models: []string{}},
+		{ClusterGPUs: 24, Load: -1},
+		{ClusterGPUs: 24, Load: math.NaN()},
+		{ClusterGPUs: 24, Jobs: -1},
+		{ClusterGPUs: 24, MinIterations: 10, MaxIterations: 5},
+		{ClusterGPUs: 24, GPUChoices: []int{0}},
+		{ClusterGPUs: 24, GPUChoices: []int{}},
+		{ClusterGPUs: 24, GPUsPerServer: -1},
+		{ClusterGPUs: 24, Models: []string{"GPT3"}, GPUChoices: []int{1}}, // GPT3 needs 2 servers
+		{ClusterGPUs: 1, Models: []string{"GPT3"}},
+	} {
+		if _, err := Generate(cfg); !errors.Is(err, ErrInvalid) && !errors.Is(err, ErrUnknownModel) {
+			t.Errorf("%+v: %v", cfg, err)
+		}
+	}
+}
+
+func TestBatchChoices(t *testing.T) {
+	m, _ := Lookup("VGG16")
+	if got := m.BatchChoices(); !slices.Equal(got, []int{512, 941, 1371, 1800}) {
+		t.Fatalf("%v", got)
+	}
+	x, _ := Lookup("XLM")
+	if got := x.BatchChoices(); !slices.Equal(got, []int{4, 13, 23, 32}) {
+		t.Fatalf("%v", got)
+	}
+}

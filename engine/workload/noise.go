@@ -1,0 +1,393 @@
+package workload
+
+import (
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// ErrData reports a malformed noise file.
+var ErrData = errors.New("workload: malformed data")
+
+// Noise multiplies a job's compute time, iteration by iteration; its
+// typical value is 1. Iteration i uses Noise[i mod len]; an empty Noise is
+// always 1.
+type Noise []float64
+
+// Factor returns iteration i's multiplier (i >= 0).
+func (n Noise) Factor(i int) float64 {
+	if len(n) == 0 {
+		return 1
+	}
+	return n[i%len(n)]
+}
+
+// Mul returns the iteration-wise product of n and m, over as many
+// iterations as the longer of the two (the shorter repeats).
+func (n Noise) Mul(m Noise) Noise {
+	if len(n) == 0 {
+		return slices.Clone(m)
+	}
+	if len(m) == 0 {
+		return slices.Clone(n)
+	}
+	out := make(Noise, max(len(n), len(m)))
+	for i := range out {
+		out[i] = n.Factor(i) * m.Factor(i)
+	}
+	return out
+}
+
+// WorkerTimes is one job of the Alibaba PAI mini-batch-time release
+// (job_*_norm.csv): per-worker iteration times, sampled every few
+// iterations.
+type WorkerTimes struct {
+	Workers []int       // worker IDs, increasing
+	Iter    []int       // the iteration of each sample, increasing
+	Times   [][]float64 // Times[s][w]: sample s of worker Workers[w]; NaN where the file has none
+}
+
+// maxDataRows bounds what the parsers accept.
+const maxDataRows = 1 << 20
+
+// ParseWorkerTimes reads a job_*_norm.csv file: a header
+// ",worker,gpu,time,batch_time_norm", then one row per worker and sample.
+func ParseWorkerTimes(r io.Reader) (WorkerTimes, error) {
+	cr := csv.NewReader(r)
+	cr.ReuseRecord = true
+	head, err := cr.Read()
+	if err != nil {
+		return WorkerTimes{}, fmt.Errorf("%w: header: %v", ErrData, err)
+	}
+	col := map[string]int{}
+	for i, h := range head {
+		col[strings.TrimSpace(h)] = i
+	}
+	wc, ok1 := col["worker"]
+	tc, ok2 := col["time"]
+	vc, ok3 := col["batch_time_norm"]
+	if !ok1 || !ok2 || !ok3 {
+		return WorkerTimes{}, fmt.Errorf("%w: header %q lacks worker, time or batch_time_norm", ErrData, head)
+	}
+	type rec struct {
+		worker, iter int
+		v            float64
+	}
+	var recs []rec
+	for line := 2; ; line++ {
+		row, err := cr.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return WorkerTimes{}, fmt.Errorf("%w: %v", ErrData, err)
+		}
+		if len(recs) >= maxDataRows {
+			return WorkerTimes{}, fmt.Errorf("%w: more than %d rows", ErrData, maxDataRows)
+		}
+		w, err1 := strconv.Atoi(row[wc])
+		it, err2 := strconv.Atoi(row[tc])
+		v, err3 := strconv.ParseFloat(row[vc], 64)
+		if err := errors.Join(err1, err2, err3); err != nil {
+			return WorkerTimes{}, fmt.Errorf("%w: line %d: %v", ErrData, line, err)
+		}
+		if w < 0 || it < 0 || !(v > 0) || math.IsInf(v, 0) {
+			return WorkerTimes{}, fmt.Errorf("%w: line %d: worker %d, time %d, value %v", ErrData, line, w, it, v)
+		}
+		recs = append(recs, rec{w, it, v})
+	}
+	if len(recs) == 0 {
+		return WorkerTimes{}, fmt.Errorf("%w: no samples", ErrData)
+	}
+	var wt WorkerTimes
+	for _, r := range recs {
+		wt.Workers = append(wt.Workers, r.worker)
+		wt.Iter = append(wt.Iter, r.iter)
+	}
+	slices.Sort(wt.Workers)
+	wt.Workers = slices.Compact(wt.Workers)
+	slices.Sort(wt.Iter)
+	wt.Iter = slices.Compact(wt.Iter)
+	wt.Times = make([][]float64, len(wt.Iter))
+	for s := range wt.Times {
+		wt.Times[s] = make([]float64, len(wt.Workers))
+		for w := range wt.Times[s] {
+			wt.Times[s][w] = math.NaN()
+		}
+	}
+	for _, r := range recs {
+		s, _ := slices.BinarySearch(wt.Iter, r.iter)
+		w, _ := slices.BinarySearch(wt.Workers, r.worker)
+		wt.Times[s][w] = r.v
+	}
+	return wt, nil
+}
+
+// Sync returns the per-iteration multiplier of a synchronous job whose
+// workers behave as the given workers (indices into wt.Workers): each
+// iteration waits for the slowest, so a sample's value is the maximum over
+// them (a worker missing from a sample keeps its previous value), divided
+// by the median over the samples. A sample holds until the next one; the
+// series starts at the first sample.
+func (wt WorkerTimes) Sync(workers []int) (Noise, error) {
+	if len(workers) == 0 {
+		return nil, fmt.Errorf("%w: no workers", ErrInvalid)
+	}
+	for _, w := range workers {
+		if w < 0 || w >= len(wt.Workers) {
+			return nil, fmt.Errorf("%w: worker index %d of %d", ErrInvalid, w, len(wt.Workers))
+		}
+	}
+	last := make([]float64, len(wt.Workers))
+	for w := range last {
+		last[w] = math.NaN()
+	}
+	peaks := make([]float64, len(wt.Iter))
+	for s, row := range wt.Times {
+		for w, v := range row {
+			if !math.IsNaN(v) {
+				last[w] = v
+			}
+		}
+		peaks[s] = math.NaN()
+		for _, w := range workers {
+			if !math.IsNaN(last[w]) && !(last[w] <= peaks[s]) {
+				peaks[s] = last[w]
+			}
+		}
+	}
+	// Drop leading samples before every chosen worker has a value.
+	first := slices.IndexFunc(peaks, func(v float64) bool { return !math.IsNaN(v) })
+	if first < 0 {
+		return nil, fmt.Errorf("%w: the chosen workers have no samples", ErrData)
+	}
+	med := median(peaks[first:])
+	n := wt.Iter[len(wt.Iter)-1] - wt.Iter[first] + 1
+	out := make(Noise, 0, n)
+	for s := first; s < len(wt.Iter); s++ {
+		hold := 1
+		if s+1 < len(wt.Iter) {
+			hold = wt.Iter[s+1] - wt.Iter[s]
+		}
+		for range hold {
+			out = append(out, peaks[s]/med)
+		}
+	}
+	return out, nil
+}
+
+// CoV is the Alibaba PAI release's coefficient_variation.csv: for each job,
+// the coefficient of variation of the iteration time across its 10 workers,
+// per iteration.
+type CoV struct {
+	Jobs   []string    // row names
+	Values [][]float64 // per job, per iteration, trailing empty cells dropped
+}
+
+// ParseCoV reads a coefficient_variation.csv file: a header row of
+// iteration numbers, then one row per job, its name first.
+func ParseCoV(r io.Reader) (CoV, error) {
+	cr := csv.NewReader(r)
+	cr.FieldsPerRecord = -1
+	if _, err := cr.Read(); err != nil {
+		return CoV{}, fmt.Errorf("%w: header: %v", ErrData, err)
+	}
+	var c CoV
+	for line := 2; ; line++ {
+		row, err := cr.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return CoV{}, fmt.Errorf("%w: %v", ErrData, err)
+		}
+		if len(c.Jobs) >= maxDataRows {
+			return CoV{}, fmt.Errorf("%w: more than %d rows", ErrData, maxDataRows)
+		}
+		var vals []float64
+		for i, cell := range row[1:] {
+			cell = strings.TrimSpace(cell)
+			if cell == "" || strings.EqualFold(cell, "nan") {
+				vals = append(vals, math.NaN())
+				continue
+			}
+			v, err := strconv.ParseFloat(cell, 64)
+			if err != nil || v < 0 || math.IsInf(v, 0) || math.IsNaN(v) {
+				return CoV{}, fmt.Errorf("%w: line %d, column %d: %q", ErrData, line, i+1, cell)
+			}
+			vals = append(vals, v)
+		}
+		for len(vals) > 0 && math.IsNaN(vals[len(vals)-1]) {
+			vals = vals[:len(vals)-1]
+		}
+		if len(vals) == 0 || slices.ContainsFunc(vals, math.IsNaN) {
+			return CoV{}, fmt.Errorf("%w: line %d: no values, or a gap within them", ErrData, line)
+		}
+		c.Jobs = append(c.Jobs, row[0])
+		c.Values = append(c.Values, vals)
+	}
+	if len(c.Jobs) == 0 {
+		return CoV{}, fmt.Errorf("%w: no jobs", ErrData)
+	}
+	return c, nil
+}
+
+// expectedMax[n] is the expected maximum of n independent standard normal
+// variables (n = 1..10).
+var expectedMax = [...]float64{0, 0, 0.5642, 0.8463, 1.0294, 1.1630, 1.2672, 1.3522, 1.4236, 1.4850, 1.5388}
+
+// Jitter returns the per-iteration multiplier a job of n workers (n >= 1;
+// 10 and more count as 10, the release's job size) sees from row's
+// coefficient of variation: (1 + e_n*cv_i) / (1 + e_n*median(cv)), the
+// slowest of n workers whose times spread with that coefficient, relative to
+// a typical iteration. One worker has no jitter from this source.
+func (c CoV) Jitter(row, n int) (Noise, error) {
+	if row < 0 || row >= len(c.Values) {
+		return nil, fmt.Errorf("%w: row %d of %d", ErrInvalid, row, len(c.Values))
+	}
+	if n < 1 {
+		return nil, fmt.Errorf("%w: %d workers", ErrInvalid, n)
+	}
+	e := expectedMax[min(n, 10)]
+	cv := c.Values[row]
+	base := 1 + e*median(cv)
+	out := make(Noise, len(cv))
+	for i, v := range cv {
+		out[i] = (1 + e*v) / base
+	}
+	return out, nil
+}
+
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// Source selects which measurements a [Replay] uses.
+type Source int
+
+const (
+	Both   Source = iota // worker traces times CoV jitter (default)
+	Traces               // job_*_norm.csv only: drift and stragglers, 10-iteration resolution
+	Jitter               // coefficient_variation.csv only: iteration-to-iteration jitter
+	None                 // no noise
+)
+
+func (s Source) String() string {
+	switch s {
+	case Both:
+		return "both"
+	case Traces:
+		return "traces"
+	case Jitter:
+		return "cov"
+	case None:
+		return "none"
+	}
+	return fmt.Sprintf("Source(%d)", int(s))
+}
+
+// ParseSource parses "both", "traces", "cov" or "none"; "" is Both.
+func ParseSource(s string) (Source, error) {
+	switch s {
+	case "", "both":
+		return Both, nil
+	case "traces":
+		return Traces, nil
+	case "cov":
+		return Jitter, nil
+	case "none":
+		return None, nil
+	}
+	return 0, fmt.Errorf("%w: noise %q (want both, traces, cov or none)", ErrInvalid, s)
+}
+
+// Replay deals the release's measurements out to simulated jobs.
+type Replay struct {
+	Traces []WorkerTimes // job_1_norm.csv, job_2_norm.csv, ... in order
+	CoV    CoV
+	Source Source
+}
+
+// LoadReplay reads job_*_norm.csv (in name order) and
+// coefficient_variation.csv from fsys (e.g. os.DirFS("testdata/alibaba")).
+func LoadReplay(fsys fs.FS, src Source) (Replay, error) {
+	r := Replay{Source: src}
+	if src == None {
+		return r, nil
+	}
+	names, err := fs.Glob(fsys, "job_*_norm.csv")
+	if err != nil {
+		return r, err
+	}
+	if len(names) == 0 {
+		return r, fmt.Errorf("%w: no job_*_norm.csv files", ErrData)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		wt, err := parseFile(fsys, name, ParseWorkerTimes)
+		if err != nil {
+			return r, err
+		}
+		r.Traces = append(r.Traces, wt)
+	}
+	if r.CoV, err = parseFile(fsys, "coefficient_variation.csv", ParseCoV); err != nil {
+		return r, err
+	}
+	return r, nil
+}
+
+func parseFile[T any](fsys fs.FS, name string, parse func(io.Reader) (T, error)) (T, error) {
+	f, err := fsys.Open(name)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	defer f.Close()
+	v, err := parse(f)
+	if err != nil {
+		return v, fmt.Errorf("%s: %w", name, err)
+	}
+	return v, nil
+}
+
+// For returns the noise of simulated job id running on n workers: trace
+// id mod len(Traces) with workers id, id+1, ... (mod 10), and CoV row
+// id mod len(rows), as Source selects.
+func (r Replay) For(id, n int) (Noise, error) {
+	if id < 0 || n < 1 {
+		return nil, fmt.Errorf("%w: job %d on %d workers", ErrInvalid, id, n)
+	}
+	var out Noise
+	if (r.Source == Both || r.Source == Traces) && len(r.Traces) > 0 {
+		wt := r.Traces[id%len(r.Traces)]
+		k := min(n, len(wt.Workers))
+		workers := make([]int, k)
+		for i := range workers {
+			workers[i] = (id + i) % len(wt.Workers)
+		}
+		s, err := wt.Sync(workers)
+		if err != nil {
+			return nil, err
+		}
+		out = s
+	}
+	if (r.Source == Both || r.Source == Jitter) && len(r.CoV.Values) > 0 {
+		j, err := r.CoV.Jitter(id%len(r.CoV.Values), n)
+		if err != nil {
+			return nil, err
+		}
+		out = out.Mul(j)
+	}
+	return out, nil
+}
