@@ -46,8 +46,11 @@ func ParseAggregate(s string) (Aggregate, error) {
 	return 0, fmt.Errorf("%w: aggregate %q (want mean or min)", ErrInvalid, s)
 }
 
-// ErrInvalid reports a malformed ranking problem.
-var ErrInvalid = errors.New("candidate: invalid input")
+// Sentinel errors.
+var (
+	ErrInvalid  = errors.New("candidate: invalid input")
+	ErrInternal = errors.New("candidate: internal error") // a bug: please report it
+)
 
 // Link is a network link.
 type Link struct {
@@ -147,6 +150,12 @@ func (rk *Ranker) Rank(ctx context.Context, jobs []profile.Profile, links []Link
 	if len(cands) == 0 {
 		return Ranking{}, fmt.Errorf("%w: no candidates", ErrInvalid)
 	}
+	if opt.Aggregate != Mean && opt.Aggregate != Min {
+		return Ranking{}, fmt.Errorf("%w: aggregate %v", ErrInvalid, opt.Aggregate)
+	}
+	if opt.Loops != affinity.Resolve && opt.Loops != affinity.Paper && opt.Loops != affinity.Reoptimize {
+		return Ranking{}, fmt.Errorf("%w: loop policy %v", ErrInvalid, opt.Loops)
+	}
 
 	// Shared links, merged graphs and period grids, per candidate.
 	r := Ranking{Outcomes: make([]Outcome, len(cands)), Best: -1}
@@ -199,7 +208,7 @@ func (rk *Ranker) Rank(ctx context.Context, jobs []profile.Profile, links []Link
 	optima := make([]affinity.Optimum, len(probs))
 	status := make([]link.Status, len(probs))
 	errs := make([]error, len(probs))
-	rk.parallel(workers, len(probs), func(w *link.Workspace, i int) {
+	perr := rk.parallel(workers, len(probs), func(w *link.Workspace, i int) {
 		pr := probs[i]
 		ps := make([]profile.Profile, len(pr.jobs))
 		for k, j := range pr.jobs {
@@ -213,13 +222,13 @@ func (rk *Ranker) Rank(ctx context.Context, jobs []profile.Profile, links []Link
 		optima[i] = affinity.Optimum{Shifts: res.Shifts, Excess: res.Excess}
 		status[i] = res.Status
 	})
-	if err := errors.Join(errs...); err != nil {
+	if err := errors.Join(perr, errors.Join(errs...)); err != nil {
 		return Ranking{}, err
 	}
 
 	// Algorithm 1 per candidate.
 	errs = make([]error, len(cands))
-	rk.parallel(workers, len(cands), func(w *link.Workspace, c int) {
+	perr = rk.parallel(workers, len(cands), func(w *link.Workspace, c int) {
 		if r.Outcomes[c].Err != nil {
 			return
 		}
@@ -248,7 +257,7 @@ func (rk *Ranker) Rank(ctx context.Context, jobs []profile.Profile, links []Link
 		r.Outcomes[c] = outcome(g, a, linkIndex[c], groupProb[c], status, opt.Aggregate)
 		r.Outcomes[c].Grid = grid
 	})
-	if err := errors.Join(errs...); err != nil {
+	if err := errors.Join(perr, errors.Join(errs...)); err != nil {
 		return Ranking{}, err
 	}
 
@@ -393,22 +402,35 @@ func pad(p profile.Profile, grid int) profile.Profile {
 }
 
 // parallel runs f(w, i) for i in [0, n) on up to workers goroutines, each
-// with a link workspace from the pool.
-func (rk *Ranker) parallel(workers, n int, f func(w *link.Workspace, i int)) {
+// with a link workspace from the pool. A panic in f (a bug) comes back as an
+// error instead of killing the process from a goroutine no caller can
+// recover in.
+func (rk *Ranker) parallel(workers, n int, f func(w *link.Workspace, i int)) (err error) {
 	get := func() *link.Workspace {
 		if w, ok := rk.pool.Get().(*link.Workspace); ok {
 			return w
 		}
 		return new(link.Workspace)
 	}
+	var mu sync.Mutex
+	run := func(w *link.Workspace, i int) {
+		defer func() {
+			if p := recover(); p != nil {
+				mu.Lock()
+				err = errors.Join(err, fmt.Errorf("%w: panic in task %d: %v", ErrInternal, i, p))
+				mu.Unlock()
+			}
+		}()
+		f(w, i)
+	}
 	workers = min(workers, n)
 	if workers <= 1 {
 		w := get()
 		for i := range n {
-			f(w, i)
+			run(w, i)
 		}
 		rk.pool.Put(w)
-		return
+		return err
 	}
 	var wg sync.WaitGroup
 	next := make(chan int)
@@ -418,7 +440,7 @@ func (rk *Ranker) parallel(workers, n int, f func(w *link.Workspace, i int)) {
 			defer wg.Done()
 			w := get()
 			for i := range next {
-				f(w, i)
+				run(w, i)
 			}
 			rk.pool.Put(w)
 		}()
@@ -428,4 +450,5 @@ func (rk *Ranker) parallel(workers, n int, f func(w *link.Workspace, i int)) {
 	}
 	close(next)
 	wg.Wait()
+	return err
 }

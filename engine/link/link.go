@@ -173,7 +173,11 @@ func (w *Workspace) Search(ctx context.Context, pr Problem, opt Options, dst []i
 		// One scan of the free job's shifts, shift 0 among them, is the
 		// whole search: no incumbent needed.
 		w.bestCost = math.MaxInt64
-		if n := w.branch(); n > 0 {
+		j := w.free[0]
+		if w.mode == Exact && w.budget > 0 && int64(w.n)*int64(w.ncand[j]) > w.budget {
+			w.setBase0()
+			unshifted = w.strided(j)
+		} else if n := w.branch(); n > 0 {
 			unshifted = w.out[0]
 		}
 		if w.bestCost == math.MaxInt64 { // stopped before any shift

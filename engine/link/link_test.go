@@ -378,3 +378,33 @@ func TestSteadyStateAllocs(t *testing.T) {
 		}
 	}
 }
+
+// TestBudgetBoundsEveryPath: a two-job search whose full scan is far over the
+// budget stops near the budget, still finds a good shift by striding, and a
+// deadline bounds it too (the bound computation included).
+func TestBudgetBoundsEveryPath(t *testing.T) {
+	// 100000-tick periods: 40% at 40 units, capacity 50: interleaving is
+	// perfect at shifts in [40000, 60000].
+	jobs := []profile.Profile{pulse(100000, 40000, 40), pulse(100000, 40000, 40)}
+	var w Workspace
+	res, err := w.Search(context.Background(), Problem{Jobs: jobs, Capacity: 50}, Options{Budget: 1 << 24}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != Budget || res.Evaluated > 2<<24 {
+		t.Fatalf("status %v after %d evaluations (budget %d)", res.Status, res.Evaluated, 1<<24)
+	}
+	if res.Score != 1 {
+		t.Fatalf("strided search scored %v (shifts %v); 1 is reachable at every shift in [40000, 60000]", res.Score, res.Shifts)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	res, err = w.Search(ctx, Problem{Jobs: jobs, Capacity: 50}, Options{Budget: -1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != TimeLimit || time.Since(start) > 2*time.Second {
+		t.Fatalf("status %v after %v", res.Status, time.Since(start))
+	}
+}

@@ -448,11 +448,55 @@ func (w *Workspace) rootBound() int64 {
 	base := w.base0
 	lb := w.lowerBound(base, 0)
 	if w.stop == TimeLimit {
-		return lb
+		return min(lb, w.bestCost)
 	}
-	if w.stop == Budget {
-		// Finish the bound whatever the budget: it is one scan per job.
-		w.budget = -1
+	// The marginal bound costs one scan of every free job's shifts. Spend
+	// at most the budget on it once more, and keep watching the context.
+	var cost int64
+	for _, j := range w.free {
+		cost += int64(w.n) * int64(w.ncand[j])
 	}
-	return min(max(lb, w.marginalBound(base, 0, false)), w.bestCost)
+	if w.budget > 0 && cost > w.budget {
+		return min(lb, w.bestCost)
+	}
+	stop, budget := w.stop, w.budget
+	w.stop = Optimal
+	if budget > 0 {
+		w.budget = w.evals + cost + 1
+	}
+	m := w.marginalBound(base, 0, true)
+	w.stop, w.budget = stop, budget
+	return min(max(lb, m), w.bestCost)
+}
+
+// strided searches a single free job whose full scan would cost more than
+// the budget: every stride-th shift first, with half the budget, then the
+// shifts around the best of them, with the rest. It returns the excess at
+// shift 0.
+func (w *Workspace) strided(j int) int64 {
+	base, tile, p, c := w.base0, w.tiles[j], w.p, w.capacity
+	nc := w.ncand[j]
+	stride := int((int64(w.n)*int64(nc) + w.budget/2 - 1) / max(w.budget/2, 1))
+	stride = max(stride, 2)
+	one := func(m int) int64 {
+		w.evals += int64(w.n)
+		return kernels.Excess(base[m:], tile[:p-m], c) + kernels.Excess(base[:m], tile[p-m:], c)
+	}
+	unshifted := one(0)
+	w.offer(unshifted, j, 0)
+	for m := stride; m < nc && !w.shouldStop(); m += stride {
+		w.offer(one(m), j, m)
+	}
+	if w.stop != TimeLimit {
+		w.stop = Optimal // the coarse pass spends half the budget; refine with the rest
+		center := w.best[j]
+		lo, hi := max(center-stride+1, 0), min(center+stride, nc)
+		for m := lo; m < hi && !w.shouldStop(); m++ {
+			w.offer(one(m), j, m)
+		}
+	}
+	if w.stop == Optimal {
+		w.stop = Budget // not every shift was scored
+	}
+	return unshifted
 }

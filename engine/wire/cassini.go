@@ -61,7 +61,7 @@ type LinkResponse struct {
 	Bound          float64            `json:"bound"`           // upper bound on the optimal score; = score when optimal
 	Status         string             `json:"status"`          // "optimal", "budget" or "time_limit"
 	Mode           string             `json:"mode"`
-	ExcessGbit     float64            `json:"excess_gbit"` // traffic above capacity over one unified circle (exact mode)
+	ExcessGbit     float64            `json:"excess_gbit"` // traffic above capacity over one unified circle (in paper mode, estimated from the 72 points)
 	PerimeterMs    float64            `json:"perimeter_ms"`
 	Points         int                `json:"points"`
 	ShiftsMs       map[string]float64 `json:"shifts_ms"`     // delay of each job's next iteration
@@ -376,9 +376,12 @@ func cassiniLink(ctx context.Context, data []byte) (any, error) {
 		PeriodsMs:      make(map[string]float64, len(jobs)),
 		Evaluations:    res.Evaluated,
 	}
-	if r.opt.Mode == link.Exact {
-		resp.ExcessGbit = float64(res.Excess) * r.q.Unit * r.q.Tick.Seconds() / profile.Gbps
+	// In paper mode each of the 72 points stands for perimeter/72 ticks.
+	ticks := float64(res.Excess)
+	if r.opt.Mode == link.Paper {
+		ticks *= float64(res.Circle.Perimeter) / link.PaperAngles
 	}
+	resp.ExcessGbit = ticks * r.q.Unit * r.q.Tick.Seconds() / profile.Gbps
 	if res.Circle.Rounded() {
 		resp.GridMs = r.ms(float64(res.Circle.Grid))
 	}

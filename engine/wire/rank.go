@@ -50,7 +50,7 @@ type RankResponse struct {
 type CandidateResult struct {
 	ID        string             `json:"id"`
 	Score     float64            `json:"score"`
-	Status    string             `json:"status"`
+	Status    string             `json:"status,omitempty"` // of its link searches; absent when discarded
 	Discarded bool               `json:"discarded"`
 	Reason    string             `json:"reason,omitempty"`
 	Links     []LinkResult       `json:"links,omitempty"`
