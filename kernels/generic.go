@@ -49,7 +49,7 @@ func excessGeneric(a, b []int32, c int32) int64 {
 }
 
 // rotationsGeneric is the reference for [Rotations] on a range that does not
-// wrap: 0 <= s0 and s0+len(dst) <= n = len(base), len(rotor) >= 2n.
+// wrap: 0 <= s0 and s0+len(dst) <= n = len(base), len(rotor) >= 2n+7.
 func rotationsGeneric(dst []int64, base, rotor []int32, c int32, s0 int) {
 	n := len(base)
 	k := -int64(n) * int64(c)
@@ -60,8 +60,18 @@ func rotationsGeneric(dst []int64, base, rotor []int32, c int32, s0 int) {
 	for ; j+8 <= len(dst); j += 8 {
 		rotations8(dst[j:j+8], base, rotor[s0+j+1:s0+j+n+8], c, k)
 	}
-	for ; j < len(dst); j++ {
-		dst[j] = k + rotation1(base, rotor[s0+j+1:s0+j+n+1], c)
+	switch r := len(dst) - j; {
+	case r >= 3:
+		// A full pass of eight into scratch beats r single passes from
+		// three on (measured; two under wasm); the rotor's padding holds
+		// the extra windows.
+		var tmp [8]int64
+		rotations8(tmp[:], base, rotor[s0+j+1:s0+j+n+8], c, k)
+		copy(dst[j:], tmp[:r])
+	default:
+		for ; j < len(dst); j++ {
+			dst[j] = k + rotation1(base, rotor[s0+j+1:s0+j+n+1], c)
+		}
 	}
 }
 
