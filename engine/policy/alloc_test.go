@@ -114,7 +114,7 @@ func TestFinishTimeFairnessHand(t *testing.T) {
 	// ρ_1 = (50/x_1)/200, ρ_2 = (100 + 100/x_2)/200 with x_1 + x_2 = 1.
 	jobs[1].Elapsed = 100
 	x = alloc(t, &FinishTimeFairness{}, jobs, 1)
-	r1 := (50 / x[0]) / 100  // fresh policy: b_1 = 50/0.5
+	r1 := (50 / x[0]) / 100 // fresh policy: b_1 = 50/0.5
 	r2 := (100 + 100/x[1]) / 200
 	if !near(r1, r2, 1e-12) || !near(x[0]+x[1], 1, 1e-12) {
 		t.Fatalf("x = %v, ρ = %v, %v", x, r1, r2)
