@@ -556,7 +556,7 @@ func excessAVX512() {
 }
 
 const rotationsDoc = `scores the shifts s0 .. s0+len(dst)-1 of a rotation search
-(0 <= s0, s0+len(dst) <= n = len(base), len(rotor) >= 2n+%d, values and c
+(0 <= s0, s0+len(dst) <= n = len(base), len(rotor) >= %s, values and c
 in [0, 2^24)); k must be sum(base) - n*c:
 
 	for j := range dst {
@@ -574,7 +574,7 @@ func acrossAVX2() {
 	const W = 8 * R
 	TEXT("acrossAVX2", 0, "func(dst []int64, base, rotor []int32, c int32, s0 int, k int64)")
 	Pragma("noescape")
-	docLines("acrossAVX2", fmt.Sprintf(rotationsDoc, 7, fmt.Sprintf(
+	docLines("acrossAVX2", fmt.Sprintf(rotationsDoc, "2n+7", fmt.Sprintf(
 		`It vectorizes across shifts: blocks of up to %d shifts in %d registers,
 one broadcast of c-base[i] per i against consecutive rotor entries. Lanes
 past len(dst) read rotor padding and are not stored.`, W, R)))
@@ -700,7 +700,7 @@ func acrossAVX512() {
 	const W = 16 * R
 	TEXT("acrossAVX512", NOSPLIT, "func(dst []int64, base, rotor []int32, c int32, s0 int, k int64)")
 	Pragma("noescape")
-	docLines("acrossAVX512", fmt.Sprintf(rotationsDoc, 0, fmt.Sprintf(
+	docLines("acrossAVX512", fmt.Sprintf(rotationsDoc, "2n", fmt.Sprintf(
 		`It vectorizes across shifts: blocks of up to %d shifts in %d registers,
 one broadcast of c-base[i] per i against consecutive rotor entries, and dst
 doubles as the 64-bit accumulator. The last register of a block is placed
@@ -866,7 +866,7 @@ func alongAVX2(rev, tailMask Mem) {
 	const G = alongShifts2
 	TEXT("alongAVX2", NOSPLIT, "func(dst []int64, base, rotor []int32, c int32, s0 int, k int64)")
 	Pragma("noescape")
-	docLines("alongAVX2", fmt.Sprintf(rotationsDoc, 0, fmt.Sprintf(
+	docLines("alongAVX2", fmt.Sprintf(rotationsDoc, "2n", fmt.Sprintf(
 		`It needs n >= 8 and vectorizes along i, for few shifts over a long circle:
 each chunk of 8 base values is reversed once and scored against up to %d
 shifts; the last chunk overlaps the one before and masks the overlap out.`, G)))
@@ -978,7 +978,7 @@ func alongAVX512(rev Mem) {
 	const G = alongShifts5
 	TEXT("alongAVX512", NOSPLIT, "func(dst []int64, base, rotor []int32, c int32, s0 int, k int64)")
 	Pragma("noescape")
-	docLines("alongAVX512", fmt.Sprintf(rotationsDoc, 0, fmt.Sprintf(
+	docLines("alongAVX512", fmt.Sprintf(rotationsDoc, "2n", fmt.Sprintf(
 		`It vectorizes along i, for few shifts over a long circle: each chunk of 16
 base values is reversed once and scored against up to %d shifts. The last
 chunk is masked; with n >= 16 it overlaps the one before, so every lane

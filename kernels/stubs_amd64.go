@@ -70,7 +70,7 @@ func excessAVX512(a []int32, b []int32, c int32) int64
 func acrossAVX2(dst []int64, base []int32, rotor []int32, c int32, s0 int, k int64)
 
 // acrossAVX512 scores the shifts s0 .. s0+len(dst)-1 of a rotation search
-// (0 <= s0, s0+len(dst) <= n = len(base), len(rotor) >= 2n+0, values and c
+// (0 <= s0, s0+len(dst) <= n = len(base), len(rotor) >= 2n, values and c
 // in [0, 2^24)); k must be sum(base) - n*c:
 //
 //	for j := range dst {
@@ -92,7 +92,7 @@ func acrossAVX2(dst []int64, base []int32, rotor []int32, c int32, s0 int, k int
 func acrossAVX512(dst []int64, base []int32, rotor []int32, c int32, s0 int, k int64)
 
 // alongAVX2 scores the shifts s0 .. s0+len(dst)-1 of a rotation search
-// (0 <= s0, s0+len(dst) <= n = len(base), len(rotor) >= 2n+0, values and c
+// (0 <= s0, s0+len(dst) <= n = len(base), len(rotor) >= 2n, values and c
 // in [0, 2^24)); k must be sum(base) - n*c:
 //
 //	for j := range dst {
@@ -111,7 +111,7 @@ func acrossAVX512(dst []int64, base []int32, rotor []int32, c int32, s0 int, k i
 func alongAVX2(dst []int64, base []int32, rotor []int32, c int32, s0 int, k int64)
 
 // alongAVX512 scores the shifts s0 .. s0+len(dst)-1 of a rotation search
-// (0 <= s0, s0+len(dst) <= n = len(base), len(rotor) >= 2n+0, values and c
+// (0 <= s0, s0+len(dst) <= n = len(base), len(rotor) >= 2n, values and c
 // in [0, 2^24)); k must be sum(base) - n*c:
 //
 //	for j := range dst {
