@@ -8,14 +8,15 @@ import (
 )
 
 // Demand is one active job as Gavel's policies see it on a homogeneous
-// cluster (one worker type).
+// cluster (one worker type). Allocators reject values outside the
+// documented ranges with ErrInvalid.
 type Demand struct {
 	ID         int
-	GPUs       int     // scale factor w ≥ 1
-	Throughput float64 // iterations/s on its GPUs at the current batch size
-	Remaining  float64 // iterations left
-	Elapsed    float64 // seconds since arrival (Gavel's times_since_start)
-	Weight     float64 // priority weight; ≤ 0 means 1
+	GPUs       int     // scale factor w, 1 ≤ w ≤ M
+	Throughput float64 // iterations/s on its GPUs at the current batch size: 0 or in [1e-9, 1e12]
+	Remaining  float64 // iterations left, |Remaining| ≤ 1e18
+	Elapsed    float64 // seconds since arrival (Gavel's times_since_start), in [0, 1e15]
+	Weight     float64 // priority weight in [1e-6, 1e6]; ≤ 0 means 1
 }
 
 func (d *Demand) weight() float64 {
@@ -52,13 +53,13 @@ func check(dst []float64, jobs []Demand, gpus int) error {
 		switch {
 		case d.GPUs < 1 || d.GPUs > gpus:
 			return bad("GPUs", d.GPUs)
-		case !(d.Throughput >= 0) || math.IsInf(d.Throughput, 0):
+		case !(d.Throughput == 0 || d.Throughput >= 1e-9 && d.Throughput <= 1e12):
 			return bad("Throughput", d.Throughput)
-		case math.IsNaN(d.Remaining) || math.IsInf(d.Remaining, 0):
+		case !(math.Abs(d.Remaining) <= 1e18):
 			return bad("Remaining", d.Remaining)
-		case !(d.Elapsed >= 0) || math.IsInf(d.Elapsed, 0):
+		case !(d.Elapsed >= 0 && d.Elapsed <= 1e15):
 			return bad("Elapsed", d.Elapsed)
-		case math.IsNaN(d.Weight) || math.IsInf(d.Weight, 0):
+		case !(d.Weight <= 0 || d.Weight >= 1e-6 && d.Weight <= 1e6):
 			return bad("Weight", d.Weight)
 		}
 	}
@@ -152,7 +153,8 @@ func (mm *MaxMinFairness) Allocate(dst []float64, jobs []Demand, gpus int) error
 // floating-point numbers (the demand is monotone in ρ). As upstream, when
 // some denominator is not positive (the program is not convex then and
 // cvxpy raises DCPError) it returns the isolated allocation
-// min(1, M/(N·w_j)) and keeps its state.
+// min(1, M/(N·w_j)) and keeps its state; it does the same when no level
+// below 1e300 fits (a denominator within rounding of 0).
 type FinishTimeFairness struct {
 	cum, prevRem, prevIso map[int]float64
 	iso, need             []float64
@@ -217,20 +219,22 @@ func (f *FinishTimeFairness) Allocate(dst []float64, jobs []Demand, gpus int) er
 		}
 		return s
 	}
-	var lo float64 // a level at which every job saturates
-	for i := range jobs {
-		lo = min(lo, jobs[i].Elapsed/f.need[i])
-	}
+	// At ρ = 0 every job saturates; double until the demands fit (they
+	// vanish as ρ grows). Past 1e300 the instance is numerically degenerate
+	// (a denominator near 0): fall back as above.
+	lo, hi := 0.0, 1.0
 	if demand(lo) <= M {
 		for i := range jobs {
 			dst[i] = x(i, lo)
 		}
 		return nil
 	}
-	hi := max(1, 2*lo)
 	for demand(hi) > M {
 		if hi > 1e300 {
-			return fmt.Errorf("%w: finish-time fairness: no feasible level", ErrInvalid)
+			for i := range jobs {
+				dst[i] = min(1, M/(float64(n)*float64(jobs[i].GPUs)))
+			}
+			return nil
 		}
 		lo, hi = hi, 2*hi
 	}

@@ -160,7 +160,11 @@ func authorsConfig(t testing.TB, name string) Config {
 // better. Every policy finishes every job, and each replay is
 // deterministic.
 func TestAuthorsTrace120(t *testing.T) {
-	w := authorsWorkload(t, trace120, "tacc_throughputs.json", 0)
+	n := 120
+	if raceEnabled || testing.Short() {
+		n = 30 // the code paths, not the paper's shape
+	}
+	w := authorsWorkload(t, trace120, "tacc_throughputs.json", n)
 	cfg := authorsConfig(t, "tacc_32gpus.json")
 	res := map[string]*sim.Result{}
 	for _, name := range Names() {
@@ -169,23 +173,25 @@ func TestAuthorsTrace120(t *testing.T) {
 			t.Fatal(err)
 		}
 		r := mustRun(t, w, p, sim.Options{GPUs: 32})
-		if !r.Complete || len(r.Jobs) != 120 {
+		if !r.Complete || len(r.Jobs) != n {
 			t.Fatalf("%s: %d jobs finished", name, len(r.Jobs))
 		}
 		res[name] = r
 		t.Logf("%-24s makespan %6.0f s  avg JCT %6.0f s  worst ρ %.3f  unfair %.3f  util %.3f",
 			name, r.Summary.Makespan, r.Summary.AvgJCT, r.Summary.WorstFTF, r.Summary.Unfair105, r.Summary.Utilization)
 	}
-	sw := res["shockwave"].Summary
-	for _, fair := range []string{"max_min_fairness", "finish_time_fairness"} {
-		b := res[fair].Summary
-		if sw.Makespan > 0.85*b.Makespan || sw.WorstFTF > 0.75*b.WorstFTF || sw.Unfair105 > b.Unfair105 {
-			t.Errorf("shockwave (makespan %.0f, worst ρ %.3f, unfair %.3f) vs %s (%.0f, %.3f, %.3f)",
-				sw.Makespan, sw.WorstFTF, sw.Unfair105, fair, b.Makespan, b.WorstFTF, b.Unfair105)
+	if n == 120 {
+		sw := res["shockwave"].Summary
+		for _, fair := range []string{"max_min_fairness", "finish_time_fairness"} {
+			b := res[fair].Summary
+			if sw.Makespan > 0.85*b.Makespan || sw.WorstFTF > 0.75*b.WorstFTF || sw.Unfair105 > b.Unfair105 {
+				t.Errorf("shockwave (makespan %.0f, worst ρ %.3f, unfair %.3f) vs %s (%.0f, %.3f, %.3f)",
+					sw.Makespan, sw.WorstFTF, sw.Unfair105, fair, b.Makespan, b.WorstFTF, b.Unfair105)
+			}
 		}
-	}
-	if st := res["shockwave"].Stats; len(st) == 0 || st[0].Name != "replans" || st[0].Value < 20 {
-		t.Errorf("shockwave stats %v", st)
+		if st := res["shockwave"].Stats; len(st) == 0 || st[0].Name != "replans" || st[0].Value < 20 {
+			t.Errorf("shockwave stats %v", st)
+		}
 	}
 	for _, name := range []string{"shockwave", "finish_time_fairness"} {
 		p, _ := New(name, cfg)
