@@ -230,12 +230,20 @@ func planX(p *Problem, sol *Solution, T int) [][]bool {
 	return x
 }
 
+// TestSolveMatchesBruteForce: the family (up to 6 jobs, 4 rounds,
+// 4 GPUs, widths 1/2/4), then widths outside the packing theorem (3 GPUs, or
+// 4 on 5–7 GPUs) where the exact packing search decides.
 func TestSolveMatchesBruteForce(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 2))
+	t.Run("widths124", func(t *testing.T) { testBrute(t, 1, 400, 6, 4, 4, []int{1, 2, 4}) })
+	t.Run("widths1234", func(t *testing.T) { testBrute(t, 3, 600, 5, 3, 7, []int{1, 2, 3, 4}) })
+}
+
+func testBrute(t *testing.T, seed uint64, cases, maxJobs, maxRounds, maxGPUs int, widths []int) {
+	rng := rand.New(rand.NewPCG(seed, 2))
 	ws := NewWorkspace()
 	seen := map[bool]int{}
-	for it := 0; it < 400; it++ {
-		p := randomProblem(rng, 6, 4, 4, []int{1, 2, 4})
+	for it := 0; it < cases; it++ {
+		p := randomProblem(rng, maxJobs, maxRounds, maxGPUs, widths)
 		want := bruteForce(p)
 		sol, err := ws.Solve(context.Background(), p)
 		if err != nil {
@@ -267,7 +275,7 @@ func TestSolveMatchesBruteForce(t *testing.T) {
 			}
 		}
 	}
-	if seen[false] < 50 || seen[true] < 50 {
+	if seen[false] < cases/8 || seen[true] < cases/8 {
 		t.Fatalf("instances do not cover both paths: %v", seen)
 	}
 }

@@ -120,7 +120,10 @@ const (
 )
 
 // packBudget bounds the exact search's nodes per call.
-const packBudget = 50000
+const packBudget = 20000
+
+// solveBudget bounds the exact search's nodes over one solve.
+const solveBudget = 400000
 
 // packCounts packs counts into w.x, exactly: the greedy, then, when the
 // greedy is not guaranteed exact and fails, the depth-first search.
@@ -153,7 +156,18 @@ func (w *Workspace) packDFS(counts []int32) packResult {
 	w.dfsOrd = grow(w.dfsOrd, N*T)
 	w.dfsPick = grow(w.dfsPick, N*(T+1))
 	w.dfsGrp = grow(w.dfsGrp, N*(T+1))
-	w.budget = packBudget
+	// Each search gets packBudget nodes, all of a solve's searches together
+	// solveBudget; past that, undecided at once.
+	w.budget = min(packBudget, w.dfsLeft)
+	defer func() { w.dfsLeft -= min(packBudget, w.dfsLeft) - max(w.budget, 0) }()
+	// rest[pos]: GPU-rounds the jobs from position pos on still need.
+	w.dfsRest = grow(w.dfsRest, N+1)
+	w.dfsRest[N] = 0
+	for pos := N - 1; pos >= 0; pos-- {
+		j := w.order[pos]
+		w.dfsRest[pos] = w.dfsRest[pos+1] + int(w.wid[j])*int(counts[j])
+	}
+	w.dfsFree = w.M * T
 	if w.dfsFail == nil {
 		w.dfsFail = make(map[string]struct{})
 	}
@@ -167,6 +181,9 @@ func (w *Workspace) dfsJob(pos int, counts []int32) packResult {
 	}
 	if pos == len(w.order) {
 		return packed
+	}
+	if w.dfsRest[pos] > w.dfsFree {
+		return unpackable
 	}
 	if w.budget--; w.budget < 0 {
 		return undecided
@@ -265,6 +282,7 @@ func (w *Workspace) dfsGroups(pos int, ord []int32) []int32 {
 func (w *Workspace) apply(j int, ord, gstart, pick []int32, delta int32) {
 	T := w.cfg.T
 	for g, c := range pick {
+		w.dfsFree += int(delta) * int(c)
 		for _, t := range ord[gstart[g] : gstart[g]+c] {
 			w.free[t] += delta
 			w.x[j*T+int(t)] = delta < 0

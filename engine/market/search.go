@@ -35,7 +35,14 @@ func (w *Workspace) search(ctx context.Context) (Status, score) {
 	N := len(w.lo0)
 	lo, hi, counts := w.lo[:N], w.hi[:N], w.counts[:N]
 
-	w.nodes = append(w.nodes[:0], node{parent: -1, job: -1, ub: score{w: math.Inf(1)}})
+	// The root's bound: every job gets all the rounds it can use.
+	root := score{}
+	for j := range w.lo0 {
+		row := j * (w.cfg.T + 1)
+		root.w += w.val[row+int(w.hi0[j])]
+		root.tau = max(root.tau, w.res[row+int(w.hi0[j])])
+	}
+	w.nodes = append(w.nodes[:0], node{parent: -1, job: -1, ub: root})
 	w.heap = append(w.heap[:0], 0)
 	proven := true
 	open := score{w: math.Inf(-1)} // best bound of nodes dropped unfinished
@@ -75,14 +82,7 @@ func (w *Workspace) search(ctx context.Context) (Status, score) {
 			open = r.bound
 		}
 		w.repair(lo, counts)
-		s := w.branchJob(fail, lo, counts, r.best.tau)
-		if s < 0 {
-			continue
-		}
-		ub := r.bound
-		n := counts[s]
-		w.pushNode(node{parent: id, job: s, lo: n, hi: hi[s], ub: ub})
-		w.pushNode(node{parent: id, job: s, lo: lo[s], hi: n - 1, ub: ub})
+		w.branch(id, fail, lo, hi, counts, r.best.tau, r.bound)
 	}
 	w.nodesRun = processed
 	bound := w.inc
@@ -134,24 +134,40 @@ func (w *Workspace) bounds(id int32, lo, hi []int32) {
 	}
 }
 
-// branchJob picks the job to branch on among the cover w.order[:fail+1]:
-// one whose count is above its lower bound, losing the least objective when
-// it gives up a round; −1 when there is none (the node is infeasible).
-func (w *Workspace) branchJob(fail int, lo, counts []int32, tau float64) int32 {
+// branch splits node id, whose counts do not pack, on the cover
+// S = w.order[:fail+1]: no packable point has n_s ≥ counts_s for every s in
+// S, so the children "n_{s_i} ≤ counts_{s_i} − 1 and n_{s_h} ≥ counts_{s_h}
+// for h < i" partition the node's packable points. Only the jobs of S above
+// their lower bound can give up a round; with none, the node is infeasible.
+// The jobs are ordered by the objective they lose with one round less, and
+// the cheapest child is explored first. The "n ≥ counts" chain is kept as
+// nodes that are never solved (their relaxation is the parent's).
+func (w *Workspace) branch(id int32, fail int, lo, hi, counts []int32, tau float64, ub score) {
 	T, k := w.cfg.T, w.cfg.k
-	best, bestLoss := int32(-1), math.Inf(1)
+	L := w.brJobs[:0]
 	for _, j := range w.order[:fail+1] {
-		n := counts[j]
-		if n == 0 || n <= lo[j] {
-			continue
-		}
-		row := int(j) * (T + 1)
-		loss := w.val[row+int(n)] - w.val[row+int(n)-1] + float64(k*max(0, w.res[row+int(n)-1]-tau))
-		if loss < bestLoss {
-			best, bestLoss = j, loss
+		if counts[j] > 0 && counts[j] > lo[j] {
+			L = append(L, j)
 		}
 	}
-	return best
+	loss := w.brLoss[:len(w.p.Jobs)]
+	for _, j := range L {
+		row, n := int(j)*(T+1), int(counts[j])
+		loss[j] = w.val[row+n] - w.val[row+n-1] + float64(k*max(0, w.res[row+n-1]-tau))
+	}
+	slices.SortStableFunc(L, func(a, b int32) int { return cmp.Compare(loss[a], loss[b]) })
+	w.brJobs = L
+	prev := id
+	first := len(w.nodes)
+	for _, s := range L {
+		w.nodes = append(w.nodes,
+			node{parent: prev, job: s, lo: lo[s], hi: counts[s] - 1, ub: ub},
+			node{parent: prev, job: s, lo: counts[s], hi: hi[s], ub: ub})
+		prev = int32(len(w.nodes) - 1)
+	}
+	for i := len(L) - 1; i >= 0; i-- { // the cheapest child last: newest, popped first
+		w.pushID(int32(first + 2*i))
+	}
 }
 
 // repair turns unpackable counts into packable ones ≥ lo: the lower bounds
@@ -223,9 +239,8 @@ func (w *Workspace) nodeLess(a, b int32) bool {
 	return a < b
 }
 
-func (w *Workspace) pushNode(nd node) {
-	w.nodes = append(w.nodes, nd)
-	h := append(w.heap, int32(len(w.nodes)-1))
+func (w *Workspace) pushID(id int32) {
+	h := append(w.heap, id)
 	i := len(h) - 1
 	for i > 0 {
 		p := (i - 1) / 2

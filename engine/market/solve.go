@@ -67,11 +67,14 @@ type Workspace struct {
 	dfsOrd, dfsPick, dfsGrp []int32
 	budget                  int
 	dfsKey                  []byte
+	dfsRest                 []int
+	dfsFree, dfsLeft        int
 	dfsFail                 map[string]struct{}
 
 	// search
 	lo0, hi0, lo, hi, counts, incCounts, rep []int32
-	repOrd                                   []int32
+	repOrd, brJobs                           []int32
+	brLoss                                   []float64
 	incX                                     []bool
 	inc                                      score
 	nodes                                    []node
@@ -186,6 +189,7 @@ func (w *Workspace) setup() error {
 	N, T := len(p.Jobs), w.cfg.T
 	w.M, w.C = p.GPUs, p.GPUs*T
 	w.unsure = false
+	w.dfsLeft = solveBudget
 	w.wid = grow(w.wid, N)
 	for j := range p.Jobs {
 		w.wid[j] = int32(p.Jobs[j].GPUs)
@@ -203,11 +207,12 @@ func (w *Workspace) setup() error {
 	w.val = grow(w.val, N*(T+1))
 	w.res = grow(w.res, N*(T+1))
 	for _, s := range []*[]int32{&w.top, &w.order, &w.rankPos, &w.cls, &w.lam, &w.lo0, &w.hi0, &w.lo, &w.hi,
-		&w.counts, &w.incCounts, &w.rep, &w.repOrd, &w.byPi, &w.pi, &w.swapA, &w.swapB, &w.bfOrder} {
+		&w.counts, &w.incCounts, &w.rep, &w.repOrd, &w.brJobs, &w.byPi, &w.pi, &w.swapA, &w.swapB, &w.bfOrder} {
 		*s = grow(*s, N)
 	}
 	w.prio = grow(w.prio, N)
 	w.c = grow(w.c, N)
+	w.brLoss = grow(w.brLoss, N)
 	for _, s := range []*[]int32{&w.free, &w.ord, &w.tmp, &w.perm} {
 		*s = grow(*s, T)
 	}

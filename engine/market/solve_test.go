@@ -1,0 +1,111 @@
+package market
+
+import (
+	"context"
+	"errors"
+	"math"
+	"testing"
+)
+
+// TestSolveDeadline: an expired context still yields a feasible plan (the
+// FTF lower bounds, packed) with status Feasible and a finite bound, never
+// an error; and the bound is above the optimum found without a deadline.
+func TestSolveDeadline(t *testing.T) {
+	for _, scale := range []float64{1, 4} {
+		p := traceProblem(t, 128, 460, 2, scale)
+		full, err := Solve(context.Background(), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		sol, err := Solve(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sol.Status != Feasible || sol.Relaxed != full.Relaxed || math.IsInf(sol.Bound, 0) || sol.Bound < full.Objective-1e-9*math.Abs(full.Objective) {
+			t.Fatalf("scale %v: deadline plan %v relaxed=%v bound %v; full optimum %v", scale, sol.Status, sol.Relaxed, sol.Bound, full.Objective)
+		}
+		if sol.Objective > full.Objective+1e-9*math.Abs(full.Objective) {
+			t.Fatalf("deadline plan %v beats the optimum %v", sol.Objective, full.Objective)
+		}
+		for r, js := range sol.Rounds {
+			used := 0
+			for _, j := range js {
+				used += p.Jobs[j].GPUs
+			}
+			for _, j := range sol.Backfill[r] {
+				used += p.Jobs[j].GPUs
+			}
+			if used > p.GPUs {
+				t.Fatalf("round %d uses %d GPUs", r, used)
+			}
+		}
+	}
+}
+
+// TestSolveAllocations: a reused workspace plans without allocating.
+func TestSolveAllocations(t *testing.T) {
+	for _, scale := range []float64{1, 4} {
+		p := traceProblem(t, 32, 120, 3, scale)
+		ws := NewWorkspace()
+		if _, err := ws.Solve(context.Background(), p); err != nil {
+			t.Fatal(err)
+		}
+		if n := testing.AllocsPerRun(10, func() { ws.Solve(context.Background(), p) }); n != 0 {
+			t.Fatalf("scale %v: %v allocations per solve", scale, n)
+		}
+	}
+}
+
+// TestSolveInfeasible: with NoRelax, an infeasible FTF program is reported
+// as such, with an empty plan.
+func TestSolveInfeasible(t *testing.T) {
+	p := &Problem{GPUs: 2, Config: Config{Rounds: 2, NoRelax: true}, Jobs: []Job{
+		{ID: 1, GPUs: 2, Epochs: 10, MeanEpoch: 100, Remaining: 1000, FairFinish: 100},
+	}}
+	sol, err := Solve(context.Background(), p)
+	if err != nil || sol.Status != Infeasible || sol.Count[0] != 0 || len(sol.Rounds[0]) != 0 || len(sol.Backfill[0]) != 0 {
+		t.Fatalf("got %+v, %v", sol, err)
+	}
+	p.Config.NoRelax = false
+	sol, _ = Solve(context.Background(), p)
+	if sol.Status != Optimal || !sol.Relaxed || sol.Count[0] != 2 {
+		t.Fatalf("relaxed: %v relaxed=%v counts %v", sol.Status, sol.Relaxed, sol.Count)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	ok := Job{ID: 1, GPUs: 1, Epochs: 3, MeanEpoch: 10, Remaining: 30, FairFinish: 100}
+	cases := []struct {
+		name  string
+		edit  func(*Problem)
+		field string
+		want  error
+	}{
+		{"gpus", func(p *Problem) { p.GPUs = 0 }, "gpus", ErrInvalid},
+		{"rounds", func(p *Problem) { p.Config.Rounds = -1 }, "config.rounds", ErrInvalid},
+		{"too many rounds", func(p *Problem) { p.Config.Rounds = MaxRounds + 1 }, "config.rounds", ErrLimit},
+		{"capacity", func(p *Problem) { p.GPUs = 1 << 20; p.Jobs[0].GPUs = 1 }, "gpus", ErrLimit},
+		{"NaN k", func(p *Problem) { p.Config.K = math.NaN() }, "config.k", ErrInvalid},
+		{"breakpoints", func(p *Problem) { p.Config.Breakpoints = []float64{0, 0.5, 0.5, 1} }, "config.breakpoints[2]", ErrInvalid},
+		{"last breakpoint", func(p *Problem) { p.Config.Breakpoints = []float64{0, 0.5} }, "config.breakpoints[1]", ErrInvalid},
+		{"log mode", func(p *Problem) { p.Config.Log = 9 }, "config.log", ErrInvalid},
+		{"width", func(p *Problem) { p.Jobs[0].GPUs = 5 }, "jobs[0].gpus", ErrInvalid},
+		{"epochs", func(p *Problem) { p.Jobs[0].Epochs = 0 }, "jobs[0].epochs", ErrInvalid},
+		{"progress", func(p *Problem) { p.Jobs[0].Progress = 4 }, "jobs[0].progress", ErrInvalid},
+		{"mean epoch", func(p *Problem) { p.Jobs[0].MeanEpoch = math.Inf(1) }, "jobs[0].mean_epoch_s", ErrInvalid},
+		{"remaining", func(p *Problem) { p.Jobs[0].Remaining = -1 }, "jobs[0].remaining_s", ErrInvalid},
+		{"fair finish", func(p *Problem) { p.Jobs[0].FairFinish = 0 }, "jobs[0].fair_finish_s", ErrInvalid},
+		{"duplicate", func(p *Problem) { p.Jobs = append(p.Jobs, p.Jobs[0]) }, "jobs[1].id", ErrInvalid},
+	}
+	for _, c := range cases {
+		p := &Problem{GPUs: 4, Jobs: []Job{ok}}
+		c.edit(p)
+		_, err := Solve(context.Background(), p)
+		var fe *FieldError
+		if !errors.As(err, &fe) || fe.Field != c.field || !errors.Is(err, c.want) {
+			t.Errorf("%s: got %v, want field %q wrapping %v", c.name, err, c.field, c.want)
+		}
+	}
+}
