@@ -1,0 +1,160 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"image/png"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// simArgs points the command at the repository's copy of the authors'
+// 120-job setup (the tests run in cmd/orrery).
+func simArgs(extra ...string) []string {
+	d := filepath.Join("..", "..", shockwaveData)
+	return append([]string{
+		"--trace", filepath.Join(d, "traces", simPresets[32].trace),
+		"--throughputs", filepath.Join(d, simPresets[32].throughputs),
+		"--config", filepath.Join(d, "configurations", simPresets[32].config),
+	}, extra...)
+}
+
+func simulate(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	err := runShockwaveSimulate(context.Background(), args, stdio{strings.NewReader(""), &out, &errb})
+	return out.String(), err
+}
+
+func TestShockwaveSimulateTable(t *testing.T) {
+	args := simArgs("--jobs", "30", "--policy", "shockwave,gavel,themis")
+	out, err := simulate(t, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"(30 jobs), 32 GPUs, tacc_throughputs.json, tacc_32gpus.json",
+		"Shockwave", "Gavel", "Themis", "makespan_s", "avg_jct_s", "worst_ftf", "unfair_fraction", "utilization"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("output lacks %q:\n%s", want, out)
+		}
+	}
+	again, err := simulate(t, args...)
+	if err != nil || again != out {
+		t.Fatalf("second run differs (%v):\n%s\n%s", err, out, again)
+	}
+}
+
+func TestShockwaveSimulateJSON(t *testing.T) {
+	out, err := simulate(t, simArgs("--jobs", "25", "--policy", "mst,ossp", "--json", "--per-job")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc simJSON
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Jobs != 25 || doc.GPUs != 32 || len(doc.Results) != 2 || doc.Results[0].Policy != "max_sum_throughput_perf" ||
+		doc.Results[1].Legend != "OSSP" {
+		t.Fatalf("document %+v", doc)
+	}
+	for _, r := range doc.Results {
+		worst := 0.0
+		for _, j := range r.PerJob {
+			worst = max(worst, j.FTF)
+		}
+		if len(r.PerJob) != 25 || worst != r.WorstFTF || r.MakespanS <= 0 || r.WallS != nil {
+			t.Fatalf("result %s: %d jobs, worst %v vs %v", r.Policy, len(r.PerJob), worst, r.WorstFTF)
+		}
+	}
+	// The documented keys.
+	var raw struct{ Results []map[string]any }
+	json.Unmarshal([]byte(out), &raw)
+	for _, k := range []string{"makespan_s", "avg_jct_s", "worst_ftf", "unfair_fraction", "utilization"} {
+		if _, ok := raw.Results[0][k]; !ok {
+			t.Fatalf("no %q in %v", k, raw.Results[0])
+		}
+	}
+}
+
+func TestShockwaveSimulateUsage(t *testing.T) {
+	for _, args := range [][]string{
+		simArgs("--policy", "fifo"),
+		simArgs("--jobs", "-1"),
+		simArgs("--round-s", "0"),
+		simArgs("--max-nodes", "-3"),
+		simArgs("extra"),
+		{"--gpus", "7"},
+		{"--gpus", "0"},
+	} {
+		if _, err := simulate(t, args...); !errors.Is(err, errUsage) {
+			t.Errorf("%v: %v", args, err)
+		}
+	}
+}
+
+// A malformed trace is reported with its line and field; a job wider than
+// the cluster with its line.
+func TestShockwaveSimulateBadTrace(t *testing.T) {
+	good := "ResNet-18 (batch size 32)\tcmd\tdir\t--steps\t0\t5000\t1\tstatic\t1\t-1\t300\t0\n"
+	dir := t.TempDir()
+	for _, c := range []struct{ text, want string }{
+		{good + "ResNet-18 (batch size 33)\tcmd\tdir\t--steps\t0\t5000\t1\tstatic\t1\t-1\t300\t10\n", "line 2 field job_type"},
+		{good + "ResNet-18 (batch size 32)\tcmd\tdir\t--steps\t0\t5000\t1\tstatic\n", "line 2"},
+		{good + "ResNet-18 (batch size 32)\tcmd\tdir\t--steps\t0\t5000\t64\tstatic\t1\t-1\t300\t10\n", "line 2 field throughput"},
+		{good + "ResNet-18 (batch size 32)\tcmd\tdir\t--steps\t0\t5000\t8\tstatic\t1\t-1\t300\t10\n", "(line 2) field scale_factor"},
+		{good + "Pong (batch size 32)\tcmd\tdir\t--steps\t0\t5000\t1\tstatic\t1\t-1\t300\t10\n", "unknown model"},
+	} {
+		path := filepath.Join(dir, "bad.trace")
+		if err := os.WriteFile(path, []byte(c.text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		args := simArgs("--policy", "gavel", "--gpus", "4")
+		args[1] = path
+		_, err := simulate(t, args...)
+		if err == nil || !strings.Contains(err.Error(), c.want) || errors.Is(err, errUsage) {
+			t.Errorf("%q: %v", c.want, err)
+		}
+	}
+}
+
+// The plot is written as PNG and SVG, and is the same every time.
+func TestPlotShockwaveFTF(t *testing.T) {
+	c, err := simSetupFor(32, simArgs()[1], simArgs()[3], simArgs()[5])
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Jobs, c.Policies = 20, []string{"shockwave", "max_min_fairness"}
+	results, _, err := shockwaveSimulate(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var first [][]byte
+	for _, dir := range []string{t.TempDir(), t.TempDir()} {
+		paths, err := plotShockwaveFTF(filepath.Join(dir, "plots"), results)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got [][]byte
+		for _, p := range paths {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, b)
+		}
+		if _, err := png.Decode(bytes.NewReader(got[0])); err != nil || !bytes.Contains(got[1], []byte("<svg")) {
+			t.Fatalf("not a PNG and an SVG: %v", err)
+		}
+		if first != nil && (!bytes.Equal(first[0], got[0]) || !bytes.Equal(first[1], got[1])) {
+			t.Fatal("two plots of the same results differ")
+		}
+		first = got
+	}
+	if _, err := plotShockwaveFTF(t.TempDir(), nil); err == nil {
+		t.Fatal("plot of nothing")
+	}
+}
