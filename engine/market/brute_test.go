@@ -252,7 +252,11 @@ func testBrute(t *testing.T, seed uint64, cases, maxJobs, maxRounds, maxGPUs int
 		seen[want.relaxed]++
 		c := bruteConfig(p.Config)
 		tol := 1e-9*(1+math.Abs(want.w)) + 1e-12*c.k*want.tau
-		if sol.Status != Optimal || sol.Relaxed != want.relaxed || math.Abs(sol.Objective-want.obj) > tol {
+		// Both terms must match, not just their sum: with k = 1e5 the sum
+		// is dominated by k·τ and a welfare error would hide in its rounding.
+		sameW := math.Abs(sol.Welfare-want.w) <= 1e-9*(1+math.Abs(want.w))
+		sameTau := math.Abs(sol.Makespan-want.tau) <= 1e-9*(1+want.tau)
+		if sol.Status != Optimal || sol.Relaxed != want.relaxed || !sameW || !sameTau || math.Abs(sol.Objective-want.obj) > tol {
 			t.Fatalf("case %d: got %v relaxed=%v obj=%.12g (W=%.12g τ=%g) counts=%v; brute force relaxed=%v obj=%.12g (W=%.12g τ=%g)\n%+v",
 				it, sol.Status, sol.Relaxed, sol.Objective, sol.Welfare, sol.Makespan, sol.Count, want.relaxed, want.obj, want.w, want.tau, p)
 		}

@@ -15,10 +15,9 @@ import (
 //
 // Theorem. If the distinct widths w_1 < ... < w_k form a divisibility chain
 // (w_i divides w_{i+1}) and every width but the largest divides M, the greedy
-// packs every packable count vector. Powers of two with M a multiple of the
-// second-largest width qualify: {1, 2, 4, 8} on any M divisible by 4
-// (M = 12 included), but not M = 14 or M = 6 with an 8-GPU job... wait, 8 > 6
-// is rejected anyway; see the list below.
+// packs every packable count vector (each n_j ≤ T). Powers of two qualify
+// whenever M is a multiple of the second-largest width in use: {1, 2, 4, 8}
+// on M = 8, 12, 16, 32, ...
 //
 // Proof sketch. Free capacities only matter as a multiset, since a job's
 // placement constrains no other job except through them. Let L be the
@@ -34,15 +33,18 @@ import (
 // By induction over the jobs in the greedy's order, the greedy's free vector
 // is ≺ the free vector of any feasible packing at the same point, so by (i)
 // the greedy never fails where that packing succeeds. Changing units from v
-// to a smaller width multiplies entries by v/v', which preserves ≺. ∎
+// to a smaller width multiplies entries by v/v', which preserves ≺. The
+// widest class starts from equal rounds of ⌊M/w_k⌋ slots, where the greedy
+// is McNaughton's wrap-around and (i) holds in slots, so w_k itself need not
+// divide M; after it every entry is M − w_k·u_t, a multiple of w_{k−1}. ∎
 //
 // The property test TestPackGreedyExact checks the theorem against brute
 // force on random small instances. Examples of the conditions:
 //
-//	{1, 2, 4, 8} on M = 8, 16, 32, 12, 20: exact (2 and 4 divide M)
-//	{1, 2, 4, 8} on M = 14 or 10: not guaranteed (4 does not divide M)
-//	{1, 3, 6} on M = 9: not guaranteed (3 | 6 but 6 ∤ ... only the largest may fail: 3 | 9 holds, so exact)
-//	{2, 3}: not a chain, not guaranteed
+//	{1, 2, 4, 8} on M = 8, 12, 16, 20, 32: exact (1, 2 and 4 divide M)
+//	{1, 2, 4, 8} on M = 10 or 14: not guaranteed (4 does not divide M)
+//	{1, 2, 4} on M = 6: exact (only the largest width may leave a remainder)
+//	{1, 3, 6} on M = 9: exact; {2, 3} on any M: not a chain, not guaranteed
 //
 // When the conditions fail, a failure of the greedy is confirmed or refuted
 // by an exact depth-first search over the multiset of free capacities
