@@ -163,7 +163,7 @@ func (t *Topology) index() {
 // path, choosing among equal-cost next hops by a hash of (src, dst), as ECMP
 // does, so the same pair always takes the same path.
 func (t *Topology) Route(src, dst int) ([]int, error) {
-	if src < 0 || src >= t.Servers || dst < 0 || dst >= t.Servers {
+	if src < 0 || src >= t.Servers || dst < 0 || dst >= t.Servers || len(t.dist) != t.Servers { // a hand-built Topology has no routing index
 		return nil, fmt.Errorf("%w: route %d -> %d with %d servers", ErrInvalid, src, dst, t.Servers)
 	}
 	d := t.dist[dst]
