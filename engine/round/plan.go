@@ -103,7 +103,7 @@ func (pl *Planner) Plan(ctx context.Context, s *State) (*Result, error) {
 	pl.prob.Jobs = grow(pl.prob.Jobs, N)
 	for i := range s.Jobs {
 		j := &s.Jobs[i]
-		if err := checkJob(jobField(i, ""), j, s.GPUs, s.Round); err != nil {
+		if err := checkJob(i, j, s.GPUs, s.Round); err != nil {
 			return nil, err
 		}
 		jr := &res.Jobs[i]

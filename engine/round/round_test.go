@@ -290,10 +290,10 @@ func TestPlanMatchesMarket(t *testing.T) {
 }
 
 func TestPlanAllocations(t *testing.T) {
-	_, jobs, cfg := traceJobs(t, 60)
-	st := &State{GPUs: 16, Round: 30, Reestimate: true, Jobs: jobs, Config: cfg}
+	_, jobs, cfg := traceJobs(t, 120) // IDs past 99 once allocated in error paths
+	st := &State{GPUs: 32, Round: 30, Reestimate: true, Jobs: jobs, Config: cfg}
 	for i := range st.Jobs {
-		st.Jobs[i].Progress = i % 5
+		st.Jobs[i].Progress = i % min(5, len(st.Jobs[i].EpochBS))
 	}
 	var pl Planner
 	if _, err := pl.Plan(context.Background(), st); err != nil {

@@ -75,7 +75,7 @@ func (s *Scheduler) Add(j Job) error {
 	if s.find(j.ID) >= 0 {
 		return &FieldError{Field: "id", Err: fmt.Errorf("%w: %d is already active", ErrDuplicate, j.ID)}
 	}
-	if err := checkJob("", &j, s.gpus, s.round); err != nil {
+	if err := checkJob(-1, &j, s.gpus, s.round); err != nil {
 		return err
 	}
 	j.EpochBS = slices.Clone(j.EpochBS)

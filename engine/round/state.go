@@ -154,8 +154,15 @@ func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 
 // checkJob validates what Plan reads directly (the predictor and the market
 // check the rest).
-func checkJob(prefix string, j *Job, gpus, round int) error {
-	f := func(name string) string { return prefix + name }
+//
+// Fields are named "jobs[i].name", or just "name" when i < 0 (Scheduler.Add).
+func checkJob(i int, j *Job, gpus, round int) error {
+	f := func(name string) string {
+		if i < 0 {
+			return name
+		}
+		return jobField(i, name)
+	}
 	switch {
 	case j.GPUs < 1 || j.GPUs > gpus:
 		return invalid(f("gpus"), "%d GPUs on a %d-GPU cluster", j.GPUs, gpus)
