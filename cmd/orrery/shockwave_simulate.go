@@ -157,6 +157,7 @@ flags:
 	delta := fs.Float64("round-s", sim.DefaultRoundSeconds, "round length in `seconds`")
 	noForce := fs.Bool("no-force-complete", false, "disable the authors' hack that completes a job once it ran 1.5x its isolated time")
 	noPenalty := fs.Bool("no-restart-penalty", false, "disable the 20 s restart penalty")
+	overshoot := fs.Bool("complete-after-rescale", false, "complete a job whose batch-size change left it with no step to run (the authors drop it after five failed leases)")
 	reset := fs.Float64("reset-interval", 0, "baselines: minimum `seconds` between allocation recomputations (0: Gavel's 1000; negative: whenever needed)")
 	nodes := fs.Int("max-nodes", 0, "Shockwave: branch-and-bound `nodes` per plan (0: the solver's default)")
 	showTime := fs.Bool("time", false, "also report each replay's wall-clock time")
@@ -186,6 +187,7 @@ flags:
 	if *noPenalty {
 		c.Sim.RestartPenalty = -1
 	}
+	c.Sim.CompleteAfterRescale = *overshoot
 	if c.Policies, err = policyList(*pol); err != nil {
 		return err
 	}
@@ -242,6 +244,7 @@ var simRows = []simRow{
 	{"rounds", func(r *sim.Result) string { return strconv.Itoa(r.Rounds) }},
 	{"restarts", func(r *sim.Result) string { return strconv.Itoa(r.Restarts) }},
 	{"forced_completions", func(r *sim.Result) string { return strconv.Itoa(r.Forced) }},
+	{"dropped", func(r *sim.Result) string { return strconv.Itoa(r.Dropped) }},
 	{"batch_changes", func(r *sim.Result) string { return strconv.Itoa(r.BatchChanges) }},
 }
 

@@ -23,7 +23,9 @@
 //     - the steps are credited; the job completes, at the finish time of
 //     its lease, when no step is left or, by the authors' force-complete
 //     hack, once its booked run time exceeds ⌊1.5·T_iso⌋ (Options.
-//     ForceComplete turns it off);
+//     ForceComplete changes the factor or turns it off; booked time tracks
+//     progress, so at 1.5 it fires only when the simulated throughput falls
+//     well short of the profile's);
 //     - a lease with no step and no time is a failed micro-task; five in
 //     a row drop the job (upstream MAX_FAILED_ATTEMPTS);
 //     - a pending batch-size change is applied (step 3);
@@ -71,6 +73,14 @@
 //   - a batch size that the table has with throughput 0 is rejected like
 //     a missing one (upstream would run the job at 0 iterations/s and
 //     fail).
+//
+// One upstream flaw is kept by default and can be fixed: a batch-size change
+// rounds the completed epochs up, so a job that changes size inside its
+// last epoch can have more steps done than its new total. It then never
+// finishes: its leases run no step and fail, and after five it is dropped
+// (its JCT still counts). Under a policy that rarely schedules such a job
+// (Shockwave's planner sees it as done) it lingers and its ρ soars.
+// Options.CompleteAfterRescale completes it at the end of that lease.
 //
 // # Determinism and cost
 //

@@ -42,6 +42,13 @@ type Options struct {
 	// RecordSchedule keeps the IDs of the jobs run in every round in
 	// [Result.Schedule].
 	RecordSchedule bool
+	// CompleteAfterRescale fixes a flaw of the authors' batch-size change:
+	// it rounds the completed epochs up, so a job that changes batch size
+	// in its last epoch can end up with more steps done than its new total
+	// and no way to finish (its leases then fail until it is dropped after
+	// five). With this option such a job completes at the end of the lease
+	// that changed its batch size. Off by default (the authors' behaviour).
+	CompleteAfterRescale bool
 }
 
 type resolved struct {
@@ -91,13 +98,14 @@ type running struct {
 }
 
 type sim struct {
-	w      *Workload
-	p      Policy
-	o      resolved
-	record bool
-	jobs   []job
-	byID   map[int]int
-	taken  []bool
+	w        *Workload
+	p        Policy
+	o        resolved
+	record   bool
+	overshot bool // Options.CompleteAfterRescale
+	jobs     []job
+	byID     map[int]int
+	taken    []bool
 
 	round, next, finished int
 	now, start            float64
@@ -127,7 +135,7 @@ func Run(ctx context.Context, w *Workload, p Policy, opts Options) (*Result, err
 	if p == nil {
 		return nil, fmt.Errorf("%w: no policy", ErrInvalid)
 	}
-	s := &sim{w: w, p: p, o: o, record: opts.RecordSchedule, jobs: make([]job, len(w.Jobs)),
+	s := &sim{w: w, p: p, o: o, record: opts.RecordSchedule, overshot: opts.CompleteAfterRescale, jobs: make([]job, len(w.Jobs)),
 		byID: make(map[int]int, len(w.Jobs)), taken: make([]bool, o.gpus),
 		seen: make([]bool, len(w.Jobs))}
 	for i := range w.Jobs {
@@ -279,11 +287,13 @@ func (s *sim) complete() {
 				ended, j.forced = true, true
 			}
 		}
+		if !ended {
+			j.applyChange()
+			ended = s.overshot && j.total-j.run <= 0
+		}
 		if ended {
 			j.state, j.completion, j.endRound = done, r.finish, c
 			s.finished++
-		} else {
-			j.applyChange()
 		}
 		l.Progress, l.Finished = j.progress(), ended
 		s.leases = append(s.leases, l)

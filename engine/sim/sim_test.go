@@ -19,7 +19,7 @@ import (
 // 120 s round runs exactly 1875 steps.
 const tinyTable = `{"v100": {
  "('ResNet-18 (batch size 32)', 1)": {"null": 15.625},
- "('ResNet-18 (batch size 64)', 1)": {"null": 10},
+ "('ResNet-18 (batch size 64)', 1)": {"null": 26},
  "('ResNet-18 (batch size 128)', 1)": {"null": 6},
  "('ResNet-18 (batch size 256)', 1)": {"null": 3.5},
  "('ResNet-18 (batch size 16)', 1)": {"null": 20},
@@ -245,6 +245,27 @@ func TestGNSChangeAppliedAtNextLeaseEnd(t *testing.T) {
 		if bs[i] != bs[i-1] && bs[i] != 2*bs[i-1] {
 			t.Fatalf("batch sizes %v", bs)
 		}
+	}
+}
+
+// The authors' rescale rounds completed epochs up: ResNet-18 at bs0 = 64
+// (GNS: ×2 from epoch 11) with 10611 steps has 14 epochs of 782 steps; with
+// 2600-step leases it asks to double after 7800 steps (epoch 10) and
+// changes at the end of the next lease, 10400 steps, inside its last epoch:
+// 14·391 = 5474 steps done of a new total of ⌈10611/2⌉ = 5306. It can never
+// finish: its leases run no step, fail, and after five it is dropped. With
+// CompleteAfterRescale it completes at the end of that lease.
+func TestRescaleOvershoot(t *testing.T) {
+	w := workload(t, line("ResNet-18 (batch size 64)", 10611, 1, "gns", 0))
+	res := run(t, w, &fifo{}, Options{GPUs: 1, RoundSeconds: 100})
+	j := res.Jobs[0]
+	if !j.Dropped || j.Leases != 4+maxFailures || res.Dropped != 1 || j.Completion != 400 || j.FinalBatchSize != 128 {
+		t.Fatalf("faithful: %+v", j)
+	}
+	res = run(t, w, &fifo{}, Options{GPUs: 1, RoundSeconds: 100, CompleteAfterRescale: true})
+	j = res.Jobs[0]
+	if j.Dropped || j.Leases != 4 || j.Completion != 400 || res.Rounds != 4 {
+		t.Fatalf("fixed: %+v, %d rounds", j, res.Rounds)
 	}
 }
 
