@@ -365,3 +365,27 @@ func writeSimJSON(out io.Writer, c simSetup, results []*sim.Result, took []time.
 	enc.SetIndent("", "  ")
 	return enc.Encode(doc)
 }
+
+// shockwaveSimulateDemo is the demo's Shockwave replay: the authors'
+// 120-job trace on 32 GPUs (from the repository's testdata, so run from its
+// root) under Shockwave and the four baselines, about a second on two
+// cores. It prints the side-by-side table to out and, unless plotDir is
+// empty, writes the finish-time-fairness CDF there, returning the files
+// written.
+func shockwaveSimulateDemo(ctx context.Context, out io.Writer, plotDir string) ([]string, error) {
+	c, err := simSetupFor(32, "", "", "")
+	if err != nil {
+		return nil, err
+	}
+	results, _, err := shockwaveSimulate(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	if err := writeSimTable(out, c, results, nil); err != nil {
+		return nil, err
+	}
+	if plotDir == "" {
+		return nil, nil
+	}
+	return plotShockwaveFTF(plotDir, results)
+}

@@ -158,3 +158,24 @@ func TestPlotShockwaveFTF(t *testing.T) {
 		t.Fatal("plot of nothing")
 	}
 }
+
+// The demo's replay, run from the repository root as the demo is.
+func TestShockwaveSimulateDemo(t *testing.T) {
+	if testing.Short() {
+		t.Skip("replays the whole trace five times")
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(filepath.Join(wd, "..", ".."))
+	dir := t.TempDir()
+	var out bytes.Buffer
+	paths, err := shockwaveSimulateDemo(context.Background(), &out, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(paths) != 2 || !strings.Contains(out.String(), "(120 jobs), 32 GPUs") || !strings.Contains(out.String(), "Shockwave") {
+		t.Fatalf("paths %v, output:\n%s", paths, out.String())
+	}
+}
