@@ -18,22 +18,22 @@ import (
 	"github.com/orrery/orrery/engine/trace"
 )
 
-// shockwaveData is where the authors' traces, tables and configurations
+// swData is where the authors' traces, tables and configurations
 // live in the repository.
-const shockwaveData = "testdata/shockwave"
+const swData = "testdata/shockwave"
 
-// simPreset is the authors' setup for one cluster size (scheduler/reproduce/*.sh).
-type simPreset struct{ trace, throughputs, config string }
+// swPreset is the authors' setup for one cluster size (scheduler/reproduce/*.sh).
+type swPreset struct{ trace, throughputs, config string }
 
-var simPresets = map[int]simPreset{
+var swPresets = map[int]swPreset{
 	32:  {"120_0.2_5_100_40_25_0,0.5,0.5_0.6,0.3,0.09,0.01_multigpu_dynamic.trace", "tacc_throughputs.json", "tacc_32gpus.json"},
 	64:  {"220_0.2_5_100_25_4_0,0.5,0.5_0.6,0.3,0.09,0.01_multigpu_dynamic.trace", "wisr_throughputs.json", "scale_64gpus.json"},
 	128: {"460_0.2_5_100_10_1_0,0.5,0.5_0.6,0.3,0.09,0.01_multigpu_dynamic.trace", "wisr_throughputs.json", "scale_128gpus.json"},
 	256: {"900_0.2_5_1000_5_15_0,0.5,0.5_0.6,0.3,0.09,0.01_multigpu_dynamic.trace", "wisr_throughputs.json", "scale_256gpus.json"},
 }
 
-// simSetup is one simulate invocation, resolved.
-type simSetup struct {
+// swSetup is one simulate invocation, resolved.
+type swSetup struct {
 	Trace, Throughputs, Config string
 	GPUs, Jobs                 int
 	Policies                   []string
@@ -42,27 +42,27 @@ type simSetup struct {
 	MaxNodes                   int
 }
 
-// simSetupFor resolves the files of a run on gpus GPUs: the given ones, or
+// swSetupFor resolves the files of a run on gpus GPUs: the given ones, or
 // the authors' setup for that cluster size from the repository's
 // testdata/shockwave (the 120-job trace, the tacc table and tacc_32gpus
 // configuration for 32 GPUs; 220, 460 and 900 jobs with the wisr table
 // for 64, 128 and 256). config "none" means orrery's planner defaults. Every
 // policy of package policy is selected.
-func simSetupFor(gpus int, tracePath, throughputs, config string) (simSetup, error) {
+func swSetupFor(gpus int, tracePath, throughputs, config string) (swSetup, error) {
 	if gpus < 1 {
-		return simSetup{}, fmt.Errorf("%w: --gpus %d", errUsage, gpus)
+		return swSetup{}, fmt.Errorf("%w: --gpus %d", errUsage, gpus)
 	}
-	preset, known := simPresets[gpus]
+	preset, known := swPresets[gpus]
 	pick := func(flagVal, def, what string) (string, error) {
 		switch {
 		case flagVal != "":
 			return flagVal, nil
 		case known:
-			return filepath.Join(shockwaveData, def), nil
+			return filepath.Join(swData, def), nil
 		}
 		return "", fmt.Errorf("%w: --%s is required for %d GPUs (the authors' setups have 32, 64, 128 or 256)", errUsage, what, gpus)
 	}
-	c := simSetup{GPUs: gpus, Policies: policy.Names()}
+	c := swSetup{GPUs: gpus, Policies: policy.Names()}
 	var err error
 	if c.Trace, err = pick(tracePath, filepath.Join("traces", preset.trace), "trace"); err != nil {
 		return c, err
@@ -75,14 +75,14 @@ func simSetupFor(gpus int, tracePath, throughputs, config string) (simSetup, err
 	case config != "":
 		c.Config = config
 	case known:
-		c.Config = filepath.Join(shockwaveData, "configurations", preset.config)
+		c.Config = filepath.Join(swData, "configurations", preset.config)
 	}
 	return c, nil
 }
 
 // shockwaveSimulate replays a trace under each policy, in order, and
 // returns the results with each replay's wall-clock time.
-func shockwaveSimulate(ctx context.Context, c simSetup) ([]*sim.Result, []time.Duration, error) {
+func shockwaveSimulate(ctx context.Context, c swSetup) ([]*sim.Result, []time.Duration, error) {
 	jobs, err := trace.ParseFile(c.Trace)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", c.Trace, err)
@@ -139,7 +139,7 @@ Replays one of the Shockwave authors' traces round by round under each
 policy and prints makespan, average JCT, worst finish-time fairness, the
 unfair fraction and utilization. Without --trace, --throughputs and
 --config the authors' setup for --gpus (32, 64, 128 or 256) is read from
-`+shockwaveData+` (run from the repository root).
+`+swData+` (run from the repository root).
 
 flags:
 `)
@@ -165,7 +165,7 @@ flags:
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	c, err := simSetupFor(*gpus, *tr, *tp, *cf)
+	c, err := swSetupFor(*gpus, *tr, *tp, *cf)
 	if err != nil {
 		return err
 	}
@@ -188,7 +188,7 @@ flags:
 		c.Sim.RestartPenalty = -1
 	}
 	c.Sim.CompleteAfterRescale = *overshoot
-	if c.Policies, err = policyList(*pol); err != nil {
+	if c.Policies, err = swPolicyList(*pol); err != nil {
 		return err
 	}
 	results, took, err := shockwaveSimulate(ctx, c)
@@ -204,13 +204,13 @@ flags:
 		took = nil
 	}
 	if *asJSON {
-		return writeSimJSON(s.out, c, results, took, *perJob)
+		return swWriteJSON(s.out, c, results, took, *perJob)
 	}
-	return writeSimTable(s.out, c, results, took)
+	return swWriteTable(s.out, c, results, took)
 }
 
-// policyList parses --policy.
-func policyList(arg string) ([]string, error) {
+// swPolicyList parses --policy.
+func swPolicyList(arg string) ([]string, error) {
 	if strings.TrimSpace(arg) == "all" {
 		return policy.Names(), nil
 	}
@@ -225,22 +225,22 @@ func policyList(arg string) ([]string, error) {
 	return out, nil
 }
 
-// simRow is one metric of the table.
-type simRow struct {
+// swRow is one metric of the table.
+type swRow struct {
 	name string
 	val  func(r *sim.Result) string
 }
 
-func fmtFloat(v float64, prec int) string { return strconv.FormatFloat(v, 'f', prec, 64) }
+func swFloat(v float64, prec int) string { return strconv.FormatFloat(v, 'f', prec, 64) }
 
-var simRows = []simRow{
-	{"makespan_s", func(r *sim.Result) string { return fmtFloat(r.Summary.Makespan, 0) }},
-	{"avg_jct_s", func(r *sim.Result) string { return fmtFloat(r.Summary.AvgJCT, 0) }},
-	{"worst_ftf", func(r *sim.Result) string { return fmtFloat(r.Summary.WorstFTF, 3) }},
-	{"unfair_fraction", func(r *sim.Result) string { return fmtFloat(r.Summary.Unfair105, 3) }},
-	{"unfair_fraction_1.1", func(r *sim.Result) string { return fmtFloat(r.Summary.Unfair110, 3) }},
-	{"worst_ftf_themis", func(r *sim.Result) string { return fmtFloat(r.Summary.WorstFTFThemis, 3) }},
-	{"utilization", func(r *sim.Result) string { return fmtFloat(r.Summary.Utilization, 3) }},
+var swRows = []swRow{
+	{"makespan_s", func(r *sim.Result) string { return swFloat(r.Summary.Makespan, 0) }},
+	{"avg_jct_s", func(r *sim.Result) string { return swFloat(r.Summary.AvgJCT, 0) }},
+	{"worst_ftf", func(r *sim.Result) string { return swFloat(r.Summary.WorstFTF, 3) }},
+	{"unfair_fraction", func(r *sim.Result) string { return swFloat(r.Summary.Unfair105, 3) }},
+	{"unfair_fraction_1.1", func(r *sim.Result) string { return swFloat(r.Summary.Unfair110, 3) }},
+	{"worst_ftf_themis", func(r *sim.Result) string { return swFloat(r.Summary.WorstFTFThemis, 3) }},
+	{"utilization", func(r *sim.Result) string { return swFloat(r.Summary.Utilization, 3) }},
 	{"rounds", func(r *sim.Result) string { return strconv.Itoa(r.Rounds) }},
 	{"restarts", func(r *sim.Result) string { return strconv.Itoa(r.Restarts) }},
 	{"forced_completions", func(r *sim.Result) string { return strconv.Itoa(r.Forced) }},
@@ -248,7 +248,7 @@ var simRows = []simRow{
 	{"batch_changes", func(r *sim.Result) string { return strconv.Itoa(r.BatchChanges) }},
 }
 
-func writeSimTable(out io.Writer, c simSetup, results []*sim.Result, took []time.Duration) error {
+func swWriteTable(out io.Writer, c swSetup, results []*sim.Result, took []time.Duration) error {
 	cfg := c.Config
 	if cfg == "" {
 		cfg = "orrery defaults"
@@ -258,7 +258,7 @@ func writeSimTable(out io.Writer, c simSetup, results []*sim.Result, took []time
 	for _, r := range results {
 		cells[0] = append(cells[0], policy.Legend(r.Policy))
 	}
-	for _, row := range simRows {
+	for _, row := range swRows {
 		line := []string{row.name}
 		for _, r := range results {
 			line = append(line, row.val(r))
@@ -268,7 +268,7 @@ func writeSimTable(out io.Writer, c simSetup, results []*sim.Result, took []time
 	if took != nil {
 		line := []string{"replay_s"}
 		for _, d := range took {
-			line = append(line, fmtFloat(d.Seconds(), 2))
+			line = append(line, swFloat(d.Seconds(), 2))
 		}
 		cells = append(cells, line)
 	}
@@ -292,17 +292,17 @@ func writeSimTable(out io.Writer, c simSetup, results []*sim.Result, took []time
 	return err
 }
 
-// simJSON is the --json output.
-type simJSON struct {
+// swJSON is the --json output.
+type swJSON struct {
 	Trace       string          `json:"trace"`
 	Throughputs string          `json:"throughputs"`
 	Config      string          `json:"config,omitempty"`
 	GPUs        int             `json:"gpus"`
 	Jobs        int             `json:"jobs"`
-	Results     []simResultJSON `json:"results"`
+	Results     []swResultJSON `json:"results"`
 }
 
-type simResultJSON struct {
+type swResultJSON struct {
 	Policy             string       `json:"policy"`
 	Legend             string       `json:"legend"`
 	MakespanS          float64      `json:"makespan_s"`
@@ -321,10 +321,10 @@ type simResultJSON struct {
 	BatchChanges       int          `json:"batch_changes"`
 	Stats              []sim.Stat   `json:"stats,omitempty"`
 	WallS              *float64     `json:"wall_s,omitempty"`
-	PerJob             []simJobJSON `json:"per_job,omitempty"`
+	PerJob             []swJobJSON `json:"per_job,omitempty"`
 }
 
-type simJobJSON struct {
+type swJobJSON struct {
 	ID          int     `json:"id"`
 	GPUs        int     `json:"gpus"`
 	Model       string  `json:"model"`
@@ -339,11 +339,11 @@ type simJobJSON struct {
 	Dropped     bool    `json:"dropped,omitempty"`
 }
 
-func writeSimJSON(out io.Writer, c simSetup, results []*sim.Result, took []time.Duration, perJob bool) error {
-	doc := simJSON{Trace: c.Trace, Throughputs: c.Throughputs, Config: c.Config, GPUs: c.GPUs, Jobs: results[0].TraceJobs}
+func swWriteJSON(out io.Writer, c swSetup, results []*sim.Result, took []time.Duration, perJob bool) error {
+	doc := swJSON{Trace: c.Trace, Throughputs: c.Throughputs, Config: c.Config, GPUs: c.GPUs, Jobs: results[0].TraceJobs}
 	for i, r := range results {
 		sm := r.Summary
-		j := simResultJSON{Policy: r.Policy, Legend: policy.Legend(r.Policy), MakespanS: sm.Makespan, AvgJCTS: sm.AvgJCT,
+		j := swResultJSON{Policy: r.Policy, Legend: policy.Legend(r.Policy), MakespanS: sm.Makespan, AvgJCTS: sm.AvgJCT,
 			WorstFTF: sm.WorstFTF, UnfairFraction: sm.Unfair105, UnfairFraction110: sm.Unfair110,
 			WorstFTFThemis: sm.WorstFTFThemis, Utilization: sm.Utilization, Rounds: r.Rounds,
 			LeaseExtensions: r.LeaseExtensions, LeaseOpportunities: r.LeaseOpportunities, Restarts: r.Restarts,
@@ -354,7 +354,7 @@ func writeSimJSON(out io.Writer, c simSetup, results []*sim.Result, took []time.
 		}
 		if perJob {
 			for _, jr := range r.Jobs {
-				j.PerJob = append(j.PerJob, simJobJSON{ID: jr.ID, GPUs: jr.GPUs, Model: jr.Model, Mode: jr.Mode,
+				j.PerJob = append(j.PerJob, swJobJSON{ID: jr.ID, GPUs: jr.GPUs, Model: jr.Model, Mode: jr.Mode,
 					ArrivalS: jr.Arrival, CompletionS: jr.Completion, JCTS: jr.JCT, IsolatedS: jr.Isolated,
 					FTF: jr.FTF, FTFThemis: jr.FTFThemis, Forced: jr.Forced, Dropped: jr.Dropped})
 			}
@@ -373,7 +373,7 @@ func writeSimJSON(out io.Writer, c simSetup, results []*sim.Result, took []time.
 // empty, writes the finish-time-fairness CDF there, returning the files
 // written.
 func shockwaveSimulateDemo(ctx context.Context, out io.Writer, plotDir string) ([]string, error) {
-	c, err := simSetupFor(32, "", "", "")
+	c, err := swSetupFor(32, "", "", "")
 	if err != nil {
 		return nil, err
 	}
@@ -381,7 +381,7 @@ func shockwaveSimulateDemo(ctx context.Context, out io.Writer, plotDir string) (
 	if err != nil {
 		return nil, err
 	}
-	if err := writeSimTable(out, c, results, nil); err != nil {
+	if err := swWriteTable(out, c, results, nil); err != nil {
 		return nil, err
 	}
 	if plotDir == "" {

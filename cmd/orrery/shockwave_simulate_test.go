@@ -12,18 +12,18 @@ import (
 	"testing"
 )
 
-// simArgs points the command at the repository's copy of the authors'
+// swArgs points the command at the repository's copy of the authors'
 // 120-job setup (the tests run in cmd/orrery).
-func simArgs(extra ...string) []string {
-	d := filepath.Join("..", "..", shockwaveData)
+func swArgs(extra ...string) []string {
+	d := filepath.Join("..", "..", swData)
 	return append([]string{
-		"--trace", filepath.Join(d, "traces", simPresets[32].trace),
-		"--throughputs", filepath.Join(d, simPresets[32].throughputs),
-		"--config", filepath.Join(d, "configurations", simPresets[32].config),
+		"--trace", filepath.Join(d, "traces", swPresets[32].trace),
+		"--throughputs", filepath.Join(d, swPresets[32].throughputs),
+		"--config", filepath.Join(d, "configurations", swPresets[32].config),
 	}, extra...)
 }
 
-func simulate(t *testing.T, args ...string) (string, error) {
+func swRun(t *testing.T, args ...string) (string, error) {
 	t.Helper()
 	var out, errb bytes.Buffer
 	err := runShockwaveSimulate(context.Background(), args, stdio{strings.NewReader(""), &out, &errb})
@@ -31,8 +31,8 @@ func simulate(t *testing.T, args ...string) (string, error) {
 }
 
 func TestShockwaveSimulateTable(t *testing.T) {
-	args := simArgs("--jobs", "30", "--policy", "shockwave,gavel,themis")
-	out, err := simulate(t, args...)
+	args := swArgs("--jobs", "30", "--policy", "shockwave,gavel,themis")
+	out, err := swRun(t, args...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,18 +42,18 @@ func TestShockwaveSimulateTable(t *testing.T) {
 			t.Fatalf("output lacks %q:\n%s", want, out)
 		}
 	}
-	again, err := simulate(t, args...)
+	again, err := swRun(t, args...)
 	if err != nil || again != out {
 		t.Fatalf("second run differs (%v):\n%s\n%s", err, out, again)
 	}
 }
 
 func TestShockwaveSimulateJSON(t *testing.T) {
-	out, err := simulate(t, simArgs("--jobs", "25", "--policy", "mst,ossp", "--json", "--per-job")...)
+	out, err := swRun(t, swArgs("--jobs", "25", "--policy", "mst,ossp", "--json", "--per-job")...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var doc simJSON
+	var doc swJSON
 	if err := json.Unmarshal([]byte(out), &doc); err != nil {
 		t.Fatal(err)
 	}
@@ -82,15 +82,15 @@ func TestShockwaveSimulateJSON(t *testing.T) {
 
 func TestShockwaveSimulateUsage(t *testing.T) {
 	for _, args := range [][]string{
-		simArgs("--policy", "fifo"),
-		simArgs("--jobs", "-1"),
-		simArgs("--round-s", "0"),
-		simArgs("--max-nodes", "-3"),
-		simArgs("extra"),
+		swArgs("--policy", "fifo"),
+		swArgs("--jobs", "-1"),
+		swArgs("--round-s", "0"),
+		swArgs("--max-nodes", "-3"),
+		swArgs("extra"),
 		{"--gpus", "7"},
 		{"--gpus", "0"},
 	} {
-		if _, err := simulate(t, args...); !errors.Is(err, errUsage) {
+		if _, err := swRun(t, args...); !errors.Is(err, errUsage) {
 			t.Errorf("%v: %v", args, err)
 		}
 	}
@@ -112,9 +112,9 @@ func TestShockwaveSimulateBadTrace(t *testing.T) {
 		if err := os.WriteFile(path, []byte(c.text), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		args := simArgs("--policy", "gavel", "--gpus", "4")
+		args := swArgs("--policy", "gavel", "--gpus", "4")
 		args[1] = path
-		_, err := simulate(t, args...)
+		_, err := swRun(t, args...)
 		if err == nil || !strings.Contains(err.Error(), c.want) || errors.Is(err, errUsage) {
 			t.Errorf("%q: %v", c.want, err)
 		}
@@ -123,7 +123,7 @@ func TestShockwaveSimulateBadTrace(t *testing.T) {
 
 // The plot is written as PNG and SVG, and is the same every time.
 func TestPlotShockwaveFTF(t *testing.T) {
-	c, err := simSetupFor(32, simArgs()[1], simArgs()[3], simArgs()[5])
+	c, err := swSetupFor(32, swArgs()[1], swArgs()[3], swArgs()[5])
 	if err != nil {
 		t.Fatal(err)
 	}
