@@ -294,33 +294,33 @@ func swWriteTable(out io.Writer, c swSetup, results []*sim.Result, took []time.D
 
 // swJSON is the --json output.
 type swJSON struct {
-	Trace       string          `json:"trace"`
-	Throughputs string          `json:"throughputs"`
-	Config      string          `json:"config,omitempty"`
-	GPUs        int             `json:"gpus"`
-	Jobs        int             `json:"jobs"`
+	Trace       string         `json:"trace"`
+	Throughputs string         `json:"throughputs"`
+	Config      string         `json:"config,omitempty"`
+	GPUs        int            `json:"gpus"`
+	Jobs        int            `json:"jobs"`
 	Results     []swResultJSON `json:"results"`
 }
 
 type swResultJSON struct {
-	Policy             string       `json:"policy"`
-	Legend             string       `json:"legend"`
-	MakespanS          float64      `json:"makespan_s"`
-	AvgJCTS            float64      `json:"avg_jct_s"`
-	WorstFTF           float64      `json:"worst_ftf"`
-	UnfairFraction     float64      `json:"unfair_fraction"`
-	UnfairFraction110  float64      `json:"unfair_fraction_1_1"`
-	WorstFTFThemis     float64      `json:"worst_ftf_themis"`
-	Utilization        float64      `json:"utilization"`
-	Rounds             int          `json:"rounds"`
-	LeaseExtensions    int          `json:"lease_extensions"`
-	LeaseOpportunities int          `json:"lease_opportunities"`
-	Restarts           int          `json:"restarts"`
-	Forced             int          `json:"forced_completions"`
-	Dropped            int          `json:"dropped"`
-	BatchChanges       int          `json:"batch_changes"`
-	Stats              []sim.Stat   `json:"stats,omitempty"`
-	WallS              *float64     `json:"wall_s,omitempty"`
+	Policy             string      `json:"policy"`
+	Legend             string      `json:"legend"`
+	MakespanS          float64     `json:"makespan_s"`
+	AvgJCTS            float64     `json:"avg_jct_s"`
+	WorstFTF           float64     `json:"worst_ftf"`
+	UnfairFraction     float64     `json:"unfair_fraction"`
+	UnfairFraction110  float64     `json:"unfair_fraction_1_1"`
+	WorstFTFThemis     float64     `json:"worst_ftf_themis"`
+	Utilization        float64     `json:"utilization"`
+	Rounds             int         `json:"rounds"`
+	LeaseExtensions    int         `json:"lease_extensions"`
+	LeaseOpportunities int         `json:"lease_opportunities"`
+	Restarts           int         `json:"restarts"`
+	Forced             int         `json:"forced_completions"`
+	Dropped            int         `json:"dropped"`
+	BatchChanges       int         `json:"batch_changes"`
+	Stats              []sim.Stat  `json:"stats,omitempty"`
+	WallS              *float64    `json:"wall_s,omitempty"`
 	PerJob             []swJobJSON `json:"per_job,omitempty"`
 }
 
