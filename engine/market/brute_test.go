@@ -206,12 +206,14 @@ func randomProblem(rng *rand.Rand, maxJobs, maxRounds, maxGPUs int, widths []int
 		}
 		E := 1 + rng.IntN(40)
 		F := rng.IntN(E + 1)
-		D := 20 + rng.Float64()*400
+		// float64() around products keeps arm64 from fusing them, so the
+		// instances (and TestPlanDigest) are the same on every host.
+		D := 20 + float64(rng.Float64()*400)
 		R := rng.Float64() * 1.3 * D * float64(E-F)
 		if rng.IntN(8) == 0 {
 			R = rng.Float64() * delta // about to finish
 		}
-		ft := delta*float64(p.Round+T) + R/s*(0.2+rng.Float64()*1.2) + rng.Float64()*100
+		ft := float64(delta*float64(p.Round+T)) + float64(R/s*(0.2+float64(rng.Float64()*1.2))) + float64(rng.Float64()*100)
 		p.Jobs = append(p.Jobs, Job{ID: 100 + 7*j, GPUs: w, Epochs: E, Progress: F, MeanEpoch: D, Remaining: R, FairFinish: ft})
 	}
 	return p

@@ -74,7 +74,7 @@ func (w *Workspace) tables(p *Problem, prio []float64) {
 // capped at MaxPriority.
 func (w *Workspace) priorities(p *Problem, prio []float64) {
 	s := share(p.GPUs, len(p.Jobs))
-	now := w.cfg.delta * float64(p.Round)
+	now := float64(w.cfg.delta * float64(p.Round)) // float64(): no FMA with the sum below
 	for j := range p.Jobs {
 		job := &p.Jobs[j]
 		rho := (now + job.Remaining/s) / job.FairFinish
@@ -107,7 +107,7 @@ func share(gpus, jobs int) float64 {
 func (w *Workspace) ftfLower(p *Problem, lo []int32) bool {
 	T := w.cfg.T
 	s := share(p.GPUs, len(p.Jobs))
-	end := w.cfg.delta * float64(p.Round+T)
+	end := float64(w.cfg.delta * float64(p.Round+T)) // float64(): no FMA with the sum below
 	for j := range p.Jobs {
 		target := p.Jobs[j].FairFinish * w.cfg.rhoMax
 		row := j * (T + 1)
