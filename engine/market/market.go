@@ -48,6 +48,7 @@ const (
 	ExactLog
 )
 
+// String returns "piecewise" or "exact".
 func (m LogMode) String() string {
 	switch m {
 	case PiecewiseLog:
@@ -74,6 +75,7 @@ const (
 	Infeasible
 )
 
+// String returns "optimal", "feasible" or "infeasible", as in the wire schema.
 func (s Status) String() string {
 	switch s {
 	case Optimal:
@@ -145,7 +147,9 @@ type FieldError struct {
 	Err   error // wraps ErrInvalid or ErrLimit
 }
 
+// Error returns "field: message".
 func (e *FieldError) Error() string { return e.Field + ": " + e.Err.Error() }
+// Unwrap returns the sentinel-wrapping cause.
 func (e *FieldError) Unwrap() error { return e.Err }
 
 func invalid(field, format string, args ...any) error {

@@ -177,6 +177,7 @@ func (w *Workspace) packDFS(counts []int32) packResult {
 	return w.dfsJob(0, counts)
 }
 
+// dfsJob places the jobs from position pos of w.order on.
 func (w *Workspace) dfsJob(pos int, counts []int32) packResult {
 	for pos < len(w.order) && counts[w.order[pos]] == 0 {
 		pos++

@@ -216,6 +216,7 @@ type convolver struct {
 	r, s    int
 }
 
+// rec fills out[l..r] knowing their argmaxes lie in [optl, optr].
 func (c *convolver) rec(l, r, optl, optr int) {
 	for l <= r {
 		mid := (l + r) / 2

@@ -239,6 +239,7 @@ func (w *Workspace) nodeLess(a, b int32) bool {
 	return a < b
 }
 
+// pushID adds node id to the heap of open nodes.
 func (w *Workspace) pushID(id int32) {
 	h := append(w.heap, id)
 	i := len(h) - 1
@@ -253,6 +254,7 @@ func (w *Workspace) pushID(id int32) {
 	w.heap = h
 }
 
+// popNode removes and returns the open node with the best bound.
 func (w *Workspace) popNode() int32 {
 	h := w.heap
 	top := h[0]

@@ -59,6 +59,7 @@ func (s *Scheduler) Len() int { return len(s.jobs) }
 // overwritten by the next re-plan.
 func (s *Scheduler) LastPlan() *Result { return s.plan }
 
+// find returns the index of job id in s.jobs, or −1.
 func (s *Scheduler) find(id int) int {
 	for i := range s.jobs {
 		if s.jobs[i].ID == id {

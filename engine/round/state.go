@@ -107,7 +107,10 @@ type FieldError struct {
 	Err   error
 }
 
+// Error returns "field: message".
 func (e *FieldError) Error() string { return e.Field + ": " + e.Err.Error() }
+// Unwrap returns the cause, which wraps a sentinel of this package,
+// package market or package predictor.
 func (e *FieldError) Unwrap() error { return e.Err }
 
 func jobField(i int, name string) string { return "jobs[" + strconv.Itoa(i) + "]." + name }
