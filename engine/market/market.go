@@ -149,6 +149,7 @@ type FieldError struct {
 
 // Error returns "field: message".
 func (e *FieldError) Error() string { return e.Field + ": " + e.Err.Error() }
+
 // Unwrap returns the sentinel-wrapping cause.
 func (e *FieldError) Unwrap() error { return e.Err }
 

@@ -109,6 +109,7 @@ type FieldError struct {
 
 // Error returns "field: message".
 func (e *FieldError) Error() string { return e.Field + ": " + e.Err.Error() }
+
 // Unwrap returns the cause, which wraps a sentinel of this package,
 // package market or package predictor.
 func (e *FieldError) Unwrap() error { return e.Err }
