@@ -189,7 +189,7 @@ func (s Step) Alone() time.Duration {
 	if s.Bits == 0 {
 		return 0
 	}
-	return time.Duration(math.Ceil(s.Bits / s.Peak * 1e9))
+	return time.Duration(math.Round(s.Bits / s.Peak * 1e9))
 }
 
 // perConnection is the share of a pattern's payload each connection
