@@ -1,0 +1,167 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// cassiniArgs runs `orrery cassini simulate` with args through the
+// command's own entry point.
+func cassiniArgs(t *testing.T, args ...string) (string, string, error) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	err := runCassiniSimulate(context.Background(), args, stdio{strings.NewReader(""), &out, &errb})
+	return out.String(), errb.String(), err
+}
+
+const cassiniNoiseDir = "../../testdata/alibaba"
+
+func TestCassiniSimulateJSON(t *testing.T) {
+	out, _, err := cassiniArgs(t, "-jobs", "10", "-iterations", "30-60", "-noise-dir", cassiniNoiseDir, "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r CassiniSimResult
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Policies) != 4 || r.Servers != 24 || r.Jobs != 10 {
+		t.Fatalf("%+v", r)
+	}
+	for _, p := range r.Policies {
+		if !(p.MeanIterMs > 0) || !(p.P99IterMs >= p.MeanIterMs*0.5) || p.ExcessGbit < 0 || p.Finished != 10 {
+			t.Fatalf("%+v", p)
+		}
+		if (p.Policy == "cassini") != (p.AdjustmentsPerMin != nil) {
+			t.Fatalf("%s: adjustments per minute %v", p.Policy, p.AdjustmentsPerMin)
+		}
+	}
+	for _, key := range []string{`"mean_iter_ms"`, `"p99_iter_ms"`, `"excess_gbit"`, `"adjustments_per_min"`} {
+		if !strings.Contains(out, key) {
+			t.Errorf("JSON lacks %s", key)
+		}
+	}
+	// Deterministic: the same flags print the same bytes.
+	again, _, _ := cassiniArgs(t, "-jobs", "10", "-iterations", "30-60", "-noise-dir", cassiniNoiseDir, "--json")
+	if again != out {
+		t.Fatal("two runs printed different JSON")
+	}
+}
+
+func TestCassiniSimulateTable(t *testing.T) {
+	out, _, err := cassiniArgs(t, "-scenario", "fig2", "-iterations", "200", "-noise", "none", "-policies", "baseline,cassini,ideal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"baseline", "cassini", "ideal", "mean iteration (ms)", "p99 iteration (ms)", "excess traffic (Gbit)", "adjustments per job-minute"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(out, "334.2") || !strings.Contains(out, "282.0") {
+		t.Errorf("fig2 without noise: baseline should take 334.2 ms, cassini its 5%%-padded 282 ms:\n%s", out)
+	}
+}
+
+func TestCassiniSimulateBadInput(t *testing.T) {
+	for _, args := range [][]string{
+		{"-topology", "torus"},
+		{"-topology", "clos:1,2"},
+		{"-topology", "clos:2,2,2,2,0"}, // two-tier with two pods
+		{"-topology", "clos:1,2,2,1,0,-5"},
+		{"-models", "AlexNet"},
+		{"-iterations", "9-3"},
+		{"-iterations", "x"},
+		{"-policies", "themis"},
+		{"-noise", "gauss"},
+		{"-agent-mode", "loose"},
+		{"-mode", "fast"},
+		{"-scenario", "snapshot9"},
+		{"-bogus"},
+		{"extra"},
+	} {
+		if _, _, err := cassiniArgs(t, args...); err == nil || !strings.Contains(err.Error(), "usage") {
+			t.Errorf("%v: err %v, want a usage error", args, err)
+		}
+	}
+	for _, args := range [][]string{
+		{"-load", "-1"},
+		{"-jobs", "-3"},
+		{"-threshold", "0.9", "-policies", "cassini"},
+		{"-headroom", "2", "-policies", "cassini"},
+		{"-noise-dir", "/nonexistent"},
+		{"-gpus-per-server", "0", "-models", "GPT3", "-iterations", "5"},
+	} {
+		if _, _, err := cassiniArgs(t, append(args, "-iterations", "5")...); err == nil {
+			t.Errorf("%v: no error", args)
+		}
+	}
+	if _, _, err := cassiniArgs(t, "-h"); err == nil {
+		t.Error("-h: no error")
+	}
+}
+
+func TestPlotCassini(t *testing.T) {
+	r, err := cassiniSimulate(context.Background(), func() cassiniSimOptions {
+		o := shortCassiniSimOptions()
+		o.NoiseDir = cassiniNoiseDir
+		o.MinIters, o.MaxIters = 30, 60
+		return o
+	}())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	sum := func(path string) [32]byte {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.HasPrefix(b, []byte("\x89PNG")) {
+			t.Fatalf("%s is not a PNG", path)
+		}
+		return sha256.Sum256(b)
+	}
+	p1, err := plotCassiniCDF(dir, r)
+	if err != nil || filepath.Base(p1) != "cassini_iteration_cdf.png" {
+		t.Fatal(p1, err)
+	}
+	h1 := sum(p1)
+	if p1, _ = plotCassiniCDF(dir, r); sum(p1) != h1 {
+		t.Fatal("the CDF plot is not deterministic")
+	}
+	c, err := cassiniCircleExample(context.Background(), "WideResNet101/800", "VGG16/1400")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.After != 1 || c.Before >= 1 || c.Perimeter != 255 {
+		t.Fatalf("circle %+v", c)
+	}
+	p2, err := plotCassiniCircle(dir, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h2 := sum(p2)
+	if p2, _ = plotCassiniCircle(dir, c); sum(p2) != h2 {
+		t.Fatal("the circle plot is not deterministic")
+	}
+	if _, err := plotCassiniCDF(dir, CassiniSimResult{}); err == nil {
+		t.Error("empty result plotted")
+	}
+	if _, err := plotCassiniCircle(dir, cassiniCircle{}); err == nil {
+		t.Error("empty circle plotted")
+	}
+	if _, err := cassiniCircleExample(context.Background(), "AlexNet", "VGG16"); err == nil {
+		t.Error("unknown model")
+	}
+	if os.Getenv("CASSINI_PLOT_DIR") != "" {
+		plotCassiniCDF(os.Getenv("CASSINI_PLOT_DIR"), r)
+		plotCassiniCircle(os.Getenv("CASSINI_PLOT_DIR"), c)
+	}
+}

@@ -1,0 +1,339 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"image/color"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+
+	"github.com/orrery/orrery/engine/link"
+	"github.com/orrery/orrery/engine/profile"
+	"github.com/orrery/orrery/engine/workload"
+)
+
+// cassiniPolicyStyle fixes each policy's color and dashes, so every plot
+// draws a policy alike.
+func cassiniPolicyStyle(policy string) (color.Color, []vg.Length) {
+	switch policy {
+	case "baseline":
+		return color.RGBA{R: 214, G: 39, B: 40, A: 255}, nil
+	case "random":
+		return color.RGBA{R: 255, G: 127, B: 14, A: 255}, []vg.Length{vg.Points(5), vg.Points(2)}
+	case "cassini":
+		return color.RGBA{R: 31, G: 119, B: 180, A: 255}, nil
+	case "ideal":
+		return color.RGBA{R: 44, G: 160, B: 44, A: 255}, []vg.Length{vg.Points(2), vg.Points(2)}
+	}
+	return color.Black, nil
+}
+
+// plotCassiniCDF draws the cumulative distributions of the iteration times
+// of every policy of r, one curve each: on the left in milliseconds, on the
+// right divided by each job's uncontended iteration time (the slowdown the
+// network causes, which the mix of models hides on the left). It writes
+// cassini_iteration_cdf.png into dir (created if needed) and returns its
+// path. The image depends only on r.
+func plotCassiniCDF(dir string, r CassiniSimResult) (string, error) {
+	if len(r.Policies) == 0 {
+		return "", fmt.Errorf("plot: no policies")
+	}
+	ms, err := cdfPanel(r, "iteration time (ms), start to start", func(p CassiniPolicyResult) []float64 { return p.IterMs },
+		func(p CassiniPolicyResult) string {
+			return fmt.Sprintf("%s: mean %.0f, p99 %.0f ms", p.Policy, p.MeanIterMs, p.P99IterMs)
+		})
+	if err != nil {
+		return "", err
+	}
+	slow, err := cdfPanel(r, "slowdown: iteration time / the job's alone", func(p CassiniPolicyResult) []float64 { return p.Slowdowns },
+		func(p CassiniPolicyResult) string {
+			return fmt.Sprintf("%s: mean %.3f, p99 %.2f", p.Policy, p.MeanSlowdown, p.P99Slowdown)
+		})
+	if err != nil {
+		return "", err
+	}
+	const w, h = 12 * vg.Inch, 4.8 * vg.Inch
+	img := vgimg.New(w, h)
+	dc := draw.New(img)
+	top := draw.Crop(dc, 0, 0, 0, -0.45*vg.Inch)
+	title := draw.Crop(dc, 0, 0, h-0.45*vg.Inch, 0)
+	sty := draw.TextStyle{Color: color.Black, Font: plot.DefaultFont, XAlign: draw.XCenter, YAlign: draw.YCenter, Handler: plot.DefaultTextHandler}
+	sty.Font.Size = vg.Points(13)
+	title.FillText(sty, vg.Point{X: w / 2, Y: title.Center().Y}, fmt.Sprintf("CASSINI simulation (%s, %s fabric, %d jobs, load %.2f, noise %s): CDF of iteration times",
+		r.Scenario, r.Topology, r.Jobs, r.Load, r.Noise))
+	tiles := draw.Tiles{Rows: 1, Cols: 2, PadX: vg.Inch / 3, PadTop: vg.Points(4), PadBottom: vg.Points(4), PadLeft: vg.Points(4), PadRight: vg.Points(8)}
+	canvases := plot.Align([][]*plot.Plot{{ms, slow}}, tiles, top)
+	ms.Draw(canvases[0][0])
+	slow.Draw(canvases[0][1])
+	return savePNG(dir, "cassini_iteration_cdf.png", img)
+}
+
+// cdfPanel draws one CDF per policy of the values values picks.
+func cdfPanel(r CassiniSimResult, xlabel string, values func(CassiniPolicyResult) []float64, legend func(CassiniPolicyResult) string) (*plot.Plot, error) {
+	p := plot.New()
+	p.X.Label.Text = xlabel
+	p.Y.Label.Text = "fraction of iterations ≤ x"
+	p.Y.Min, p.Y.Max = 0, 1
+	p.Add(plotter.NewGrid())
+	p.Legend.Top = false
+	p.Legend.Left = false
+	p.Legend.XOffs = -vg.Millimeter
+	p.Legend.YOffs = vg.Millimeter
+	var all []float64
+	for _, pr := range r.Policies {
+		all = append(all, values(pr)...)
+	}
+	if len(all) == 0 {
+		return nil, fmt.Errorf("plot: no iterations")
+	}
+	slices.Sort(all)
+	// Up to the 99.9th percentile, so one outlier does not squash the rest.
+	xmax := all[min(len(all)-1, int(0.999*float64(len(all))))] * 1.02
+	p.X.Min, p.X.Max = min(0, all[0]), xmax
+	if all[0] > 0 && all[0] > xmax/3 {
+		p.X.Min = all[0] * 0.98 // ratios near 1: start at the data
+	}
+	for _, pr := range r.Policies {
+		v := slices.Clone(values(pr))
+		if len(v) == 0 {
+			return nil, fmt.Errorf("plot: %s has no iterations", pr.Policy)
+		}
+		slices.Sort(v)
+		// At most ~2000 steps per curve.
+		step := max(1, len(v)/2000)
+		pts := make(plotter.XYs, 0, 2*len(v)/step+2)
+		for k := 0; k < len(v); k += step {
+			x := min(v[k], xmax)
+			pts = append(pts, plotter.XY{X: x, Y: float64(k) / float64(len(v))}, plotter.XY{X: x, Y: float64(min(k+step, len(v))) / float64(len(v))})
+		}
+		line, err := plotter.NewLine(pts)
+		if err != nil {
+			return nil, fmt.Errorf("plot: %s: %w", pr.Policy, err)
+		}
+		line.Color, line.Dashes = cassiniPolicyStyle(pr.Policy)
+		line.Width = vg.Points(1.6)
+		p.Add(line)
+		p.Legend.Add(legend(pr), line)
+	}
+	return p, nil
+}
+
+// savePNG writes img to dir/name (dir created if needed).
+func savePNG(dir, name string, img *vgimg.Canvas) (string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, name)
+	f, err := os.Create(path)
+	if err != nil {
+		return "", err
+	}
+	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(f); err != nil {
+		f.Close()
+		return "", fmt.Errorf("plot: %w", err)
+	}
+	return path, f.Close()
+}
+
+// cassiniCircle is two jobs sharing a link, drawn on their unified circle
+// before and after CASSINI's rotation.
+type cassiniCircle struct {
+	Names        [2]string
+	Periods      [2]int     // ms
+	Demand       [2][]int32 // per ms of one period, in Mbps
+	Perimeter    int        // ms
+	Shift        int        // the second job's delay, ms (the first is the reference)
+	CapacityGbps float64
+	Before       float64 // compatibility score unshifted
+	After        float64 // and with the shift
+}
+
+// cassiniCircleExample profiles two jobs ("Model/batch", each on 2
+// servers) at 1 ms ticks and finds the shift that interleaves them best on a
+// 50 Gbps link. The paper's Table 2 snapshot 1 is WideResNet101/800 with
+// VGG16/1400.
+func cassiniCircleExample(ctx context.Context, a, b string) (cassiniCircle, error) {
+	c := cassiniCircle{Names: [2]string{a, b}, CapacityGbps: 50}
+	var profs [2]profile.Profile
+	for i, spec := range []string{a, b} {
+		name, batch, _ := strings.Cut(spec, "/")
+		m, err := workload.Lookup(name)
+		if err != nil {
+			return c, err
+		}
+		bs := m.RefBatch
+		if batch != "" {
+			if bs, err = strconv.Atoi(batch); err != nil {
+				return c, fmt.Errorf("%q: batch %q", spec, batch)
+			}
+		}
+		steps, err := m.Iteration(bs, 2)
+		if err != nil {
+			return c, err
+		}
+		if profs[i], err = workload.Profile(steps, profile.Quantum{}); err != nil {
+			return c, err
+		}
+		c.Periods[i], c.Demand[i] = profs[i].Period, profs[i].Demand
+	}
+	var w link.Workspace
+	res, err := w.Search(ctx, link.Problem{Jobs: profs[:], Capacity: int32(c.CapacityGbps * 1000)}, link.Options{}, nil)
+	if err != nil {
+		return c, err
+	}
+	c.Perimeter, c.Shift, c.Before, c.After = res.Circle.Perimeter, res.Shifts[1], res.Unshifted, res.Score
+	return c, nil
+}
+
+// plotCassiniCircle draws c as the paper's Fig. 5: time runs clockwise
+// around the unified circle from the top, each job's demand is stacked
+// outward in its own color, and the link capacity is the dashed ring; demand
+// beyond the ring is congestion. The left panel is unshifted, the right
+// after the rotation. It writes cassini_unified_circle.png into dir and
+// returns its path. The image depends only on c.
+func plotCassiniCircle(dir string, c cassiniCircle) (string, error) {
+	if c.Perimeter <= 0 || c.CapacityGbps <= 0 {
+		return "", fmt.Errorf("plot: empty unified circle")
+	}
+	for i := range 2 {
+		if c.Periods[i] <= 0 || len(c.Demand[i]) != c.Periods[i] || c.Perimeter%c.Periods[i] != 0 {
+			return "", fmt.Errorf("plot: job %d: period %d, %d demands, perimeter %d", i, c.Periods[i], len(c.Demand[i]), c.Perimeter)
+		}
+	}
+	before, err := circlePanel(c, 0, fmt.Sprintf("unshifted: score %.3f", c.Before))
+	if err != nil {
+		return "", err
+	}
+	after, err := circlePanel(c, c.Shift, fmt.Sprintf("%s delayed %d ms: score %.3f", c.Names[1], c.Shift, c.After))
+	if err != nil {
+		return "", err
+	}
+	const w, h = 11 * vg.Inch, 5.8 * vg.Inch
+	img := vgimg.New(w, h)
+	dc := draw.New(img)
+	top := draw.Crop(dc, 0, 0, 0, -0.5*vg.Inch)
+	title := draw.Crop(dc, 0, 0, h-0.5*vg.Inch, 0)
+	sty := draw.TextStyle{Color: color.Black, Font: plot.DefaultFont, XAlign: draw.XCenter, YAlign: draw.YCenter, Handler: plot.DefaultTextHandler}
+	sty.Font.Size = vg.Points(13)
+	title.FillText(sty, vg.Point{X: w / 2, Y: title.Center().Y}, fmt.Sprintf("Unified circle of %s (%d ms) and %s (%d ms) on a %.0f Gbps link: %d ms around",
+		c.Names[0], c.Periods[0], c.Names[1], c.Periods[1], c.CapacityGbps, c.Perimeter))
+	tiles := draw.Tiles{Rows: 1, Cols: 2, PadX: vg.Inch / 4, PadTop: vg.Points(4), PadBottom: vg.Points(4), PadLeft: vg.Points(4), PadRight: vg.Points(4)}
+	canvases := plot.Align([][]*plot.Plot{{before, after}}, tiles, top)
+	before.Draw(canvases[0][0])
+	after.Draw(canvases[0][1])
+	return savePNG(dir, "cassini_unified_circle.png", img)
+}
+
+// circlePanel draws one panel: the two jobs' demand around the unified
+// circle with the second delayed by shift ms.
+func circlePanel(c cassiniCircle, shift int, title string) (*plot.Plot, error) {
+	const r0 = 1.0 // radius of the time axis; capacity sits at r0 + 1
+	p := plot.New()
+	p.Title.Text = title
+	p.HideAxes()
+	lim := r0 + 1.9
+	p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = -lim, lim, -lim, lim
+	n := c.Perimeter
+	capUnits := c.CapacityGbps * 1000
+	// Radii per tick: job 0 from r0, job 1 stacked on it.
+	at := func(j, x int) float64 {
+		s := 0
+		if j == 1 {
+			s = shift
+		}
+		t := ((x-s)%c.Periods[j] + c.Periods[j]) % c.Periods[j]
+		return float64(c.Demand[j][t]) / capUnits
+	}
+	inner := make([]float64, n)
+	colors := [2]color.Color{color.NRGBA{R: 31, G: 119, B: 180, A: 230}, color.NRGBA{R: 255, G: 127, B: 14, A: 230}}
+	angle := func(x float64) float64 { return math.Pi/2 - 2*math.Pi*x/float64(n) } // clockwise from the top
+	arc := func(pts plotter.XYs, r, from, to float64) plotter.XYs {
+		steps := max(1, int(math.Ceil(math.Abs(to-from)/float64(n)*720)))
+		for k := 0; k <= steps; k++ {
+			a := angle(from + (to-from)*float64(k)/float64(steps))
+			pts = append(pts, plotter.XY{X: r * math.Cos(a), Y: r * math.Sin(a)})
+		}
+		return pts
+	}
+	for j := range 2 {
+		for x := 0; x < n; {
+			d := at(j, x)
+			y := x + 1
+			for y < n && at(j, y) == d && (j == 0 || inner[y] == inner[x]) {
+				y++
+			}
+			if d > 0 {
+				lo, hi := r0+inner[x], r0+inner[x]+d
+				pts := arc(nil, hi, float64(x), float64(y))
+				pts = arc(pts, lo, float64(y), float64(x))
+				poly, err := plotter.NewPolygon(pts)
+				if err != nil {
+					return nil, err
+				}
+				poly.Color = colors[j]
+				poly.LineStyle.Width = 0
+				p.Add(poly)
+			}
+			for k := x; k < y; k++ {
+				inner[k] += d
+			}
+			x = y
+		}
+	}
+	ring := func(r float64, col color.Color, dashes []vg.Length, width vg.Length) error {
+		l, err := plotter.NewLine(arc(nil, r, 0, float64(n)))
+		if err != nil {
+			return err
+		}
+		l.Color, l.Dashes, l.Width = col, dashes, width
+		p.Add(l)
+		return nil
+	}
+	if err := ring(r0, color.Gray{Y: 120}, nil, vg.Points(0.8)); err != nil {
+		return nil, err
+	}
+	if err := ring(r0+1, color.RGBA{R: 200, A: 255}, []vg.Length{vg.Points(4), vg.Points(3)}, vg.Points(1.4)); err != nil {
+		return nil, err
+	}
+	// Time labels at the quarter turns, and a legend.
+	var xys plotter.XYs
+	var labels []string
+	for q := range 4 {
+		a := angle(float64(q*n) / 4)
+		xys = append(xys, plotter.XY{X: (r0 - 0.25) * math.Cos(a), Y: (r0 - 0.25) * math.Sin(a)})
+		labels = append(labels, fmt.Sprintf("%d ms", q*n/4))
+	}
+	lbl, err := plotter.NewLabels(plotter.XYLabels{XYs: xys, Labels: labels})
+	if err != nil {
+		return nil, err
+	}
+	for i := range lbl.TextStyle {
+		lbl.TextStyle[i].XAlign, lbl.TextStyle[i].YAlign = draw.XCenter, draw.YCenter
+	}
+	p.Add(lbl)
+	for j := range 2 {
+		sw, err := plotter.NewPolygon(plotter.XYs{{X: 0, Y: 0}, {X: 1, Y: 0}, {X: 1, Y: 1}})
+		if err != nil {
+			return nil, err
+		}
+		sw.Color = colors[j]
+		sw.LineStyle.Width = 0
+		p.Legend.Add(c.Names[j], sw)
+	}
+	capLine, _ := plotter.NewLine(plotter.XYs{{X: 0, Y: 0}})
+	capLine.Color, capLine.Dashes, capLine.Width = color.RGBA{R: 200, A: 255}, []vg.Length{vg.Points(4), vg.Points(3)}, vg.Points(1.4)
+	p.Legend.Add(fmt.Sprintf("capacity %.0f Gbps", c.CapacityGbps), capLine)
+	p.Legend.Top = false
+	p.Legend.Left = true
+	return p, nil
+}
