@@ -1,0 +1,39 @@
+// Package orrerywasm hosts orrery's WebAssembly module (package wasm, ABI
+// v1 in package wasm/abi) with wazero, and exposes the same calls as the
+// native engine: [Module.Handle] is wire.Handle, [Module.Call] is
+// wire.Call, [Module.Link], [Module.Rank] and [Module.Plan] take and
+// return the wire package's request and response types, and [Module.Search]
+// is link.Workspace.Search over the module's flat fast path.
+//
+// Go programs normally link the engine directly; this package is for a Go
+// host that wants the module itself: the byte-identical answers every other
+// host (node, Python, a browser) gets, a sandbox with a memory limit around
+// the engine, or a scheduler that loads a module built from another
+// version of orrery.
+//
+// # Module bytes
+//
+// New takes the module's bytes; nothing is embedded. Build the module with
+//
+//	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -trimpath -ldflags='-s -w' -o orrery.wasm ./wasm
+//
+// (make wasm). It is a build product of the engine's sources, reproducible
+// with -trimpath, and rebuilt in seconds; a committed copy would go stale
+// with every engine change, so the tests build it from the sources.
+//
+// # Concurrency
+//
+// A WebAssembly instance runs one call at a time. A [Module] keeps a pool of
+// up to [Options.Instances] instances of one compiled module and is safe for
+// concurrent use: each call takes an idle instance, or starts one (a few
+// milliseconds), or waits for one. Compilation happens once, in [New]; pass
+// a [wazero.CompilationCache] (for example one made with
+// wazero.NewCompilationCacheWithDir) to share it across Modules and runs.
+//
+// # Failure
+//
+// Bad input is an error response, never a failure of the module. An
+// instance that traps all the same (a search that needs more memory than
+// the memory limit, or a bug) is discarded and replaced, and the call
+// returns an error wrapping [ErrTrap].
+package orrerywasm

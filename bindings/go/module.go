@@ -1,0 +1,248 @@
+package orrerywasm
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"sync/atomic"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+
+	"github.com/orrery/orrery/engine/wire"
+	"github.com/orrery/orrery/wasm/abi"
+)
+
+// Options configure a [Module]. The zero value means the defaults.
+type Options struct {
+	// Instances is the most instances the pool keeps, so the most calls
+	// that run at once; 0 means runtime.GOMAXPROCS(0).
+	Instances int
+
+	// Cache, if not nil, holds compiled code across Modules (and across
+	// runs, when made with wazero.NewCompilationCacheWithDir). Compiling
+	// the module takes about a second; with a warm cache, tens of
+	// milliseconds.
+	Cache wazero.CompilationCache
+
+	// MemoryLimitPages caps each instance's linear memory in 64 KiB pages;
+	// 0 means 65536 (4 GiB, the most a 32-bit memory holds). A request
+	// whose search needs more traps its instance, which is replaced.
+	MemoryLimitPages uint32
+
+	// CloseOnContextDone makes a call's context end a running call: the
+	// instance is closed and replaced, and the call returns an error
+	// wrapping ErrTrap. Off by default: it adds checks to the module's
+	// loops, and a request bounded by "budget" ends on its own. (A
+	// request's "time_limit_ms" returns the best answer found instead.)
+	CloseOnContextDone bool
+
+	// Stderr receives what the module's runtime writes when it fails
+	// (a fatal error's message); nil discards it.
+	Stderr io.Writer
+}
+
+// Module is orrery's WebAssembly module, compiled once, with a pool of
+// instances. It is safe for concurrent use. Close it when done.
+type Module struct {
+	rt       wazero.Runtime
+	compiled wazero.CompiledModule
+	config   wazero.ModuleConfig
+	idle     chan *instance
+	slots    chan struct{} // one token per instance that may still be started
+	closed   atomic.Bool
+}
+
+// New compiles the module's bytes, checks that it speaks ABI version 1 by
+// starting one instance, and returns the Module.
+func New(ctx context.Context, wasm []byte, opt Options) (*Module, error) {
+	n := opt.Instances
+	if n <= 0 {
+		n = runtime.GOMAXPROCS(0)
+	}
+	cfg := wazero.NewRuntimeConfig().WithCloseOnContextDone(opt.CloseOnContextDone)
+	if opt.Cache != nil {
+		cfg = cfg.WithCompilationCache(opt.Cache)
+	}
+	if opt.MemoryLimitPages != 0 {
+		cfg = cfg.WithMemoryLimitPages(opt.MemoryLimitPages)
+	}
+	rt := wazero.NewRuntimeWithConfig(ctx, cfg)
+	if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {
+		rt.Close(ctx)
+		return nil, err
+	}
+	compiled, err := rt.CompileModule(ctx, wasm)
+	if err != nil {
+		rt.Close(ctx)
+		return nil, fmt.Errorf("%w: %v", ErrABI, err)
+	}
+	stderr := opt.Stderr
+	if stderr == nil {
+		stderr = io.Discard
+	}
+	m := &Module{
+		rt:       rt,
+		compiled: compiled,
+		// Real clocks only matter to a request's time_limit_ms; no answer
+		// depends on them otherwise. Names are empty so instances of the
+		// same module can coexist.
+		config: wazero.NewModuleConfig().WithName("").WithStartFunctions("_initialize").
+			WithSysWalltime().WithSysNanotime().WithSysNanosleep().WithStderr(stderr),
+		idle:  make(chan *instance, n),
+		slots: make(chan struct{}, n),
+	}
+	for range n - 1 {
+		m.slots <- struct{}{}
+	}
+	in, err := m.instantiate(ctx)
+	if err != nil {
+		rt.Close(ctx)
+		return nil, err
+	}
+	m.idle <- in
+	return m, nil
+}
+
+// Close closes every instance and the runtime. Calls running meanwhile
+// fail.
+func (m *Module) Close(ctx context.Context) error {
+	if m.closed.Swap(true) {
+		return nil
+	}
+	return m.rt.Close(ctx)
+}
+
+var errClosed = errors.New("orrerywasm: module closed")
+
+func (m *Module) instantiate(ctx context.Context) (*instance, error) {
+	mod, err := m.rt.InstantiateModule(ctx, m.compiled, m.config)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrABI, err)
+	}
+	in, err := newInstance(ctx, mod)
+	if err != nil {
+		mod.Close(ctx)
+		return nil, err
+	}
+	return in, nil
+}
+
+// acquire takes an idle instance, starts one if the pool has room, or
+// waits.
+func (m *Module) acquire(ctx context.Context) (*instance, error) {
+	if m.closed.Load() {
+		return nil, errClosed
+	}
+	select {
+	case in := <-m.idle:
+		return in, nil
+	default:
+	}
+	select {
+	case in := <-m.idle:
+		return in, nil
+	case <-m.slots:
+		in, err := m.instantiate(ctx)
+		if err != nil {
+			m.slots <- struct{}{}
+			return nil, err
+		}
+		return in, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// release returns in to the pool, or discards it when the call failed in
+// a way that may have left it unusable.
+func (m *Module) release(ctx context.Context, in *instance, err error) {
+	if errors.Is(err, ErrTrap) || m.closed.Load() {
+		in.mod.Close(context.WithoutCancel(ctx))
+		m.slots <- struct{}{}
+		return
+	}
+	m.idle <- in
+}
+
+// ABIVersion returns the module's ABI version (abi_version), through one
+// instance of the pool: its cost is the per-call overhead of the binding.
+func (m *Module) ABIVersion(ctx context.Context) (int32, error) {
+	in, err := m.acquire(ctx)
+	if err != nil {
+		return 0, err
+	}
+	v, err := in.invoke(ctx, in.version)
+	m.release(ctx, in, err)
+	return int32(uint32(v)), err
+}
+
+// Handle runs one request envelope ({"op": ..., "request": {...}}) and
+// returns the response envelope: the bytes wire.Handle returns natively,
+// error envelopes included. Its error is about the host only: a trapped
+// instance (ErrTrap), a closed Module, or ctx ending while it waited for
+// an instance.
+func (m *Module) Handle(ctx context.Context, envelope []byte) ([]byte, error) {
+	if len(envelope) > wire.MaxRequestBytes {
+		// Too big to be worth copying in: the module would refuse it
+		// unread, with this same envelope.
+		return tooLarge(len(envelope)), nil
+	}
+	in, err := m.acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out, err := in.handle(ctx, envelope)
+	m.release(ctx, in, err)
+	if errors.Is(err, errNoRoom) {
+		return nil, fmt.Errorf("orrerywasm: no room for a %d-byte request (the module allows %d)", len(envelope), abi.MaxBlock)
+	}
+	return out, err
+}
+
+// tooLarge is wire.Handle's envelope for a request over MaxRequestBytes.
+func tooLarge(n int) []byte {
+	return fmt.Appendf(nil, `{"version":%d,"error":{"code":%q,"message":"request is %d bytes, above the %d byte limit"}}`,
+		wire.Version, wire.CodeLimit, n, wire.MaxRequestBytes)
+}
+
+// reply is the response envelope.
+type reply struct {
+	Version  int             `json:"version"`
+	Op       string          `json:"op"`
+	Response json.RawMessage `json:"response"`
+	Error    *wire.Error     `json:"error"`
+}
+
+// Call runs op on the JSON request, as wire.Call does: it returns the JSON
+// response, or an error. Errors of the request are *wire.Error values with
+// the code and field the native engine gives (errors.Is works with
+// wire.ErrInvalid and the other wire sentinels); the message of a request
+// that is not JSON at all may differ, since it is sent inside an envelope.
+func (m *Module) Call(ctx context.Context, op string, request []byte) ([]byte, error) {
+	name, err := json.Marshal(op)
+	if err != nil {
+		return nil, err
+	}
+	env := make([]byte, 0, len(request)+len(name)+20)
+	env = append(env, `{"op":`...)
+	env = append(env, name...)
+	env = append(env, `,"request":`...)
+	env = append(env, request...)
+	env = append(env, '}')
+	out, err := m.Handle(ctx, env)
+	if err != nil {
+		return nil, err
+	}
+	var r reply
+	if err := json.Unmarshal(out, &r); err != nil {
+		return nil, fmt.Errorf("%w: unreadable response: %v", ErrTrap, err)
+	}
+	if r.Error != nil {
+		return nil, r.Error
+	}
+	return r.Response, nil
+}

@@ -1,0 +1,282 @@
+package orrerywasm
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/orrery/orrery/engine/link"
+	"github.com/orrery/orrery/engine/profile"
+	"github.com/orrery/orrery/engine/wire"
+)
+
+// The typed calls decode to what the native engine returns.
+func TestTypedCalls(t *testing.T) {
+	ctx := context.Background()
+	m := newModule(t, Options{Instances: 1})
+	for _, c := range loadCorpus(t) {
+		var env struct {
+			Op      string          `json:"op"`
+			Request json.RawMessage `json:"request"`
+		}
+		if c.Want != "ok" || json.Unmarshal(c.Envelope, &env) != nil {
+			continue
+		}
+		native, err := wire.Call(ctx, env.Op, env.Request)
+		if err != nil {
+			t.Fatalf("%s: %v", c.Name, err)
+		}
+		var got, want any
+		switch env.Op {
+		case "cassini.link":
+			var req wire.LinkRequest
+			mustDecode(t, env.Request, &req)
+			got, err = m.Link(ctx, req)
+			want = decodeAs[wire.LinkResponse](t, native)
+		case "cassini.rank":
+			var req wire.RankRequest
+			mustDecode(t, env.Request, &req)
+			got, err = m.Rank(ctx, req)
+			want = decodeAs[wire.RankResponse](t, native)
+		case "shockwave.plan":
+			var req wire.ShockwavePlanRequest
+			mustDecode(t, env.Request, &req)
+			got, err = m.Plan(ctx, req)
+			want = decodeAs[wire.ShockwavePlanResponse](t, native)
+		default:
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", c.Name, err)
+		} else if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: typed call differs from native\n got %+v\nwant %+v", c.Name, got, want)
+		}
+	}
+}
+
+func mustDecode(t *testing.T, b []byte, v any) {
+	t.Helper()
+	// Requests may use different key case; the typed call re-encodes them.
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func decodeAs[T any](t *testing.T, b []byte) T {
+	t.Helper()
+	var v T
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// Call's errors are *wire.Error values with the native code and field.
+func TestCallErrors(t *testing.T) {
+	ctx := context.Background()
+	m := newModule(t, Options{Instances: 1})
+	for _, c := range []struct{ op, req string }{
+		{"cassini.link", `{"capacity_gbps": 0, "jobs": [{"id": "a", "phases": [{"ms": 1, "gbps": 1}]}]}`},
+		{"cassini.link", `{"capacity_gbps": 5, "jobs": [{"id": "a", "phases": [{"ms": 1, "gbps": "x"}]}]}`},
+		{"cassini.rank", `{"links": []}`},
+		{"no.such.op", `{}`},
+		{"cassini.link\"", `{}`},
+	} {
+		_, nerr := wire.Call(ctx, c.op, []byte(c.req))
+		_, err := m.Call(ctx, c.op, []byte(c.req))
+		var we, ne *wire.Error
+		if !errors.As(err, &we) || !errors.As(nerr, &ne) {
+			t.Fatalf("%s %s: errors %v, %v", c.op, c.req, err, nerr)
+		}
+		if we.Code != ne.Code || we.Field != ne.Field || we.Message != ne.Message {
+			t.Errorf("%s %s: module %+v, native %+v", c.op, c.req, we, ne)
+		}
+		for _, s := range []error{wire.ErrInvalid, wire.ErrMalformed, wire.ErrUnknownOp} {
+			if errors.Is(err, s) != errors.Is(nerr, s) {
+				t.Errorf("%s: errors.Is(%v) differs", c.op, s)
+			}
+		}
+	}
+}
+
+// An envelope over wire.MaxRequestBytes gets wire.Handle's answer without
+// entering the module.
+func TestTooLarge(t *testing.T) {
+	if testing.Short() {
+		t.Skip("allocates 64 MiB")
+	}
+	ctx := context.Background()
+	m := newModule(t, Options{Instances: 1})
+	env := bytes.Repeat([]byte(" "), wire.MaxRequestBytes+1)
+	got, err := m.Handle(ctx, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := wire.Handle(ctx, env); !bytes.Equal(got, want) {
+		t.Errorf("got %s, want %s", got, want)
+	}
+}
+
+// Many goroutines share a small pool; every answer is the native one.
+func TestConcurrent(t *testing.T) {
+	ctx := context.Background()
+	m := newModule(t, Options{Instances: 3})
+	var cases [][]byte
+	for _, c := range loadCorpus(t) {
+		if len(c.Envelope) < 4000 && !strings.Contains(c.Name, "twelve") {
+			cases = append(cases, c.Envelope)
+		}
+	}
+	want := make([][]byte, len(cases))
+	for i, env := range cases {
+		want[i] = wire.Handle(ctx, env)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := rand.New(rand.NewPCG(uint64(g), 9))
+			for range 25 {
+				i := r.IntN(len(cases))
+				got, err := m.Handle(ctx, cases[i])
+				if err != nil || !bytes.Equal(got, want[i]) {
+					errs <- fmt.Errorf("case %d: %v\n%s\n%s", i, err, got, want[i])
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if n := len(m.idle); n > 3 {
+		t.Errorf("%d idle instances in a pool of 3", n)
+	}
+}
+
+// A search that needs more memory than the instance may have traps it; the
+// call returns ErrTrap, and the next call gets a fresh instance.
+func TestTrapReplacesInstance(t *testing.T) {
+	ctx := context.Background()
+	m := newModule(t, Options{Instances: 1, MemoryLimitPages: 2048}) // 128 MiB
+	// 64 one-tick jobs beside one of 2^20 ticks: 64 tiles of 4 MiB.
+	jobs := []string{`{"id":"big","phases":[{"ms":1048576,"gbps":1}]}`}
+	for i := range 64 {
+		jobs = append(jobs, fmt.Sprintf(`{"id":"j%d","phases":[{"ms":1,"gbps":1}]}`, i))
+	}
+	heavy := []byte(`{"op":"cassini.link","request":{"capacity_gbps":100,"jobs":[` + strings.Join(jobs, ",") + `]}}`)
+	_, err := m.Handle(ctx, heavy)
+	if !errors.Is(err, ErrTrap) {
+		t.Fatalf("a search past the memory limit: %v, want ErrTrap", err)
+	}
+	env := []byte(`{"op":"cassini.link","request":{"capacity_gbps":50,"jobs":[{"id":"a","phases":[{"ms":30,"gbps":40},{"ms":42,"gbps":0}]}]}}`)
+	got, err := m.Handle(ctx, env)
+	if err != nil || !bytes.Equal(got, wire.Handle(ctx, env)) {
+		t.Fatalf("after a trap: %v %s", err, got)
+	}
+}
+
+func TestClosed(t *testing.T) {
+	ctx := context.Background()
+	m := newModule(t, Options{Instances: 1})
+	m.Close(ctx)
+	if _, err := m.Handle(ctx, []byte(`{}`)); err == nil {
+		t.Error("Handle on a closed module succeeded")
+	}
+}
+
+func TestNotAModule(t *testing.T) {
+	ctx := context.Background()
+	for _, b := range [][]byte{nil, []byte("\x00asm\x01\x00\x00\x00"), []byte("not wasm")} {
+		if m, err := New(ctx, b, Options{}); err == nil || !errors.Is(err, ErrABI) {
+			t.Errorf("New(%q) = %v, %v; want ErrABI", b, m, err)
+		}
+	}
+}
+
+func pulse(t, up int, bw int32) profile.Profile {
+	d := make([]int32, t)
+	for i := range up {
+		d[i] = bw
+	}
+	return profile.Profile{Period: t, Demand: d}
+}
+
+// Search through the module returns what link.Workspace.Search returns.
+func TestSearchMatchesNative(t *testing.T) {
+	ctx := context.Background()
+	m := newModule(t, Options{Instances: 1})
+	r := rand.New(rand.NewPCG(7, 8))
+	var w link.Workspace
+	for it := range 150 {
+		k := 1 + r.IntN(4)
+		jobs := make([]profile.Profile, k)
+		for j := range jobs {
+			tt := 5 + r.IntN(60)
+			jobs[j] = pulse(tt, 1+r.IntN(tt), int32(1+r.IntN(40)))
+		}
+		pr := link.Problem{Jobs: jobs, Capacity: int32(10 + r.IntN(50))}
+		if r.IntN(3) == 0 {
+			pr.Fixed = make([]int, k)
+			for j := range pr.Fixed {
+				pr.Fixed[j] = r.IntN(200) - 50
+			}
+		}
+		opt := link.Options{Mode: link.Mode(r.IntN(2)), Restarts: r.IntN(3), Seed: r.Uint64()}
+		if r.IntN(4) == 0 {
+			opt.Budget = int64(r.IntN(3000))
+		}
+		if r.IntN(4) == 0 {
+			opt.Circle.MaxPerimeter, opt.Circle.Round = 300, true
+		}
+		want, werr := w.Search(ctx, pr, opt, nil)
+		got, err := m.Search(ctx, pr, opt, nil)
+		if (werr == nil) != (err == nil) {
+			t.Fatalf("%d: native %v, module %v", it, werr, err)
+		}
+		if werr != nil {
+			continue
+		}
+		want.Circle.Periods = append([]int(nil), want.Circle.Periods...)
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%d: module %+v\nnative %+v", it, got, want)
+		}
+	}
+	// Errors carry the module's code.
+	_, err := m.Search(ctx, link.Problem{Jobs: []profile.Profile{pulse(10, 2, 5)}, Capacity: 0}, link.Options{}, nil)
+	if !errors.Is(err, wire.ErrInvalid) {
+		t.Errorf("zero capacity: %v", err)
+	}
+	_, err = m.Search(ctx, link.Problem{Jobs: []profile.Profile{{Period: 3, Demand: []int32{1}}}, Capacity: 5}, link.Options{}, nil)
+	if !errors.Is(err, wire.ErrInvalid) {
+		t.Errorf("short demand: %v", err)
+	}
+}
+
+// A warm Search allocates only the result's Circle.Periods.
+func TestSearchAllocs(t *testing.T) {
+	ctx := context.Background()
+	m := newModule(t, Options{Instances: 1})
+	pr := link.Problem{Jobs: []profile.Profile{pulse(72, 30, 40), pulse(72, 30, 40), pulse(90, 20, 30)}, Capacity: 50}
+	dst := make([]int, 3)
+	run := func() {
+		if _, err := m.Search(ctx, pr, link.Options{}, dst); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run()
+	if n := testing.AllocsPerRun(20, run); n > 1 {
+		t.Errorf("%v allocations per warm search, want at most 1", n)
+	}
+}
