@@ -1,0 +1,238 @@
+// Type declarations of @orrery/orrery: orrery's WebAssembly module (ABI v1)
+// hosted by node:wasi. The request and response types mirror the Go
+// package engine/wire (schema v1); field comments are brief, the Go docs
+// are the reference.
+
+/** The ABI version this package speaks. */
+export const ABI_VERSION: 1;
+
+/** Envelopes above this many bytes are refused unread (wire.MaxRequestBytes). */
+export const MAX_REQUEST_BYTES: number;
+
+/** Error codes of the JSON error object (and of linkSearch). */
+export type ErrorCode =
+  | 'malformed_json'
+  | 'invalid_argument'
+  | 'unknown_op'
+  | 'limit_exceeded'
+  | 'internal'
+  | 'bad_pointer';
+
+/** An error response: code, the JSON path of the field it concerns ("" if none), message. */
+export class OrreryError extends Error {
+  readonly code: ErrorCode;
+  readonly field: string;
+}
+
+/** The instance trapped (out of memory, or a bug) and was replaced; the call has no answer. */
+export class TrapError extends Error {}
+
+/** Compiles the module (a path, URL, bytes or compiled module) and starts an instance. */
+export function load(source: string | URL | BufferSource | WebAssembly.Module): Promise<Orrery>;
+
+/** One instance of the module; every method is synchronous. */
+export class Orrery {
+  constructor(module: WebAssembly.Module);
+  readonly abiVersion: number;
+  /** The response envelope's bytes for a request envelope's bytes: exactly wire.Handle's. */
+  handleBytes(envelope: Uint8Array): Uint8Array;
+  /** handleBytes on text. */
+  handle(envelope: string | Uint8Array): string;
+  /** Runs op; returns the decoded response or throws OrreryError. */
+  call<Resp = unknown>(op: string, request: object | string): Resp;
+  link(request: LinkRequest): LinkResponse;
+  rank(request: RankRequest): RankResponse;
+  plan(request: PlanRequest): PlanResponse;
+  /** The flat fast path of cassini.link on quantized profiles. */
+  linkSearch(input: LinkSearchInput): LinkSearchResult;
+}
+
+// ---- cassini.link and cassini.rank
+
+export interface Phase {
+  ms: number;
+  gbps: number;
+}
+
+export interface Job {
+  id: string;
+  /** Iteration time; must equal the phases' sum when given. */
+  period_ms?: number;
+  phases?: Phase[];
+  samples?: { interval_ms: number; gbps: number[] };
+}
+
+/** Options every CASSINI request shares; absent means the default. */
+export interface SearchOptions {
+  tick_ms?: number;
+  unit_mbps?: number;
+  mode?: 'exact' | 'paper';
+  max_perimeter_ticks?: number;
+  round_periods?: boolean;
+  /** Pair evaluations per link search (default 2^26, -1 unlimited): the reproducible way to bound a search. */
+  budget?: number;
+  restarts?: number;
+  seed?: number;
+  /** Wall-clock limit; results then depend on the host's speed. Prefer budget. */
+  time_limit_ms?: number;
+}
+
+export interface LinkRequest extends SearchOptions {
+  capacity_gbps: number;
+  jobs: Job[];
+}
+
+export type Status = 'optimal' | 'budget' | 'time_limit';
+
+export interface LinkResponse {
+  score: number;
+  unshifted_score: number;
+  bound: number;
+  status: Status;
+  mode: 'exact' | 'paper';
+  excess_gbit: number;
+  perimeter_ms: number;
+  points: number;
+  shifts_ms: Record<string, number>;
+  rotations_deg: Record<string, number>;
+  periods_ms: Record<string, number>;
+  grid_ms?: number;
+  evaluations: number;
+}
+
+export interface RankRequest extends SearchOptions {
+  links: { id: string; capacity_gbps: number }[];
+  jobs: Job[];
+  candidates: { id: string; paths: Record<string, string[]> }[];
+  aggregate?: 'mean' | 'min';
+  loops?: 'resolve' | 'paper' | 'reoptimize';
+  workers?: number;
+}
+
+export interface CandidateResult {
+  id: string;
+  score: number;
+  status: Status | '';
+  discarded: boolean;
+  reason?: string;
+  links?: { id: string; jobs: string[]; score: number }[];
+  shifts_ms?: Record<string, number>;
+  grid_ms?: number;
+}
+
+export interface RankResponse {
+  best: string | null;
+  shifts_ms: Record<string, number> | null;
+  ranking: string[];
+  candidates: CandidateResult[];
+  periods_ms: Record<string, number>;
+  searches: number;
+}
+
+// ---- shockwave.plan
+
+export interface PlanConfig {
+  rounds?: number;
+  round_s?: number;
+  k?: number;
+  lambda?: number;
+  rho_max?: number;
+  breakpoints?: number[];
+  log_zero?: number;
+  urgent_power?: number;
+  log?: 'piecewise' | 'exact';
+  no_relax?: boolean;
+  gap?: number;
+  max_nodes?: number;
+  estimator?: 'faithful' | 'posterior' | 'oracle';
+  prior_strength?: number;
+  momentum?: number;
+  tolerance?: number;
+  time_limit_ms?: number;
+}
+
+export interface PlanJob {
+  id: number;
+  gpus: number;
+  submit_s: number;
+  epochs?: number;
+  progress: number;
+  epoch_bs?: number[];
+  epoch_dur_s?: number[];
+  modes?: number[];
+  mode_dur_s?: number[];
+  profiled_dur_s?: number[];
+  samples_per_epoch?: number;
+  timeline?: { round: number; it_per_s: number; bs: number }[];
+  finish?: { round: number; estimate_s: number }[];
+  known?: { remaining_s: number; mean_epoch_s: number; elapsed_s?: number; fair_finish_s?: number };
+}
+
+export interface PlanRequest {
+  gpus: number;
+  round: number;
+  reestimate?: boolean;
+  config?: PlanConfig;
+  jobs: PlanJob[];
+}
+
+export interface PlanResponse {
+  round: number;
+  window: number;
+  status: 'optimal' | 'feasible' | 'infeasible';
+  relaxed: boolean;
+  objective: number;
+  bound: number;
+  welfare: number;
+  makespan_s: number;
+  nodes: number;
+  rounds: number[][];
+  backfill: number[][];
+  jobs: {
+    id: number;
+    rounds: number;
+    epochs: number;
+    priority: number;
+    remaining_s: number;
+    remaining_std_s: number;
+    mean_epoch_s: number;
+    fair_finish_s: number;
+    estimate_s?: number;
+    calibration: number;
+  }[];
+}
+
+// ---- the flat fast path
+
+export interface LinkSearchInput {
+  /** Each job's iteration time, ticks. */
+  periods: ArrayLike<number>;
+  /** Every job's per-tick demand in units, concatenated (sum of periods values). */
+  demand: ArrayLike<number>;
+  /** The link's capacity, units. */
+  capacity: number;
+  /** A shift per job that must be kept, or -1 for a job the search may move. */
+  fixed?: ArrayLike<number> | null;
+  options?: {
+    mode?: 'exact' | 'paper' | 0 | 1;
+    maxPerimeter?: number;
+    roundPeriods?: boolean;
+    restarts?: number;
+    budget?: number | bigint;
+    seed?: number | bigint;
+  };
+}
+
+export interface LinkSearchResult {
+  /** Each job's delay, ticks, in [0, period). */
+  shifts: Int32Array;
+  status: Status;
+  points: number;
+  perimeter: number;
+  grid: number;
+  excess: bigint;
+  evaluations: bigint;
+  score: number;
+  bound: number;
+  unshifted: number;
+}

@@ -1,0 +1,162 @@
+// Tests of the node:wasi host. The module comes from ORRERY_WASM, or
+// out/orrery.wasm at the repository root (make wasm).
+import assert from 'node:assert/strict';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, sep } from 'node:path';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+import { ABI_VERSION, MAX_REQUEST_BYTES, OrreryError, load } from '../orrery.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const root = join(here, '..', '..', '..');
+const wasm = process.env.ORRERY_WASM || join(root, 'out', 'orrery.wasm');
+if (!existsSync(wasm)) {
+  throw new Error(`no module at ${wasm}: run make wasm, or set ORRERY_WASM`);
+}
+const corpusDir = join(root, 'testdata', 'corpus');
+const orrery = await load(wasm);
+
+function* corpus(dir = corpusDir) {
+  for (const e of readdirSync(dir).sort()) {
+    const p = join(dir, e);
+    if (statSync(p).isDirectory()) yield* corpus(p);
+    else if (p.endsWith('.json')) yield { name: relative(corpusDir, p).split(sep).join('/'), want: e && dirname(p).split(sep).pop(), bytes: readFileSync(p) };
+  }
+}
+
+const pulses = { capacity_gbps: 50, jobs: ['a', 'b'].map((id) => ({ id, phases: [{ ms: 30, gbps: 40 }, { ms: 42, gbps: 0 }] })) };
+
+test('abi version', () => {
+  assert.equal(orrery.abiVersion, ABI_VERSION);
+});
+
+test('every corpus request gets the expected answer, twice the same', () => {
+  let n = 0;
+  for (const c of corpus()) {
+    const first = orrery.handleBytes(c.bytes);
+    const reply = JSON.parse(new TextDecoder().decode(first));
+    assert.equal(reply.version, 1, c.name);
+    assert.equal(('response' in reply) + ('error' in reply), 1, `${c.name}: exactly one of response and error`);
+    if (c.want === 'ok') assert.ok(reply.response, `${c.name}: ${JSON.stringify(reply.error)}`);
+    else assert.equal(reply.error?.code, c.want, c.name);
+    assert.deepEqual(orrery.handleBytes(c.bytes), first, `${c.name}: a second call differs`);
+    n++;
+  }
+  assert.ok(n >= 50, `only ${n} corpus files`);
+});
+
+test('typed calls', () => {
+  const link = orrery.link(pulses);
+  assert.equal(link.score, 1);
+  assert.equal(link.unshifted_score, 0.75);
+  assert.equal(link.status, 'optimal');
+  assert.deepEqual(link.shifts_ms, { a: 0, b: 30 });
+
+  const rank = orrery.rank({
+    links: [{ id: 'l1', capacity_gbps: 50 }, { id: 'l2', capacity_gbps: 50 }],
+    jobs: pulses.jobs,
+    candidates: [{ id: 'apart', paths: { a: ['l1'], b: ['l2'] } }, { id: 'shared', paths: { a: ['l1'], b: ['l1'] } }],
+  });
+  assert.deepEqual(rank.ranking, ['apart', 'shared']); // both score 1; ties keep input order
+  assert.equal(rank.candidates[1].shifts_ms.b, 30);
+
+  const plan = orrery.plan(JSON.parse(readFileSync(join(corpusDir, 'ok', 'plan_small.json'))).request);
+  assert.equal(plan.window, 4);
+  assert.equal(plan.rounds.length, 4);
+  for (const r of plan.rounds) assert.ok(r.every((id) => [1, 2, 3, 4, 5].includes(id)));
+});
+
+test('errors are OrreryError with code and field', () => {
+  const cases = [
+    ['cassini.link', { ...pulses, capacity_gbps: 0 }, 'invalid_argument', 'capacity_gbps'],
+    ['cassini.link', { ...pulses, jobs: [{ id: 'a', phases: [{ ms: 1, gbps: 'x' }] }] }, 'malformed_json', 'jobs[0].phases[0].gbps'],
+    ['cassini.nope', {}, 'unknown_op', 'op'],
+    ['cassini.link', '{"capacity_gbps": 50, "jobs": [', 'malformed_json', ''],
+  ];
+  for (const [op, req, code, field] of cases) {
+    assert.throws(() => orrery.call(op, req), (err) => {
+      assert.ok(err instanceof OrreryError);
+      assert.equal(err.code, code);
+      assert.equal(err.field, field);
+      return true;
+    });
+  }
+  assert.equal(orrery.link(pulses).score, 1, 'the instance still answers');
+});
+
+test('an envelope over the limit gets wire.Handle\'s answer', () => {
+  const big = new Uint8Array(MAX_REQUEST_BYTES + 1).fill(32);
+  assert.equal(
+    orrery.handle(big),
+    `{"version":1,"error":{"code":"limit_exceeded","message":"request is ${MAX_REQUEST_BYTES + 1} bytes, above the ${MAX_REQUEST_BYTES} byte limit"}}`,
+  );
+});
+
+function pulse(t, up, bw) {
+  const d = new Int32Array(t);
+  d.fill(bw, 0, up);
+  return d;
+}
+
+test('linkSearch: the fast path', () => {
+  const demand = new Int32Array(144);
+  demand.set(pulse(72, 30, 40), 0);
+  demand.set(pulse(72, 30, 40), 72);
+  for (const mode of ['exact', 'paper']) {
+    const r = orrery.linkSearch({ periods: [72, 72], demand, capacity: 50, options: { mode } });
+    assert.deepEqual([...r.shifts], [0, 30], mode);
+    assert.equal(r.score, 1);
+    assert.equal(r.unshifted, 0.75);
+    assert.equal(r.status, 'optimal');
+    assert.equal(r.points, 72);
+    assert.equal(r.perimeter, 72);
+    assert.equal(r.grid, 1);
+    assert.equal(r.excess, 0n);
+  }
+  const pinned = orrery.linkSearch({ periods: [72, 72], demand, capacity: 50, fixed: [0, 10] });
+  assert.deepEqual([...pinned.shifts], [0, 10]);
+  assert.equal(pinned.excess, 20n * 30n, 'at a 10-tick delay the pulses overlap for 20 ticks');
+  const free = orrery.linkSearch({ periods: [72, 72], demand, capacity: 50, fixed: [-1, 10] });
+  assert.deepEqual([...free.shifts], [40, 10], 'the free job moves 30 ticks past the fixed one');
+  assert.equal(free.excess, 0n);
+  const budget = orrery.linkSearch({ periods: [72, 72], demand, capacity: 50, options: { budget: 1 } });
+  assert.equal(budget.status, 'budget');
+});
+
+test('linkSearch agrees with cassini.link', () => {
+  const req = JSON.parse(readFileSync(join(corpusDir, 'ok', 'link_exact_coprime_periods.json'))).request;
+  const json = orrery.link(req);
+  const a = new Int32Array(255).fill(25000, 141);
+  const b = new Int32Array(181).fill(30000, 120);
+  const demand = new Int32Array(436);
+  demand.set(a, 0);
+  demand.set(b, 255);
+  const flat = orrery.linkSearch({ periods: [255, 181], demand, capacity: 50000 });
+  assert.equal(flat.score, json.score);
+  assert.equal(flat.unshifted, json.unshifted_score);
+  assert.deepEqual([...flat.shifts], [json.shifts_ms.vgg16, json.shifts_ms.resnet]);
+  assert.equal(flat.perimeter, json.perimeter_ms);
+});
+
+test('linkSearch errors', () => {
+  const demand = pulse(8, 3, 40);
+  const cases = [
+    [{ periods: [8], demand, capacity: 0 }, 'invalid_argument', /capacity/],
+    [{ periods: [8], demand: demand.subarray(1), capacity: 5 }, 'invalid_argument', /demands/],
+    [{ periods: [8], demand, capacity: 5, options: { mode: 'fast' } }, 'invalid_argument', /mode/],
+    [{ periods: [8], demand, capacity: 5, fixed: [1, 2] }, 'invalid_argument', /fixed/],
+    [{ periods: [0], demand: [], capacity: 5 }, 'invalid_argument', /period is zero/],
+    [{ periods: [], demand: [], capacity: 5 }, 'invalid_argument', /no jobs/],
+    [{ periods: [7, 11, 13], demand: new Int32Array(31), capacity: 5, options: { maxPerimeter: 100 } }, 'limit_exceeded', /perimeter/],
+  ];
+  for (const [input, code, msg] of cases) {
+    assert.throws(() => orrery.linkSearch(input), (err) => {
+      assert.ok(err instanceof OrreryError, String(err));
+      assert.equal(err.code, code);
+      assert.match(err.message, msg);
+      return true;
+    });
+  }
+  assert.deepEqual([...orrery.linkSearch({ periods: [8, 8], demand: new Int32Array([...demand, ...demand]), capacity: 50 }).shifts], [0, 3]);
+});

@@ -1,0 +1,70 @@
+// host.mjs runs orrery's module in Node for the cross-host check
+// (bindings/crosscheck): one JSON object per line on stdout.
+//
+//   node host.mjs corpus MODULE DIR          {"name", "b64"} per request file under DIR
+//   node host.mjs bench MODULE DIR NAME...   {"name", "ns_per_op"} per benchmark
+//
+// Benchmark names: "abi_version" (one export call), "search" (linkSearch on
+// the two-job problem of bench.Search), or a request file under DIR.
+
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative, sep } from 'node:path';
+import { load } from '../orrery.js';
+
+function walk(dir, root = dir, out = []) {
+  for (const e of readdirSync(dir).sort()) {
+    const p = join(dir, e);
+    if (statSync(p).isDirectory()) walk(p, root, out);
+    else if (p.endsWith('.json')) out.push(relative(root, p).split(sep).join('/'));
+  }
+  return out;
+}
+
+// The flat problem every host benchmarks: the corpus request
+// ok/link_exact_coprime_periods.json quantized to 1 ms ticks and 1 Mbps.
+function searchProblem() {
+  const a = new Int32Array(255).fill(25000, 141);
+  const b = new Int32Array(181).fill(30000, 120);
+  const demand = new Int32Array(436);
+  demand.set(a, 0);
+  demand.set(b, 255);
+  return { periods: [255, 181], demand, capacity: 50000 };
+}
+
+function measure(fn) {
+  for (let i = 0; i < 3; i++) fn();
+  let n = 1;
+  for (;;) {
+    const t0 = process.hrtime.bigint();
+    for (let i = 0; i < n; i++) fn();
+    const ns = Number(process.hrtime.bigint() - t0);
+    if (ns > 5e8 || n >= 1 << 24) return ns / n;
+    n = ns < 1e6 ? n * 100 : Math.ceil(n * Math.min(100, (6e8 / ns)));
+  }
+}
+
+const [mode, module, dir, ...names] = process.argv.slice(2);
+const orrery = await load(module);
+const out = (o) => process.stdout.write(JSON.stringify(o) + '\n');
+if (mode === 'corpus') {
+  for (const name of walk(dir)) {
+    const resp = orrery.handleBytes(readFileSync(join(dir, name)));
+    out({ name, b64: Buffer.from(resp).toString('base64') });
+  }
+} else if (mode === 'bench') {
+  for (const name of names) {
+    let fn;
+    if (name === 'abi_version') fn = () => orrery.abiVersion;
+    else if (name === 'search') {
+      const p = searchProblem();
+      fn = () => orrery.linkSearch(p);
+    } else {
+      const env = readFileSync(join(dir, name));
+      fn = () => orrery.handleBytes(env);
+    }
+    out({ name, ns_per_op: measure(fn) });
+  }
+} else {
+  process.stderr.write('usage: host.mjs corpus|bench MODULE DIR [NAME...]\n');
+  process.exit(2);
+}
