@@ -1,19 +1,20 @@
 # orrery: the commands a user and CI run. `make demo` runs the main job on
-# built-in data; `make test` runs the tests (what .ci/run calls).
+# built-in data; `make test` runs the tests. .ci/run calls `make ci`, which
+# starts with `make test`.
 GO ?= go
 OUT ?= out
+FUZZTIME ?= 10s
+GOBIN := $(shell $(GO) env GOPATH)/bin
+WAZERO := $(GOBIN)/wazero
 
-.PHONY: demo test ci vet fmt-check race build
+.PHONY: demo test ci vet fmt-check race test-paths cross wasm-test gen-check fuzz tools
 
 demo:
-	$(GO) run ./cmd/orrery demo --out $(OUT)
+	$(GO) run ./cmd/orrery demo -out $(OUT)
 
 test:
 	$(GO) vet ./...
 	$(GO) test ./...
-
-build:
-	$(GO) build ./...
 
 vet:
 	$(GO) vet ./...
@@ -22,7 +23,34 @@ fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
 race:
-	$(GO) test -race ./engine/... ./kernels/...
+	$(GO) test -race ./engine/... ./kernels/... ./fuzz/... ./cmd/...
 
-# ci is everything .ci/run checks, after `make test`.
-ci: test fmt-check race
+# Every kernel path against the generic one, whole suite: purego, then with
+# AVX-512 and then AVX2 turned off (-count=1: the cache cannot see the variable).
+test-paths:
+	$(GO) test -count=1 -tags purego ./...
+	ORRERY_KERNELS=noavx512 $(GO) test -count=1 ./...
+	ORRERY_KERNELS=noavx2 $(GO) test -count=1 ./...
+
+# Other architectures build and vet (asmdecl checks the assembly frames).
+cross:
+	GOARCH=arm64 $(GO) vet ./kernels/ ./engine/...
+	GOOS=wasip1 GOARCH=wasm $(GO) vet ./kernels/
+	GOOS=wasip1 GOARCH=wasm $(GO) build ./...
+
+$(WAZERO):
+	$(GO) install github.com/tetratelabs/wazero/cmd/wazero@v1.12.0
+
+# The kernels' tests under WebAssembly, through the wazero CLI.
+wasm-test: $(WAZERO)
+	PATH="$$PATH:$(GOBIN):$$($(GO) env GOROOT)/lib/wasm" GOWASIRUNTIME=wazero GOOS=wasip1 GOARCH=wasm $(GO) test ./kernels/ ./engine/link/
+
+# Regenerating the assembly with avo must change nothing.
+gen-check:
+	cd asm && ./check.sh
+
+# Every fuzz target in the repository for FUZZTIME each.
+fuzz:
+	./.ci/fuzz.sh $(FUZZTIME)
+
+ci: test fmt-check race test-paths cross wasm-test gen-check fuzz

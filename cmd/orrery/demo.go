@@ -18,9 +18,11 @@ const demoLink = `{"capacity_gbps": 50,
 
 func runDemo(ctx context.Context, args []string, s stdio) error {
 	fs := flags("demo", s)
+	plotDir := fs.String("out", "out", "directory for the demo's plots")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
+	_ = plotDir // the plots come with the simulators
 	out, err := wire.Call(ctx, "cassini.link", []byte(demoLink))
 	if err != nil {
 		return err

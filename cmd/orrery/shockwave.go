@@ -7,6 +7,7 @@ import "context"
 //	orrery shockwave plan < state.json   plan the next rounds ("shockwave.plan")
 func runShockwave(ctx context.Context, args []string, s stdio) error {
 	return subcommand(ctx, "shockwave", args, s, map[string]func(context.Context, []string, stdio) error{
-		"plan": jsonCommand("shockwave.plan"),
+		"plan":     jsonCommand("shockwave.plan"),
+		"simulate": runShockwaveSimulate,
 	})
 }
