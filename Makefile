@@ -7,7 +7,7 @@ FUZZTIME ?= 10s
 GOBIN := $(shell $(GO) env GOPATH)/bin
 WAZERO := $(GOBIN)/wazero
 
-.PHONY: demo test ci vet fmt-check race test-paths cross wasm-test gen-check fuzz tools
+.PHONY: demo test ci vet fmt-check race test-paths cross wasm-test gen-check fuzz fma-check
 
 demo:
 	$(GO) run ./cmd/orrery demo -out $(OUT)
@@ -43,14 +43,19 @@ $(WAZERO):
 
 # The kernels' tests under WebAssembly, through the wazero CLI.
 wasm-test: $(WAZERO)
-	PATH="$$PATH:$(GOBIN):$$($(GO) env GOROOT)/lib/wasm" GOWASIRUNTIME=wazero GOOS=wasip1 GOARCH=wasm $(GO) test ./kernels/ ./engine/link/
+	PATH="$$PATH:$(GOBIN):$$($(GO) env GOROOT)/lib/wasm" GOWASIRUNTIME=wazero GOOS=wasip1 GOARCH=wasm $(GO) test ./kernels/ ./engine/link/ ./engine/round/
+	PATH="$$PATH:$(GOBIN):$$($(GO) env GOROOT)/lib/wasm" GOWASIRUNTIME=wazero GOOS=wasip1 GOARCH=wasm $(GO) test -run 'TestPlanDigest|TestDetMath|TestSolveMatchesBruteForce' ./engine/market/
 
 # Regenerating the assembly with avo must change nothing.
 gen-check:
 	cd asm && ./check.sh
 
+# No fused multiply-adds in the engine: the same answer on every host.
+fma-check:
+	./.ci/fma-check.sh
+
 # Every fuzz target in the repository for FUZZTIME each.
 fuzz:
 	./.ci/fuzz.sh $(FUZZTIME)
 
-ci: test fmt-check race test-paths cross wasm-test gen-check fuzz
+ci: test fmt-check race test-paths cross fma-check wasm-test gen-check fuzz

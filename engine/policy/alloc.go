@@ -206,7 +206,7 @@ func (f *FinishTimeFairness) Allocate(dst []float64, jobs []Demand, gpus int) er
 		if d.Remaining <= 0 {
 			return 0
 		}
-		den := d.Throughput * (rho*f.need[i] - d.Elapsed)
+		den := d.Throughput * (float64(rho*f.need[i]) - d.Elapsed)
 		if !(den > 0) {
 			return 1
 		}
@@ -215,7 +215,7 @@ func (f *FinishTimeFairness) Allocate(dst []float64, jobs []Demand, gpus int) er
 	demand := func(rho float64) float64 {
 		var s float64
 		for i := range jobs {
-			s += float64(jobs[i].GPUs) * x(i, rho)
+			s += float64(float64(jobs[i].GPUs) * x(i, rho))
 		}
 		return s
 	}
@@ -239,7 +239,7 @@ func (f *FinishTimeFairness) Allocate(dst []float64, jobs []Demand, gpus int) er
 		lo, hi = hi, 2*hi
 	}
 	for {
-		mid := lo + (hi-lo)/2
+		mid := lo + float64((hi-lo)/2)
 		if mid <= lo || mid >= hi {
 			break
 		}
@@ -280,7 +280,7 @@ func (*MinTotalDuration) Allocate(dst []float64, jobs []Demand, gpus int) error 
 		if d.Throughput > 0 && d.Remaining > 0 {
 			iso := d.Remaining / d.Throughput
 			T = max(T, iso)
-			work += float64(d.GPUs) * iso
+			work += float64(float64(d.GPUs) * iso)
 		}
 	}
 	T = max(T, work/float64(gpus))
@@ -329,7 +329,7 @@ func (ms *MaxSumThroughput) Allocate(dst []float64, jobs []Demand, gpus int) err
 		}
 		w := float64(jobs[i].GPUs)
 		dst[i] = min(1, left/w)
-		left -= dst[i] * w
+		left -= float64(dst[i] * w)
 	}
 	return nil
 }

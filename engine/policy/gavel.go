@@ -123,7 +123,7 @@ func (g *Gavel) EndRound(r *sim.Report) error {
 
 // Schedule implements sim.Policy.
 func (g *Gavel) Schedule(ctx context.Context, s *sim.State) ([]int, error) {
-	half := s.RoundSeconds / 2
+	half := float64(s.RoundSeconds / 2) // rounded here: no fused multiply-add downstream
 	for _, id := range g.fresh {
 		g.jobTime[id], g.deficit[id] = half, 0
 	}
@@ -177,7 +177,7 @@ func (g *Gavel) reset(now, half float64) {
 	g.workerTime = 0
 	for _, id := range g.order {
 		received := g.jobTime[id] - half
-		should := g.x[id] * elapsed // 0 when absent from the allocation
+		should := float64(g.x[id] * elapsed) // 0 when absent from the allocation
 		g.deficit[id] += should - received
 		g.jobTime[id] = half
 		g.workerTime += half

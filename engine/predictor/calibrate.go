@@ -94,13 +94,13 @@ func Calibrate(cur, pre []float64, samplesPerEpoch float64, timeline []Sample, o
 		if s.BatchSize <= 0 {
 			return 1, false, fieldErr("timeline.BatchSize", i, strconv.Itoa(s.BatchSize), ErrInvalid)
 		}
-		meas += float64(s.BatchSize) * (s.ItPerSec * delta * float64(s.Round-prev))
+		meas += float64(float64(s.BatchSize) * (s.ItPerSec * delta * float64(s.Round-prev)))
 		prev = s.Round
 	}
 	if len(timeline) == 0 {
 		return 1, false, nil
 	}
-	span := delta * float64(prev)
+	span := float64(delta * float64(prev))
 
 	var covered, prof float64
 	e := 0
@@ -121,7 +121,7 @@ func Calibrate(cur, pre []float64, samplesPerEpoch float64, timeline []Sample, o
 		if d == 0 {
 			return 1, false, fieldErr("cur", e, "0 (partial epoch)", ErrInvalid)
 		}
-		prof += samplesPerEpoch * deficit / d
+		prof += float64(samplesPerEpoch * deficit / d)
 	}
 	if meas <= 0 || prof <= 0 || math.Abs(meas-prof)/prof <= tol {
 		return 1, false, nil

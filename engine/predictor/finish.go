@@ -101,9 +101,9 @@ func (s *FinishSeries) Target(now int) (float64, error) {
 		if i+1 < n {
 			next = s.rounds[i+1]
 		}
-		avg += float64(next-s.rounds[i]) / float64(total) * s.ests[i]
+		avg += float64(float64(next-s.rounds[i]) / float64(total) * s.ests[i])
 	}
-	return mu*avg + (1.0-mu)*last, nil
+	return float64(mu*avg) + float64((1.0-mu)*last), nil
 }
 
 // Len returns the number of estimates.

@@ -242,21 +242,21 @@ func (p *Predictor) Predict(j *Job) (Estimate, error) {
 		inflated := max(int(sr+1), rem)
 		var R float64
 		for i := range m {
-			R += p.sum[i] * p.dbar[i]
+			R += float64(p.sum[i] * p.dbar[i])
 		}
 		faithful = R * (float64(rem) / float64(inflated))
 
 		u := float64(E - F - 1)
 		var mu float64
 		for i := range m {
-			mu += p.post[i] / A * p.dbar[i]
+			mu += float64(p.post[i] / A * p.dbar[i])
 		}
 		var v float64
 		for i := range m {
 			dd := p.dbar[i] - mu
-			v += p.post[i] / A * dd * dd
+			v += float64(p.post[i] / A * dd * dd)
 		}
-		est.Mean = p.dbar[cur] + u*mu
+		est.Mean = p.dbar[cur] + float64(u*mu)
 		est.Var = u * (A + u) / (A + 1) * v
 	}
 	switch opts.Estimator {

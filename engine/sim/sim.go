@@ -280,7 +280,7 @@ func (s *sim) complete() {
 		} else {
 			j.failures = 0
 			j.run += steps
-			j.busy += exec * float64(j.tj.GPUs)
+			j.busy += float64(exec * float64(j.tj.GPUs))
 			if j.total-j.run <= 0 {
 				ended = true
 			} else if j.runTime > j.deadline {
