@@ -187,7 +187,6 @@ func parseCassiniTopology(s string) (*topology.Topology, error) {
 // cassiniSimulate runs every policy of o on the same trace, in parallel; the
 // result does not depend on the parallelism.
 func cassiniSimulate(ctx context.Context, o cassiniSimOptions) (CassiniSimResult, error) {
-	start := time.Now()
 	var pinned map[int][]int
 	var jobs []workload.Job
 	if o.Scenario != "poisson" {
@@ -253,7 +252,6 @@ func cassiniSimulate(ctx context.Context, o cassiniSimOptions) (CassiniSimResult
 	if err := errors.Join(errs...); err != nil {
 		return CassiniSimResult{}, err
 	}
-	res.ElapsedSec = time.Since(start).Seconds()
 	return res, nil
 }
 
@@ -427,4 +425,51 @@ func runCassiniSimulate(ctx context.Context, args []string, s stdio) error {
 		return writeJSON(s.out, b, false)
 	}
 	return writeCassiniSimTable(s.out, r)
+}
+
+// cassiniSimulateDemo is the demo's CASSINI simulation: the short Poisson
+// configuration on the paper's fabric and the paper's Fig. 2 (two VGG19 jobs
+// on one link, 300 iterations, per-iteration jitter), each printed as a table, with the iteration-time CDF of the
+// first and the unified circle of WideResNet101 and VGG16 (Table 2
+// snapshot 1) written into plotDir ("" for no plots). It returns the plot
+// paths. It takes under a second on two cores; the output is deterministic.
+func cassiniSimulateDemo(ctx context.Context, out io.Writer, plotDir string) ([]string, error) {
+	var paths []string
+	o := shortCassiniSimOptions()
+	r, err := cassiniSimulate(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	if err := writeCassiniSimTable(out, r); err != nil {
+		return nil, err
+	}
+	// Fig. 2 with the per-iteration jitter only: the straggler episodes of
+	// the worker traces would dominate 300 iterations of two jobs.
+	fig2 := o
+	fig2.Scenario, fig2.MaxIters, fig2.Noise = "fig2", 300, workload.Jitter
+	fig2.Policies = []netsim.Policy{netsim.Baseline, netsim.Cassini, netsim.Ideal}
+	f, err := cassiniSimulate(ctx, fig2)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintln(out)
+	if err := writeCassiniSimTable(out, f); err != nil {
+		return nil, err
+	}
+	if plotDir == "" {
+		return nil, nil
+	}
+	p, err := plotCassiniCDF(plotDir, r)
+	if err != nil {
+		return nil, err
+	}
+	paths = append(paths, p)
+	c, err := cassiniCircleExample(ctx, "WideResNet101/800", "VGG16/1400")
+	if err != nil {
+		return nil, err
+	}
+	if p, err = plotCassiniCircle(plotDir, c); err != nil {
+		return nil, err
+	}
+	return append(paths, p), nil
 }

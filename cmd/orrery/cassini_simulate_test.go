@@ -165,3 +165,19 @@ func TestPlotCassini(t *testing.T) {
 		plotCassiniCircle(os.Getenv("CASSINI_PLOT_DIR"), c)
 	}
 }
+
+func TestCassiniSimulateDemo(t *testing.T) {
+	if _, err := os.Stat("testdata/alibaba"); err != nil {
+		// The demo reads the noise relative to the repository root.
+		wd, _ := os.Getwd()
+		t.Chdir(filepath.Join(wd, "..", ".."))
+	}
+	var out bytes.Buffer
+	paths, err := cassiniSimulateDemo(context.Background(), &out, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(paths) != 2 || !strings.Contains(out.String(), "(poisson)") || !strings.Contains(out.String(), "(fig2)") {
+		t.Fatalf("%v\n%s", paths, out.String())
+	}
+}
