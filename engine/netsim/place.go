@@ -19,6 +19,7 @@ func (a alloc) equal(b alloc) bool {
 type cluster struct {
 	free  []int // per server
 	total int   // free GPUs
+	taken []int // scratch of fill: GPUs taken per server
 }
 
 func newCluster(servers, gpusPerServer int) *cluster {
@@ -46,23 +47,24 @@ func (c *cluster) release(a alloc) {
 // fill takes gpus GPUs from servers in the given order, as many as each has
 // free, but at most perServer from one.
 func (c *cluster) fill(order []int, gpus, perServer int) alloc {
-	take := map[int]int{}
+	if len(c.taken) != len(c.free) {
+		c.taken = make([]int, len(c.free))
+	}
+	var a alloc
 	for _, s := range order {
 		if gpus == 0 {
 			break
 		}
 		if n := min(c.free[s], gpus, perServer); n > 0 {
-			take[s] += n
+			c.taken[s] = n
+			a.servers = append(a.servers, s)
 			gpus -= n
 		}
 	}
-	var a alloc
-	for s := range take {
-		a.servers = append(a.servers, s)
-	}
 	slices.Sort(a.servers)
-	for _, s := range a.servers {
-		a.gpus = append(a.gpus, take[s])
+	a.gpus = make([]int, len(a.servers))
+	for i, s := range a.servers {
+		a.gpus[i], c.taken[s] = c.taken[s], 0
 	}
 	return a
 }

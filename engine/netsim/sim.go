@@ -84,6 +84,8 @@ type sim struct {
 	queue   []*jobRun
 	running []*jobRun // by idx
 	flows   []*flowRun
+	spare   []*flowRun // finished flows, for reuse
+	ready   []*jobRun  // scratch of process
 	dirty   bool
 
 	solver     fluid.Solver
@@ -239,7 +241,7 @@ func (s *sim) advance(t int64) {
 // that finish, then step and slot timers, in job order; then arrivals and
 // placements; then drift sampling; then new rates.
 func (s *sim) process() error {
-	var ready []*jobRun // jobs whose step ends now
+	ready := s.ready[:0] // jobs whose step ends now
 	kept := s.flows[:0]
 	for _, f := range s.flows {
 		if f.finish > s.now {
@@ -252,6 +254,8 @@ func (s *sim) process() error {
 			ready = append(ready, f.job)
 		}
 		s.dirty = true
+		*f = flowRun{}
+		s.spare = append(s.spare, f)
 	}
 	clear(s.flows[len(kept):])
 	s.flows = kept
@@ -272,6 +276,8 @@ func (s *sim) process() error {
 		}
 		freed = freed || j.st == done
 	}
+	clear(ready)
+	s.ready = ready[:0]
 	if freed {
 		s.running = slices.DeleteFunc(s.running, func(j *jobRun) bool { return j.st == done })
 	}
@@ -543,7 +549,14 @@ func (s *sim) enterStep(j *jobRun) {
 			j.drift, j.driftOK = j.agent.Communicating(simTime(s.now)), true
 		}
 		for _, links := range flows {
-			s.flows = append(s.flows, &flowRun{job: j, links: links, peak: st.Peak, rem: st.Bits})
+			var f *flowRun
+			if n := len(s.spare); n > 0 {
+				f, s.spare = s.spare[n-1], s.spare[:n-1]
+			} else {
+				f = new(flowRun)
+			}
+			*f = flowRun{job: j, links: links, peak: st.Peak, rem: st.Bits}
+			s.flows = append(s.flows, f)
 		}
 		j.st, j.pending = communicating, len(flows)
 		s.dirty = true
