@@ -105,7 +105,7 @@ func FuzzModule(f *testing.F) {
 // and the options.
 func fuzzSearch(ctx context.Context, t *testing.T, in *instance, env []byte, a, b, c, d uint32) error {
 	k := int(a % 6)
-	size := abi.LinkOptionsSize + abi.LinkResultSize + 8*k + len(env) + 8
+	size := abi.LinkOptionsSize + abi.LinkResultSize + 8*k + max(len(env), 4*k) + 8
 	ok, err := in.ensure(ctx, &in.fast, size)
 	if err != nil || !ok {
 		t.Fatalf("ensure(%d): %v %v", size, ok, err)
