@@ -451,7 +451,7 @@ func (s *sim) result() Result {
 		a.AdjustDelay += st.AdjustDelay
 		a.Samples += st.Samples
 		a.Over += st.Over
-		abs += float64(st.MeanAbs) * float64(st.Samples)
+		abs += float64(float64(st.MeanAbs) * float64(st.Samples))
 	}
 	if a.JobMinutes > 0 {
 		a.PerMinute = float64(a.Adjustments) / a.JobMinutes

@@ -104,7 +104,7 @@ func Generate(cfg Config) ([]Job, error) {
 				if err != nil {
 					return nil, err
 				}
-				w += float64(g) * Period(steps).Seconds()
+				w += float64(float64(g) * Period(steps).Seconds())
 			}
 		}
 		work += w / float64(len(ch.gpus)*len(batches))

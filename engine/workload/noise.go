@@ -256,10 +256,10 @@ func (c CoV) Jitter(row, n int) (Noise, error) {
 	}
 	e := expectedMax[min(n, 10)]
 	cv := c.Values[row]
-	base := 1 + e*median(cv)
+	base := 1 + float64(e*median(cv))
 	out := make(Noise, len(cv))
 	for i, v := range cv {
-		out[i] = (1 + e*v) / base
+		out[i] = (1 + float64(e*v)) / base
 	}
 	return out, nil
 }
