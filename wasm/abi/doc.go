@@ -55,7 +55,9 @@
 // ticks) and result ([LinkResult]). It returns a [Code]; on an error other
 // than [BadPointer] the result's Message holds the reason. It keeps one
 // link.Workspace per instance, so a warm instance searches without
-// allocating.
+// allocating. Exact searches of more than [MaxSearchCells] jobs times
+// perimeter ticks are [Limit] errors, so that a search cannot outgrow a
+// 32-bit memory.
 //
 // # Determinism
 //
