@@ -23,7 +23,9 @@
 //
 // # Concurrency
 //
-// A WebAssembly instance runs one call at a time. A [Module] keeps a pool of
+// The module is compiled ahead of time with wazero's compiler (its
+// interpreter on platforms the compiler does not support). A WebAssembly
+// instance runs one call at a time. A [Module] keeps a pool of
 // up to [Options.Instances] instances of one compiled module and is safe for
 // concurrent use: each call takes an idle instance, or starts one (a few
 // milliseconds), or waits for one. Compilation happens once, in [New]; pass
