@@ -3,26 +3,74 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"sort"
+	"time"
 
 	"github.com/orrery/orrery/engine/wire"
+	"github.com/orrery/orrery/kernels"
 )
 
-// demoLink is the built-in example: two VGG19-like data-parallel jobs on
+// demoLink is the demo's first step: two VGG19-like data-parallel jobs on
 // one 50 Gbps link (the paper's Fig. 2 setting).
 const demoLink = `{"capacity_gbps": 50,
  "jobs": [
   {"id": "vgg19-a", "period_ms": 240, "phases": [{"ms": 130, "gbps": 0}, {"ms": 110, "gbps": 40}]},
   {"id": "vgg19-b", "period_ms": 240, "phases": [{"ms": 130, "gbps": 0}, {"ms": 110, "gbps": 40}]}]}`
 
+// runDemo runs both papers' mechanisms end to end on built-in data: a link
+// search, the CASSINI network simulation and the Shockwave trace replay,
+// printing their tables and writing plots into the -out directory. It reads
+// testdata/, so it runs from the repository root (as `make demo` does).
 func runDemo(ctx context.Context, args []string, s stdio) error {
-	fs := flags("demo", s)
-	plotDir := fs.String("out", "out", "directory for the demo's plots")
-	if err := parse(fs, args); err != nil {
+	set := flags("demo", s)
+	plotDir := set.String("out", "out", "directory for the demo's plots (created if needed)")
+	set.Usage = func() {
+		fmt.Fprintf(s.err, "usage: orrery demo [-out DIR]\n\nRuns CASSINI and Shockwave on built-in data, prints the results and writes plots into DIR.\n")
+		set.PrintDefaults()
+	}
+	if err := parse(set, args); err != nil {
 		return err
 	}
-	_ = plotDir // the plots come with the simulators
+	if _, err := os.Stat(filepath.Join("testdata", "shockwave")); errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("demo: testdata/shockwave not found: run the demo from the repository root (make demo)")
+	}
+	if err := os.MkdirAll(*plotDir, 0o755); err != nil {
+		return fmt.Errorf("demo: %w", err)
+	}
+	start := time.Now()
+	fmt.Fprintf(s.out, "orrery demo (kernels: %s)\n\n", kernels.Implementation())
+
+	fmt.Fprintf(s.out, "== CASSINI: one link, two VGG19 jobs, 50 Gbps\n")
+	if err := demoLinkSearch(ctx, s); err != nil {
+		return err
+	}
+
+	fmt.Fprintf(s.out, "\n== CASSINI: placement policies on the paper's 24-server fabric (fluid network simulation)\n")
+	cassiniPlots, err := cassiniSimulateDemo(ctx, s.out, *plotDir)
+	if err != nil {
+		return fmt.Errorf("demo: cassini: %w", err)
+	}
+
+	fmt.Fprintf(s.out, "\n== Shockwave: the authors' 120-job trace on 32 GPUs, Shockwave against the baselines\n")
+	shockwavePlots, err := shockwaveSimulateDemo(ctx, s.out, *plotDir)
+	if err != nil {
+		return fmt.Errorf("demo: shockwave: %w", err)
+	}
+
+	fmt.Fprintf(s.out, "\nPlots written to %s:\n", *plotDir)
+	for _, p := range append(cassiniPlots, shockwavePlots...) {
+		fmt.Fprintf(s.out, "  %s\n", p)
+	}
+	fmt.Fprintf(s.out, "\nDone in %.1f s.\n", time.Since(start).Seconds())
+	return nil
+}
+
+func demoLinkSearch(ctx context.Context, s stdio) error {
 	out, err := wire.Call(ctx, "cassini.link", []byte(demoLink))
 	if err != nil {
 		return err
@@ -31,7 +79,6 @@ func runDemo(ctx context.Context, args []string, s stdio) error {
 	if err := json.Unmarshal(out, &r); err != nil {
 		return err
 	}
-	fmt.Fprintf(s.out, "CASSINI link search: two VGG19 jobs on a 50 Gbps link\n")
 	fmt.Fprintf(s.out, "  compatibility score %.3f unshifted -> %.3f with time shifts (%s)\n", r.UnshiftedScore, r.Score, r.Status)
 	ids := make([]string, 0, len(r.ShiftsMs))
 	for id := range r.ShiftsMs {

@@ -43,6 +43,7 @@ const usage = `usage: orrery <command> [arguments]
 commands:
   cassini link     optimize the time shifts of jobs sharing one link (JSON on stdin)
   cassini rank     rank placement candidates by link compatibility (JSON on stdin)
+  cassini simulate simulate placement policies on a fabric (table, or --json)
   shockwave plan   plan the next rounds of a GPU cluster with Shockwave (JSON on stdin)
   shockwave simulate  replay a trace under Shockwave and the baselines (table or --json)
   demo             run the built-in example end to end and print the result
