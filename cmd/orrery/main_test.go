@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -148,9 +150,25 @@ func TestHelp(t *testing.T) {
 }
 
 func TestDemo(t *testing.T) {
-	code, out, errs := runWith(nil, "demo")
+	plots := t.TempDir()
+	t.Chdir(filepath.Join("..", "..")) // the demo reads testdata/ from the repository root
+	code, out, errs := runWith(nil, "demo", "-out", plots)
 	if code != 0 || errs != "" {
 		t.Fatalf("exit %d, stderr %q", code, errs)
+	}
+	for _, name := range []string{"cassini_iteration_cdf.png", "cassini_unified_circle.png", "shockwave_ftf_cdf.png"} {
+		if fi, err := os.Stat(filepath.Join(plots, name)); err != nil || fi.Size() < 1000 {
+			t.Errorf("plot %s: %v", name, err)
+		}
+	}
+	for _, want := range []string{"Shockwave", "cassini", "Plots written to"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("demo output lacks %q", want)
+		}
+	}
+	t.Chdir(filepath.Join("cmd", "orrery"))
+	if code, _, errs := runWith(nil, "demo", "-out", plots); code != 1 || !strings.Contains(errs, "repository root") {
+		t.Errorf("demo outside the repository: exit %d, stderr %q", code, errs)
 	}
 	// Two VGG19-like jobs (110 ms at 40 Gbps every 240 ms) overlap when
 	// started together (110 ms 30 Gbps over: 1 - 110*30/(240*50) = 0.725)
