@@ -103,7 +103,8 @@ type Ranking struct {
 	Outcomes []Outcome // per candidate, in input order
 	Order    []int     // kept candidates, best first (ties: input order)
 	Best     int       // Order[0], or -1 if every candidate was discarded
-	Searches int       // distinct link problems solved
+	Searches int       // distinct link problems
+	Cached   int       // of which the Ranker's cache answered
 }
 
 // problem is a distinct link problem: jobs, capacity and period grid.
@@ -132,7 +133,14 @@ func Rank(ctx context.Context, jobs []profile.Profile, links []Link, cands []Can
 // unified circles every time. The zero value is ready; it is safe for
 // concurrent use.
 type Ranker struct {
-	pool sync.Pool // of *link.Workspace
+	// Cache is how many link searches the Ranker remembers across calls
+	// (0: none beyond the call). A scheduler that ranks at every arrival
+	// sees mostly the same links with the same jobs again; remembered
+	// searches answer them at once. Results are identical either way.
+	Cache int
+
+	pool  sync.Pool // of *link.Workspace
+	cache cache
 }
 
 // Rank is [Rank], reusing rk's workspaces.
@@ -205,14 +213,21 @@ func (rk *Ranker) Rank(ctx context.Context, jobs []profile.Profile, links []Link
 	}
 
 	// Solve each distinct link problem once.
+	rk.cache.setMax(rk.Cache)
 	optima := make([]affinity.Optimum, len(probs))
 	status := make([]link.Status, len(probs))
+	cached := make([]bool, len(probs))
 	errs := make([]error, len(probs))
 	perr := rk.parallel(workers, len(probs), func(w *link.Workspace, i int) {
 		pr := probs[i]
 		ps := make([]profile.Profile, len(pr.jobs))
 		for k, j := range pr.jobs {
 			ps[k] = pad(jobs[j], pr.grid)
+		}
+		if e, ok := rk.cache.get(ps, pr.capacity, lopt); ok {
+			optima[i] = affinity.Optimum{Shifts: e.shifts, Excess: e.excess}
+			status[i], cached[i] = e.status, true
+			return
 		}
 		res, err := w.Search(ctx, link.Problem{Jobs: ps, Capacity: pr.capacity}, lopt, nil)
 		if err != nil {
@@ -221,9 +236,15 @@ func (rk *Ranker) Rank(ctx context.Context, jobs []profile.Profile, links []Link
 		}
 		optima[i] = affinity.Optimum{Shifts: res.Shifts, Excess: res.Excess}
 		status[i] = res.Status
+		rk.cache.put(ps, pr.capacity, lopt, res)
 	})
 	if err := errors.Join(perr, errors.Join(errs...)); err != nil {
 		return Ranking{}, err
+	}
+	for _, c := range cached {
+		if c {
+			r.Cached++
+		}
 	}
 
 	// Algorithm 1 per candidate.

@@ -134,6 +134,8 @@ func newSim(ctx context.Context, cfg Config) (*sim, error) {
 		rng:      rand.New(rand.NewPCG(cfg.Seed, 0xca551)),
 		quantum:  profile.Quantum{Tick: cfg.Cassini.Tick},
 		res:      Result{Policy: cfg.Policy},
+		// Most links carry the same jobs from one arrival to the next.
+		ranker: candidate.Ranker{Cache: 4096},
 	}
 	for i, l := range t.Links {
 		s.capacity[i] = l.Gbps * 1e9

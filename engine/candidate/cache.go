@@ -1,0 +1,128 @@
+package candidate
+
+import (
+	"encoding/binary"
+	"hash/fnv"
+	"slices"
+	"sync"
+
+	"github.com/orrery/orrery/engine/link"
+	"github.com/orrery/orrery/engine/profile"
+)
+
+// cache remembers link searches across Rank calls: a scheduler ranks again
+// at every arrival, and most of its links carry the same jobs as before.
+// Entries are keyed by a hash of everything a search depends on and checked
+// against a full copy, so a hash collision can cost a search, never a wrong
+// answer. It holds at most max entries, evicting the oldest first.
+type cache struct {
+	mu      sync.Mutex
+	max     int
+	entries map[uint64][]*entry
+	order   []*entry // insertion order, for eviction
+}
+
+type entry struct {
+	key      uint64
+	capacity int32
+	opt      link.Options
+	jobs     []profile.Profile // copies
+	shifts   []int
+	excess   int64
+	status   link.Status
+}
+
+func hashProblem(ps []profile.Profile, capacity int32, opt link.Options) uint64 {
+	h := fnv.New64a()
+	var b [8]byte
+	put := func(v uint64) {
+		binary.LittleEndian.PutUint64(b[:], v)
+		h.Write(b[:])
+	}
+	put(uint64(capacity))
+	put(uint64(opt.Mode))
+	put(uint64(opt.Budget))
+	put(uint64(opt.Restarts))
+	put(opt.Seed)
+	put(uint64(opt.Circle.MaxPerimeter))
+	for _, p := range ps {
+		put(uint64(p.Period))
+		for _, d := range p.Demand {
+			binary.LittleEndian.PutUint32(b[:4], uint32(d))
+			h.Write(b[:4])
+		}
+	}
+	return h.Sum64()
+}
+
+func (e *entry) matches(ps []profile.Profile, capacity int32, opt link.Options) bool {
+	if e.capacity != capacity || e.opt != opt || len(e.jobs) != len(ps) {
+		return false
+	}
+	for i, p := range ps {
+		if e.jobs[i].Period != p.Period || !slices.Equal(e.jobs[i].Demand, p.Demand) {
+			return false
+		}
+	}
+	return true
+}
+
+// get returns the remembered search of the problem, if any.
+func (c *cache) get(ps []profile.Profile, capacity int32, opt link.Options) (*entry, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.max <= 0 || len(c.entries) == 0 {
+		return nil, false
+	}
+	key := hashProblem(ps, capacity, opt)
+	for _, e := range c.entries[key] {
+		if e.matches(ps, capacity, opt) {
+			return e, true
+		}
+	}
+	return nil, false
+}
+
+// put remembers a search. Results cut short by a deadline depend on the
+// machine's speed and are not kept.
+func (c *cache) put(ps []profile.Profile, capacity int32, opt link.Options, res link.Result) {
+	if res.Status == link.TimeLimit || c.max <= 0 {
+		return
+	}
+	e := &entry{key: hashProblem(ps, capacity, opt), capacity: capacity, opt: opt,
+		shifts: slices.Clone(res.Shifts), excess: res.Excess, status: res.Status}
+	for _, p := range ps {
+		e.jobs = append(e.jobs, profile.Profile{Period: p.Period, Demand: slices.Clone(p.Demand)})
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.entries == nil {
+		c.entries = make(map[uint64][]*entry)
+	}
+	for _, old := range c.entries[e.key] {
+		if old.matches(ps, capacity, opt) {
+			return // another worker got there first
+		}
+	}
+	c.entries[e.key] = append(c.entries[e.key], e)
+	c.order = append(c.order, e)
+	for len(c.order) > c.max {
+		old := c.order[0]
+		c.order = c.order[1:]
+		list := c.entries[old.key]
+		if i := slices.Index(list, old); i >= 0 {
+			list = slices.Delete(list, i, i+1)
+		}
+		if len(list) == 0 {
+			delete(c.entries, old.key)
+		} else {
+			c.entries[old.key] = list
+		}
+	}
+}
+
+func (c *cache) setMax(n int) {
+	c.mu.Lock()
+	c.max = n
+	c.mu.Unlock()
+}
