@@ -93,8 +93,8 @@ type Outcome struct {
 	// Err says why the candidate was discarded, or is nil: an
 	// *affinity.LoopError or *affinity.InconsistentError (with link
 	// indices into Rank's links), or an error wrapping
-	// circle.ErrPerimeterTooLarge when a shared link's unified circle is
-	// past the cap and rounding is off.
+	// circle.ErrPerimeterTooLarge (or link.ErrTooLarge) when a shared
+	// link's unified circle is past the cap and rounding is off.
 	Err error
 }
 
@@ -186,7 +186,7 @@ func (rk *Ranker) Rank(ctx context.Context, jobs []profile.Profile, links []Link
 			}
 			return Ranking{}, fmt.Errorf("candidate %d: %w", c, err)
 		}
-		grid, err := gridOf(jobs, g.Groups, opt.Link.Circle)
+		grid, err := gridOf(jobs, g.Groups, opt.Link)
 		if err != nil {
 			r.Outcomes[c].Err = err
 			continue
@@ -368,7 +368,8 @@ func problemKey(jobs []int, capacity int32, grid int) string {
 
 // gridOf returns 1 if every group's unified circle fits the cap, else, when
 // rounding is allowed, the smallest grid on which all of them fit.
-func gridOf(jobs []profile.Profile, groups []affinity.Group, co circle.Options) (int, error) {
+func gridOf(jobs []profile.Profile, groups []affinity.Group, lo link.Options) (int, error) {
+	co := lo.Circle
 	var periods []int
 	fits := func(g int) error {
 		for _, gr := range groups {
@@ -376,8 +377,12 @@ func gridOf(jobs []profile.Profile, groups []affinity.Group, co circle.Options) 
 			for _, j := range gr.Jobs {
 				periods = append(periods, roundUp(jobs[j].Period, g))
 			}
-			if _, err := circle.Unify(periods, periods, circle.Options{MaxPerimeter: co.MaxPerimeter}); err != nil {
+			u, err := circle.Unify(periods, periods, circle.Options{MaxPerimeter: co.MaxPerimeter})
+			if err != nil {
 				return fmt.Errorf("jobs %v: %w", gr.Jobs, err)
+			}
+			if cells := len(periods) * u.Perimeter; lo.Mode == link.Exact && cells > lo.CellLimit() {
+				return fmt.Errorf("jobs %v: %w: %d jobs on a %d-tick circle", gr.Jobs, link.ErrTooLarge, len(periods), u.Perimeter)
 			}
 		}
 		return nil

@@ -69,6 +69,7 @@ func (s Status) String() string {
 const (
 	DefaultBudget   = 1 << 26 // pair evaluations (one job's demand added at one point)
 	DefaultRestarts = 4
+	DefaultMaxCells = 1 << 23 // jobs x perimeter: 128 MiB of search state
 )
 
 // Options configure a search. The zero value is Exact mode, the default
@@ -86,6 +87,19 @@ type Options struct {
 
 	Restarts int    // coordinate-descent starts (the first is unshifted); 0 means DefaultRestarts
 	Seed     uint64 // seed of the restarts' random starting shifts
+
+	// MaxCells bounds jobs x perimeter in Exact mode: the search holds
+	// about four int32 per job and tick of the unified circle, so this is
+	// what bounds its memory (16 bytes a cell). 0 means DefaultMaxCells.
+	MaxCells int
+}
+
+// CellLimit returns o.MaxCells, or DefaultMaxCells when it is not set.
+func (o Options) CellLimit() int {
+	if o.MaxCells <= 0 {
+		return DefaultMaxCells
+	}
+	return o.MaxCells
 }
 
 // Sentinel errors.
@@ -95,6 +109,7 @@ var (
 	ErrDemandTooLarge = errors.New("link: summed peak demand exceeds kernels.MaxValue units")
 	ErrFixed          = errors.New("link: fixed shifts do not match the jobs")
 	ErrInvalidOption  = errors.New("link: invalid option")
+	ErrTooLarge       = errors.New("link: jobs x perimeter exceeds the cell limit")
 )
 
 // Problem is one link's optimization.
@@ -280,6 +295,10 @@ func (w *Workspace) setup(ctx context.Context, pr Problem, opt Options) error {
 		return err
 	}
 	w.periods, w.p, w.grid = u.Periods, u.Perimeter, u.Grid
+	if opt.Mode == Exact && int64(k)*int64(w.p) > int64(opt.CellLimit()) {
+		return fmt.Errorf("%w: %d jobs on a %d-tick circle are %d cells, more than %d (use coarser ticks, round periods, or raise MaxCells)",
+			ErrTooLarge, k, w.p, int64(k)*int64(w.p), opt.CellLimit())
+	}
 	w.opt, w.mode, w.capacity, w.jobs, w.ctx = opt, opt.Mode, pr.Capacity, pr.Jobs, ctx
 	w.evals, w.check, w.stop = 0, checkEvery, Optimal
 	w.budget = opt.Budget

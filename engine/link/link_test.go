@@ -408,3 +408,14 @@ func TestBudgetBoundsEveryPath(t *testing.T) {
 		t.Fatalf("status %v after %v", res.Status, time.Since(start))
 	}
 }
+
+func TestCellLimit(t *testing.T) {
+	jobs := []profile.Profile{pulse(1000, 10, 5), pulse(999, 10, 5), pulse(1000, 1, 5)}
+	var w Workspace
+	if _, err := w.Search(context.Background(), Problem{Jobs: jobs, Capacity: 5}, Options{MaxCells: 1 << 20}, nil); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("3 jobs on a 999000-tick circle under a 2^20-cell limit: %v", err)
+	}
+	if _, err := w.Search(context.Background(), Problem{Jobs: jobs, Capacity: 5}, Options{Mode: Paper, MaxCells: 1 << 20}, nil); err != nil {
+		t.Fatalf("paper mode holds 72 points whatever the circle: %v", err)
+	}
+}

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync"
 	"time"
 
+	"github.com/orrery/orrery/engine/candidate"
 	"github.com/orrery/orrery/engine/circle"
 	"github.com/orrery/orrery/engine/link"
 	"github.com/orrery/orrery/engine/profile"
@@ -329,9 +331,17 @@ var (
 	ErrPhasesAndSamples = errors.New("wire: give phases or samples, not both")
 )
 
+// workspaces keeps link-search workspaces between calls: a warm one searches
+// without allocating its unified circles again. It holds no state a caller
+// could observe.
+var workspaces = sync.Pool{New: func() any { return new(link.Workspace) }}
+
+// rankers does the same for rankings.
+var rankers = sync.Pool{New: func() any { return new(candidate.Ranker) }}
+
 // isLimit reports whether err is a size limit rather than a bad value.
 func isLimit(err error) bool {
-	for _, l := range []error{circle.ErrPerimeterTooLarge, link.ErrDemandTooLarge, profile.ErrPeriodTooLong, profile.ErrDemandTooLarge} {
+	for _, l := range []error{circle.ErrPerimeterTooLarge, link.ErrDemandTooLarge, link.ErrTooLarge, profile.ErrPeriodTooLong, profile.ErrDemandTooLarge} {
 		if errors.Is(err, l) {
 			return true
 		}
@@ -358,7 +368,8 @@ func cassiniLink(ctx context.Context, data []byte) (any, error) {
 	}
 	ctx, cancel := r.context(ctx)
 	defer cancel()
-	var w link.Workspace
+	w := workspaces.Get().(*link.Workspace)
+	defer workspaces.Put(w)
 	res, err := w.Search(ctx, link.Problem{Jobs: jobs, Capacity: c}, r.opt, nil)
 	if err != nil {
 		return nil, fieldError("jobs", err)

@@ -10,6 +10,7 @@ import (
 	"github.com/orrery/orrery/engine/affinity"
 	"github.com/orrery/orrery/engine/candidate"
 	"github.com/orrery/orrery/engine/circle"
+	"github.com/orrery/orrery/engine/link"
 )
 
 // LinkSpec is a network link.
@@ -146,7 +147,9 @@ func cassiniRank(ctx context.Context, data []byte) (any, error) {
 	}
 	ctx, cancel := r.context(ctx)
 	defer cancel()
-	rk, err := candidate.Rank(ctx, jobs, links, cands, candidate.Options{Link: r.opt, Loops: loops, Aggregate: agg, Workers: req.Workers})
+	ranker := rankers.Get().(*candidate.Ranker)
+	defer rankers.Put(ranker)
+	rk, err := ranker.Rank(ctx, jobs, links, cands, candidate.Options{Link: r.opt, Loops: loops, Aggregate: agg, Workers: req.Workers})
 	if err != nil {
 		var f string
 		if errors.Is(err, candidate.ErrInvalid) {
@@ -209,7 +212,7 @@ func reason(err error, req RankRequest) string {
 			ids[i] = req.Jobs[j].ID
 		}
 		return fmt.Sprintf("inconsistent loop: jobs %q on link %q exceed capacity by %d unit-ticks with the shifts the rest of the placement sets, %d at the link's own optimum", ids, req.Links[ie.Link].ID, ie.Excess, ie.Optimum)
-	case errors.Is(err, circle.ErrPerimeterTooLarge):
+	case errors.Is(err, circle.ErrPerimeterTooLarge), errors.Is(err, link.ErrTooLarge):
 		return "perimeter: " + err.Error() + " (set round_periods to round iteration times up to a coarser grid)"
 	}
 	return err.Error()
