@@ -7,7 +7,7 @@ FUZZTIME ?= 10s
 GOBIN := $(shell $(GO) env GOPATH)/bin
 WAZERO := $(GOBIN)/wazero
 
-.PHONY: demo test ci vet fmt-check race test-paths cross wasm-test gen-check fuzz fma-check
+.PHONY: demo test ci vet fmt-check race test-paths cross wasm-test gen-check fuzz fma-check wasm cshared crosscheck bench-hosts
 
 demo:
 	$(GO) run ./cmd/orrery demo -out $(OUT)
@@ -46,6 +46,23 @@ wasm-test: $(WAZERO)
 	PATH="$$PATH:$(GOBIN):$$($(GO) env GOROOT)/lib/wasm" GOWASIRUNTIME=wazero GOOS=wasip1 GOARCH=wasm $(GO) test ./kernels/ ./engine/link/ ./engine/round/
 	PATH="$$PATH:$(GOBIN):$$($(GO) env GOROOT)/lib/wasm" GOWASIRUNTIME=wazero GOOS=wasip1 GOARCH=wasm $(GO) test -run 'TestPlanDigest|TestDetMath|TestSolveMatchesBruteForce' ./engine/market/
 
+# The WebAssembly reactor (ABI v1, see the README) and the C shared library.
+wasm:
+	GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -trimpath -ldflags='-s -w' -o $(OUT)/orrery.wasm ./wasm
+
+cshared:
+	$(GO) build -buildmode=c-shared -trimpath -o $(OUT)/liborrery.so ./bindings/c
+
+# Native, wazero, node and Python give byte-identical answers on
+# testdata/corpus (node, python3 and gcc required: a missing one fails).
+crosscheck:
+	GOOS=wasip1 GOARCH=wasm $(GO) vet ./wasm/...
+	ORRERY_REQUIRE_HOSTS=1 $(GO) test -count=1 ./wasm/... ./bindings/...
+
+# Per-call overhead and end-to-end calls, native vs wazero vs node vs Python.
+bench-hosts:
+	$(GO) run ./bindings/crosscheck -bench
+
 # Regenerating the assembly with avo must change nothing.
 gen-check:
 	cd asm && ./check.sh
@@ -58,4 +75,4 @@ fma-check:
 fuzz:
 	./.ci/fuzz.sh $(FUZZTIME)
 
-ci: test fmt-check race test-paths cross fma-check wasm-test gen-check fuzz
+ci: test fmt-check race test-paths cross fma-check wasm-test gen-check crosscheck fuzz

@@ -169,15 +169,21 @@ func TestConcurrent(t *testing.T) {
 // call returns ErrTrap, and the next call gets a fresh instance.
 func TestTrapReplacesInstance(t *testing.T) {
 	ctx := context.Background()
-	m := newModule(t, Options{Instances: 1, MemoryLimitPages: 2048}) // 128 MiB
-	// 64 one-tick jobs beside one of 2^20 ticks: 64 tiles of 4 MiB.
-	jobs := []string{`{"id":"big","phases":[{"ms":1048576,"gbps":1}]}`}
-	for i := range 64 {
-		jobs = append(jobs, fmt.Sprintf(`{"id":"j%d","phases":[{"ms":1,"gbps":1}]}`, i))
+	m := newModule(t, Options{Instances: 1, MemoryLimitPages: 1024}) // 64 MiB
+	request := func(n int) []byte {
+		// n-1 one-tick jobs beside one of 2^20 ticks: n tiles of 4 MiB.
+		jobs := []string{`{"id":"big","phases":[{"ms":1048576,"gbps":1}]}`}
+		for i := range n - 1 {
+			jobs = append(jobs, fmt.Sprintf(`{"id":"j%d","phases":[{"ms":1,"gbps":1}]}`, i))
+		}
+		return []byte(`{"op":"cassini.link","request":{"capacity_gbps":100,"jobs":[` + strings.Join(jobs, ",") + `]}}`)
 	}
-	heavy := []byte(`{"op":"cassini.link","request":{"capacity_gbps":100,"jobs":[` + strings.Join(jobs, ",") + `]}}`)
-	_, err := m.Handle(ctx, heavy)
-	if !errors.Is(err, ErrTrap) {
+	// 64 jobs are past the engine's cell limit: an error, no trap.
+	if got, err := m.Handle(ctx, request(64)); err != nil || !bytes.Contains(got, []byte(`"code":"limit_exceeded"`)) {
+		t.Fatalf("64 jobs on a 2^20-tick circle: %v %s, want limit_exceeded", err, got)
+	}
+	// 8 are within it (2^23 cells) but need more than this instance's 64 MiB.
+	if _, err := m.Handle(ctx, request(8)); !errors.Is(err, ErrTrap) {
 		t.Fatalf("a search past the memory limit: %v, want ErrTrap", err)
 	}
 	env := []byte(`{"op":"cassini.link","request":{"capacity_gbps":50,"jobs":[{"id":"a","phases":[{"ms":30,"gbps":40},{"ms":42,"gbps":0}]}]}}`)
