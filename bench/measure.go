@@ -67,7 +67,7 @@ func Interleave(ctx context.Context, cases []Case, opt Options) ([][]Sample, err
 	}
 	ops := make([]int, len(cases))
 	for i, c := range cases {
-		n, err := calibrate(ctx, c, opt)
+		n, err := Calibrate(ctx, c, opt)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", c.Name, err)
 		}
@@ -80,7 +80,7 @@ func Interleave(ctx context.Context, cases []Case, opt Options) ([][]Sample, err
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
-			s, err := batch(cases[i], ops[i])
+			s, err := Run(cases[i], ops[i])
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", cases[i].Name, err)
 			}
@@ -90,9 +90,11 @@ func Interleave(ctx context.Context, cases []Case, opt Options) ([][]Sample, err
 	return out, nil
 }
 
-// calibrate returns the batch size of c: the least power of two whose batch
-// takes opt.Target, capped by opt.MaxOps.
-func calibrate(ctx context.Context, c Case, opt Options) (int, error) {
+// Calibrate warms c up (one operation) and returns its batch size: about
+// the number of operations that take opt.Target, capped by opt.MaxOps.
+// Interleave uses it; so can a caller that interleaves cases of its own
+// (other processes, for example) with [Run].
+func Calibrate(ctx context.Context, c Case, opt Options) (int, error) {
 	if err := c.Op(); err != nil { // warm-up: workspaces, caches, page faults
 		return 0, err
 	}
@@ -104,7 +106,7 @@ func calibrate(ctx context.Context, c Case, opt Options) (int, error) {
 		if opt.MaxOps > 0 && n >= opt.MaxOps {
 			return opt.MaxOps, nil
 		}
-		s, err := batch(c, n)
+		s, err := Run(c, n)
 		if err != nil {
 			return 0, err
 		}
@@ -125,8 +127,8 @@ func calibrate(ctx context.Context, c Case, opt Options) (int, error) {
 	}
 }
 
-// batch runs c n times and returns the time per operation.
-func batch(c Case, n int) (Sample, error) {
+// Run runs c n times and returns the time per operation.
+func Run(c Case, n int) (Sample, error) {
 	c0, w0 := ProcessCPU(), time.Now()
 	for range n {
 		if err := c.Op(); err != nil {

@@ -73,9 +73,10 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	return enc.Encode(r)
 }
 
-// Markdown writes r's sections as Markdown: a heading per section (at the
-// given level, 2 for "##"), its notes and its table, then the gates.
-func (r *Report) Markdown(w io.Writer, level int) error {
+// Markdown writes r's sections as Markdown: a line saying where and how
+// it was measured, then a heading per section (at the given level, 2 for
+// "##"), its notes and its table, and, if gates is set, the gates.
+func (r *Report) Markdown(w io.Writer, level int, gates bool) error {
 	var b strings.Builder
 	h := strings.Repeat("#", level)
 	m := r.Meta
@@ -89,7 +90,7 @@ func (r *Report) Markdown(w io.Writer, level int) error {
 		writeTable(&b, s.Header, s.Rows)
 		b.WriteString("\n")
 	}
-	if len(r.Gates) > 0 {
+	if gates && len(r.Gates) > 0 {
 		fmt.Fprintf(&b, "%s Gates\n\n", h)
 		rows := make([][]string, len(r.Gates))
 		for i, g := range r.Gates {
@@ -175,9 +176,9 @@ func trim(lo string, hi float64) string {
 	return lo
 }
 
-// Rate formats a rate (per second) with three significant digits and an
-// SI prefix: "41.2 G".
-func Rate(x float64) string {
+// SI formats a count with three significant digits and an SI prefix:
+// "46.2 k", "8.35 M".
+func SI(x float64) string {
 	switch a := math.Abs(x); {
 	case math.IsNaN(x):
 		return "–"
@@ -193,12 +194,13 @@ func Rate(x float64) string {
 	return sig3(x)
 }
 
-// RateSpread formats rate statistics as "median (min–max)" with one prefix.
-func RateSpread(s Stats) string {
+// GigaSpread formats rate statistics in units of 10^9 per second as
+// "median (min–max)": "43.6 (39.8–51.1)".
+func GigaSpread(s Stats) string {
 	if s.N <= 1 {
-		return Rate(s.Median)
+		return sig3(s.Median / 1e9)
 	}
-	return fmt.Sprintf("%s (%s–%s)", Rate(s.Median), Rate(s.Min), Rate(s.Max))
+	return fmt.Sprintf("%s (%s–%s)", sig3(s.Median/1e9), sig3(s.Min/1e9), sig3(s.Max/1e9))
 }
 
 // Ratio formats a dimensionless ratio: "3.42×".

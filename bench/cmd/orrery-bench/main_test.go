@@ -1,0 +1,113 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/orrery/orrery/bench"
+)
+
+// TestMain lets the test binary serve as its own kernel worker, as the
+// command does.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == workerArg {
+		os.Exit(kernelWorker())
+	}
+	os.Exit(m.Run())
+}
+
+func testConfig(t *testing.T) *config {
+	t.Helper()
+	root, err := findRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &config{root: root, out: t.TempDir(), smoke: true, rounds: 2, target: time.Millisecond, cbcTime: 60 * time.Second}
+}
+
+// checkSection runs a section of the smoke suite and checks that it has
+// rows and that no gate fails.
+func checkSection(t *testing.T, run func(context.Context, *config) ([]bench.Section, []bench.Gate, error), minGates int) []bench.Section {
+	t.Helper()
+	secs, gates, err := run(context.Background(), testConfig(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(secs) == 0 {
+		t.Fatal("no sections")
+	}
+	for _, s := range secs {
+		if len(s.Rows) == 0 {
+			t.Errorf("%s: no rows", s.ID)
+		}
+		for _, r := range s.Rows {
+			if len(r) != len(s.Header) {
+				t.Errorf("%s: row of %d cells under %d headers", s.ID, len(r), len(s.Header))
+			}
+		}
+	}
+	if len(gates) < minGates {
+		t.Errorf("%d gates, want at least %d", len(gates), minGates)
+	}
+	for _, g := range gates {
+		if !g.Pass && !g.Skipped {
+			t.Errorf("gate failed: %s: %s", g.Name, g.Detail)
+		}
+	}
+	return secs
+}
+
+func TestKernelSection(t *testing.T) {
+	secs := checkSection(t, kernelSection, 2)
+	rows := secs[0].Data.([]KernelRow)
+	if len(rows) != 1 || rows[0].N != 4096 || !rows[0].Identical {
+		t.Fatalf("rows %+v", rows)
+	}
+	for _, impl := range []string{"generic", "plain"} {
+		if s, ok := rows[0].Rates[impl]; !ok || s.N != 2 || !(s.Median > 0) {
+			t.Errorf("%s: %+v", impl, s)
+		}
+	}
+}
+
+func TestLinkSection(t *testing.T) {
+	secs := checkSection(t, linkSection, 3)
+	data := secs[0].Data.(map[string]any)["problems"].([]LinkRow)
+	if !data[0].Agree || data[0].ExactScore < data[0].PaperScore {
+		t.Fatalf("row %+v", data[0])
+	}
+}
+
+func TestRankSection(t *testing.T) {
+	checkSection(t, rankSection, 1)
+}
+
+func TestPlannerSection(t *testing.T) {
+	secs := checkSection(t, plannerSection, 4)
+	for _, r := range secs[0].Data.([]PlannerRow) {
+		if !r.LPFeasible {
+			t.Errorf("%s: orrery's plan infeasible in the LP: %v", r.Instance, r.Violations)
+		}
+	}
+}
+
+func TestWrite(t *testing.T) {
+	dir := t.TempDir()
+	rep := &bench.Report{Meta: meta(testConfig(t)), Sections: []bench.Section{{ID: "x", Title: "X", Header: []string{"a"}, Rows: [][]string{{"1"}}}}}
+	if err := write(rep, dir); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"report.md", "report.json", "readme.md"} {
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(b), "X") {
+			t.Errorf("%s lacks the section", f)
+		}
+	}
+}

@@ -1,0 +1,286 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	_ "embed"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"time"
+
+	"github.com/orrery/orrery/bench"
+	orrerywasm "github.com/orrery/orrery/bindings/go"
+	"github.com/orrery/orrery/engine/link"
+	"github.com/orrery/orrery/engine/profile"
+	"github.com/orrery/orrery/engine/wire"
+)
+
+//go:embed nodehost.mjs
+var nodeHost []byte
+
+// wasmCalls are the calls measured on every host: the flat link_search
+// fast path, then request envelopes from testdata/corpus (the ones
+// bindings/crosscheck benchmarks).
+var wasmCalls = []struct{ name, what string }{
+	{"ok/link_single_job.json", "cassini.link, one job of 50 ticks (the boundary's cost)"},
+	{"search", "link_search fast path: two jobs, 255 and 181 ticks (46155-tick circle), exact"},
+	{"ok/link_exact_coprime_periods.json", "cassini.link, the same two jobs, through JSON"},
+	{"ok/link_exact_three_jobs.json", "cassini.link, three jobs of 180/200/240 ms, exact"},
+	{"ok/link_paper_three_jobs.json", "cassini.link, the same, paper mode"},
+	{"ok/rank_twelve_jobs.json", "cassini.rank, 12 jobs, 8 links, 10 candidates"},
+	{"ok/plan_24_jobs.json", "shockwave.plan, 24 jobs, 10 rounds"},
+}
+
+// searchProblem is the flat problem of "search" (as bindings/crosscheck's
+// and nodehost.mjs's).
+func searchProblem() link.Problem {
+	a := make([]int32, 255)
+	for i := 141; i < 255; i++ {
+		a[i] = 25000
+	}
+	b := make([]int32, 181)
+	for i := 120; i < 181; i++ {
+		b[i] = 30000
+	}
+	return link.Problem{Jobs: []profile.Profile{{Period: 255, Demand: a}, {Period: 181, Demand: b}}, Capacity: 50000}
+}
+
+// WasmRow is one call on every host.
+type WasmRow struct {
+	Call  string                 `json:"call"`
+	What  string                 `json:"what"`
+	Times map[string]bench.Stats `json:"cpu_seconds"` // native, wazero, node
+	// OverNative: per round, the host's time over native's.
+	OverNative map[string]bench.Stats `json:"over_native"`
+	SameBytes  map[string]bool        `json:"same_bytes,omitempty"` // response identical to native's
+}
+
+// nodeProc is a running nodehost.mjs.
+type nodeProc struct {
+	cmd *exec.Cmd
+	in  io.WriteCloser
+	out *bufio.Scanner
+}
+
+type nodeResp struct {
+	Ready  bool   `json:"ready"`
+	Name   string `json:"name"`
+	Ops    int    `json:"ops"`
+	WallNS int64  `json:"wall_ns"`
+	CPUNS  int64  `json:"cpu_ns"`
+	Digest string `json:"digest"`
+	Error  string `json:"error"`
+}
+
+func startNode(ctx context.Context, dir, root, module string) (*nodeProc, error) {
+	if _, err := exec.LookPath("node"); err != nil {
+		return nil, err
+	}
+	script := filepath.Join(dir, "nodehost.mjs")
+	if err := os.WriteFile(script, nodeHost, 0o644); err != nil {
+		return nil, err
+	}
+	cmd := exec.CommandContext(ctx, "node", "--no-warnings", script,
+		filepath.Join(root, "bindings", "js", "orrery.js"), module, filepath.Join(root, "testdata", "corpus"))
+	cmd.Stderr = os.Stderr
+	np := &nodeProc{cmd: cmd}
+	var err error
+	if np.in, err = cmd.StdinPipe(); err != nil {
+		return nil, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	np.out = bufio.NewScanner(out)
+	np.out.Buffer(nil, 1<<20)
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	var r nodeResp
+	if err := np.read(&r); err != nil || !r.Ready {
+		np.stop()
+		return nil, fmt.Errorf("node host did not start: %v", err)
+	}
+	return np, nil
+}
+
+func (np *nodeProc) read(r *nodeResp) error {
+	if !np.out.Scan() {
+		if err := np.out.Err(); err != nil {
+			return err
+		}
+		return errors.New("node host exited")
+	}
+	if err := json.Unmarshal(np.out.Bytes(), r); err != nil {
+		return err
+	}
+	if r.Error != "" {
+		return errors.New(r.Error)
+	}
+	return nil
+}
+
+func (np *nodeProc) do(name string, target time.Duration) (nodeResp, error) {
+	b, _ := json.Marshal(map[string]any{"name": name, "target_ms": float64(target) / 1e6})
+	if _, err := np.in.Write(append(b, '\n')); err != nil {
+		return nodeResp{}, err
+	}
+	var r nodeResp
+	err := np.read(&r)
+	return r, err
+}
+
+func (np *nodeProc) stop() {
+	np.in.Close()
+	np.cmd.Wait()
+}
+
+func wasmSection(ctx context.Context, cfg *config) ([]bench.Section, []bench.Gate, error) {
+	tmp, err := os.MkdirTemp("", "orrery-bench-wasm-")
+	if err != nil {
+		return nil, nil, err
+	}
+	defer os.RemoveAll(tmp)
+	module := filepath.Join(tmp, "orrery.wasm")
+	build := exec.CommandContext(ctx, "go", "build", "-buildmode=c-shared", "-trimpath", "-ldflags=-s -w", "-o", module, "./wasm")
+	build.Dir = cfg.root
+	build.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
+	if out, err := build.CombinedOutput(); err != nil {
+		return nil, nil, fmt.Errorf("building the module: %v\n%s", err, out)
+	}
+	wasmBytes, err := os.ReadFile(module)
+	if err != nil {
+		return nil, nil, err
+	}
+	mod, err := orrerywasm.New(ctx, wasmBytes, orrerywasm.Options{Instances: 1})
+	if err != nil {
+		return nil, nil, err
+	}
+	defer mod.Close(ctx)
+	var node *nodeProc
+	nodeNote := ""
+	if np, err := startNode(ctx, tmp, cfg.root, module); err != nil {
+		nodeNote = fmt.Sprintf(" node is not measured here (%v).", err)
+	} else {
+		node = np
+		defer node.stop()
+	}
+
+	corpus := filepath.Join(cfg.root, "testdata", "corpus")
+	pr := searchProblem()
+	var nw link.Workspace
+	dst := make([]int, 2)
+	hosts := []string{"native", "wazero"}
+	if node != nil {
+		hosts = append(hosts, "node")
+	}
+	opt := bench.Options{Target: cfg.target}
+	type callState struct {
+		cases map[string]bench.Case
+		ops   map[string]int
+	}
+	states := make([]callState, len(wasmCalls))
+	digests := make([]string, len(wasmCalls)) // SHA-256 of native's response
+	rows := make([]WasmRow, len(wasmCalls))
+	raw := make([]map[string][]bench.Sample, len(wasmCalls))
+	for i, c := range wasmCalls {
+		st := callState{cases: map[string]bench.Case{}, ops: map[string]int{}}
+		rows[i] = WasmRow{Call: c.name, What: c.what, Times: map[string]bench.Stats{}, OverNative: map[string]bench.Stats{}, SameBytes: map[string]bool{}}
+		raw[i] = map[string][]bench.Sample{}
+		if c.name == "search" {
+			st.cases["native"] = bench.Case{Name: "native", Op: func() error { _, err := nw.Search(ctx, pr, link.Options{}, dst); return err }}
+			st.cases["wazero"] = bench.Case{Name: "wazero", Op: func() error { _, err := mod.Search(ctx, pr, link.Options{}, dst); return err }}
+		} else {
+			env, err := os.ReadFile(filepath.Join(corpus, filepath.FromSlash(c.name)))
+			if err != nil {
+				return nil, nil, err
+			}
+			want := wire.Handle(ctx, env)
+			got, err := mod.Handle(ctx, env)
+			if err != nil {
+				return nil, nil, fmt.Errorf("%s: wazero: %w", c.name, err)
+			}
+			rows[i].SameBytes["wazero"] = bytes.Equal(got, want)
+			sum := sha256.Sum256(want)
+			digests[i] = hex.EncodeToString(sum[:])
+			st.cases["native"] = bench.Case{Name: "native", Op: func() error { wire.Handle(ctx, env); return nil }}
+			st.cases["wazero"] = bench.Case{Name: "wazero", Op: func() error { _, err := mod.Handle(ctx, env); return err }}
+		}
+		for _, h := range []string{"native", "wazero"} {
+			n, err := bench.Calibrate(ctx, st.cases[h], opt)
+			if err != nil {
+				return nil, nil, fmt.Errorf("%s on %s: %w", c.name, h, err)
+			}
+			st.ops[h] = n
+		}
+		states[i] = st
+	}
+	for r := range cfg.rounds {
+		for i, c := range wasmCalls {
+			for k := range hosts {
+				h := hosts[(r+k)%len(hosts)]
+				if err := ctx.Err(); err != nil {
+					return nil, nil, err
+				}
+				if h == "node" {
+					resp, err := node.do(c.name, cfg.target)
+					if err != nil {
+						return nil, nil, fmt.Errorf("%s on node: %w", c.name, err)
+					}
+					if resp.Digest != "" {
+						rows[i].SameBytes["node"] = resp.Digest == digests[i]
+					}
+					raw[i][h] = append(raw[i][h], bench.Sample{CPU: time.Duration(resp.CPUNS / int64(resp.Ops)), Wall: time.Duration(resp.WallNS / int64(resp.Ops))})
+					continue
+				}
+				s, err := bench.Run(states[i].cases[h], states[i].ops[h])
+				if err != nil {
+					return nil, nil, fmt.Errorf("%s on %s: %w", c.name, h, err)
+				}
+				raw[i][h] = append(raw[i][h], s)
+			}
+		}
+	}
+
+	sec := bench.Section{ID: "wasm", Title: "Native vs WebAssembly (the same calls through the module)",
+		Notes:  []string{fmt.Sprintf("The same requests answered by the engine linked natively (wire.Handle, link.Workspace.Search), by the WebAssembly module (GOOS=wasip1, %.1f MB) hosted by wazero (bindings/go) and by node (bindings/js). CPU time per call of each host process, median over %d interleaved rounds (min–max); the ratio to native is per round.%s", float64(len(wasmBytes))/1e6, cfg.rounds, nodeNote)},
+		Header: []string{"call"},
+	}
+	for _, h := range hosts {
+		sec.Header = append(sec.Header, h)
+	}
+	var gates []bench.Gate
+	for i := range wasmCalls {
+		row := &rows[i]
+		cells := []string{row.What}
+		for _, h := range hosts {
+			row.Times[h] = bench.Summarize(bench.Times(raw[i][h]))
+			cell := bench.Spread(row.Times[h])
+			if h != "native" {
+				row.OverNative[h] = bench.Summarize(bench.Ratios(raw[i][h], raw[i]["native"]))
+				cell += " " + bench.Ratio(row.OverNative[h].Median)
+			}
+			cells = append(cells, cell)
+		}
+		sec.Rows = append(sec.Rows, cells)
+		if wasmCalls[i].name == "search" {
+			continue // a flat result, not response bytes
+		}
+		for _, h := range hosts[1:] {
+			ok := row.SameBytes[h]
+			gates = append(gates, bench.Gate{Name: fmt.Sprintf("wasm %s: %s answers the same bytes as native", wasmCalls[i].name, h),
+				Pass: ok, Value: b2f(ok), Threshold: 1, Detail: yesNo(ok)})
+		}
+	}
+	sec.Data = rows
+	return []bench.Section{sec}, gates, nil
+}
