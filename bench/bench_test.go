@@ -127,7 +127,7 @@ func TestFormat(t *testing.T) {
 func TestReport(t *testing.T) {
 	r := &Report{Meta: Meta{Command: "go run ./bench/cmd/orrery-bench", CPU: "test", CPUs: 2, Go: "go1.26", OS: "linux/amd64", Load: "1 1 1", Clock: "CPU time."},
 		Sections: []Section{{ID: "s", Title: "A section", Notes: []string{"A note."}, Header: []string{"a", "b|c"}, Rows: [][]string{{"1", "2"}}, Data: map[string]int{"x": 1}}},
-		Gates: []Gate{{Name: "ok", Pass: true, Detail: "fine"}, {Name: "bad", Detail: "3 < 4"}, {Name: "n/a", Skipped: true, Detail: "no AVX2"}}}
+		Gates:    []Gate{{Name: "ok", Pass: true, Detail: "fine"}, {Name: "bad", Detail: "3 < 4"}, {Name: "n/a", Skipped: true, Detail: "no AVX2"}}}
 	var md strings.Builder
 	if err := r.Markdown(&md, 2, true); err != nil {
 		t.Fatal(err)
