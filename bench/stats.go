@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"encoding/json"
 	"math"
 	"slices"
 )
@@ -49,4 +50,27 @@ func quantile(v []float64, q float64) float64 {
 func (s Stats) Scale(c float64) Stats {
 	s.Min, s.Q1, s.Median, s.Q3, s.Max = s.Min*c, s.Q1*c, s.Median*c, s.Q3*c, s.Max*c
 	return s
+}
+
+// MarshalJSON writes s as an object, or null when it has no values (its
+// statistics are NaN, which JSON cannot hold).
+func (s Stats) MarshalJSON() ([]byte, error) {
+	if s.N == 0 {
+		return []byte("null"), nil
+	}
+	type plain Stats
+	return json.Marshal(plain(s))
+}
+
+// Float is a float64 that encodes as JSON null when it is NaN or infinite
+// (a figure that does not exist, such as a solver's objective when it found
+// no solution).
+type Float float64
+
+// MarshalJSON writes f, or null when f is not finite.
+func (f Float) MarshalJSON() ([]byte, error) {
+	if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) {
+		return []byte("null"), nil
+	}
+	return json.Marshal(float64(f))
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -20,40 +21,54 @@ type plannerCase struct {
 	name  string
 	setup shockwave.Setup
 	in    shockwave.Instance
-	gate  bool // CI gates: small enough for CBC to prove optimality
+	gate  bool // small enough for CBC to prove optimality: orrery must equal it
+	smoke bool // in the CI subset
+	// behind divides job 0's FT* (0: leave it): a job far behind its fair
+	// share, whose relaxed-path priority ρ̂^λ is enormous (about 1e20).
+	behind float64
 }
 
 func plannerCases(smoke bool) []plannerCase {
 	s := shockwave.Setups()
-	small := []plannerCase{
-		{"12 jobs, 8 GPUs, 10 rounds", s[0], shockwave.Instance{Jobs: 12, GPUs: 8, Rounds: 10, Seed: 1}, true},
-		{"12 jobs, 8 GPUs, 10 rounds, FT*×4", s[0], shockwave.Instance{Jobs: 12, GPUs: 8, Rounds: 10, Seed: 1, FairScale: 4}, true},
-		{"16 jobs, 8 GPUs, 20 rounds", s[0], shockwave.Instance{Jobs: 16, GPUs: 8, Rounds: 20, Seed: 2, Offset: 30}, true},
-		{"16 jobs, 8 GPUs, 20 rounds, FT*×4", s[0], shockwave.Instance{Jobs: 16, GPUs: 8, Rounds: 20, Seed: 2, Offset: 30, FairScale: 4}, true},
+	cases := []plannerCase{
+		{name: "12 jobs, 8 GPUs, 10 rounds", setup: s[0], in: shockwave.Instance{Jobs: 12, GPUs: 8, Rounds: 10, Seed: 1}, gate: true, smoke: true},
+		{name: "12 jobs, 8 GPUs, 10 rounds, FT*×4", setup: s[0], in: shockwave.Instance{Jobs: 12, GPUs: 8, Rounds: 10, Seed: 1, FairScale: 4}, gate: true, smoke: true},
+		{name: "16 jobs, 8 GPUs, 20 rounds", setup: s[0], in: shockwave.Instance{Jobs: 16, GPUs: 8, Rounds: 20, Seed: 2, Offset: 30}, gate: true, smoke: true},
+		{name: "16 jobs, 8 GPUs, 20 rounds, FT*×4", setup: s[0], in: shockwave.Instance{Jobs: 16, GPUs: 8, Rounds: 20, Seed: 2, Offset: 30, FairScale: 4}, gate: true, smoke: true},
+		// Priorities spanning 20 orders of magnitude. Not in the CI subset
+		// while engine/market loses the small jobs' welfare to rounding
+		// against the huge term (orrery's objective is below CBC's proven
+		// optimum); set smoke once that is fixed.
+		{name: "16 jobs, 8 GPUs, 20 rounds, one job far behind (FT*÷100)", setup: s[0], in: shockwave.Instance{Jobs: 16, GPUs: 8, Rounds: 20, Seed: 4, Offset: 30}, gate: true, behind: 100},
 	}
-	if smoke {
-		return small
-	}
-	var out []plannerCase
 	for _, st := range s {
 		for _, fs := range []float64{1, 4} {
 			name := fmt.Sprintf("%d GPUs, every job of the %s-job trace", st.GPUs, strings.SplitN(st.Trace, "_", 2)[0])
 			if fs != 1 {
 				name += ", FT*×4"
 			}
-			out = append(out, plannerCase{name, st, shockwave.Instance{FairScale: fs}, false})
+			cases = append(cases, plannerCase{name: name, setup: st, in: shockwave.Instance{FairScale: fs}})
 		}
 	}
-	return append(small, out...)
+	if !smoke {
+		return cases
+	}
+	var out []plannerCase
+	for _, c := range cases {
+		if c.smoke {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // PlannerRow compares orrery and CBC on one instance.
 type PlannerRow struct {
-	Instance string `json:"instance"`
-	Jobs     int    `json:"jobs"`
-	GPUs     int    `json:"gpus"`
-	Rounds   int    `json:"rounds"`
-	K        float64
+	Instance string  `json:"instance"`
+	Jobs     int     `json:"jobs"`
+	GPUs     int     `json:"gpus"`
+	Rounds   int     `json:"rounds"`
+	K        float64 `json:"k"`
 
 	// orrery
 	Path       string      `json:"orrery_path"` // fair or relaxed
@@ -82,6 +97,19 @@ type PlannerRow struct {
 	Nodes        int     `json:"cbc_nodes,omitempty"` //
 }
 
+// MarshalJSON writes r with null for the figures CBC did not produce.
+func (r PlannerRow) MarshalJSON() ([]byte, error) {
+	type plain PlannerRow
+	return json.Marshal(struct {
+		plain
+		CBCObjective bench.Float `json:"cbc_objective"`
+		CBCPlanValue bench.Float `json:"cbc_plan_objective"`
+		CBCBound     bench.Float `json:"cbc_bound"`
+		CBCGap       bench.Float `json:"cbc_gap"`
+		Difference   bench.Float `json:"orrery_minus_cbc"`
+	}{plain(r), bench.Float(r.CBCObjective), bench.Float(r.CBCPlanValue), bench.Float(r.CBCBound), bench.Float(r.CBCGap), bench.Float(r.Difference)})
+}
+
 // tolerance is how close two objectives must be to count as equal.
 func tolerance(a, b float64) float64 { return 1e-6 * max(1, math.Abs(a), math.Abs(b)) }
 
@@ -94,7 +122,7 @@ func plannerSection(ctx context.Context, cfg *config) ([]bench.Section, []bench.
 	loaded := map[string]*shockwave.Loaded{}
 	sec := bench.Section{ID: "planner", Title: "Shockwave planner: orrery's exact solver vs COIN-OR CBC on the authors' program",
 		Notes: []string{
-			fmt.Sprintf("Both solve the authors' per-round program (scheduler/shockwave.py: x_{j,t} binaries, y_j, the SOS2 λ/z log with breakpoints 0, .2, …, 1, capacity per round, progress, finish-time fairness on the first attempt, − k·max residual). CBC gets it as an LP file (bench/shockwave), one thread, a %s time limit, the fair program first and the relaxed one (priorities p_j) when CBC proves the fair one infeasible, as the authors' code does. Instances as engine/market's benchmarks: the authors' traces, throughput tables and configurations, every job active with seeded progress; FT*×4 relaxes the targets so the fair path is feasible. orrery's time is the CPU time of market.Workspace.Solve (median of %d rounds, min–max); CBC's is one run's wall time. Objectives are Welfare − k·Makespan of the same program: orrery's plan is scored by the LP's own objective and checked against every LP row; CBC's plan is read back and checked and scored by orrery's count formulation.", cfg.cbcTime, cfg.rounds),
+			fmt.Sprintf("Both solve the authors' per-round program (scheduler/shockwave.py: x_{j,t} binaries, y_j, the SOS2 λ/z log with breakpoints 0, .2, …, 1, capacity per round, progress, finish-time fairness on the first attempt, − k·max residual). CBC gets it as an LP file (bench/shockwave), one thread, a %s time limit, the fair program first and the relaxed one (priorities p_j) when CBC proves the fair one infeasible, as the authors' code does. Instances as engine/market's benchmarks: the authors' traces, throughput tables and configurations, every job active with seeded progress; FT*×4 relaxes the targets so that the fair path is feasible; FT*÷100 puts one job far behind its fair share, so that its relaxed-path priority ρ̂^λ is about 1e20. orrery's time is the CPU time of market.Workspace.Solve (median of %d rounds, min–max); CBC's is one run's wall time. Objectives are Welfare − k·Makespan of the same program: orrery's plan is scored by the LP's own objective and checked against every LP row; CBC's plan is read back and checked and scored by orrery's count formulation.", cfg.cbcTime, cfg.rounds),
 		},
 		Header: []string{"instance", "k", "path", "orrery", "orrery objective", "CBC", "CBC status (gap)", "CBC objective", "CBC bound", "orrery − CBC"},
 	}
@@ -112,6 +140,9 @@ func plannerSection(ctx context.Context, cfg *config) ([]bench.Section, []bench.
 		p, err := l.Problem(pc.in)
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s: %w", pc.name, err)
+		}
+		if pc.behind > 0 {
+			p.Jobs[0].FairFinish /= pc.behind
 		}
 		fmt.Fprintf(os.Stderr, "  planner: %s\n", pc.name)
 		row, gs, err := comparePlanner(ctx, cfg, pc, p, haveCBC)
