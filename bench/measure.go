@@ -52,6 +52,9 @@ func (o Options) target() time.Duration {
 	return o.Target
 }
 
+// maxOps caps a batch: 2^30 operations of even a nanosecond take a second.
+const maxOps = 1 << 30
+
 // ErrEmpty is returned by Interleave when there is nothing to measure.
 var ErrEmpty = errors.New("bench: no cases")
 
@@ -106,6 +109,9 @@ func Calibrate(ctx context.Context, c Case, opt Options) (int, error) {
 		if opt.MaxOps > 0 && n >= opt.MaxOps {
 			return opt.MaxOps, nil
 		}
+		if n >= maxOps { // an operation too fast to time: take what we have
+			return maxOps, nil
+		}
 		s, err := Run(c, n)
 		if err != nil {
 			return 0, err
@@ -121,6 +127,7 @@ func Calibrate(ctx context.Context, c Case, opt Options) (int, error) {
 		default:
 			n = int(float64(n) * 1.2 * float64(opt.target()) / float64(t))
 		}
+		n = min(n, maxOps)
 		if opt.MaxOps > 0 {
 			n = min(n, opt.MaxOps)
 		}

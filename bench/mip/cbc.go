@@ -156,25 +156,36 @@ func Solve(ctx context.Context, m *Model, opt Options) (*Result, error) {
 	return res, nil
 }
 
-// parseLog reads the bound and node count from CBC's summary:
+// parseLog reads the bound and node count from CBC's log:
 //
+//	Cbc0005I Partial search - best objective 10.331175 (best possible 10.331104), took ...
 //	Result - Stopped on time limit
-//	Objective value:                -0.50000000
-//	Lower bound:                    -0.600
-//	Gap:                            0.20
-//	Enumerated nodes:               1234
+//	Objective value:                10.33117525
+//	Lower bound:                    10.331
+//	Enumerated nodes:               12016
 //
-// The bound is the LP file's (a minimization); it is turned back into m's
-// sense and ObjConst is added.
+// The bound is the last "best possible" (8 significant digits), else the
+// summary's "Lower bound" (3 decimals). It is the LP file's (a
+// minimization); it is turned back into m's sense and ObjConst is added.
 func parseLog(res *Result, m *Model) {
 	sign := 1.0
 	if m.Maximize {
 		sign = -1
 	}
+	possible, lower := math.NaN(), math.NaN()
 	sc := bufio.NewScanner(strings.NewReader(res.Log))
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
-		key, val, ok := strings.Cut(strings.TrimSpace(sc.Text()), ":")
+		line := strings.TrimSpace(sc.Text())
+		if _, after, ok := strings.Cut(line, "best possible "); ok {
+			if f := strings.FieldsFunc(after, func(r rune) bool { return r == ' ' || r == ')' || r == ',' }); len(f) > 0 {
+				if v, err := strconv.ParseFloat(f[0], 64); err == nil {
+					possible = v
+				}
+			}
+			continue
+		}
+		key, val, ok := strings.Cut(line, ":")
 		if !ok {
 			continue
 		}
@@ -182,11 +193,18 @@ func parseLog(res *Result, m *Model) {
 		switch key {
 		case "Lower bound":
 			if v, err := strconv.ParseFloat(val, 64); err == nil {
-				res.Bound = sign*v + m.ObjConst
+				lower = v
 			}
 		case "Enumerated nodes":
 			res.Nodes, _ = strconv.Atoi(val)
 		}
+	}
+	b := possible
+	if math.IsNaN(b) || math.Abs(b) >= 1e49 {
+		b = lower
+	}
+	if !math.IsNaN(b) && math.Abs(b) < 1e49 {
+		res.Bound = sign*b + m.ObjConst
 	}
 }
 
@@ -266,9 +284,7 @@ func readSolution(res *Result, path string, m *Model) error {
 	// The objective of the values themselves, not the log's rounded print.
 	res.Objective = m.Objective(x)
 	if res.Status == Optimal {
-		if math.IsNaN(res.Bound) {
-			res.Bound = res.Objective
-		}
+		res.Bound = res.Objective // within CBC's gap tolerances
 		res.Gap = 0
 	} else if !math.IsNaN(res.Bound) {
 		res.Gap = math.Abs(res.Objective-res.Bound) / max(math.Abs(res.Objective), 1e-9)

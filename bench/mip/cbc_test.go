@@ -83,3 +83,31 @@ func TestSolveMissingBinary(t *testing.T) {
 		t.Fatal("no error for a missing solver")
 	}
 }
+
+func TestParseLog(t *testing.T) {
+	m := &Model{Maximize: true, ObjConst: 1}
+	res := &Result{Bound: math.NaN(), Log: `Cbc0010I After 100 nodes, 3 on tree, 10.331175 best solution, best possible 10.331003 (1.00 seconds)
+Cbc0005I Partial search - best objective 10.331175 (best possible 10.331104), took 147027 iterations and 12016 nodes (59.83 seconds)
+Result - Stopped on time limit
+
+Objective value:                10.33117525
+Lower bound:                    10.331
+Enumerated nodes:               12016
+`}
+	parseLog(res, m)
+	if res.Bound != -10.331104+1 || res.Nodes != 12016 {
+		t.Fatalf("bound %v nodes %d", res.Bound, res.Nodes)
+	}
+	// No incumbent yet: "best possible" still bounds; 1e+50 is CBC's
+	// "none".
+	res = &Result{Bound: math.NaN(), Log: "Cbc0010I After 200 nodes, 134 on tree, 1e+50 best solution, best possible 13.4869 (14.17 seconds)\nLower bound: 13.487\n"}
+	parseLog(res, &Model{})
+	if res.Bound != 13.4869 {
+		t.Fatalf("bound %v", res.Bound)
+	}
+	res = &Result{Bound: math.NaN(), Log: "Lower bound:  -2.5\n"}
+	parseLog(res, &Model{})
+	if res.Bound != -2.5 {
+		t.Fatalf("bound from the summary: %v", res.Bound)
+	}
+}
