@@ -122,9 +122,9 @@ func plannerSection(ctx context.Context, cfg *config) ([]bench.Section, []bench.
 	loaded := map[string]*shockwave.Loaded{}
 	sec := bench.Section{ID: "planner", Title: "Shockwave planner: orrery's exact solver vs COIN-OR CBC on the authors' program",
 		Notes: []string{
-			fmt.Sprintf("Both solve the authors' per-round program (scheduler/shockwave.py: x_{j,t} binaries, y_j, the SOS2 λ/z log with breakpoints 0, .2, …, 1, capacity per round, progress, finish-time fairness on the first attempt, − k·max residual). CBC gets it as an LP file (bench/shockwave), one thread, a %s time limit, the fair program first and the relaxed one (priorities p_j) when CBC proves the fair one infeasible, as the authors' code does. Instances as engine/market's benchmarks: the authors' traces, throughput tables and configurations, every job active with seeded progress; FT*×4 relaxes the targets so that the fair path is feasible; FT*÷100 puts one job far behind its fair share, so that its relaxed-path priority ρ̂^λ is about 1e20. orrery's time is the CPU time of market.Workspace.Solve (median of %d rounds, min–max); CBC's is one run's wall time. Objectives are Welfare − k·Makespan of the same program: orrery's plan is scored by the LP's own objective and checked against every LP row; CBC's plan is read back and checked and scored by orrery's count formulation.", cfg.cbcTime, cfg.rounds),
+			fmt.Sprintf("Both solve the authors' per-round program (scheduler/shockwave.py: x_{j,t} binaries, y_j, the SOS2 λ/z log with breakpoints 0, .2, …, 1, capacity per round, progress, finish-time fairness on the first attempt, − k·max residual). CBC gets it as an LP file (bench/shockwave), one thread, a time limit of %s of CPU, the fair program first and the relaxed one (priorities p_j) when CBC proves the fair one infeasible, as the authors' code does. Instances as engine/market's benchmarks: the authors' traces, throughput tables and configurations, every job active with seeded progress; FT*×4 relaxes the targets so that the fair path is feasible; FT*÷100 puts one job far behind its fair share, so that its relaxed-path priority ρ̂^λ is about 1e20. orrery's time is the CPU time of market.Workspace.Solve (median of %d rounds, min–max); CBC's is the CPU time of one run (both attempts). *CBC bound* is CBC's bound on the optimum, also when it found no solution. Objectives are Welfare − k·Makespan of the same program: orrery's plan is scored by the LP's own objective and checked against every LP row; CBC's plan is read back and checked and scored by orrery's count formulation.", cfg.cbcTime, cfg.rounds),
 		},
-		Header: []string{"instance", "k", "path", "orrery", "orrery objective", "CBC", "CBC status (gap)", "CBC objective", "CBC bound", "orrery − CBC"},
+		Header: []string{"instance", "k", "path", "orrery (CPU)", "orrery objective", "CBC (CPU)", "CBC status (gap)", "CBC objective", "CBC bound", "orrery − CBC"},
 	}
 	var rows []PlannerRow
 	var gates []bench.Gate
@@ -153,7 +153,7 @@ func plannerSection(ctx context.Context, cfg *config) ([]bench.Section, []bench.
 		gates = append(gates, gs...)
 		cbcTime, status, obj, bound, diff := "–", row.CBCNote, "–", "–", "–"
 		if row.CBCStatus != "" {
-			cbcTime = bench.Duration(row.CBCWall)
+			cbcTime = bench.Duration(row.CBCCPU)
 			status = row.CBCStatus
 			if row.CBCStatus == mip.Feasible.String() && !math.IsNaN(row.CBCGap) {
 				status += fmt.Sprintf(" (%.3g%%)", 100*row.CBCGap)
@@ -307,7 +307,7 @@ func comparePlanner(ctx context.Context, cfg *config, pc plannerCase, p *market.
 		} else {
 			g.Value, g.Threshold = math.Abs(row.Difference), tolerance(row.Objective, row.CBCPlanValue)
 			g.Pass = g.Value <= g.Threshold
-			g.Detail = fmt.Sprintf("orrery %.10g, CBC %.10g (CBC %s)", row.Objective, row.CBCPlanValue, bench.Duration(row.CBCWall))
+			g.Detail = fmt.Sprintf("orrery %.10g, CBC %.10g (CBC %s CPU)", row.Objective, row.CBCPlanValue, bench.Duration(row.CBCCPU))
 		}
 		gates = append(gates, g)
 	}
