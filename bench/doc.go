@@ -11,7 +11,9 @@
 // is timed on two clocks: wall time and the CPU time of the process
 // ([ProcessCPU], which a busy neighbour does not inflate the way it
 // inflates wall time). [Summarize] turns the per-round figures into a
-// median with its spread (minimum, quartiles, maximum).
+// median with its spread (minimum, quartiles, maximum). [Calibrate] and
+// [Run] are Interleave's two steps, for callers that interleave cases of
+// their own, such as calls answered by another process.
 //
 // Gates compare cases, never absolute times: [Ratios] pairs the rounds of
 // two cases (run next to each other in time) and the gate takes the median
