@@ -7,7 +7,7 @@ FUZZTIME ?= 10s
 GOBIN := $(shell $(GO) env GOPATH)/bin
 WAZERO := $(GOBIN)/wazero
 
-.PHONY: demo test ci vet fmt-check race test-paths cross wasm-test gen-check fuzz fma-check wasm cshared crosscheck bench-hosts
+.PHONY: demo test ci vet fmt-check race test-paths cross wasm-test gen-check fuzz fma-check wasm cshared crosscheck bench-hosts bench bench-smoke
 
 demo:
 	$(GO) run ./cmd/orrery demo -out $(OUT)
@@ -63,6 +63,19 @@ crosscheck:
 bench-hosts:
 	$(GO) run ./bindings/crosscheck -bench
 
+# The benchmark suite (bench/cmd/orrery-bench): kernels on every path, link
+# search vs brute force and paper mode, ranking, the Shockwave planner vs
+# COIN-OR CBC (apt-installed when missing), native vs WebAssembly. About 10
+# minutes; writes $(OUT)/bench/{readme.md,report.md,report.json}; exit 1 on a
+# failed gate.
+bench:
+	-./bench/install-cbc.sh
+	$(GO) run ./bench/cmd/orrery-bench -out $(OUT)/bench
+
+# The suite's CI subset and its gates (installs CBC; well under a minute).
+bench-smoke:
+	./.ci/bench-smoke.sh
+
 # Regenerating the assembly with avo must change nothing.
 gen-check:
 	cd asm && ./check.sh
@@ -75,4 +88,4 @@ fma-check:
 fuzz:
 	./.ci/fuzz.sh $(FUZZTIME)
 
-ci: test fmt-check race test-paths cross fma-check wasm-test gen-check crosscheck fuzz
+ci: test fmt-check race test-paths cross fma-check wasm-test gen-check crosscheck bench-smoke fuzz
