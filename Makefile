@@ -19,8 +19,10 @@ test:
 vet:
 	$(GO) vet ./...
 
+# gofmt, and a package doc on every package.
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	@out=$$($(GO) list -f '{{if not .Doc}}{{.ImportPath}}{{end}}' ./...); if [ -n "$$out" ]; then echo "no package doc:"; echo "$$out"; exit 1; fi
 
 race:
 	$(GO) test -race ./engine/... ./kernels/... ./fuzz/... ./cmd/...
