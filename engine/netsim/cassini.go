@@ -140,17 +140,7 @@ func (s *sim) rank(j *jobRun, cands []alloc) (int, *planned, error) {
 // touched link.
 func (s *sim) neighbours(touched map[int]bool) []*jobRun {
 	k := len(s.running)
-	parent := make([]int, k)
-	for i := range parent {
-		parent[i] = i
-	}
-	find := func(x int) int {
-		for parent[x] != x {
-			parent[x] = parent[parent[x]]
-			x = parent[x]
-		}
-		return x
-	}
+	parent, find := disjointSets(k)
 	first := map[int]int{} // link -> first running job on it
 	for i, r := range s.running {
 		for _, li := range r.links {
@@ -204,17 +194,7 @@ func (s *sim) apply(newJob *jobRun, p *planned) error {
 	tick := s.cfg.Cassini.Tick
 	grid := max(o.Grid, 1)
 	k := len(order)
-	parent := make([]int, k)
-	for i := range parent {
-		parent[i] = i
-	}
-	find := func(x int) int {
-		for parent[x] != x {
-			parent[x] = parent[parent[x]]
-			x = parent[x]
-		}
-		return x
-	}
+	parent, find := disjointSets(k)
 	// A link binds its jobs' shifts only if their peaks together exceed its
 	// capacity: otherwise every relative phase fits and holding one would
 	// only cost padding. Jobs whose binding links are all compatible enough
@@ -465,4 +445,20 @@ func (s *sim) result() Result {
 		d.Lost = d.Planned - d.Realized
 	}
 	return r
+}
+
+// disjointSets returns n singleton sets as a parent array (join two sets with
+// parent[find(a)] = find(b)) and its find, which halves paths as it goes.
+func disjointSets(n int) ([]int, func(int) int) {
+	parent := make([]int, n)
+	for i := range parent {
+		parent[i] = i
+	}
+	return parent, func(x int) int {
+		for parent[x] != x {
+			parent[x] = parent[parent[x]]
+			x = parent[x]
+		}
+		return x
+	}
 }
