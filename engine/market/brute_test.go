@@ -285,3 +285,27 @@ func testBrute(t *testing.T, seed uint64, cases, maxJobs, maxRounds, maxGPUs int
 		t.Fatalf("instances do not cover both paths: %v", seen)
 	}
 }
+
+// hugePriorities puts a few jobs far behind their fair finish time, so that
+// the relaxed path weighs them from 1e6 up to MaxPriority (1e20 and 1e300
+// among them) next to jobs weighing 1: FT*_j is set so that ρ̂_j^λ (ρ̂^100
+// for a job about to finish) hits the target.
+func hugePriorities(rng *rand.Rand, p *Problem) {
+	c := bruteConfig(p.Config)
+	s := math.Min(1, float64(p.GPUs)/float64(len(p.Jobs)))
+	targets := []float64{1e6, 1e12, 1e20, 1e20, 1e22, 1e40, 1e100, 1e300, 1e300, 1e305}
+	for q := 0; q < 1+rng.IntN(3); q++ {
+		j := rng.IntN(len(p.Jobs))
+		job := &p.Jobs[j]
+		num := float64(c.delta*float64(p.Round)) + job.Remaining/s
+		if num <= 0 {
+			continue
+		}
+		power := c.lambda
+		if job.Remaining < c.delta {
+			power = c.urgent
+		}
+		rho := math.Pow(targets[rng.IntN(len(targets))], 1/power)
+		job.FairFinish = num / rho
+	}
+}

@@ -78,20 +78,31 @@ func load(tb testing.TB, s traceSpec) *loaded {
 // traceProblem builds an N-job instance on M GPUs. fairScale multiplies
 // every FT*_j (values above 1 make the finish-time-fair path feasible).
 func traceProblem(tb testing.TB, M, N int, seed uint64, fairScale float64) *Problem {
-	l := load(tb, specs[M])
+	return traceInstance(tb, specs[M], M, N, 0, 0, seed, fairScale)
+}
+
+// traceInstance is traceProblem on the setup s with M GPUs, the trace's
+// jobs from offset on, and T rounds (0: the configuration's), as
+// bench/shockwave's Loaded.Problem builds it.
+func traceInstance(tb testing.TB, s traceSpec, M, N, offset, T int, seed uint64, fairScale float64) *Problem {
+	l := load(tb, s)
 	rng := rand.New(rand.NewPCG(seed, uint64(M)))
 	span := 0.0
 	for _, j := range l.jobs {
 		span = max(span, j.Arrival)
 	}
+	if T == 0 {
+		T = l.cfg.FutureRounds
+	}
 	p := &Problem{GPUs: M, Config: Config{
-		Rounds: l.cfg.FutureRounds, K: l.cfg.K, Lambda: l.cfg.Lambda, RhoMax: l.cfg.RhoMax, Breakpoints: l.cfg.LogBases,
+		Rounds: T, K: l.cfg.K, Lambda: l.cfg.Lambda, RhoMax: l.cfg.RhoMax, Breakpoints: l.cfg.LogBases,
 	}}
 	var pred predictor.Predictor
 	lastArrival := 0.0
 	for i := 0; i < N; i++ {
-		tj, prof := &l.jobs[i%len(l.jobs)], &l.profs[i%len(l.jobs)]
-		arrival := tj.Arrival + float64(i/len(l.jobs))*span
+		k := (offset + i) % len(l.jobs)
+		tj, prof := &l.jobs[k], &l.profs[k]
+		arrival := tj.Arrival + float64((offset+i)/len(l.jobs))*span
 		lastArrival = max(lastArrival, arrival)
 		E := prof.Epochs()
 		F := int(rng.Float64() * 0.9 * float64(E))

@@ -102,7 +102,24 @@ func (w *Workspace) rankRounds(ctx context.Context, counts []int32) float64 {
 			}
 		}
 	}
+	// The movable jobs by width class, each in rank order (swaps stay
+	// within a class).
 	K := len(w.cw)
+	w.movStart = grow(w.movStart, K+1)
+	clear(w.movStart)
+	for _, j := range mov {
+		w.movStart[w.cls[j]+1]++
+	}
+	for cl := 1; cl <= K; cl++ {
+		w.movStart[cl] += w.movStart[cl-1]
+	}
+	w.movCls = grow(w.movCls, len(mov))
+	fill := w.swapA[:0]
+	fill = append(fill, w.movStart[:K]...)
+	for _, j := range mov {
+		w.movCls[fill[w.cls[j]]] = j
+		fill[w.cls[j]]++
+	}
 	for pass := 0; pass < 4*T && len(mov) > 0; pass++ {
 		if ctx.Err() != nil {
 			break
@@ -156,10 +173,7 @@ func (w *Workspace) improvePair(mov []int32, b, a, K int) bool {
 	// worst-ranked of b\a, pairwise while that improves.
 	for cl := 0; cl < K; cl++ {
 		A, B := w.swapA[:0], w.swapB[:0]
-		for _, j := range mov {
-			if w.cls[j] != int32(cl) {
-				continue
-			}
+		for _, j := range w.movCls[w.movStart[cl]:w.movStart[cl+1]] {
 			r := int(j) * T
 			if x[r+a] && !x[r+b] {
 				A = append(A, j)

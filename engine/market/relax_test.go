@@ -9,42 +9,54 @@ import (
 )
 
 // plainDP is the reference for welfare(τ): the textbook knapsack DP over
-// jobs and GPU-rounds, O(N·C·T), with the same bounds and forced counts.
-func plainDP(w *Workspace, tau float64, lo, hi []int32, dp, nx []float64) float64 {
-	T, C := w.cfg.T, w.C
-	for b := range dp[:C+1] {
-		dp[b] = 0
+// jobs and GPU-rounds, O(N·C·T), with the same bounds and forced counts, in
+// the same exact grid arithmetic. dp and nx hold C+1 numbers, ok and nok
+// C+1 flags (false: no counts reach that capacity).
+func plainDP(w *Workspace, tau float64, lo, hi []int32, dp, nx []uint64, ok, nok []bool) ([]uint64, bool) {
+	W, C := w.W, w.C
+	clear(dp)
+	for b := range ok[:C+1] {
+		ok[b] = true
 	}
-	inf := math.Inf(-1)
+	v := make([]uint64, W)
 	for j := range lo {
 		lam := w.lambda(j, lo[j], hi[j], tau)
 		if lam < 0 {
-			return inf
+			return nil, false
 		}
 		wj := int(w.wid[j])
-		row := j * (T + 1)
 		for b := 0; b <= C; b++ {
-			best := inf
+			nok[b] = false
 			for n := int(lam); n <= int(hi[j]) && n*wj <= b; n++ {
-				if v := dp[b-n*wj] + w.val[row+n]; v > best {
-					best = v
+				if !ok[b-n*wj] {
+					continue
+				}
+				copy(v, dp[(b-n*wj)*W:(b-n*wj+1)*W])
+				w.addGain(v, j, n)
+				if !nok[b] || cmpNum(v, nx[b*W:(b+1)*W]) > 0 {
+					copy(nx[b*W:(b+1)*W], v)
+					nok[b] = true
 				}
 			}
-			nx[b] = best
 		}
 		dp, nx = nx, dp
+		ok, nok = nok, ok
 	}
-	return dp[C]
+	return dp[C*W : (C+1)*W], ok[C]
 }
 
 // TestWelfareMatchesPlainDP checks the class-decomposed knapsack against
-// the plain DP on random mid-size instances, at every makespan candidate.
+// the plain DP on random mid-size instances, at every makespan candidate,
+// exactly.
 func TestWelfareMatchesPlainDP(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
 	ws := NewWorkspace()
 	checked := 0
 	for it := 0; it < 60; it++ {
 		p := randomProblem(rng, 30, 12, 24, []int{1, 2, 4, 8, 3})
+		if it%3 == 0 {
+			hugePriorities(rng, p)
+		}
 		// Only the tables matter here; a short deadline keeps hard packings cheap.
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 		_, err := ws.Solve(ctx, p)
@@ -53,32 +65,33 @@ func TestWelfareMatchesPlainDP(t *testing.T) {
 			t.Fatal(err)
 		}
 		// The workspace now holds the last path's tables and bounds.
-		N := len(p.Jobs)
+		N, W := len(p.Jobs), ws.W
 		lo, hi := ws.lo0[:N], ws.hi0[:N]
-		dp, nx := make([]float64, ws.C+1), make([]float64, ws.C+1)
+		dp, nx := make([]uint64, (ws.C+1)*W), make([]uint64, (ws.C+1)*W)
+		ok, nok := make([]bool, ws.C+1), make([]bool, ws.C+1)
+		got := make([]uint64, W)
 		for _, tau := range []float64{0, 100, 1000, 5000, math.Inf(1)} {
-			want := plainDP(ws, tau, lo, hi, dp, nx)
-			got, ok := ws.welfare(tau, lo, hi, ws.counts[:N])
-			if !ok {
-				if !math.IsInf(want, -1) && ws.forced(tau, lo, hi) >= 0 && ws.forced(tau, lo, hi) <= ws.C {
-					t.Fatalf("case %d τ=%v: welfare infeasible, DP %v", it, tau, want)
+			want, wantOK := plainDP(ws, tau, lo, hi, dp, nx, ok, nok)
+			if !ws.welfare(tau, lo, hi, ws.counts[:N], got) {
+				if wantOK && ws.forced(tau, lo, hi) >= 0 && ws.forced(tau, lo, hi) <= ws.C {
+					t.Fatalf("case %d τ=%v: welfare infeasible, DP feasible", it, tau)
 				}
 				continue
 			}
-			if math.Abs(got-want) > 1e-9*(1+math.Abs(want)) {
-				t.Fatalf("case %d τ=%v: welfare %.15g, plain DP %.15g", it, tau, got, want)
+			if !wantOK || cmpNum(got, want) != 0 {
+				t.Fatalf("case %d τ=%v: welfare %x (%g), plain DP %x (%g)", it, tau, got, ws.real(got), want, ws.real(want))
 			}
 			// The counts it returns attain the value and fit.
-			s, used := 0.0, 0
+			s, used := make([]uint64, W), 0
 			for j, n := range ws.counts[:N] {
-				s += ws.val[j*(ws.cfg.T+1)+int(n)]
+				ws.addGain(s, j, int(n))
 				used += int(ws.wid[j]) * int(n)
 				if n < lo[j] || n > hi[j] || ws.res[j*(ws.cfg.T+1)+int(n)] > tau {
 					t.Fatalf("case %d: job %d count %d outside its bounds", it, j, n)
 				}
 			}
-			if used > ws.C || math.Abs(s-got) > 1e-9*(1+math.Abs(got)) {
-				t.Fatalf("case %d: counts use %d of %d, value %v vs %v", it, used, ws.C, s, got)
+			if used > ws.C || cmpNum(s, got) != 0 {
+				t.Fatalf("case %d: counts use %d of %d, value %x vs %x", it, used, ws.C, s, got)
 			}
 			checked++
 		}
@@ -104,16 +117,19 @@ func BenchmarkWelfare(b *testing.B) {
 		tau = max(tau, ws.res[j*(ws.cfg.T+1)+int(hi[j])])
 	}
 	tau += 600
+	total := make([]uint64, ws.W)
 	b.Run("classes", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			ws.welfare(tau, lo, hi, nil)
+			ws.welfare(tau, lo, hi, nil, total)
 		}
 	})
 	b.Run("plainDP", func(b *testing.B) {
-		dp, nx := make([]float64, ws.C+1), make([]float64, ws.C+1)
+		W := ws.W
+		dp, nx := make([]uint64, (ws.C+1)*W), make([]uint64, (ws.C+1)*W)
+		ok, nok := make([]bool, ws.C+1), make([]bool, ws.C+1)
 		for b.Loop() {
-			plainDP(ws, tau, lo, hi, dp, nx)
+			plainDP(ws, tau, lo, hi, dp, nx, ok, nok)
 		}
 	})
 }

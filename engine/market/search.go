@@ -19,41 +19,38 @@ import (
 // incumbents.
 
 // node is a branch-and-bound node: its parent's bounds with one job's bounds
-// tightened to [lo, hi].
+// tightened to [lo, hi]. Its upper bound (a score) is number id of w.ubs.
 type node struct {
 	parent int32
 	job    int32 // −1 at the root
 	lo, hi int32
-	ub     score
 }
 
 // search runs the branch and bound from the bounds w.lo0, w.hi0. The caller
 // has packed the lower bounds and made them the incumbent. It returns the
-// status and an upper bound on the program's optimum.
-func (w *Workspace) search(ctx context.Context) (Status, score) {
-	k := w.cfg.k
+// status and writes an upper bound on the program's optimum (a score) to
+// bound.
+func (w *Workspace) search(ctx context.Context, bound []uint64) Status {
 	N := len(w.lo0)
 	lo, hi, counts := w.lo[:N], w.hi[:N], w.counts[:N]
 
 	// The root's bound: every job gets all the rounds it can use.
-	root := score{}
-	for j := range w.lo0 {
-		row := j * (w.cfg.T + 1)
-		root.w += w.val[row+int(w.hi0[j])]
-		root.tau = max(root.tau, w.res[row+int(w.hi0[j])])
-	}
-	w.nodes = append(w.nodes[:0], node{parent: -1, job: -1, ub: root})
+	w.nodes = w.nodes[:0]
+	w.ubs = w.ubs[:0]
+	w.newNode(node{parent: -1, job: -1}, nil)
+	root := w.num(w.ubs, 0)
+	w.evalCounts(w.hi0, root)
 	w.heap = append(w.heap[:0], 0)
 	proven := true
-	open := score{w: math.Inf(-1)} // best bound of nodes dropped unfinished
+	open := w.open[:w.W] // best bound of nodes dropped unfinished
+	hasOpen := false
 	processed := 0
 	for len(w.heap) > 0 {
 		if ctx.Err() != nil || processed >= w.cfg.maxNodes {
 			break
 		}
 		id := w.popNode()
-		nd := w.nodes[id]
-		if w.prune(nd.ub, &proven) {
+		if w.prune(w.num(w.ubs, int(id)), &proven) {
 			continue
 		}
 		w.bounds(id, lo, hi)
@@ -65,60 +62,75 @@ func (w *Workspace) search(ctx context.Context) (Status, score) {
 		if w.prune(r.bound, &proven) {
 			continue
 		}
+		if !r.complete && (!hasOpen || cmpNum(r.bound, open) > 0) {
+			copy(open, r.bound)
+			hasOpen = true
+		}
 		res, fail := w.packCounts(counts)
 		if res == packed {
-			if r.best.diff(w.inc, k) > 0 {
+			if cmpNum(r.best, w.inc) > 0 {
 				w.setIncumbent(counts, r.best)
-			}
-			if !r.complete && r.bound.diff(open, k) > 0 {
-				open = r.bound
 			}
 			continue
 		}
 		if res == undecided {
 			proven = false
 		}
-		if !r.complete && r.bound.diff(open, k) > 0 {
-			open = r.bound
-		}
 		w.repair(lo, counts)
-		w.branch(id, fail, lo, hi, counts, r.best.tau, r.bound)
+		w.branch(id, fail, lo, hi, counts, r.tau, r.bound)
 	}
 	w.nodesRun = processed
-	bound := w.inc
-	if open.diff(bound, k) > 0 {
-		bound = open
+	copy(bound, w.inc)
+	if hasOpen && cmpNum(open, bound) > 0 {
+		copy(bound, open)
 	}
 	for _, id := range w.heap {
-		if ub := w.nodes[id].ub; ub.diff(bound, k) > 0 {
-			bound = ub
+		if ub := w.num(w.ubs, int(id)); cmpNum(ub, bound) > 0 {
+			copy(bound, ub)
 		}
 	}
-	if len(w.heap) > 0 || open.w != math.Inf(-1) || !proven {
-		return Feasible, bound
+	if len(w.heap) > 0 || hasOpen || !proven {
+		return Feasible
 	}
-	return Optimal, w.inc
+	return Optimal
+}
+
+// newNode appends a node with upper bound ub (nil: set by the caller).
+func (w *Workspace) newNode(nd node, ub []uint64) int32 {
+	w.nodes = append(w.nodes, nd)
+	k := len(w.ubs)
+	for range w.W {
+		w.ubs = append(w.ubs, 0)
+	}
+	if ub != nil {
+		copy(w.ubs[k:], ub)
+	}
+	return int32(len(w.nodes) - 1)
 }
 
 // prune reports whether a node with upper bound ub cannot beat the
-// incumbent; a node pruned only thanks to the Gap tolerance clears proven.
-func (w *Workspace) prune(ub score, proven *bool) bool {
-	d := ub.diff(w.inc, w.cfg.k)
-	if d <= w.eps(w.inc) {
+// incumbent (exactly); a node pruned only thanks to the Gap tolerance
+// clears proven.
+func (w *Workspace) prune(ub []uint64, proven *bool) bool {
+	if cmpNum(ub, w.inc) <= 0 {
 		return true
 	}
-	if d <= w.cfg.gap*math.Abs(w.inc.value(w.cfg.k)) {
-		*proven = false
-		return true
+	if w.cfg.gap > 0 {
+		tmp := w.gapTmp[:w.W]
+		inc := w.objective(w.inc, tmp)
+		if w.objective(ub, tmp)-inc <= w.cfg.gap*math.Abs(inc) {
+			*proven = false
+			return true
+		}
 	}
 	return false
 }
 
 // setIncumbent records counts (packed in w.x) as the best plan so far.
-func (w *Workspace) setIncumbent(counts []int32, s score) {
+func (w *Workspace) setIncumbent(counts []int32, s []uint64) {
 	copy(w.incCounts, counts)
 	copy(w.incX, w.x)
-	w.inc = s
+	copy(w.inc, s)
 }
 
 // bounds writes node id's bounds: the base bounds tightened along its path.
@@ -142,7 +154,7 @@ func (w *Workspace) bounds(id int32, lo, hi []int32) {
 // The jobs are ordered by the objective they lose with one round less, and
 // the cheapest child is explored first. The "n ≥ counts" chain is kept as
 // nodes that are never solved (their relaxation is the parent's).
-func (w *Workspace) branch(id int32, fail int, lo, hi, counts []int32, tau float64, ub score) {
+func (w *Workspace) branch(id int32, fail int, lo, hi, counts []int32, tau float64, ub []uint64) {
 	T, k := w.cfg.T, w.cfg.k
 	L := w.brJobs[:0]
 	for _, j := range w.order[:fail+1] {
@@ -160,10 +172,8 @@ func (w *Workspace) branch(id int32, fail int, lo, hi, counts []int32, tau float
 	prev := id
 	first := len(w.nodes)
 	for _, s := range L {
-		w.nodes = append(w.nodes,
-			node{parent: prev, job: s, lo: lo[s], hi: counts[s] - 1, ub: ub},
-			node{parent: prev, job: s, lo: counts[s], hi: hi[s], ub: ub})
-		prev = int32(len(w.nodes) - 1)
+		w.newNode(node{parent: prev, job: s, lo: lo[s], hi: counts[s] - 1}, ub)
+		prev = w.newNode(node{parent: prev, job: s, lo: counts[s], hi: hi[s]}, ub)
 	}
 	for i := len(L) - 1; i >= 0; i-- { // the cheapest child last: newest, popped first
 		w.pushID(int32(first + 2*i))
@@ -209,7 +219,8 @@ func (w *Workspace) repair(lo, counts []int32) {
 		}
 		w.sortOrd()
 	}
-	if s := w.evalCounts(got); s.diff(w.inc, w.cfg.k) > 0 {
+	s := w.repS[:w.W]
+	if w.evalCounts(got, s); cmpNum(s, w.inc) > 0 {
 		w.setIncumbent(got, s)
 	}
 }
@@ -232,9 +243,8 @@ func (w *Workspace) sortOrd() {
 // The open nodes form a binary max-heap on ub; ties go to the newer node,
 // which makes the search depth-first among equal bounds.
 func (w *Workspace) nodeLess(a, b int32) bool {
-	d := w.nodes[a].ub.diff(w.nodes[b].ub, w.cfg.k)
-	if d != 0 && !math.IsNaN(d) {
-		return d < 0
+	if c := cmpNum(w.num(w.ubs, int(a)), w.num(w.ubs, int(b))); c != 0 {
+		return c < 0
 	}
 	return a < b
 }

@@ -45,19 +45,41 @@ type Workspace struct {
 	C   int // M·T GPU-rounds
 
 	wid      []int32
-	val, res []float64 // per job, n = 0..T
+	val, res []float64 // per job, n = 0..T (val: heuristics and the layout)
 	top      []int32
 	prio     []float64
 	order    []int32 // packing order: width desc, p desc, R desc, ID asc
 	rankPos  []int32 // position in order
 	ids      []int32
 
+	// exact arithmetic (exact.go): W limbs per number
+	W            int
+	tiers        []tier
+	jt           []int32 // job → tier, −1 for a term that is always 0
+	mt           int32   // the makespan term's tier, or −1
+	coarse       bool
+	items        []item
+	suf          []float64
+	tauMax       float64
+	goff         []int32  // job → offset of its grid table in gv
+	gv           []uint64 // per job and n: G_j(n), then G_j(n) − G_j(n−1)
+	c0w, mmax    []uint64 // Σ_j V_j(0) and M(τmax)
+	scratch      []uint64 // the numbers below, one allocation
+	relBS, relUB []uint64
+	relBest      []uint64
+	relBound     []uint64
+	repS, gapTmp []uint64
+	inc, open    []uint64
+	bnd, fin     []uint64
+
 	// relaxation
 	cw, cls, cstart, cfill []int32
 	mg                     []marg
 	choice, mc, lam        []int32
-	h, best, next          []float64
-	cand, wv               []float64
+	h, best, next, gath    []uint64
+	cand                   []float64
+	lastCap                int // capacity of the last welfare evaluation
+	wv                     []uint64
 	stack                  [][2]int32
 
 	// packing
@@ -76,8 +98,8 @@ type Workspace struct {
 	repOrd, brJobs                           []int32
 	brLoss                                   []float64
 	incX                                     []bool
-	inc                                      score
 	nodes                                    []node
+	ubs                                      []uint64 // node id → its upper bound
 	heap                                     []int32
 	nodesRun                                 int
 
@@ -85,6 +107,7 @@ type Workspace struct {
 	c, colw                []float64
 	byPi, pi, perm, swapA  []int32
 	swapB, bfOrder         []int32
+	movCls, movStart       []int32 // movable jobs by class (rankRounds)
 	rowTmp                 []bool
 	plannedBuf, extraBuf   []int
 	roundStart, extraStart []int
@@ -146,7 +169,7 @@ func (w *Workspace) Solve(ctx context.Context, p *Problem) (*Solution, error) {
 			sol.Status = Infeasible
 			clear(w.incCounts)
 			clear(w.incX)
-			w.finish(sol, score{}, score{})
+			w.finish(sol, nil, nil)
 			return sol, nil
 		}
 		sol.Relaxed = true
@@ -155,24 +178,41 @@ func (w *Workspace) Solve(ctx context.Context, p *Problem) (*Solution, error) {
 		clear(w.lo0)
 		w.pack(w.lo0)
 	}
-	w.setIncumbent(w.lo0, w.evalCounts(w.lo0))
-	status, bound := w.search(ctx)
-	if w.unsure {
+	w.exactTables()
+	copy(w.incCounts, w.lo0)
+	copy(w.incX, w.x)
+	w.evalCounts(w.lo0, w.inc)
+	status := w.search(ctx, w.bnd)
+	if w.unsure || w.coarse {
 		status = Feasible
 	}
 	sol.Status = status
 	sol.Nodes = w.nodesRun
 	sol.RankCost = w.rankRounds(ctx, w.incCounts)
-	w.finish(sol, w.inc, bound)
+	w.finish(sol, w.inc, w.bnd)
 	return sol, nil
 }
 
-// finish fills sol's numbers and rounds from the incumbent.
-func (w *Workspace) finish(sol *Solution, s, bound score) {
-	k := w.cfg.k
-	sol.Objective = s.value(k)
-	sol.Bound = bound.value(k)
-	sol.Welfare, sol.Makespan = s.w, s.tau
+// finish fills sol's numbers and rounds from the incumbent with score s and
+// the bound (both nil: the empty plan of an infeasible program). Objective,
+// Bound and Welfare are the exact values on the grid, correctly rounded.
+func (w *Workspace) finish(sol *Solution, s, bound []uint64) {
+	if s != nil {
+		tmp := w.fin[:w.W]
+		sol.Objective = w.objective(s, tmp)
+		sol.Bound = w.objective(bound, tmp)
+		copy(tmp, w.c0w)
+		for j, n := range w.incCounts {
+			if t := w.jt[j]; t >= 0 {
+				subAt(tmp, w.tiers[t].off, w.gain(j, int(n)))
+			}
+		}
+		sol.Welfare = -w.real(tmp)
+		T := w.cfg.T
+		for j, n := range w.incCounts {
+			sol.Makespan = max(sol.Makespan, w.res[j*(T+1)+int(n)])
+		}
+	}
 	for j := range w.p.Jobs {
 		n := w.incCounts[j]
 		sol.Count[j] = int(n)
@@ -220,10 +260,24 @@ func (w *Workspace) setup() error {
 	w.rowTmp = grow(w.rowTmp, T)
 	w.x = grow(w.x, N*T)
 	w.incX = grow(w.incX, N*T)
-	if cap(w.h) == 0 {
-		w.h = make([]float64, 1, 64)
-	}
+	w.jt = grow(w.jt, N)
+	w.goff = grow(w.goff, N)
 	return nil
+}
+
+// numbers sizes the workspace's scratch numbers for w.W limbs.
+func (w *Workspace) numbers() {
+	W := w.W
+	all := []*[]uint64{&w.relBS, &w.relUB, &w.relBest, &w.relBound,
+		&w.repS, &w.gapTmp, &w.inc, &w.open, &w.bnd, &w.fin, &w.c0w, &w.mmax}
+	w.scratch = grow(w.scratch, len(all)*W)
+	clear(w.scratch)
+	for i, p := range all {
+		*p = w.scratch[i*W : (i+1)*W : (i+1)*W]
+	}
+	if cap(w.h) < W {
+		w.h = make([]uint64, W, 64*W)
+	}
 }
 
 // demand is Σ_j w_j·top_j, the GPU-rounds the jobs can use in the window.
@@ -236,7 +290,8 @@ func (w *Workspace) demand() int {
 }
 
 // prepare computes the value tables, the job order and the width classes
-// for the current priorities, and the base bounds [0, top].
+// for the current priorities, and the base bounds [0, top]: what the first
+// attempt's packing test needs.
 func (w *Workspace) prepare() {
 	p := w.p
 	w.tables(p, w.prio)
@@ -246,8 +301,6 @@ func (w *Workspace) prepare() {
 	if demand := w.demand(); demand < w.C {
 		w.C = demand
 	}
-	w.best = grow(w.best, w.C+1)
-	w.next = grow(w.next, w.C+1)
 	ord := w.order
 	for j := range ord {
 		ord[j] = int32(j)
@@ -272,4 +325,16 @@ func (w *Workspace) prepare() {
 	w.exactPack = exactPacking(w.cw, int32(w.M))
 	copy(w.hi0, w.top)
 	clear(w.lo0)
+}
+
+// exactTables builds, for the path taken, the exact arithmetic's layout and
+// grid tables (exact.go), the sorted marginals and the DP rows.
+func (w *Workspace) exactTables() {
+	w.layout()
+	w.numbers()
+	w.grid()
+	w.sortMarginals(len(w.p.Jobs))
+	w.best = grow(w.best, (w.C+1)*w.W)
+	w.next = grow(w.next, (w.C+1)*w.W)
+	w.gath = grow(w.gath, (w.C+1)*w.W)
 }
