@@ -48,6 +48,19 @@
 // Solutions report a [Status] (Optimal, Feasible with a Bound, Infeasible)
 // and the objective. A context deadline returns the best plan so far.
 //
+// # Exact arithmetic
+//
+// On the relaxed path priorities span 1 to [MaxPriority] (ρ̂^λ is about
+// 1e20 for a job far behind), and a float64 sum that holds a 1e19 term has
+// a rounding step of 2048: the other jobs' terms would vanish from every
+// total the solver compares. So every term of the objective is kept as an
+// integer on a grid at most 2^-64 of its own scale, and the terms are cut
+// into lexicographic tiers wherever one grid unit of a tier outweighs all
+// the terms below it; sums are exact multi-limb integer additions and
+// comparisons are exact (exact.go has the construction and its proof).
+// Objective, Bound and Welfare are the exact values, correctly rounded to
+// float64.
+//
 // # Determinism
 //
 // Equal inputs give equal plans: every tie is broken by a documented key

@@ -416,7 +416,7 @@ func (w *Workspace) grid() {
 				copy(cell[2*n*L:], g[:L])
 				continue
 			}
-			toGrid(cur[:L], -min(w.val[row+n], 0), tr.exp)
+			toGrid(cur[:L], -w.val[row+n], tr.exp)
 			if cmpNum(cur[:L], prev[:L]) > 0 {
 				cur = prev
 			}

@@ -414,3 +414,36 @@ func TestCoarseLayout(t *testing.T) {
 		t.Fatalf("bound %v, objective %v, exact optimum %v", sol.Bound, sol.Objective, opt)
 	}
 }
+
+// TestCurveBreakpoints: the piecewise log is exact at its breakpoints, so
+// f(1) = 0 and a finished job weighs nothing even at p_j = MaxPriority.
+func TestCurveBreakpoints(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for it := 0; it < 2000; it++ {
+		bp := []float64{0}
+		for len(bp) < 2+rng.IntN(6) {
+			bp = append(bp, bp[len(bp)-1]+(1-bp[len(bp)-1])*rng.Float64())
+		}
+		bp = append(bp, 1)
+		var c config
+		if err := (&Config{Breakpoints: bp}).resolve(&c); err != nil {
+			continue // a draw repeated a breakpoint
+		}
+		for i, b := range c.bp {
+			if got := c.curve(b); got != c.bpLogs[i] {
+				t.Fatalf("breakpoints %v: f(%v) = %v, want %v", bp, b, got, c.bpLogs[i])
+			}
+		}
+	}
+	p := &Problem{GPUs: 1, Round: 50, Config: Config{Rounds: 2, Breakpoints: []float64{0, 0.052, 1}}, Jobs: []Job{
+		{ID: 1, GPUs: 1, Epochs: 10, Progress: 9, MeanEpoch: 60, Remaining: 50, FairFinish: 1e-200},
+		{ID: 2, GPUs: 1, Epochs: 10, Progress: 2, MeanEpoch: 60, Remaining: 480, FairFinish: 1e9},
+	}}
+	sol, err := Solve(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sol.Priority[0] != MaxPriority || sol.Count[0] != 1 || sol.Count[1] != 1 || sol.Status != Optimal || math.Abs(sol.Welfare) > 1 {
+		t.Fatalf("got %v counts %v priorities %v welfare %v", sol.Status, sol.Count, sol.Priority, sol.Welfare)
+	}
+}

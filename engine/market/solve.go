@@ -16,11 +16,13 @@ type Solution struct {
 	// Relaxed: the finish-time-fairness constraints could not all hold, so
 	// the plan solves the relaxed program with priorities p_j.
 	Relaxed bool
-	// Objective of the program solved at the plan: Welfare − k·Makespan.
+	// Objective of the program solved at the plan: Welfare − k·Makespan,
+	// computed exactly (on the solver's grid, see the package doc) and
+	// rounded to the nearest float64.
 	Objective float64
 	// Bound on the optimum of that program (= Objective when Optimal).
 	Bound    float64
-	Welfare  float64 // (1/(N·T))·Σ_j p_j·f(u_j)
+	Welfare  float64 // (1/(N·T))·Σ_j p_j·f(u_j), exact and rounded as Objective
 	Makespan float64 // max_j max(0, R_j − D̄_j·y_j), seconds
 	// RankCost is the re-ranking objective Σ_j p_j·(Σ_t t·x_{j,t})/n_j.
 	RankCost float64

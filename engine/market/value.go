@@ -15,6 +15,11 @@ func (c *config) curve(u float64) float64 {
 	for i < len(bp)-1 && u > bp[i] {
 		i++
 	}
+	if u == bp[i] {
+		// Exactly the breakpoint's log (the chord formula may miss it by an
+		// ulp): f(1) = 0, so a finished job weighs nothing whatever its p_j.
+		return lg[i]
+	}
 	return lg[i-1] + float64((u-bp[i-1])*(lg[i]-lg[i-1]))/(bp[i]-bp[i-1])
 }
 
@@ -44,7 +49,7 @@ func (w *Workspace) tables(p *Problem, prio []float64) {
 				}
 			}
 			u := (float64(job.Progress) + y) / float64(job.Epochs)
-			w.val[row+n] = float64(prio[j]*w.cfg.curve(u)) / nt
+			w.val[row+n] = min(float64(prio[j]*w.cfg.curve(u))/nt, 0) // f ≤ 0; no round-off above
 			w.res[row+n] = max(0, job.Remaining-float64(job.MeanEpoch*y))
 		}
 		// Marginals must be non-negative and non-increasing (f is concave
