@@ -148,8 +148,15 @@ func (w *Workspace) layout() {
 	}
 	w.coarse = false
 	width := int32(0)
-	for _, t := range tiers {
-		width += t.n
+	for t := range tiers {
+		tiers[t].off = width
+		width += tiers[t].n
+	}
+	if width > maxLimbs {
+		// Keep the full layout to report the plan's value (finish).
+		w.full = append(w.full[:0], tiers...)
+		w.fullJT = append(w.fullJT[:0], w.jt[:N]...)
+		w.fullMT = w.mt
 	}
 	for width > maxLimbs {
 		w.coarse = true
@@ -332,12 +339,44 @@ func (f *fbuild) float() float64 {
 // real is the value of a number (non-negative in every tier), correctly
 // rounded: the tiers' bits do not overlap (the cut rule), so the number is
 // their concatenation in binary.
-func (w *Workspace) real(x []uint64) float64 {
+func (w *Workspace) real(x []uint64) float64 { return realIn(w.tiers, x) }
+
+func realIn(tiers []tier, x []uint64) float64 {
 	var f fbuild
-	for _, t := range w.tiers {
+	for _, t := range tiers {
 		f.tier(x[t.off:t.off+t.n], t.exp)
 	}
 	return f.float()
+}
+
+// fullValue returns the welfare and the objective of counts n on the full
+// layout, which a coarsened solve keeps for this: −Σ_j V_j(n_j) and
+// −(Σ_j V_j(n_j) + M(τ)), exact on the fine grid and correctly rounded.
+func (w *Workspace) fullValue(n []int32, tau float64) (welfare, objective float64) {
+	W, L := 0, 0
+	for _, t := range w.full {
+		W, L = max(W, int(t.off+t.n)), max(L, int(t.n))
+	}
+	buf := grow(w.fullBuf, W+L)
+	w.fullBuf = buf
+	x, v := buf[:W], buf[W:]
+	clear(x)
+	T := w.cfg.T
+	for j, c := range n {
+		if t := w.fullJT[j]; t >= 0 {
+			tr := w.full[t]
+			toGrid(v[:tr.n], -w.val[j*(T+1)+int(c)], tr.exp)
+			addAt(x, tr.off, v[:tr.n])
+		}
+	}
+	welfare = -realIn(w.full, x)
+	if w.fullMT >= 0 {
+		tr := w.full[w.fullMT]
+		clear(v)
+		mkTier(v[:tr.n], w.cfg.k, tau, tr.exp)
+		addAt(x, tr.off, v[:tr.n])
+	}
+	return welfare, -realIn(w.full, x)
 }
 
 // objective is the program's objective at a score (gains form, see above):
@@ -442,10 +481,15 @@ func (w *Workspace) mkGrid(z []uint64, tau float64) {
 		return
 	}
 	t := w.tiers[w.mt]
-	fk, xk := math.Frexp(w.cfg.k)
+	mkTier(z[t.off:t.off+t.n], w.cfg.k, tau, t.exp)
+}
+
+// mkTier writes ⌊k·τ/2^e⌋ into z (cleared, big-endian).
+func mkTier(z []uint64, k, tau float64, e int32) {
+	fk, xk := math.Frexp(k)
 	ft, xt := math.Frexp(tau)
 	hi, lo := bits.Mul64(uint64(math.Ldexp(fk, 53)), uint64(math.Ldexp(ft, 53)))
-	placeShifted(z[t.off:t.off+t.n], hi, lo, xk+xt-106-int(t.exp))
+	placeShifted(z, hi, lo, xk+xt-106-int(e))
 }
 
 // mkInto sets z = Mmax − M(τ), the makespan term's contribution to a score.

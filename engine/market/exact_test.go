@@ -413,6 +413,18 @@ func TestCoarseLayout(t *testing.T) {
 	if sol.Bound < opt*(1+1e-12) || sol.Objective > sol.Bound {
 		t.Fatalf("bound %v, objective %v, exact optimum %v", sol.Bound, sol.Objective, opt)
 	}
+	// The reported objective is the plan's, on the fine grid: the makespan
+	// term included.
+	got, tau := e.value(sol.Count)
+	exact, _ := new(big.Float).Quo(got, new(big.Float).SetFloat64(nt)).Float64()
+	slack := 0.0
+	for j := range p.Jobs {
+		slack += e.slack(j) / nt
+	}
+	if math.Abs(sol.Objective-exact) > slack || sol.Makespan != tau || sol.Objective > sol.Welfare-c.k*tau*(1-1e-12) {
+		t.Fatalf("objective %v, welfare %v, makespan %v; the plan's exact objective %v (slack %g), makespan %v",
+			sol.Objective, sol.Welfare, sol.Makespan, exact, slack, tau)
+	}
 }
 
 // TestCurveBreakpoints: the piecewise log is exact at its breakpoints, so

@@ -60,6 +60,10 @@ type Workspace struct {
 	jt           []int32 // job → tier, −1 for a term that is always 0
 	mt           int32   // the makespan term's tier, or −1
 	coarse       bool
+	full         []tier // a coarsened solve's full layout (reporting)
+	fullJT       []int32
+	fullMT       int32
+	fullBuf      []uint64
 	items        []item
 	suf          []float64
 	tauMax       float64
@@ -213,6 +217,9 @@ func (w *Workspace) finish(sol *Solution, s, bound []uint64) {
 		T := w.cfg.T
 		for j, n := range w.incCounts {
 			sol.Makespan = max(sol.Makespan, w.res[j*(T+1)+int(n)])
+		}
+		if w.coarse { // the coarse grid rounded terms off: value the plan finely
+			sol.Welfare, sol.Objective = w.fullValue(w.incCounts, sol.Makespan)
 		}
 	}
 	for j := range w.p.Jobs {
