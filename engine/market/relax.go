@@ -280,6 +280,8 @@ func (c *convolver) rec(l, r, optl, optr int) {
 			bi = c.best2(mid, optl, hi)
 		case 3:
 			bi = c.best3(mid, optl, hi)
+		case 4:
+			bi = c.best4(mid, optl, hi)
 		default:
 			bi = c.bestN(mid, optl, hi)
 		}
@@ -327,6 +329,27 @@ func (c *convolver) best3(mid, lo, hi int) int {
 	}
 	o := 3 * (c.r + c.s*mid)
 	c.out[o], c.out[o+1], c.out[o+2] = b0, b1, b2
+	return bi
+}
+
+// best4 is best2 for four limbs.
+func (c *convolver) best4(mid, lo, hi int) int {
+	in, h := c.in, c.h
+	var b0, b1, b2, b3 uint64
+	bi := -1
+	for i := lo; i <= hi; i++ {
+		x := 4 * i
+		k := 4 * min(mid-i, c.mc)
+		v3, cy := bits.Add64(in[x+3], h[k+3], 0)
+		v2, cy := bits.Add64(in[x+2], h[k+2], cy)
+		v1, cy := bits.Add64(in[x+1], h[k+1], cy)
+		v0, _ := bits.Add64(in[x], h[k], cy)
+		if bi < 0 || v0 > b0 || (v0 == b0 && (v1 > b1 || (v1 == b1 && (v2 > b2 || (v2 == b2 && v3 > b3))))) {
+			b0, b1, b2, b3, bi = v0, v1, v2, v3, i
+		}
+	}
+	o := 4 * (c.r + c.s*mid)
+	c.out[o], c.out[o+1], c.out[o+2], c.out[o+3] = b0, b1, b2, b3
 	return bi
 }
 

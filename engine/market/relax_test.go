@@ -52,7 +52,8 @@ func TestWelfareMatchesPlainDP(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
 	ws := NewWorkspace()
 	checked := 0
-	for it := 0; it < 60; it++ {
+	limbs := map[int]int{} // numbers' widths seen: each has its own convolution loop
+	for it := 0; it < 90; it++ {
 		p := randomProblem(rng, 30, 12, 24, []int{1, 2, 4, 8, 3})
 		if it%3 == 0 {
 			hugePriorities(rng, p)
@@ -66,6 +67,7 @@ func TestWelfareMatchesPlainDP(t *testing.T) {
 		}
 		// The workspace now holds the last path's tables and bounds.
 		N, W := len(p.Jobs), ws.W
+		limbs[min(W, 5)]++
 		lo, hi := ws.lo0[:N], ws.hi0[:N]
 		dp, nx := make([]uint64, (ws.C+1)*W), make([]uint64, (ws.C+1)*W)
 		ok, nok := make([]bool, ws.C+1), make([]bool, ws.C+1)
@@ -96,9 +98,10 @@ func TestWelfareMatchesPlainDP(t *testing.T) {
 			checked++
 		}
 	}
-	if checked < 100 {
-		t.Fatalf("only %d comparisons", checked)
+	if checked < 150 || limbs[2] == 0 || limbs[3] == 0 || limbs[4] == 0 || limbs[5] == 0 {
+		t.Fatalf("only %d comparisons, widths %v", checked, limbs)
 	}
+	t.Logf("%d comparisons, widths (5: five or more limbs) %v", checked, limbs)
 }
 
 // BenchmarkWelfare times one evaluation of W(τ) on the 900-job, 256-GPU
