@@ -43,10 +43,11 @@ cross:
 $(WAZERO):
 	$(GO) install github.com/tetratelabs/wazero/cmd/wazero@v1.12.0
 
-# The kernels' tests under WebAssembly, through the wazero CLI.
+# The kernels', link search's and planner's tests under WebAssembly (wazero
+# CLI): determinism and deadlines, which a cooperative scheduler can break.
 wasm-test: $(WAZERO)
-	PATH="$$PATH:$(GOBIN):$$($(GO) env GOROOT)/lib/wasm" GOWASIRUNTIME=wazero GOOS=wasip1 GOARCH=wasm $(GO) test ./kernels/ ./engine/link/ ./engine/round/
-	PATH="$$PATH:$(GOBIN):$$($(GO) env GOROOT)/lib/wasm" GOWASIRUNTIME=wazero GOOS=wasip1 GOARCH=wasm $(GO) test -run 'TestPlanDigest|TestDetMath|TestSolveMatchesBruteForce' ./engine/market/
+	PATH="$$PATH:$(GOBIN):$$($(GO) env GOROOT)/lib/wasm" GOWASIRUNTIME=wazero GOOS=wasip1 GOARCH=wasm $(GO) test ./kernels/ ./engine/internal/deadline/ ./engine/link/ ./engine/round/
+	PATH="$$PATH:$(GOBIN):$$($(GO) env GOROOT)/lib/wasm" GOWASIRUNTIME=wazero GOOS=wasip1 GOARCH=wasm $(GO) test -run 'TestPlanDigest|TestDetMath|TestSolveMatchesBruteForce|TestSolveDeadline' ./engine/market/
 
 # The WebAssembly reactor (ABI v1, see the README) and the C shared library.
 wasm:

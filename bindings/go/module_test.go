@@ -286,3 +286,27 @@ func TestSearchAllocs(t *testing.T) {
 		t.Errorf("%v allocations per warm search, want at most 1", n)
 	}
 }
+
+// TestTimeLimitInModule: a request's time_limit_ms ends a search inside the
+// module. The Go scheduler on wasm never preempts, so a limit that relied on
+// the runtime's timer would be ignored and this search would run for hours.
+func TestTimeLimitInModule(t *testing.T) {
+	ctx := context.Background()
+	m := newModule(t, Options{Instances: 1})
+	rng := rand.New(rand.NewPCG(1, 1))
+	req := wire.LinkRequest{CapacityGbps: 40, SearchSpec: wire.SearchSpec{Budget: -1, TimeLimitMs: 50}}
+	for j := range 5 {
+		period := []float64{200, 300, 400}[rng.IntN(3)]
+		comm := 20 + rng.Float64()*(period/2)
+		req.Jobs = append(req.Jobs, wire.JobSpec{ID: fmt.Sprint("j", j), Phases: []wire.PhaseSpec{
+			{Ms: period - comm, Gbps: 0}, {Ms: comm, Gbps: 10 + rng.Float64()*20},
+		}})
+	}
+	res, err := m.Link(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != "time_limit" || res.Score < res.UnshiftedScore || res.Bound < res.Score {
+		t.Fatalf("status %q score %v unshifted %v bound %v, want time_limit with score <= bound", res.Status, res.Score, res.UnshiftedScore, res.Bound)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/orrery/orrery/engine/circle"
+	"github.com/orrery/orrery/engine/internal/deadline"
 	"github.com/orrery/orrery/engine/profile"
 	"github.com/orrery/orrery/kernels"
 )
@@ -189,7 +190,7 @@ func (w *Workspace) shouldStop() bool {
 	}
 	if w.evals >= w.check {
 		w.check = w.evals + checkEvery
-		if w.ctx.Err() != nil {
+		if deadline.Done(w.ctx) {
 			w.stop = TimeLimit
 			return true
 		}

@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"context"
 	"slices"
+
+	"github.com/orrery/orrery/engine/internal/deadline"
 )
 
 // Which rounds of the window a job gets does not change the program's
@@ -121,7 +123,7 @@ func (w *Workspace) rankRounds(ctx context.Context, counts []int32) float64 {
 		fill[w.cls[j]]++
 	}
 	for pass := 0; pass < 4*T && len(mov) > 0; pass++ {
-		if ctx.Err() != nil {
+		if deadline.Done(ctx) {
 			break
 		}
 		changed := false

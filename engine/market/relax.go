@@ -5,6 +5,8 @@ import (
 	"context"
 	"math/bits"
 	"slices"
+
+	"github.com/orrery/orrery/engine/internal/deadline"
 )
 
 // marg is one marginal welfare gain: job j going from n−1 to n rounds. d
@@ -466,7 +468,7 @@ func (w *Workspace) relax(ctx context.Context, lo, hi, counts []int32) relaxatio
 		if cmpNum(sc(ub, ib, ia+1), bs) <= 0 {
 			continue
 		}
-		if ctx.Err() != nil {
+		if deadline.Done(ctx) {
 			stack = append(stack, iv)
 			complete = false
 			break

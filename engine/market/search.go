@@ -5,6 +5,8 @@ import (
 	"context"
 	"math"
 	"slices"
+
+	"github.com/orrery/orrery/engine/internal/deadline"
 )
 
 // The count relaxation aggregates capacity over the window, and aggregate
@@ -46,7 +48,7 @@ func (w *Workspace) search(ctx context.Context, bound []uint64) Status {
 	hasOpen := false
 	processed := 0
 	for len(w.heap) > 0 {
-		if ctx.Err() != nil || processed >= w.cfg.maxNodes {
+		if deadline.Done(ctx) || processed >= w.cfg.maxNodes {
 			break
 		}
 		id := w.popNode()

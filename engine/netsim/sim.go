@@ -11,6 +11,7 @@ import (
 	"github.com/orrery/orrery/engine/agent"
 	"github.com/orrery/orrery/engine/candidate"
 	"github.com/orrery/orrery/engine/fluid"
+	"github.com/orrery/orrery/engine/internal/deadline"
 	"github.com/orrery/orrery/engine/link"
 	"github.com/orrery/orrery/engine/profile"
 	"github.com/orrery/orrery/engine/topology"
@@ -184,7 +185,7 @@ func cmpInt(a, b int64) int {
 
 func (s *sim) run() error {
 	for {
-		if s.res.Events%256 == 0 && s.ctx.Err() != nil {
+		if s.res.Events%256 == 0 && deadline.Done(s.ctx) {
 			s.res.Status = Cancelled
 			return nil
 		}

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/orrery/orrery/engine/internal/deadline"
 )
 
 // Defaults of [Options], the authors' simulator's.
@@ -174,7 +176,7 @@ func (s *sim) loop(ctx context.Context) error {
 	s.now = s.jobs[0].tj.Arrival
 	idle := 0
 	for s.finished < n {
-		if err := ctx.Err(); err != nil {
+		if err := deadline.Err(ctx); err != nil {
 			return fmt.Errorf("%w after %d rounds: %w", ErrCanceled, s.round, err)
 		}
 		if s.round >= s.o.maxRounds {
