@@ -349,28 +349,50 @@ func isLimit(err error) bool {
 	return false
 }
 
+// Problem returns the link search the request describes, quantized to its
+// tick and unit, and the search options it sets: what "cassini.link" runs,
+// for callers that drive a link.Workspace (or the module's link_search fast
+// path) themselves. Its time_limit_ms has no link.Options field and is left
+// to the caller's context. A bad request gives the same *Error as the op.
+func (req LinkRequest) Problem() (link.Problem, link.Options, error) {
+	pr, r, err := req.problem()
+	if err != nil {
+		return link.Problem{}, link.Options{}, err
+	}
+	return pr, r.opt, nil
+}
+
+func (req LinkRequest) problem() (link.Problem, quantum, error) {
+	r, err := req.SearchSpec.parse()
+	if err != nil {
+		return link.Problem{}, r, err
+	}
+	c, err := r.capacityUnits("capacity_gbps", req.CapacityGbps)
+	if err != nil {
+		return link.Problem{}, r, err
+	}
+	jobs, _, err := r.jobs(req.Jobs)
+	if err != nil {
+		return link.Problem{}, r, err
+	}
+	return link.Problem{Jobs: jobs, Capacity: c}, r, nil
+}
+
 func cassiniLink(ctx context.Context, data []byte) (any, error) {
 	var req LinkRequest
 	if err := decode(data, &req); err != nil {
 		return nil, err
 	}
-	r, err := req.SearchSpec.parse()
+	pr, r, err := req.problem()
 	if err != nil {
 		return nil, err
 	}
-	c, err := r.capacityUnits("capacity_gbps", req.CapacityGbps)
-	if err != nil {
-		return nil, err
-	}
-	jobs, _, err := r.jobs(req.Jobs)
-	if err != nil {
-		return nil, err
-	}
+	jobs := pr.Jobs
 	ctx, cancel := r.context(ctx)
 	defer cancel()
 	w := workspaces.Get().(*link.Workspace)
 	defer workspaces.Put(w)
-	res, err := w.Search(ctx, link.Problem{Jobs: jobs, Capacity: c}, r.opt, nil)
+	res, err := w.Search(ctx, pr, r.opt, nil)
 	if err != nil {
 		return nil, fieldError("jobs", err)
 	}

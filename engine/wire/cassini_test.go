@@ -8,6 +8,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -318,5 +319,51 @@ func TestRankErrorsIgnoreMapOrder(t *testing.T) {
 		if !errors.As(err, &we) || we.Field != "candidates[0].paths.a[1]" {
 			t.Fatalf("err = %v, want the first path in key order, candidates[0].paths.a[1]", err)
 		}
+	}
+}
+
+// TestLinkRequestProblem: Problem quantizes as the op does (1 ms ticks,
+// 1 Mbps units, phases in order), and searching it gives the op's shifts.
+func TestLinkRequestProblem(t *testing.T) {
+	const body = `{"capacity_gbps": 50, "mode": "paper", "jobs": [{"id": "vgg16", "phases": [{"ms": 141, "gbps": 0}, {"ms": 114, "gbps": 25}]}, {"id": "resnet", "phases": [{"ms": 120, "gbps": 0}, {"ms": 61, "gbps": 30}]}]}`
+	var req wire.LinkRequest
+	if err := json.Unmarshal([]byte(body), &req); err != nil {
+		t.Fatal(err)
+	}
+	pr, opt, err := req.Problem()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pulse := func(n, on int, v int32) []int32 {
+		d := make([]int32, n)
+		for i := on; i < n; i++ {
+			d[i] = v
+		}
+		return d
+	}
+	if pr.Capacity != 50000 || opt.Mode != link.Paper || len(pr.Jobs) != 2 ||
+		!slices.Equal(pr.Jobs[0].Demand, pulse(255, 141, 25000)) || !slices.Equal(pr.Jobs[1].Demand, pulse(181, 120, 30000)) {
+		t.Fatalf("problem %+v options %+v", pr, opt)
+	}
+	var w link.Workspace
+	res, err := w.Search(context.Background(), pr, opt, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := wire.Call(context.Background(), "cassini.link", []byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var resp wire.LinkResponse
+	if err := json.Unmarshal(out, &resp); err != nil {
+		t.Fatal(err)
+	}
+	if resp.ShiftsMs["resnet"] != float64(res.Shifts[1]) || resp.Score != res.Score {
+		t.Fatalf("op gives shift %v score %v, Problem's search %v %v", resp.ShiftsMs["resnet"], resp.Score, res.Shifts[1], res.Score)
+	}
+	req.CapacityGbps = -1
+	var we *wire.Error
+	if _, _, err := req.Problem(); !errors.As(err, &we) || we.Field != "capacity_gbps" {
+		t.Fatalf("bad capacity: %v", err)
 	}
 }
