@@ -105,7 +105,7 @@ func (nv *Naive) Search(pr link.Problem, opt NaiveOptions) (NaiveResult, error) 
 		for {
 			nv.fillBase(k, p)
 			if opt.Plain {
-				plainRotations(nv.out, nv.base, nv.rot, pr.Capacity)
+				PlainRotations(nv.out, nv.base, nv.rot, pr.Capacity)
 			} else {
 				kernels.Rotations(nv.out, nv.base, nv.rotor, pr.Capacity, 0)
 			}
@@ -154,9 +154,10 @@ func (nv *Naive) fillBase(k, p int) {
 	}
 }
 
-// plainRotations is the rotation scan as a user would write it: for every
-// shift s of the rotated job, sum max(base[i] + rot[(i-s) mod n] − c, 0).
-func plainRotations(dst []int64, base, rot []int32, c int32) {
+// PlainRotations is the rotation scan as a user would write it, the
+// baseline the kernels are measured against: for every shift s of the
+// rotated job, sum max(base[i] + rot[(i-s) mod n] − c, 0).
+func PlainRotations(dst []int64, base, rot []int32, c int32) {
 	n := len(base)
 	for s := range dst {
 		var sum int64

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,7 +13,6 @@ import (
 	"testing"
 
 	"github.com/orrery/orrery/engine/link"
-	"github.com/orrery/orrery/engine/profile"
 	"github.com/orrery/orrery/engine/wire"
 )
 
@@ -33,17 +33,18 @@ var benchmarks = []struct{ name, what string }{
 }
 
 // searchProblem is the flat problem of "search": the corpus request
-// ok/link_exact_coprime_periods.json quantized to 1 ms ticks and 1 Mbps.
-func searchProblem() link.Problem {
-	a := make([]int32, 255)
-	for i := 141; i < 255; i++ {
-		a[i] = 25000
+// ok/link_exact_coprime_periods.json, quantized as cassini.link does.
+func searchProblem(corpus string) (link.Problem, error) {
+	var env struct{ Request wire.LinkRequest }
+	b, err := os.ReadFile(filepath.Join(corpus, "ok", "link_exact_coprime_periods.json"))
+	if err == nil {
+		err = json.Unmarshal(b, &env)
 	}
-	b := make([]int32, 181)
-	for i := 120; i < 181; i++ {
-		b[i] = 30000
+	if err != nil {
+		return link.Problem{}, err
 	}
-	return link.Problem{Jobs: []profile.Profile{{Period: 255, Demand: a}, {Period: 181, Demand: b}}, Capacity: 50000}
+	pr, _, err := env.Request.Problem()
+	return pr, err
 }
 
 func nsPerOp(f func(b *testing.B)) float64 {
@@ -61,7 +62,10 @@ func nativeBench(ctx context.Context, a *artifacts, names []string) (map[string]
 		switch name {
 		case "abi_version": // no boundary to cross
 		case "search":
-			pr := searchProblem()
+			pr, err := searchProblem(a.corpus)
+			if err != nil {
+				return nil, err
+			}
 			var w link.Workspace
 			dst := make([]int, 2)
 			out[name] = nsPerOp(func(b *testing.B) {
@@ -101,7 +105,10 @@ func wazeroBench(ctx context.Context, a *artifacts, names []string) (map[string]
 				}
 			}
 		case "search":
-			pr := searchProblem()
+			pr, err := searchProblem(a.corpus)
+			if err != nil {
+				return nil, err
+			}
 			dst := make([]int, 2)
 			f = func(b *testing.B) {
 				for b.Loop() {

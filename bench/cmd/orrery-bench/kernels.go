@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/orrery/orrery/bench"
+	"github.com/orrery/orrery/bench/cassini"
 	"github.com/orrery/orrery/kernels"
 )
 
@@ -67,22 +68,6 @@ func newKernelInput(n int) *kernelInput {
 	return in
 }
 
-// plainRotations is the scan as a user would write it.
-func plainRotations(dst []int64, base, rot []int32, c int32) {
-	n := len(base)
-	for s := range dst {
-		var sum int64
-		for i := range n {
-			j := i - s
-			if j < 0 {
-				j += n
-			}
-			sum += max(int64(base[i])+int64(rot[j])-int64(c), 0)
-		}
-		dst[s] = sum
-	}
-}
-
 func plainExcess(a, b []int32, c int32) int64 {
 	var sum int64
 	for i := range a {
@@ -122,7 +107,7 @@ func kernelWorker() int {
 		var pairs float64
 		switch {
 		case rq.Op == "rotations" && rq.Plain:
-			op = func() { plainRotations(in.out[:rq.Shifts], in.base, in.rot, in.c) }
+			op = func() { cassini.PlainRotations(in.out[:rq.Shifts], in.base, in.rot, in.c) }
 			pairs = float64(rq.N) * float64(rq.Shifts)
 		case rq.Op == "rotations":
 			op = func() { kernels.Rotations(in.out[:rq.Shifts], in.base, in.rotor, in.c, 0) }

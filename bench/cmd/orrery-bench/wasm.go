@@ -19,7 +19,6 @@ import (
 	"github.com/orrery/orrery/bench"
 	orrerywasm "github.com/orrery/orrery/bindings/go"
 	"github.com/orrery/orrery/engine/link"
-	"github.com/orrery/orrery/engine/profile"
 	"github.com/orrery/orrery/engine/wire"
 )
 
@@ -39,18 +38,19 @@ var wasmCalls = []struct{ name, what string }{
 	{"ok/plan_24_jobs.json", "shockwave.plan, 24 jobs, 10 rounds"},
 }
 
-// searchProblem is the flat problem of "search" (as bindings/crosscheck's
-// and nodehost.mjs's).
-func searchProblem() link.Problem {
-	a := make([]int32, 255)
-	for i := 141; i < 255; i++ {
-		a[i] = 25000
+// searchProblem is the flat problem of "search": the corpus request
+// ok/link_exact_coprime_periods.json, quantized as cassini.link does.
+func searchProblem(corpus string) (link.Problem, error) {
+	var env struct{ Request wire.LinkRequest }
+	b, err := os.ReadFile(filepath.Join(corpus, "ok", "link_exact_coprime_periods.json"))
+	if err == nil {
+		err = json.Unmarshal(b, &env)
 	}
-	b := make([]int32, 181)
-	for i := 120; i < 181; i++ {
-		b[i] = 30000
+	if err != nil {
+		return link.Problem{}, err
 	}
-	return link.Problem{Jobs: []profile.Profile{{Period: 255, Demand: a}, {Period: 181, Demand: b}}, Capacity: 50000}
+	pr, _, err := env.Request.Problem()
+	return pr, err
 }
 
 // WasmRow is one call on every host.
@@ -176,7 +176,10 @@ func wasmSection(ctx context.Context, cfg *config) ([]bench.Section, []bench.Gat
 	}
 
 	corpus := filepath.Join(cfg.root, "testdata", "corpus")
-	pr := searchProblem()
+	pr, err := searchProblem(corpus)
+	if err != nil {
+		return nil, nil, err
+	}
 	var nw link.Workspace
 	dst := make([]int, 2)
 	hosts := []string{"native", "wazero"}
