@@ -49,10 +49,10 @@ func tame(env []byte) []byte {
 	return out
 }
 
-// clampInt makes req[key] (matched case-insensitively, as encoding/json
-// matches struct fields) a number in [1, hi], def if it is missing, not
-// positive or too large. A value that is not a number stays: the request
-// then fails to decode, quickly.
+// clampInt makes req[key] (matched case-insensitively, so the harness stays
+// fast even if the decoder's case check regressed) a number in [1, hi], def
+// if it is missing, not positive or too large. A value that is not a number
+// stays: the request then fails to decode, quickly.
 func clampInt(req map[string]json.RawMessage, key string, def, hi int64) {
 	v := strconv.FormatInt(def, 10)
 	for k, raw := range req {

@@ -63,7 +63,7 @@ func TestTypedCalls(t *testing.T) {
 
 func mustDecode(t *testing.T, b []byte, v any) {
 	t.Helper()
-	// Requests may use different key case; the typed call re-encodes them.
+	// The typed call re-encodes the request from the decoded struct.
 	if err := json.Unmarshal(b, v); err != nil {
 		t.Fatal(err)
 	}

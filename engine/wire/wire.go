@@ -220,7 +220,7 @@ func decode(data []byte, v any) error {
 	if _, err := d.Token(); err != io.EOF {
 		return &Error{Code: CodeMalformed, Message: "trailing data after the request object"}
 	}
-	return nil
+	return checkKeys(data, reflect.TypeOf(v))
 }
 
 // malformed turns a decoding error into an *Error. Type errors and unknown
@@ -304,7 +304,7 @@ func (w *pathWalker) value(t reflect.Type, path string) (string, bool) {
 				case reflect.Map:
 					ft = t.Elem()
 				case reflect.Struct:
-					ft, known = structField(t, key)
+					ft, _, known = structField(t, key)
 				}
 			}
 			if !known && key == w.unknown {
@@ -331,28 +331,40 @@ func (w *pathWalker) value(t reflect.Type, path string) (string, bool) {
 	return "", false
 }
 
-// structField returns the type of the field of struct t that the JSON key
-// decodes into (encoding/json matches names case-insensitively), and whether
-// there is one.
-func structField(t reflect.Type, key string) (reflect.Type, bool) {
+// structField returns the type and declared key of the field of struct t
+// that the JSON key decodes into (encoding/json matches names
+// case-insensitively), and whether there is one.
+func structField(t reflect.Type, key string) (reflect.Type, string, bool) {
 	var fold reflect.Type
+	var foldName string
 	for _, f := range reflect.VisibleFields(t) {
-		if !f.IsExported() || (f.Anonymous && f.Tag.Get("json") == "") {
+		name, ok := jsonName(f)
+		if !ok {
 			continue
-		}
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if name == "-" {
-			continue
-		}
-		if name == "" {
-			name = f.Name
 		}
 		if name == key {
-			return f.Type, true
+			return f.Type, name, true
 		}
 		if fold == nil && strings.EqualFold(name, key) {
-			fold = f.Type
+			fold, foldName = f.Type, name
 		}
 	}
-	return fold, fold != nil
+	return fold, foldName, fold != nil
+}
+
+// jsonName returns the key encoding/json gives struct field f, and false
+// when f has none (unexported, "-", or an untagged embedded struct whose
+// fields are promoted).
+func jsonName(f reflect.StructField) (string, bool) {
+	if !f.IsExported() || (f.Anonymous && f.Tag.Get("json") == "") {
+		return "", false
+	}
+	name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+	switch name {
+	case "-":
+		return "", false
+	case "":
+		return f.Name, true
+	}
+	return name, true
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -78,7 +79,8 @@ func TestHandleHostile(t *testing.T) {
 		{`{"op": "cassini.link", "request": {}} {}`, wire.CodeMalformed},
 		{`{"op": "cassini.link", "request": ` + issueRequest + `}`, ""},
 		{`{"request": ` + issueRequest + `, "op": "cassini.link"}`, ""},
-		{`{"op": "cassini.rank", "op": "cassini.link", "request": ` + issueRequest + `}`, ""},
+		{`{"op": "cassini.rank", "op": "cassini.link", "request": ` + issueRequest + `}`, wire.CodeMalformed},
+		{`{"Op": "cassini.link", "request": ` + issueRequest + `}`, wire.CodeMalformed},
 		{`{"op": "cassini.link", "request": ` + deep + `}`, wire.CodeMalformed},
 		{`{"op": "cassini.link", "request": {"jobs": ` + deep + `}}`, wire.CodeMalformed},
 		{"{\"op\": \"\xff\xfe\", \"request\": {}}", wire.CodeUnknownOp},
@@ -104,6 +106,57 @@ func TestHandleHostile(t *testing.T) {
 		case tc.code != "" && (r.Error == nil || r.Error.Code != tc.code):
 			t.Errorf("Handle(%.120q): %+v / %s, want code %q", tc.env, r.Error, r.Response, tc.code)
 		}
+	}
+}
+
+// TestStrictKeys: what encoding/json lets through (a key in another case,
+// a key given twice, which it resolves to the last) is an error naming the
+// key's path.
+func TestStrictKeys(t *testing.T) {
+	const jobs = `"jobs": [{"id": "a", "phases": [{"ms": 30, "gbps": 40}, {"ms": 42, "gbps": 0}]}]`
+	for _, tc := range []struct{ env, field, msg string }{
+		{`{"op": "cassini.link", "request": {"Capacity_Gbps": 50, ` + jobs + `}}`, "Capacity_Gbps", `the schema's is "capacity_gbps"`},
+		{`{"op": "cassini.link", "request": {"capacity_gbps": 50, "capacity_gbps": 5, ` + jobs + `}}`, "capacity_gbps", "duplicate key"},
+		{`{"op": "cassini.link", "request": {"capacity_gbps": 50, "jobs": [{"id": "a", "phases": [{"ms": 30, "GBPS": 40}]}]}}`, "jobs[0].phases[0].GBPS", `the schema's is "gbps"`},
+		{`{"op": "cassini.link", "request": {"capacity_gbps": 50, "jobs": [{"id": "a", "id": "b", "phases": [{"ms": 30, "gbps": 40}]}]}}`, "jobs[0].id", "duplicate key"},
+		{`{"op": "cassini.rank", "request": {"links": [{"id": "l", "capacity_gbps": 1}], ` + jobs + `, "candidates": [{"id": "c", "paths": {"a": ["l"], "a": []}}]}}`, "candidates[0].paths.a", "duplicate key"},
+		{`{"request": {}, "OP": "cassini.link"}`, "OP", `the schema's is "op"`},
+		{`{"op": "cassini.link", "request": {"capacity_gbps": 50, "\u0063apacity_gbps": 5, ` + jobs + `}}`, "capacity_gbps", "duplicate key"},
+		{`{"op": "cassini.rank", "request": {"links": [{"id": "l", "capacity_gbps": 1}], ` + jobs + `, "candidates": [{"id": "c", "paths": {` + manyPaths(100) + `, "j7": []}}]}}`, "candidates[0].paths.j7", "duplicate key"},
+	} {
+		r := handle(t, []byte(tc.env))
+		if r.Error == nil || r.Error.Code != wire.CodeMalformed || r.Error.Field != tc.field || !strings.Contains(r.Error.Message, tc.msg) {
+			t.Errorf("Handle(%.100q): %+v, want malformed_json at %q (%s)", tc.env, r.Error, tc.field, tc.msg)
+		}
+	}
+}
+
+// manyPaths is n distinct "paths" entries.
+func manyPaths(n int) string {
+	var b strings.Builder
+	for i := range n {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, `"j%d": ["l"]`, i)
+	}
+	return b.String()
+}
+
+// TestStrictKeysAccepts: distinct keys, in a small object or a large map,
+// escaped or not, are not duplicates.
+func TestStrictKeysAccepts(t *testing.T) {
+	var jobs strings.Builder
+	for i := range 100 {
+		fmt.Fprintf(&jobs, `{"id": "j%d", "phases": [{"ms": 1, "gbps": 1}]}, `, i)
+	}
+	env := `{"op": "cassini.rank", "request": {"links": [{"id": "l", "capacity_gbps": 1}], "jobs": [` + jobs.String() + `{"id": "a", "phases": [{"\u006ds": 1, "gbps": 1}]}], "candidates": [{"id": "c", "paths": {` + manyPaths(100) + `, "j\u0031": []}}]}}`
+	if r := handle(t, []byte(env)); r.Error == nil || r.Error.Field != "candidates[0].paths.j1" {
+		t.Fatalf("escaped duplicate in a large map: %+v", r.Error)
+	}
+	env = strings.Replace(env, `"j\u0031": []`, `"a": ["l"]`, 1)
+	if r := handle(t, []byte(env)); r.Error != nil {
+		t.Fatalf("distinct keys rejected: %+v", r.Error)
 	}
 }
 

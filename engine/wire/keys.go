@@ -1,0 +1,248 @@
+package wire
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strconv"
+	"strings"
+)
+
+// checkKeys rejects what encoding/json lets through in a request it has
+// decoded without error: a key that names a field only when case is ignored
+// (it matches names case-insensitively) and a key given twice in one object
+// (it keeps the last). The schema is case-sensitive and a repeated key is
+// ambiguous. data must be one valid JSON value (the decoder has checked it)
+// and t the type it was decoded into.
+//
+// It scans the bytes once rather than walking json.Decoder tokens, which
+// cost three times the decoding itself on small requests.
+func checkKeys(data []byte, t reflect.Type) error {
+	k := keyScanner{data: data}
+	if path, ok := k.value(t); !ok {
+		return &Error{Code: CodeMalformed, Field: path, Message: k.why}
+	}
+	return nil
+}
+
+// keyScanner walks valid JSON alongside the Go type it decodes into.
+type keyScanner struct {
+	data   []byte
+	i      int
+	why    string
+	fields map[reflect.Type]map[string]reflect.Type // struct type -> JSON key -> field type
+	keys   [][2]int                                 // raw keys of the open objects, a stack
+}
+
+// value scans one value decoding into t (nil: anything, unchecked). On a
+// bad key it returns the key's path relative to this value and false.
+func (k *keyScanner) value(t reflect.Type) (string, bool) {
+	k.space()
+	if k.i >= len(k.data) {
+		return "", true
+	}
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t != nil && reflect.PointerTo(t).Implements(unmarshalerType) {
+		t = nil // json.RawMessage and the like take any value
+	}
+	switch k.data[k.i] {
+	case '{':
+		return k.object(t)
+	case '[':
+		k.i++
+		var et reflect.Type
+		if t != nil && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) {
+			et = t.Elem()
+		}
+		for n := 0; ; n++ {
+			k.space()
+			if k.i >= len(k.data) || k.data[k.i] == ']' {
+				k.i++
+				return "", true
+			}
+			if p, ok := k.value(et); !ok {
+				return "[" + strconv.Itoa(n) + "]" + dotted(p), false
+			}
+			k.space()
+			if k.i < len(k.data) && k.data[k.i] == ',' {
+				k.i++
+			}
+		}
+	case '"':
+		k.str()
+	default: // number, true, false, null
+		for k.i < len(k.data) && !strings.ContainsRune(",]} \t\r\n", rune(k.data[k.i])) {
+			k.i++
+		}
+	}
+	return "", true
+}
+
+func (k *keyScanner) object(t reflect.Type) (string, bool) {
+	k.i++
+	var fields map[string]reflect.Type
+	var elem reflect.Type
+	check := t != nil && (t.Kind() == reflect.Struct || t.Kind() == reflect.Map)
+	if check && t.Kind() == reflect.Struct {
+		fields = k.structFields(t)
+	} else if check {
+		elem = t.Elem()
+	}
+	base := len(k.keys)
+	defer func() { k.keys = k.keys[:base] }()
+	var set map[string]bool
+	for {
+		k.space()
+		if k.i >= len(k.data) || k.data[k.i] == '}' {
+			k.i++
+			return "", true
+		}
+		a := k.i
+		k.str()
+		raw := k.data[a:k.i]
+		k.space()
+		k.i++ // the colon
+		ft := elem
+		if check && k.seen(&set, base, a, raw) {
+			k.why = "duplicate key"
+			return unquote(raw), false
+		}
+		if fields != nil {
+			var ok bool
+			if plain(raw) {
+				ft, ok = fields[string(raw[1:len(raw)-1])] // no allocation
+			} else {
+				ft, ok = fields[unquote(raw)]
+			}
+			if !ok {
+				key := unquote(raw)
+				k.why = "unknown field"
+				if _, name, ok := structField(t, key); ok {
+					k.why = fmt.Sprintf("unknown field (keys are case-sensitive: the schema's is %q)", name)
+				}
+				return key, false
+			}
+		}
+		if p, ok := k.value(ft); !ok {
+			return unquote(raw) + dotted(p), false
+		}
+		k.space()
+		if k.i < len(k.data) && k.data[k.i] == ',' {
+			k.i++
+		}
+	}
+}
+
+// seen reports whether the object's key raw (at offset a) came before in
+// it, and records it: a linear scan of the keys on the stack from base while the object is
+// small, a set once it is large, so a huge map stays linear.
+func (k *keyScanner) seen(set *map[string]bool, base, a int, raw []byte) bool {
+	if *set != nil {
+		key := unquote(raw)
+		if (*set)[key] {
+			return true
+		}
+		(*set)[key] = true
+		return false
+	}
+	for _, prev := range k.keys[base:] {
+		if sameKey(k.data[prev[0]:prev[1]], raw) {
+			return true
+		}
+	}
+	k.keys = append(k.keys, [2]int{a, a + len(raw)})
+	if len(k.keys)-base > 32 {
+		*set = make(map[string]bool, 2*(len(k.keys)-base))
+		for _, prev := range k.keys[base:] {
+			(*set)[unquote(k.data[prev[0]:prev[1]])] = true
+		}
+	}
+	return false
+}
+
+// structFields returns the JSON keys of struct t, computed once per scan.
+func (k *keyScanner) structFields(t reflect.Type) map[string]reflect.Type {
+	if m, ok := k.fields[t]; ok {
+		return m
+	}
+	m := map[string]reflect.Type{}
+	for _, f := range reflect.VisibleFields(t) {
+		if name, ok := jsonName(f); ok {
+			if _, dup := m[name]; !dup { // the first wins, as in encoding/json
+				m[name] = f.Type
+			}
+		}
+	}
+	if k.fields == nil {
+		k.fields = map[reflect.Type]map[string]reflect.Type{}
+	}
+	k.fields[t] = m
+	return m
+}
+
+// str skips a JSON string starting at the opening quote.
+func (k *keyScanner) str() {
+	k.i++
+	for k.i < len(k.data) {
+		switch k.data[k.i] {
+		case '\\':
+			k.i += 2
+			continue
+		case '"':
+			k.i++
+			return
+		}
+		k.i++
+	}
+}
+
+func (k *keyScanner) space() {
+	for k.i < len(k.data) && (k.data[k.i] == ' ' || k.data[k.i] == '\t' || k.data[k.i] == '\r' || k.data[k.i] == '\n') {
+		k.i++
+	}
+}
+
+// sameKey compares two raw JSON strings by their decoded text.
+func sameKey(a, b []byte) bool {
+	if plain(a) && plain(b) {
+		return bytes.Equal(a, b)
+	}
+	return unquote(a) == unquote(b)
+}
+
+// plain reports whether raw is a whole JSON string of ASCII without
+// escapes: its text is the bytes between the quotes.
+func plain(raw []byte) bool {
+	if len(raw) < 2 || raw[len(raw)-1] != '"' {
+		return false
+	}
+	for _, c := range raw[1 : len(raw)-1] {
+		if c == '\\' || c >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+// unquote decodes a raw JSON string as encoding/json does (invalid UTF-8
+// becomes U+FFFD).
+func unquote(raw []byte) string {
+	if plain(raw) {
+		return string(raw[1 : len(raw)-1])
+	}
+	var s string
+	_ = json.Unmarshal(raw, &s)
+	return s
+}
+
+// dotted joins a sub-path to its parent key: "" stays, "[2]..." is appended
+// as is, a key gets a dot.
+func dotted(p string) string {
+	if p == "" || p[0] == '[' {
+		return p
+	}
+	return "." + p
+}
