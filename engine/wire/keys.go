@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"reflect"
 	"strconv"
-	"strings"
 )
 
 // checkKeys rejects what encoding/json lets through in a request it has
@@ -48,22 +47,22 @@ func (k *keyScanner) value(t reflect.Type) (string, bool) {
 	if t != nil && reflect.PointerTo(t).Implements(unmarshalerType) {
 		t = nil // json.RawMessage and the like take any value
 	}
-	switch k.data[k.i] {
-	case '{':
+	kind := reflect.Invalid
+	if t != nil {
+		kind = t.Kind()
+	}
+	switch {
+	case k.data[k.i] == '{' && (kind == reflect.Struct || kind == reflect.Map):
 		return k.object(t)
-	case '[':
+	case k.data[k.i] == '[' && (kind == reflect.Slice || kind == reflect.Array):
 		k.i++
-		var et reflect.Type
-		if t != nil && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) {
-			et = t.Elem()
-		}
 		for n := 0; ; n++ {
 			k.space()
 			if k.i >= len(k.data) || k.data[k.i] == ']' {
 				k.i++
 				return "", true
 			}
-			if p, ok := k.value(et); !ok {
+			if p, ok := k.value(t.Elem()); !ok {
 				return "[" + strconv.Itoa(n) + "]" + dotted(p), false
 			}
 			k.space()
@@ -71,24 +70,54 @@ func (k *keyScanner) value(t reflect.Type) (string, bool) {
 				k.i++
 			}
 		}
-	case '"':
-		k.str()
-	default: // number, true, false, null
-		for k.i < len(k.data) && !strings.ContainsRune(",]} \t\r\n", rune(k.data[k.i])) {
-			k.i++
-		}
 	}
+	// Nothing to check inside: skip it without recursion, so the depth of
+	// the scan is the depth of the schema's types, never the input's (a
+	// json.RawMessage may nest 10000 deep, more than a WebAssembly host's
+	// call stack takes).
+	k.skip()
 	return "", true
 }
 
+// skip passes over one value.
+func (k *keyScanner) skip() {
+	depth := 0
+	for k.i < len(k.data) {
+		switch k.data[k.i] {
+		case '"':
+			k.str()
+			if depth == 0 {
+				return
+			}
+			continue
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+			if depth < 0 {
+				return // the enclosing value's end: nothing was here
+			}
+			if depth == 0 {
+				k.i++
+				return
+			}
+		case ',', ' ', '\t', '\r', '\n':
+			if depth == 0 {
+				return
+			}
+		}
+		k.i++
+	}
+}
+
+// object scans an object decoding into t, a struct or a map.
 func (k *keyScanner) object(t reflect.Type) (string, bool) {
 	k.i++
 	var fields map[string]reflect.Type
 	var elem reflect.Type
-	check := t != nil && (t.Kind() == reflect.Struct || t.Kind() == reflect.Map)
-	if check && t.Kind() == reflect.Struct {
+	if t.Kind() == reflect.Struct {
 		fields = k.structFields(t)
-	} else if check {
+	} else {
 		elem = t.Elem()
 	}
 	base := len(k.keys)
@@ -106,7 +135,7 @@ func (k *keyScanner) object(t reflect.Type) (string, bool) {
 		k.space()
 		k.i++ // the colon
 		ft := elem
-		if check && k.seen(&set, base, a, raw) {
+		if k.seen(&set, base, a, raw) {
 			k.why = "duplicate key"
 			return unquote(raw), false
 		}
