@@ -43,3 +43,9 @@ func (m *Module) Rank(ctx context.Context, req wire.RankRequest) (wire.RankRespo
 func (m *Module) Plan(ctx context.Context, req wire.ShockwavePlanRequest) (wire.ShockwavePlanResponse, error) {
 	return Invoke[wire.ShockwavePlanResponse](ctx, m, "shockwave.plan", req)
 }
+
+// Predict runs "shockwave.predict": every job's predictions (remaining
+// runtime and its spread, mean epoch, fair finish time) without a plan.
+func (m *Module) Predict(ctx context.Context, req wire.ShockwavePredictRequest) (wire.ShockwavePredictResponse, error) {
+	return Invoke[wire.ShockwavePredictResponse](ctx, m, "shockwave.predict", req)
+}

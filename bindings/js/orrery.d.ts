@@ -43,6 +43,8 @@ export class Orrery {
   link(request: LinkRequest): LinkResponse;
   rank(request: RankRequest): RankResponse;
   plan(request: PlanRequest): PlanResponse;
+  /** "shockwave.predict": every job's predictions, without a plan. */
+  predict(request: PlanRequest): PredictResponse;
   /** The flat fast path of cassini.link on quantized profiles. */
   linkSearch(input: LinkSearchInput): LinkSearchResult;
 }
@@ -188,18 +190,27 @@ export interface PlanResponse {
   nodes: number;
   rounds: number[][];
   backfill: number[][];
-  jobs: {
-    id: number;
-    rounds: number;
-    epochs: number;
-    priority: number;
-    remaining_s: number;
-    remaining_std_s: number;
-    mean_epoch_s: number;
-    fair_finish_s: number;
-    estimate_s?: number;
-    calibration: number;
-  }[];
+  jobs: (JobPrediction & { rounds: number; epochs: number; priority: number })[];
+}
+
+// ---- shockwave.predict (the same request as shockwave.plan)
+
+/** What the planner predicts for one job. */
+export interface JobPrediction {
+  id: number;
+  remaining_s: number;
+  remaining_std_s: number;
+  mean_epoch_s: number;
+  fair_finish_s: number;
+  /** This round's finish-time estimate: append it to the job's finish history. */
+  estimate_s?: number;
+  calibration: number;
+}
+
+export interface PredictResponse {
+  round: number;
+  /** In request order. */
+  jobs: JobPrediction[];
 }
 
 // ---- the flat fast path

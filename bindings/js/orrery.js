@@ -207,6 +207,11 @@ export class Orrery {
     return this.call('shockwave.plan', request);
   }
 
+  /** "shockwave.predict": every job's remaining runtime, mean epoch and fair finish time, without a plan. */
+  predict(request) {
+    return this.call('shockwave.predict', request);
+  }
+
   /**
    * The flat fast path of cassini.link on quantized profiles (link_search):
    * periods in ticks, demands in units (all jobs' per-tick demands,

@@ -9,6 +9,7 @@
 //	orrery cassini link < request.json
 //	orrery cassini rank < request.json
 //	orrery shockwave plan < state.json
+//	orrery shockwave predict < state.json
 //	orrery demo
 package main
 
@@ -45,6 +46,7 @@ commands:
   cassini rank     rank placement candidates by link compatibility (JSON on stdin)
   cassini simulate simulate placement policies on a fabric (table, or --json)
   shockwave plan   plan the next rounds of a GPU cluster with Shockwave (JSON on stdin)
+  shockwave predict  predict the jobs' remaining runtimes and fair finish times (JSON on stdin)
   shockwave simulate  replay a trace under Shockwave and the baselines (table or --json)
   demo             run the built-in example end to end and print the result
   help             print this message

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"math"
 	"strings"
 	"testing"
 )
@@ -40,5 +41,33 @@ func TestShockwavePlanCommand(t *testing.T) {
 	}
 	if code := run(context.Background(), []string{"shockwave", "replan"}, stdio{strings.NewReader(""), &out, &errb}); code != 2 {
 		t.Fatalf("unknown subcommand: exit %d", code)
+	}
+}
+
+// The predict command gives the predictor's numbers without a plan: job 1
+// by the authors' formula (E = 4, epochs 0..1 at 32 observed:
+// α' = (4, 2), r = (8/3 − 2, 4/3), Ĩ = 3, R = (2/3)·36 + (4/3)·30 = 64 s),
+// D̄ = mean of epochs 0..1 = 36 s; job 2 as the caller's known values.
+func TestShockwavePredictCommand(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"shockwave", "predict"}, stdio{strings.NewReader(planState), &out, &errb}); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	var r struct {
+		Round int
+		Jobs  []struct {
+			ID         int
+			RemainingS float64 `json:"remaining_s"`
+			MeanEpochS float64 `json:"mean_epoch_s"`
+		}
+	}
+	if err := json.Unmarshal(out.Bytes(), &r); err != nil || r.Round != 2 || len(r.Jobs) != 2 {
+		t.Fatalf("response %s (%v)", out.String(), err)
+	}
+	if j := r.Jobs[0]; j.ID != 1 || math.Abs(j.RemainingS-64) > 1e-9 || j.MeanEpochS != 36 {
+		t.Fatalf("job 1: %+v, want remaining 64 s, mean epoch 36 s", j)
+	}
+	if j := r.Jobs[1]; j.ID != 2 || j.RemainingS != 900 || j.MeanEpochS != 150 {
+		t.Fatalf("job 2: %+v, want the known 900 s and 150 s", j)
 	}
 }

@@ -21,6 +21,9 @@
 //  4. solves the round program and packs, ranks and backfills the rounds
 //     (package market).
 //
+// [Predict] runs steps 1 to 3 alone, for a caller that wants the
+// predictions without a plan.
+//
 // Plan is pure: the state carries the history (each job's finish-time
 // estimates and throughput samples), the result carries what to append to
 // it. The [Scheduler] does that bookkeeping itself.

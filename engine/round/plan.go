@@ -72,6 +72,50 @@ func Plan(ctx context.Context, s *State) (*Result, error) {
 // modified. Invalid input gives a *[FieldError]; a context that ends gives
 // the best plan found, never an error.
 func (pl *Planner) Plan(ctx context.Context, s *State) (*Result, error) {
+	if _, err := pl.Predict(s); err != nil {
+		return nil, err
+	}
+	res := &pl.res
+	cfg := &s.Config
+	pl.prob.GPUs, pl.prob.Round, pl.prob.Config = s.GPUs, s.Round, cfg.Market
+	sol, err := pl.ws.Solve(ctx, &pl.prob)
+	if err != nil {
+		return nil, fromMarket(err)
+	}
+	res.Round, res.Status, res.Relaxed = s.Round, sol.Status, sol.Relaxed
+	res.Objective, res.Bound, res.Welfare, res.Makespan, res.Nodes = sol.Objective, sol.Bound, sol.Welfare, sol.Makespan, sol.Nodes
+	for i := range res.Jobs {
+		res.Jobs[i].Rounds, res.Jobs[i].Epochs, res.Jobs[i].Priority = sol.Count[i], sol.Epochs[i], sol.Priority[i]
+	}
+	ids := pl.ids[:0]
+	T := len(sol.Rounds)
+	for t := 0; t < T; t++ {
+		for _, j := range sol.Rounds[t] {
+			ids = append(ids, s.Jobs[j].ID)
+		}
+		for _, j := range sol.Backfill[t] {
+			ids = append(ids, s.Jobs[j].ID)
+		}
+	}
+	pl.ids = ids
+	res.Rounds, res.Backfill = res.Rounds[:0], res.Backfill[:0]
+	at := 0
+	for t := 0; t < T; t++ {
+		np, nb := len(sol.Rounds[t]), len(sol.Backfill[t])
+		res.Rounds = append(res.Rounds, ids[at:at+np+nb:at+np+nb])
+		res.Backfill = append(res.Backfill, ids[at+np:at+np+nb:at+np+nb])
+		at += np + nb
+	}
+	return res, nil
+}
+
+// Predict returns what [Planner.Plan] predicts for every job before it
+// solves the round program (steps 1 to 3 of the package doc): R_j and its
+// spread, D̄_j, FT*_j, this round's finish-time estimate and the
+// calibration factor. The plan fields (Rounds, Epochs, Priority) are zero.
+// It checks s as Plan does, except the market configuration, which only
+// Plan uses. The slice is overwritten by the Planner's next call.
+func (pl *Planner) Predict(s *State) ([]JobResult, error) {
 	if s.GPUs < 1 {
 		return nil, invalid("gpus", "%d GPUs (want ≥ 1)", s.GPUs)
 	}
@@ -170,36 +214,12 @@ func (pl *Planner) Plan(ctx context.Context, s *State) (*Result, error) {
 		pl.prob.Jobs[i] = market.Job{ID: j.ID, GPUs: j.GPUs, Epochs: E, Progress: j.Progress,
 			MeanEpoch: jr.MeanEpoch, Remaining: jr.Remaining, FairFinish: jr.FairFinish}
 	}
-	pl.prob.GPUs, pl.prob.Round, pl.prob.Config = s.GPUs, s.Round, cfg.Market
-	sol, err := pl.ws.Solve(ctx, &pl.prob)
-	if err != nil {
-		return nil, fromMarket(err)
-	}
-	res.Round, res.Status, res.Relaxed = s.Round, sol.Status, sol.Relaxed
-	res.Objective, res.Bound, res.Welfare, res.Makespan, res.Nodes = sol.Objective, sol.Bound, sol.Welfare, sol.Makespan, sol.Nodes
-	for i := range res.Jobs {
-		res.Jobs[i].Rounds, res.Jobs[i].Epochs, res.Jobs[i].Priority = sol.Count[i], sol.Epochs[i], sol.Priority[i]
-	}
-	ids := pl.ids[:0]
-	T := len(sol.Rounds)
-	for t := 0; t < T; t++ {
-		for _, j := range sol.Rounds[t] {
-			ids = append(ids, s.Jobs[j].ID)
-		}
-		for _, j := range sol.Backfill[t] {
-			ids = append(ids, s.Jobs[j].ID)
-		}
-	}
-	pl.ids = ids
-	res.Rounds, res.Backfill = res.Rounds[:0], res.Backfill[:0]
-	at := 0
-	for t := 0; t < T; t++ {
-		np, nb := len(sol.Rounds[t]), len(sol.Backfill[t])
-		res.Rounds = append(res.Rounds, ids[at:at+np+nb:at+np+nb])
-		res.Backfill = append(res.Backfill, ids[at+np:at+np+nb:at+np+nb])
-		at += np + nb
-	}
-	return res, nil
+	return res.Jobs, nil
+}
+
+// Predict is [Planner.Predict] with a fresh Planner.
+func Predict(s *State) ([]JobResult, error) {
+	return new(Planner).Predict(s)
 }
 
 func grow[S ~[]E, E any](s S, n int) S {

@@ -289,6 +289,38 @@ func TestPlanMatchesMarket(t *testing.T) {
 	}
 }
 
+// TestPredictMatchesPlan: Predict returns the predictions Plan solves with,
+// and needs nothing of the market configuration.
+func TestPredictMatchesPlan(t *testing.T) {
+	_, jobs, cfg := traceJobs(t, 30)
+	st := &State{GPUs: 8, Round: 12, Reestimate: true, Config: cfg}
+	for i, j := range jobs {
+		j.Progress = (i * 7) % (len(j.EpochBS) / 2)
+		j.Finish = []FinishPoint{{Round: 2, Estimate: j.Submit + 4000 + float64(i)*50}}
+		st.Jobs = append(st.Jobs, j)
+	}
+	res, err := Plan(context.Background(), st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Config.Market.Rounds = -1 // Plan would reject this
+	got, err := Predict(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spread := false
+	for i, want := range res.Jobs {
+		want.Rounds, want.Epochs, want.Priority = 0, 0, 0
+		if got[i] != want {
+			t.Fatalf("job %d: Predict %+v, Plan %+v", i, got[i], want)
+		}
+		spread = spread || got[i].RemainingStd > 0
+	}
+	if !spread {
+		t.Fatal("no job has a posterior spread: the trace jobs change batch size")
+	}
+}
+
 func TestPlanAllocations(t *testing.T) {
 	_, jobs, cfg := traceJobs(t, 120) // IDs past 99 once allocated in error paths
 	st := &State{GPUs: 32, Round: 30, Reestimate: true, Jobs: jobs, Config: cfg}

@@ -178,18 +178,42 @@ type ShockwavePlanResponse struct {
 	Jobs      []ShockwaveJobPlan `json:"jobs"`
 }
 
-// ShockwaveJobPlan is one job's part of the plan.
+// ShockwaveJobPlan is one job's part of the plan: what the planner gives it
+// and the predictions behind it.
 type ShockwaveJobPlan struct {
-	ID            int     `json:"id"`
-	Rounds        int     `json:"rounds"`
-	Epochs        float64 `json:"epochs"`
-	Priority      float64 `json:"priority"`
-	RemainingS    float64 `json:"remaining_s"`
-	RemainingStdS float64 `json:"remaining_std_s"`
-	MeanEpochS    float64 `json:"mean_epoch_s"`
-	FairFinishS   float64 `json:"fair_finish_s"`
-	EstimateS     float64 `json:"estimate_s,omitempty"`
-	Calibration   float64 `json:"calibration"`
+	ID       int     `json:"id"`
+	Rounds   int     `json:"rounds"`
+	Epochs   float64 `json:"epochs"`
+	Priority float64 `json:"priority"`
+	ShockwavePrediction
+}
+
+// ShockwavePrediction is what the planner predicts for a job.
+type ShockwavePrediction struct {
+	RemainingS    float64 `json:"remaining_s"`          // R_j, posterior mean
+	RemainingStdS float64 `json:"remaining_std_s"`      // its posterior standard deviation
+	MeanEpochS    float64 `json:"mean_epoch_s"`         // D̄_j
+	FairFinishS   float64 `json:"fair_finish_s"`        // FT*_j
+	EstimateS     float64 `json:"estimate_s,omitempty"` // this round's finish-time estimate, to append to the job's finish history
+	Calibration   float64 `json:"calibration"`          // factor applied to the profiled durations
+}
+
+// ShockwavePredictRequest is the request of "shockwave.predict": the same
+// state as "shockwave.plan", checked the same way, so a state that predicts
+// also plans. Of config only the predictor's settings matter (estimator,
+// prior_strength, momentum, tolerance, round_s).
+type ShockwavePredictRequest = ShockwavePlanRequest
+
+// ShockwavePredictResponse is the response of "shockwave.predict".
+type ShockwavePredictResponse struct {
+	Round int                      `json:"round"`
+	Jobs  []ShockwaveJobPrediction `json:"jobs"` // in request order
+}
+
+// ShockwaveJobPrediction is one job's prediction.
+type ShockwaveJobPrediction struct {
+	ID int `json:"id"`
+	ShockwavePrediction
 }
 
 // maxTimeLimitMs bounds time_limit_ms (about 11.6 days).
@@ -330,9 +354,32 @@ func shockwavePlan(ctx context.Context, data []byte) (any, error) {
 		resp.Backfill[t] = append([]int{}, res.Backfill[t]...)
 	}
 	for i, j := range res.Jobs {
-		resp.Jobs[i] = ShockwaveJobPlan{ID: j.ID, Rounds: j.Rounds, Epochs: j.Epochs, Priority: j.Priority,
-			RemainingS: j.Remaining, RemainingStdS: j.RemainingStd, MeanEpochS: j.MeanEpoch,
-			FairFinishS: j.FairFinish, EstimateS: j.Estimate, Calibration: j.Calibration}
+		resp.Jobs[i] = ShockwaveJobPlan{ID: j.ID, Rounds: j.Rounds, Epochs: j.Epochs, Priority: j.Priority, ShockwavePrediction: prediction(j)}
 	}
 	return resp, nil
+}
+
+func shockwavePredict(ctx context.Context, data []byte) (any, error) {
+	var req ShockwavePredictRequest
+	if err := decode(data, &req); err != nil {
+		return nil, err
+	}
+	st, _, err := req.state()
+	if err != nil {
+		return nil, err
+	}
+	jobs, err := round.Predict(st)
+	if err != nil {
+		return nil, planError(err)
+	}
+	resp := ShockwavePredictResponse{Round: st.Round, Jobs: make([]ShockwaveJobPrediction, len(jobs))}
+	for i, j := range jobs {
+		resp.Jobs[i] = ShockwaveJobPrediction{ID: j.ID, ShockwavePrediction: prediction(j)}
+	}
+	return resp, nil
+}
+
+func prediction(j round.JobResult) ShockwavePrediction {
+	return ShockwavePrediction{RemainingS: j.Remaining, RemainingStdS: j.RemainingStd, MeanEpochS: j.MeanEpoch,
+		FairFinishS: j.FairFinish, EstimateS: j.Estimate, Calibration: j.Calibration}
 }

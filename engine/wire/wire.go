@@ -118,13 +118,15 @@ func lookup(op string) handler {
 		return cassiniRank
 	case "shockwave.plan":
 		return shockwavePlan
+	case "shockwave.predict":
+		return shockwavePredict
 	}
 	return nil
 }
 
 // Ops lists the operations this version knows, sorted.
 func Ops() []string {
-	ops := []string{"cassini.link", "cassini.rank", "shockwave.plan"}
+	ops := []string{"cassini.link", "cassini.rank", "shockwave.plan", "shockwave.predict"}
 	slices.Sort(ops)
 	return ops
 }

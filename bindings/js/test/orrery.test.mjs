@@ -65,6 +65,11 @@ test('typed calls', () => {
   assert.equal(plan.window, 4);
   assert.equal(plan.rounds.length, 4);
   for (const r of plan.rounds) assert.ok(r.every((id) => [1, 2, 3, 4, 5].includes(id)));
+
+  // predict: the predictions the plan was made with, in request order.
+  const pred = orrery.predict(JSON.parse(readFileSync(join(corpusDir, 'ok', 'plan_small.json'))).request);
+  assert.deepEqual(pred.jobs.map((j) => j.id), plan.jobs.map((j) => j.id));
+  assert.deepEqual(pred.jobs.map((j) => j.remaining_s), plan.jobs.map((j) => j.remaining_s));
 });
 
 test('errors are OrreryError with code and field', () => {

@@ -106,6 +106,12 @@ class Engine:
         Shockwave's market."""
         return self.call("shockwave.plan", request)
 
+    def predict(self, request):
+        """"shockwave.predict": every job's remaining runtime, mean epoch
+        duration and fair finish time, without a plan (the request is
+        shockwave.plan's)."""
+        return self.call("shockwave.predict", request)
+
     def link_search(self, periods, demand, capacity, fixed=None, mode="exact", max_perimeter=0,
                     round_periods=False, restarts=0, budget=0, seed=0):
         """The flat fast path of cassini.link on quantized profiles: periods

@@ -69,9 +69,14 @@ class Backend:
         })
         self.assertEqual(rank["ranking"], ["apart", "shared"])
         with open(os.path.join(CORPUS, "ok", "plan_small.json")) as fh:
-            plan = self.eng.plan(json.load(fh)["request"])
+            state = json.load(fh)["request"]
+        plan = self.eng.plan(state)
         self.assertEqual(plan["window"], 4)
         self.assertTrue(all(set(r) <= {1, 2, 3, 4, 5} for r in plan["rounds"]))
+        # predict: the predictions the plan was made with, in request order.
+        pred = self.eng.predict(state)
+        self.assertEqual([j["id"] for j in pred["jobs"]], [j["id"] for j in plan["jobs"]])
+        self.assertEqual([j["remaining_s"] for j in pred["jobs"]], [j["remaining_s"] for j in plan["jobs"]])
 
     def test_errors(self):
         cases = [
