@@ -13,7 +13,8 @@
 //
 // call answers exactly what wire.Handle answers natively, so every
 // operation of package wire ("cassini.link", "cassini.rank",
-// "shockwave.plan", and any added later) works through it unchanged.
+// "shockwave.plan", "shockwave.predict", and any added later) works
+// through it unchanged.
 // Every pointer is checked against the blocks alloc handed out before it is
 // used, every export recovers panics, and nothing an answer depends on
 // comes from the host (no clock, no randomness) except a request's

@@ -128,6 +128,16 @@ func Solve(ctx context.Context, p *Problem) (*Solution, error) {
 	return NewWorkspace().Solve(ctx, p)
 }
 
+// Check reports the error Solve would give for p, without solving: nil
+// exactly when Solve returns a plan.
+func (w *Workspace) Check(p *Problem) error {
+	if err := p.validate(&w.cfg); err != nil {
+		return err
+	}
+	w.p = p
+	return w.setup()
+}
+
 // Solve validates p and solves its round program (see the package doc):
 // first with the finish-time-fairness constraints, and if those cannot all
 // hold, the relaxed program with priorities. The plan is then ranked and
@@ -137,11 +147,7 @@ func Solve(ctx context.Context, p *Problem) (*Solution, error) {
 // Feasible and a bound; it fails only on invalid input (a *[FieldError]).
 // The returned Solution is owned by w.
 func (w *Workspace) Solve(ctx context.Context, p *Problem) (*Solution, error) {
-	if err := p.validate(&w.cfg); err != nil {
-		return nil, err
-	}
-	w.p = p
-	if err := w.setup(); err != nil {
+	if err := w.Check(p); err != nil {
 		return nil, err
 	}
 	N := len(p.Jobs)

@@ -72,12 +72,10 @@ func Plan(ctx context.Context, s *State) (*Result, error) {
 // modified. Invalid input gives a *[FieldError]; a context that ends gives
 // the best plan found, never an error.
 func (pl *Planner) Plan(ctx context.Context, s *State) (*Result, error) {
-	if _, err := pl.Predict(s); err != nil {
+	if _, err := pl.predict(s); err != nil {
 		return nil, err
 	}
 	res := &pl.res
-	cfg := &s.Config
-	pl.prob.GPUs, pl.prob.Round, pl.prob.Config = s.GPUs, s.Round, cfg.Market
 	sol, err := pl.ws.Solve(ctx, &pl.prob)
 	if err != nil {
 		return nil, fromMarket(err)
@@ -113,9 +111,21 @@ func (pl *Planner) Plan(ctx context.Context, s *State) (*Result, error) {
 // solves the round program (steps 1 to 3 of the package doc): R_j and its
 // spread, D̄_j, FT*_j, this round's finish-time estimate and the
 // calibration factor. The plan fields (Rounds, Epochs, Priority) are zero.
-// It checks s as Plan does, except the market configuration, which only
-// Plan uses. The slice is overwritten by the Planner's next call.
+// It checks all of s as Plan does, so it fails exactly when Plan would.
+// The slice is overwritten by the Planner's next call.
 func (pl *Planner) Predict(s *State) ([]JobResult, error) {
+	jobs, err := pl.predict(s)
+	if err != nil {
+		return nil, err
+	}
+	if err := pl.ws.Check(&pl.prob); err != nil {
+		return nil, fromMarket(err)
+	}
+	return jobs, nil
+}
+
+// predict runs steps 1 to 3 and sets up pl.prob for the market.
+func (pl *Planner) predict(s *State) ([]JobResult, error) {
 	if s.GPUs < 1 {
 		return nil, invalid("gpus", "%d GPUs (want ≥ 1)", s.GPUs)
 	}
@@ -214,6 +224,7 @@ func (pl *Planner) Predict(s *State) ([]JobResult, error) {
 		pl.prob.Jobs[i] = market.Job{ID: j.ID, GPUs: j.GPUs, Epochs: E, Progress: j.Progress,
 			MeanEpoch: jr.MeanEpoch, Remaining: jr.Remaining, FairFinish: jr.FairFinish}
 	}
+	pl.prob.GPUs, pl.prob.Round, pl.prob.Config = s.GPUs, s.Round, cfg.Market
 	return res.Jobs, nil
 }
 

@@ -289,8 +289,7 @@ func TestPlanMatchesMarket(t *testing.T) {
 	}
 }
 
-// TestPredictMatchesPlan: Predict returns the predictions Plan solves with,
-// and needs nothing of the market configuration.
+// TestPredictMatchesPlan: Predict returns the predictions Plan solves with.
 func TestPredictMatchesPlan(t *testing.T) {
 	_, jobs, cfg := traceJobs(t, 30)
 	st := &State{GPUs: 8, Round: 12, Reestimate: true, Config: cfg}
@@ -303,7 +302,6 @@ func TestPredictMatchesPlan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st.Config.Market.Rounds = -1 // Plan would reject this
 	got, err := Predict(st)
 	if err != nil {
 		t.Fatal(err)
@@ -382,6 +380,9 @@ func TestPlanBadInput(t *testing.T) {
 			var fe *FieldError
 			if !errors.As(err, &fe) || fe.Field != c.field || !errors.Is(err, c.want) {
 				t.Fatalf("got %v (field %q), want field %q wrapping %v", err, fieldOf(err), c.field, c.want)
+			}
+			if _, perr := Predict(s); perr == nil || perr.Error() != err.Error() {
+				t.Fatalf("Predict: %v, Plan: %v (they check the same)", perr, err)
 			}
 		})
 	}

@@ -158,7 +158,8 @@ func TestShockwaveTrace(t *testing.T) {
 
 // FuzzShockwavePlan feeds arbitrary requests to shockwave.plan: it must
 // answer with a response or a field error, never panic, and any plan must
-// fit the cluster. Seeds are in testdata/fuzz/FuzzShockwavePlan.
+// fit the cluster; shockwave.predict must fail alike or return the plan's
+// predictions. Seeds are in testdata/fuzz/FuzzShockwavePlan.
 func FuzzShockwavePlan(f *testing.F) {
 	f.Add([]byte(smallPlan))
 	if env, err := os.ReadFile(filepath.Join("testdata", "golden", "shockwave_plan_small.json")); err == nil {
@@ -169,6 +170,11 @@ func FuzzShockwavePlan(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, req []byte) {
 		out, err := wire.Call(context.Background(), "shockwave.plan", req)
+		// shockwave.predict checks the same state the same way.
+		pout, perr := wire.Call(context.Background(), "shockwave.predict", req)
+		if (err == nil) != (perr == nil) || (err != nil && err.Error() != perr.Error()) {
+			t.Fatalf("plan error %v, predict error %v", err, perr)
+		}
 		if err != nil {
 			var we *wire.Error
 			if !errors.As(err, &we) || we.Code == wire.CodeInternal || we.Message == "" {
@@ -176,14 +182,21 @@ func FuzzShockwavePlan(f *testing.F) {
 			}
 			return
 		}
+		var pr wire.ShockwavePredictResponse
+		if json.Unmarshal(pout, &pr) != nil {
+			t.Fatalf("undecodable prediction: %s", pout)
+		}
 		var q wire.ShockwavePlanRequest
 		var r wire.ShockwavePlanResponse
 		if json.Unmarshal(req, &q) != nil || json.Unmarshal(out, &r) != nil {
 			t.Fatalf("undecodable request or response: %s", out)
 		}
 		gpus := map[int]int{}
-		for _, j := range q.Jobs {
+		for i, j := range q.Jobs {
 			gpus[j.ID] = j.GPUs
+			if pj, rj := pr.Jobs[i], r.Jobs[i]; pj.ID != j.ID || pj.ShockwavePrediction != rj.ShockwavePrediction {
+				t.Fatalf("job %d: predicted %+v, planned with %+v", i, pj, rj)
+			}
 		}
 		for _, ids := range r.Rounds {
 			used := 0
