@@ -175,3 +175,18 @@ func sharedLinks(in *Instance, c int) []int {
 	}
 	return n
 }
+
+// The hosts' benchmark problem is the corpus request, quantized.
+func TestCorpusSearchProblem(t *testing.T) {
+	pr, err := CorpusSearchProblem("../../testdata/corpus")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pr.Capacity != 50000 || len(pr.Jobs) != 2 || pr.Jobs[0].Period != 255 || pr.Jobs[1].Period != 181 ||
+		pr.Jobs[0].Demand[140] != 0 || pr.Jobs[0].Demand[141] != 25000 || pr.Jobs[1].Demand[120] != 30000 {
+		t.Fatalf("problem %+v", pr)
+	}
+	if _, err := CorpusSearchProblem(t.TempDir()); err == nil {
+		t.Fatal("no corpus: want an error")
+	}
+}

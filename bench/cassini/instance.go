@@ -1,12 +1,17 @@
 package cassini
 
 import (
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 
 	"github.com/orrery/orrery/engine/candidate"
+	"github.com/orrery/orrery/engine/link"
 	"github.com/orrery/orrery/engine/profile"
 	"github.com/orrery/orrery/engine/topology"
+	"github.com/orrery/orrery/engine/wire"
 )
 
 // Instance is a ranking problem: the jobs' profiles, the fabric's links and
@@ -161,4 +166,21 @@ func ClosInstance(rng *rand.Rand, spec topology.Spec, njobs, n int) (*Instance, 
 		}
 	}
 	return in, nil
+}
+
+// CorpusSearchProblem is the flat link search the hosts are benchmarked on:
+// the request testdata/corpus/ok/link_exact_coprime_periods.json (two jobs
+// of 255 and 181 ms, a 46155-tick circle) quantized as cassini.link does.
+// corpus is the corpus directory.
+func CorpusSearchProblem(corpus string) (link.Problem, error) {
+	var env struct{ Request wire.LinkRequest }
+	b, err := os.ReadFile(filepath.Join(corpus, "ok", "link_exact_coprime_periods.json"))
+	if err == nil {
+		err = json.Unmarshal(b, &env)
+	}
+	if err != nil {
+		return link.Problem{}, err
+	}
+	pr, _, err := env.Request.Problem()
+	return pr, err
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +11,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/orrery/orrery/bench/cassini"
 	"github.com/orrery/orrery/engine/link"
 	"github.com/orrery/orrery/engine/wire"
 )
@@ -32,21 +32,6 @@ var benchmarks = []struct{ name, what string }{
 	{"ok/plan_24_jobs.json", "shockwave.plan, 24 jobs, 10 rounds"},
 }
 
-// searchProblem is the flat problem of "search": the corpus request
-// ok/link_exact_coprime_periods.json, quantized as cassini.link does.
-func searchProblem(corpus string) (link.Problem, error) {
-	var env struct{ Request wire.LinkRequest }
-	b, err := os.ReadFile(filepath.Join(corpus, "ok", "link_exact_coprime_periods.json"))
-	if err == nil {
-		err = json.Unmarshal(b, &env)
-	}
-	if err != nil {
-		return link.Problem{}, err
-	}
-	pr, _, err := env.Request.Problem()
-	return pr, err
-}
-
 func nsPerOp(f func(b *testing.B)) float64 {
 	r := testing.Benchmark(f)
 	return float64(r.T.Nanoseconds()) / float64(r.N)
@@ -62,7 +47,7 @@ func nativeBench(ctx context.Context, a *artifacts, names []string) (map[string]
 		switch name {
 		case "abi_version": // no boundary to cross
 		case "search":
-			pr, err := searchProblem(a.corpus)
+			pr, err := cassini.CorpusSearchProblem(a.corpus)
 			if err != nil {
 				return nil, err
 			}
@@ -105,7 +90,7 @@ func wazeroBench(ctx context.Context, a *artifacts, names []string) (map[string]
 				}
 			}
 		case "search":
-			pr, err := searchProblem(a.corpus)
+			pr, err := cassini.CorpusSearchProblem(a.corpus)
 			if err != nil {
 				return nil, err
 			}

@@ -233,7 +233,9 @@ func TestSchedulerWindow(t *testing.T) {
 
 // TestPlanMatchesMarket checks that Plan is the predictor followed by the
 // market: the same plan as solving the market problem built by hand.
-func TestPlanMatchesMarket(t *testing.T) {
+// midwayState is 30 trace jobs on 8 GPUs at round 12, part done, each with
+// one earlier finish-time estimate.
+func midwayState(t *testing.T) *State {
 	_, jobs, cfg := traceJobs(t, 30)
 	st := &State{GPUs: 8, Round: 12, Reestimate: true, Config: cfg}
 	for i, j := range jobs {
@@ -241,6 +243,12 @@ func TestPlanMatchesMarket(t *testing.T) {
 		j.Finish = []FinishPoint{{Round: 2, Estimate: j.Submit + 4000 + float64(i)*50}}
 		st.Jobs = append(st.Jobs, j)
 	}
+	return st
+}
+
+func TestPlanMatchesMarket(t *testing.T) {
+	st := midwayState(t)
+	cfg := st.Config
 	res, err := Plan(context.Background(), st)
 	if err != nil {
 		t.Fatal(err)
@@ -291,13 +299,7 @@ func TestPlanMatchesMarket(t *testing.T) {
 
 // TestPredictMatchesPlan: Predict returns the predictions Plan solves with.
 func TestPredictMatchesPlan(t *testing.T) {
-	_, jobs, cfg := traceJobs(t, 30)
-	st := &State{GPUs: 8, Round: 12, Reestimate: true, Config: cfg}
-	for i, j := range jobs {
-		j.Progress = (i * 7) % (len(j.EpochBS) / 2)
-		j.Finish = []FinishPoint{{Round: 2, Estimate: j.Submit + 4000 + float64(i)*50}}
-		st.Jobs = append(st.Jobs, j)
-	}
+	st := midwayState(t)
 	res, err := Plan(context.Background(), st)
 	if err != nil {
 		t.Fatal(err)

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/orrery/orrery/bench"
+	"github.com/orrery/orrery/bench/cassini"
 	orrerywasm "github.com/orrery/orrery/bindings/go"
 	"github.com/orrery/orrery/engine/link"
 	"github.com/orrery/orrery/engine/wire"
@@ -36,21 +37,6 @@ var wasmCalls = []struct{ name, what string }{
 	{"ok/link_paper_three_jobs.json", "cassini.link, the same, paper mode"},
 	{"ok/rank_twelve_jobs.json", "cassini.rank, 12 jobs, 8 links, 10 candidates"},
 	{"ok/plan_24_jobs.json", "shockwave.plan, 24 jobs, 10 rounds"},
-}
-
-// searchProblem is the flat problem of "search": the corpus request
-// ok/link_exact_coprime_periods.json, quantized as cassini.link does.
-func searchProblem(corpus string) (link.Problem, error) {
-	var env struct{ Request wire.LinkRequest }
-	b, err := os.ReadFile(filepath.Join(corpus, "ok", "link_exact_coprime_periods.json"))
-	if err == nil {
-		err = json.Unmarshal(b, &env)
-	}
-	if err != nil {
-		return link.Problem{}, err
-	}
-	pr, _, err := env.Request.Problem()
-	return pr, err
 }
 
 // WasmRow is one call on every host.
@@ -176,7 +162,7 @@ func wasmSection(ctx context.Context, cfg *config) ([]bench.Section, []bench.Gat
 	}
 
 	corpus := filepath.Join(cfg.root, "testdata", "corpus")
-	pr, err := searchProblem(corpus)
+	pr, err := cassini.CorpusSearchProblem(corpus)
 	if err != nil {
 		return nil, nil, err
 	}
