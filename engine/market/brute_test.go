@@ -130,9 +130,9 @@ func brutePriorities(p *Problem, c bruteCfg) []float64 {
 	return out
 }
 
-// bruteForce enumerates every capacity-feasible x.
-func bruteForce(p *Problem) bruteResult {
-	c := bruteConfig(p.Config)
+// fittingSets lists the sets of jobs (bit j for job j) whose GPUs fit in
+// the cluster together: the possible contents of one round.
+func fittingSets(p *Problem) []uint {
 	N := len(p.Jobs)
 	var fits []uint
 	for m := uint(0); m < 1<<N; m++ {
@@ -146,6 +146,14 @@ func bruteForce(p *Problem) bruteResult {
 			fits = append(fits, m)
 		}
 	}
+	return fits
+}
+
+// bruteForce enumerates every capacity-feasible x.
+func bruteForce(p *Problem) bruteResult {
+	c := bruteConfig(p.Config)
+	N := len(p.Jobs)
+	fits := fittingSets(p)
 	x := make([][]bool, N)
 	for j := range x {
 		x[j] = make([]bool, c.T)

@@ -120,18 +120,7 @@ func TestToGrid(t *testing.T) {
 // (each job at most once per round), by search over the rounds.
 func packableCounts(p *Problem, T int) [][]int {
 	N := len(p.Jobs)
-	var fits []uint
-	for m := uint(0); m < 1<<N; m++ {
-		g := 0
-		for j := 0; j < N; j++ {
-			if m>>j&1 == 1 {
-				g += p.Jobs[j].GPUs
-			}
-		}
-		if g <= p.GPUs {
-			fits = append(fits, m)
-		}
-	}
+	fits := fittingSets(p)
 	seen := map[[16]int8]bool{}
 	var out [][]int
 	var n [16]int8
