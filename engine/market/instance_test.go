@@ -56,11 +56,11 @@ func load(tb testing.TB, s traceSpec) *loaded {
 	}
 	jobs, err := trace.ParseFile(testdata("traces", s.trace))
 	if err != nil {
-		tb.Skipf("trace: %v", err)
+		tb.Fatalf("trace: %v", err)
 	}
 	tab, err := throughput.LoadFile(testdata(s.table))
 	if err != nil {
-		tb.Skipf("throughput: %v", err)
+		tb.Fatalf("throughput: %v", err)
 	}
 	profs, err := trace.DeriveAll(jobs, tab, trace.DeriveOptions{})
 	if err != nil {

@@ -127,11 +127,11 @@ func authorsWorkload(t testing.TB, name, table string, n int) *sim.Workload {
 	t.Helper()
 	jobs, err := trace.ParseFile("../../testdata/shockwave/traces/" + name)
 	if err != nil {
-		t.Skipf("trace: %v", err)
+		t.Fatalf("trace: %v", err)
 	}
 	tab, err := throughput.LoadFile("../../testdata/shockwave/" + table)
 	if err != nil {
-		t.Skipf("table: %v", err)
+		t.Fatalf("table: %v", err)
 	}
 	if n > 0 {
 		jobs = jobs[:n]

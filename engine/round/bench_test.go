@@ -24,11 +24,11 @@ func BenchmarkPlan(b *testing.B) {
 	} {
 		tj, err := trace.ParseFile(testdata("traces", c.trace))
 		if err != nil {
-			b.Skip(err)
+			b.Fatal(err)
 		}
 		tab, err := throughput.LoadFile(testdata(c.tab))
 		if err != nil {
-			b.Skip(err)
+			b.Fatal(err)
 		}
 		tc, err := trace.LoadConfigFile(testdata("configurations", c.cfg))
 		if err != nil {

@@ -25,11 +25,11 @@ func traceJobs(t testing.TB, n int) ([]trace.Job, []Job, Config) {
 	t.Helper()
 	tjobs, err := trace.ParseFile(testdata("traces", "120_0.2_5_100_40_25_0,0.5,0.5_0.6,0.3,0.09,0.01_multigpu_dynamic.trace"))
 	if err != nil {
-		t.Skipf("trace: %v", err)
+		t.Fatalf("trace: %v", err)
 	}
 	tab, err := throughput.LoadFile(testdata("tacc_throughputs.json"))
 	if err != nil {
-		t.Skipf("throughputs: %v", err)
+		t.Fatalf("throughputs: %v", err)
 	}
 	tc, err := trace.LoadConfigFile(testdata("configurations", "tacc_32gpus.json"))
 	if err != nil {

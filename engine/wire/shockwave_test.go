@@ -81,11 +81,11 @@ func traceRequest(t testing.TB, n, gpus int) []byte {
 	dir := filepath.Join("..", "..", "testdata", "shockwave")
 	jobs, err := trace.ParseFile(filepath.Join(dir, "traces", "120_0.2_5_100_40_25_0,0.5,0.5_0.6,0.3,0.09,0.01_multigpu_dynamic.trace"))
 	if err != nil {
-		t.Skip(err)
+		t.Fatal(err)
 	}
 	tab, err := throughput.LoadFile(filepath.Join(dir, "tacc_throughputs.json"))
 	if err != nil {
-		t.Skip(err)
+		t.Fatal(err)
 	}
 	req := wire.ShockwavePlanRequest{GPUs: gpus, Round: 45, Reestimate: true}
 	for i := 0; i < n; i++ {
