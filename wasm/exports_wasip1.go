@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"unsafe"
 
-	"github.com/orrery/orrery/engine/profile"
 	"github.com/orrery/orrery/engine/wire"
 	"github.com/orrery/orrery/wasm/abi"
 )
@@ -97,14 +96,7 @@ func linkSearch(k int32, periods, demand uint32, capacity int32, fixed, options,
 			return int32(abi.BadPointer)
 		}
 	}
-	var total int
-	for _, t := range ps {
-		if t < 1 || t > profile.MaxPeriodTicks {
-			total = -1 // the searcher names the bad period; demand is not read
-			break
-		}
-		total += int(t)
-	}
+	total := abi.DemandLen(ps)
 	var ds []int32
 	if total >= 0 {
 		if ds, ok = a.Int32s(uintptr(demand), total); !ok {

@@ -22,7 +22,6 @@ import (
 	"sync"
 	"unsafe"
 
-	"github.com/orrery/orrery/engine/profile"
 	"github.com/orrery/orrery/engine/wire"
 	"github.com/orrery/orrery/wasm/abi"
 )
@@ -85,14 +84,7 @@ func orrery_link_search(k C.int32_t, periods, demand *C.int32_t, capacity C.int3
 		return C.int32_t(abi.BadPointer)
 	}
 	ps := unsafe.Slice((*int32)(unsafe.Pointer(periods)), int(k))
-	var total int
-	for _, t := range ps {
-		if t < 1 || t > profile.MaxPeriodTicks {
-			total = -1 // the searcher names the bad period; demand is not read
-			break
-		}
-		total += int(t)
-	}
+	total := abi.DemandLen(ps)
 	var ds []int32
 	if total > 0 {
 		if demand == nil {

@@ -23,6 +23,21 @@ const (
 	maxRestarts  = 1 << 16
 )
 
+// DemandLen returns how many int32 values the demand array of a search
+// with these periods holds (their sum), or -1 when a period is outside
+// [1, profile.MaxPeriodTicks]: then Search reports the bad period without
+// reading the demand, so a host must not read (or check) that array.
+func DemandLen(periods []int32) int {
+	total := 0
+	for _, t := range periods {
+		if t < 1 || t > profile.MaxPeriodTicks {
+			return -1
+		}
+		total += int(t)
+	}
+	return total
+}
+
 // Searcher runs link_search: the rotation search of package link on flat
 // int32 arrays. It keeps its link.Workspace across calls, so once it has
 // seen a problem of a given size, searching problems of that size or

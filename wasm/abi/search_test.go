@@ -228,3 +228,21 @@ func TestSearchReleasesCallerMemory(t *testing.T) {
 		}
 	}
 }
+
+func TestDemandLen(t *testing.T) {
+	for _, c := range []struct {
+		periods []int32
+		want    int
+	}{
+		{nil, 0},
+		{[]int32{255, 181}, 436},
+		{[]int32{255, 0}, -1},
+		{[]int32{-3, 10}, -1},
+		{[]int32{profile.MaxPeriodTicks, 1}, profile.MaxPeriodTicks + 1},
+		{[]int32{profile.MaxPeriodTicks + 1}, -1},
+	} {
+		if got := DemandLen(c.periods); got != c.want {
+			t.Errorf("DemandLen(%v) = %d, want %d", c.periods, got, c.want)
+		}
+	}
+}
