@@ -62,20 +62,31 @@ func plotCassiniCDF(dir string, r CassiniSimResult) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	const w, h = 12 * vg.Inch, 4.8 * vg.Inch
-	img := vgimg.New(w, h)
+	title := fmt.Sprintf("CASSINI simulation (%s, %s fabric, %d jobs, load %.2f, noise %s): CDF of iteration times",
+		r.Scenario, r.Topology, r.Jobs, r.Load, r.Noise)
+	fig := sideBySide{W: 12 * vg.Inch, H: 4.8 * vg.Inch, TitleH: 0.45 * vg.Inch, PadX: vg.Inch / 3, PadRight: vg.Points(8)}
+	return fig.save(dir, "cassini_iteration_cdf.png", title, ms, slow)
+}
+
+// sideBySide is the layout of a figure of two plots under a title line.
+type sideBySide struct {
+	W, H, TitleH, PadX, PadRight vg.Length
+}
+
+// save draws left and right under title and writes the PNG dir/name.
+func (f sideBySide) save(dir, name, title string, left, right *plot.Plot) (string, error) {
+	img := vgimg.New(f.W, f.H)
 	dc := draw.New(img)
-	top := draw.Crop(dc, 0, 0, 0, -0.45*vg.Inch)
-	title := draw.Crop(dc, 0, 0, h-0.45*vg.Inch, 0)
+	top := draw.Crop(dc, 0, 0, 0, -f.TitleH)
+	line := draw.Crop(dc, 0, 0, f.H-f.TitleH, 0)
 	sty := draw.TextStyle{Color: color.Black, Font: plot.DefaultFont, XAlign: draw.XCenter, YAlign: draw.YCenter, Handler: plot.DefaultTextHandler}
 	sty.Font.Size = vg.Points(13)
-	title.FillText(sty, vg.Point{X: w / 2, Y: title.Center().Y}, fmt.Sprintf("CASSINI simulation (%s, %s fabric, %d jobs, load %.2f, noise %s): CDF of iteration times",
-		r.Scenario, r.Topology, r.Jobs, r.Load, r.Noise))
-	tiles := draw.Tiles{Rows: 1, Cols: 2, PadX: vg.Inch / 3, PadTop: vg.Points(4), PadBottom: vg.Points(4), PadLeft: vg.Points(4), PadRight: vg.Points(8)}
-	canvases := plot.Align([][]*plot.Plot{{ms, slow}}, tiles, top)
-	ms.Draw(canvases[0][0])
-	slow.Draw(canvases[0][1])
-	return savePNG(dir, "cassini_iteration_cdf.png", img)
+	line.FillText(sty, vg.Point{X: f.W / 2, Y: line.Center().Y}, title)
+	tiles := draw.Tiles{Rows: 1, Cols: 2, PadX: f.PadX, PadTop: vg.Points(4), PadBottom: vg.Points(4), PadLeft: vg.Points(4), PadRight: f.PadRight}
+	canvases := plot.Align([][]*plot.Plot{{left, right}}, tiles, top)
+	left.Draw(canvases[0][0])
+	right.Draw(canvases[0][1])
+	return savePNG(dir, name, img)
 }
 
 // cdfPanel draws one CDF per policy of the values values picks.
@@ -218,20 +229,10 @@ func plotCassiniCircle(dir string, c cassiniCircle) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	const w, h = 11 * vg.Inch, 5.8 * vg.Inch
-	img := vgimg.New(w, h)
-	dc := draw.New(img)
-	top := draw.Crop(dc, 0, 0, 0, -0.5*vg.Inch)
-	title := draw.Crop(dc, 0, 0, h-0.5*vg.Inch, 0)
-	sty := draw.TextStyle{Color: color.Black, Font: plot.DefaultFont, XAlign: draw.XCenter, YAlign: draw.YCenter, Handler: plot.DefaultTextHandler}
-	sty.Font.Size = vg.Points(13)
-	title.FillText(sty, vg.Point{X: w / 2, Y: title.Center().Y}, fmt.Sprintf("Unified circle of %s (%d ms) and %s (%d ms) on a %.0f Gbps link: %d ms around",
-		c.Names[0], c.Periods[0], c.Names[1], c.Periods[1], c.CapacityGbps, c.Perimeter))
-	tiles := draw.Tiles{Rows: 1, Cols: 2, PadX: vg.Inch / 4, PadTop: vg.Points(4), PadBottom: vg.Points(4), PadLeft: vg.Points(4), PadRight: vg.Points(4)}
-	canvases := plot.Align([][]*plot.Plot{{before, after}}, tiles, top)
-	before.Draw(canvases[0][0])
-	after.Draw(canvases[0][1])
-	return savePNG(dir, "cassini_unified_circle.png", img)
+	title := fmt.Sprintf("Unified circle of %s (%d ms) and %s (%d ms) on a %.0f Gbps link: %d ms around",
+		c.Names[0], c.Periods[0], c.Names[1], c.Periods[1], c.CapacityGbps, c.Perimeter)
+	fig := sideBySide{W: 11 * vg.Inch, H: 5.8 * vg.Inch, TitleH: 0.5 * vg.Inch, PadX: vg.Inch / 4, PadRight: vg.Points(4)}
+	return fig.save(dir, "cassini_unified_circle.png", title, before, after)
 }
 
 // circlePanel draws one panel: the two jobs' demand around the unified
