@@ -12,37 +12,17 @@ import (
 	"github.com/orrery/orrery/engine/trace"
 )
 
-// Setup is one of the authors' experiment setups: a trace, the throughput
-// table it was run with and the planner configuration for the cluster size.
-// Files are under the repository's testdata/shockwave.
-type Setup struct {
-	GPUs                 int
-	Trace, Table, Config string
-}
-
-// Setups returns the authors' four setups (testdata/shockwave/README.md),
-// by cluster size: 120 jobs on 32 GPUs, 220 on 64, 460 on 128, 900 on 256.
-func Setups() []Setup {
-	const tail = "_0,0.5,0.5_0.6,0.3,0.09,0.01_multigpu_dynamic.trace"
-	return []Setup{
-		{32, "120_0.2_5_100_40_25" + tail, "tacc_throughputs.json", "tacc_32gpus.json"},
-		{64, "220_0.2_5_100_25_4" + tail, "wisr_throughputs.json", "scale_64gpus.json"},
-		{128, "460_0.2_5_100_10_1" + tail, "wisr_throughputs.json", "scale_128gpus.json"},
-		{256, "900_0.2_5_1000_5_15" + tail, "wisr_throughputs.json", "scale_256gpus.json"},
-	}
-}
-
 // Loaded is a setup read from disk: the trace's jobs, their derived
 // per-epoch profiles and the configuration.
 type Loaded struct {
-	Setup    Setup
+	Setup    trace.Setup
 	Jobs     []trace.Job
 	Profiles []trace.Profile
 	Config   trace.Config
 }
 
 // Load reads setup s from dir (the repository's testdata/shockwave).
-func Load(dir string, s Setup) (*Loaded, error) {
+func Load(dir string, s trace.Setup) (*Loaded, error) {
 	jobs, err := trace.ParseFile(filepath.Join(dir, "traces", s.Trace))
 	if err != nil {
 		return nil, err

@@ -11,6 +11,7 @@ import (
 
 	"github.com/orrery/orrery/bench/mip"
 	"github.com/orrery/orrery/engine/market"
+	"github.com/orrery/orrery/engine/trace"
 )
 
 var (
@@ -22,7 +23,7 @@ var (
 func load32(t *testing.T) *Loaded {
 	t.Helper()
 	loadOnce.Do(func() {
-		loaded32, loadErr = Load(filepath.Join("..", "..", "testdata", "shockwave"), Setups()[0])
+		loaded32, loadErr = Load(filepath.Join("..", "..", "testdata", "shockwave"), trace.Setups()[0])
 	})
 	if loadErr != nil {
 		t.Fatal(loadErr)

@@ -22,16 +22,6 @@ import (
 // live in the repository.
 const swData = "testdata/shockwave"
 
-// swPreset is the authors' setup for one cluster size (scheduler/reproduce/*.sh).
-type swPreset struct{ trace, throughputs, config string }
-
-var swPresets = map[int]swPreset{
-	32:  {"120_0.2_5_100_40_25_0,0.5,0.5_0.6,0.3,0.09,0.01_multigpu_dynamic.trace", "tacc_throughputs.json", "tacc_32gpus.json"},
-	64:  {"220_0.2_5_100_25_4_0,0.5,0.5_0.6,0.3,0.09,0.01_multigpu_dynamic.trace", "wisr_throughputs.json", "scale_64gpus.json"},
-	128: {"460_0.2_5_100_10_1_0,0.5,0.5_0.6,0.3,0.09,0.01_multigpu_dynamic.trace", "wisr_throughputs.json", "scale_128gpus.json"},
-	256: {"900_0.2_5_1000_5_15_0,0.5,0.5_0.6,0.3,0.09,0.01_multigpu_dynamic.trace", "wisr_throughputs.json", "scale_256gpus.json"},
-}
-
 // swSetup is one simulate invocation, resolved.
 type swSetup struct {
 	Trace, Throughputs, Config string
@@ -52,7 +42,7 @@ func swSetupFor(gpus int, tracePath, throughputs, config string) (swSetup, error
 	if gpus < 1 {
 		return swSetup{}, fmt.Errorf("%w: --gpus %d", errUsage, gpus)
 	}
-	preset, known := swPresets[gpus]
+	preset, known := trace.SetupFor(gpus)
 	pick := func(flagVal, def, what string) (string, error) {
 		switch {
 		case flagVal != "":
@@ -64,10 +54,10 @@ func swSetupFor(gpus int, tracePath, throughputs, config string) (swSetup, error
 	}
 	c := swSetup{GPUs: gpus, Policies: policy.Names()}
 	var err error
-	if c.Trace, err = pick(tracePath, filepath.Join("traces", preset.trace), "trace"); err != nil {
+	if c.Trace, err = pick(tracePath, filepath.Join("traces", preset.Trace), "trace"); err != nil {
 		return c, err
 	}
-	if c.Throughputs, err = pick(throughputs, preset.throughputs, "throughputs"); err != nil {
+	if c.Throughputs, err = pick(throughputs, preset.Table, "throughputs"); err != nil {
 		return c, err
 	}
 	switch {
@@ -75,7 +65,7 @@ func swSetupFor(gpus int, tracePath, throughputs, config string) (swSetup, error
 	case config != "":
 		c.Config = config
 	case known:
-		c.Config = filepath.Join(swData, "configurations", preset.config)
+		c.Config = filepath.Join(swData, "configurations", preset.Config)
 	}
 	return c, nil
 }

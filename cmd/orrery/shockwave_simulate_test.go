@@ -10,16 +10,19 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/orrery/orrery/engine/trace"
 )
 
 // swArgs points the command at the repository's copy of the authors'
 // 120-job setup (the tests run in cmd/orrery).
 func swArgs(extra ...string) []string {
 	d := filepath.Join("..", "..", swData)
+	s32, _ := trace.SetupFor(32)
 	return append([]string{
-		"--trace", filepath.Join(d, "traces", swPresets[32].trace),
-		"--throughputs", filepath.Join(d, swPresets[32].throughputs),
-		"--config", filepath.Join(d, "configurations", swPresets[32].config),
+		"--trace", filepath.Join(d, "traces", s32.Trace),
+		"--throughputs", filepath.Join(d, s32.Table),
+		"--config", filepath.Join(d, "configurations", s32.Config),
 	}, extra...)
 }
 

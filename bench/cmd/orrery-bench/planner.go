@@ -14,12 +14,13 @@ import (
 	"github.com/orrery/orrery/bench/mip"
 	"github.com/orrery/orrery/bench/shockwave"
 	"github.com/orrery/orrery/engine/market"
+	"github.com/orrery/orrery/engine/trace"
 )
 
 // plannerCase is one planner instance.
 type plannerCase struct {
 	name  string
-	setup shockwave.Setup
+	setup trace.Setup
 	in    shockwave.Instance
 	gate  bool // small enough for CBC to prove optimality: orrery must equal it
 	smoke bool // in the CI subset
@@ -29,7 +30,7 @@ type plannerCase struct {
 }
 
 func plannerCases(smoke bool) []plannerCase {
-	s := shockwave.Setups()
+	s := trace.Setups()
 	cases := []plannerCase{
 		{name: "12 jobs, 8 GPUs, 10 rounds", setup: s[0], in: shockwave.Instance{Jobs: 12, GPUs: 8, Rounds: 10, Seed: 1}, gate: true, smoke: true},
 		{name: "12 jobs, 8 GPUs, 10 rounds, FT*×4", setup: s[0], in: shockwave.Instance{Jobs: 12, GPUs: 8, Rounds: 10, Seed: 1, FairScale: 4}, gate: true, smoke: true},
