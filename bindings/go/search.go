@@ -21,9 +21,9 @@ import (
 //
 // Errors are *wire.Error values whose code says what kind of error it is
 // (errors.Is works with wire.ErrInvalid, wire.ErrLimit, wire.ErrInternal);
-// the engine's own sentinels are not carried across the boundary. Exact
-// searches of more than abi.MaxSearchCells jobs times perimeter ticks are
-// limit errors here, where natively they would only take a lot of memory.
+// the engine's own sentinels are not carried across the boundary. The
+// module searches with MaxCells = abi.MaxSearchCells (opt.MaxCells does not
+// cross the boundary): larger exact searches are limit errors.
 func (m *Module) Search(ctx context.Context, pr link.Problem, opt link.Options, dst []int) (link.Result, error) {
 	k := len(pr.Jobs)
 	var total int64

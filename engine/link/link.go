@@ -112,6 +112,18 @@ var (
 	ErrTooLarge       = errors.New("link: jobs x perimeter exceeds the cell limit")
 )
 
+// IsLimit reports whether err from a search is a size limit (a unified
+// circle past its cap, too many cells, a period or a demand too large)
+// rather than a bad value: what a service reports as "limit exceeded".
+func IsLimit(err error) bool {
+	for _, l := range []error{circle.ErrPerimeterTooLarge, ErrTooLarge, ErrDemandTooLarge, profile.ErrPeriodTooLong, profile.ErrDemandTooLarge} {
+		if errors.Is(err, l) {
+			return true
+		}
+	}
+	return false
+}
+
 // Problem is one link's optimization.
 type Problem struct {
 	Jobs     []profile.Profile

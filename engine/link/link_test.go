@@ -412,8 +412,11 @@ func TestBudgetBoundsEveryPath(t *testing.T) {
 func TestCellLimit(t *testing.T) {
 	jobs := []profile.Profile{pulse(1000, 10, 5), pulse(999, 10, 5), pulse(1000, 1, 5)}
 	var w Workspace
-	if _, err := w.Search(context.Background(), Problem{Jobs: jobs, Capacity: 5}, Options{MaxCells: 1 << 20}, nil); !errors.Is(err, ErrTooLarge) {
+	if _, err := w.Search(context.Background(), Problem{Jobs: jobs, Capacity: 5}, Options{MaxCells: 1 << 20}, nil); !errors.Is(err, ErrTooLarge) || !IsLimit(err) {
 		t.Fatalf("3 jobs on a 999000-tick circle under a 2^20-cell limit: %v", err)
+	}
+	if _, err := w.Search(context.Background(), Problem{Jobs: jobs, Capacity: 0}, Options{}, nil); err == nil || IsLimit(err) {
+		t.Fatalf("capacity 0 is a bad value, not a limit: %v", err)
 	}
 	if _, err := w.Search(context.Background(), Problem{Jobs: jobs, Capacity: 5}, Options{Mode: Paper, MaxCells: 1 << 20}, nil); err != nil {
 		t.Fatalf("paper mode holds 72 points whatever the circle: %v", err)

@@ -339,16 +339,6 @@ var workspaces = sync.Pool{New: func() any { return new(link.Workspace) }}
 // rankers does the same for rankings.
 var rankers = sync.Pool{New: func() any { return new(candidate.Ranker) }}
 
-// isLimit reports whether err is a size limit rather than a bad value.
-func isLimit(err error) bool {
-	for _, l := range []error{circle.ErrPerimeterTooLarge, link.ErrDemandTooLarge, link.ErrTooLarge, profile.ErrPeriodTooLong, profile.ErrDemandTooLarge} {
-		if errors.Is(err, l) {
-			return true
-		}
-	}
-	return false
-}
-
 // Problem returns the link search the request describes, quantized to its
 // tick and unit, and the search options it sets: what "cassini.link" runs,
 // for callers that drive a link.Workspace (or the module's link_search fast

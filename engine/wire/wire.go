@@ -33,6 +33,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/orrery/orrery/engine/link"
 )
 
 // Version is the schema version this package speaks.
@@ -100,7 +102,7 @@ func (e *Error) Unwrap() []error {
 // fieldError reports that the value at field is invalid because of err.
 func fieldError(field string, err error) *Error {
 	code := CodeInvalid
-	if isLimit(err) {
+	if link.IsLimit(err) {
 		code = CodeLimit
 	}
 	return &Error{Code: code, Field: field, Message: err.Error(), err: err}

@@ -2,7 +2,6 @@ package abi
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/orrery/orrery/engine/circle"
@@ -10,11 +9,11 @@ import (
 	"github.com/orrery/orrery/engine/profile"
 )
 
-// MaxSearchCells bounds an exact search's jobs times perimeter (ticks of
-// the unified circle). The workspace holds about four int32s per cell, so
-// this keeps one search within about 512 MiB, far inside a 32-bit linear
-// memory; larger searches are Limit errors instead of an out-of-memory
-// trap.
+// MaxSearchCells is link_search's link.Options.MaxCells: it bounds an
+// exact search's jobs times perimeter (ticks of the unified circle). The
+// workspace holds about four int32s per cell, so this keeps one search
+// within about 512 MiB, far inside a 32-bit linear memory; larger searches
+// are Limit errors instead of an out-of-memory trap.
 const MaxSearchCells = 1 << 25
 
 // Limits of the options, the same as the JSON schema's.
@@ -44,11 +43,10 @@ func DemandLen(periods []int32) int {
 // smaller allocates nothing. It is not safe for concurrent use. The zero
 // value is ready.
 type Searcher struct {
-	w       link.Workspace
-	jobs    []profile.Profile
-	fixed   []int
-	dst     []int
-	periods []int
+	w     link.Workspace
+	jobs  []profile.Profile
+	fixed []int
+	dst   []int
 }
 
 // Search solves the link problem of len(periods) jobs whose per-tick
@@ -102,19 +100,10 @@ func (s *Searcher) Search(periods, demand []int32, capacity int32, fixed []int32
 	}
 
 	s.jobs = grow(s.jobs, k)
-	s.periods = grow(s.periods, k)
 	var off int
 	for j, t := range periods {
 		s.jobs[j] = profile.Profile{Period: int(t), Demand: demand[off : off+int(t) : off+int(t)]}
-		s.periods[j] = int(t)
 		off += int(t)
-	}
-	if lo.Mode == link.Exact {
-		// Bound the workspace before building it (see MaxSearchCells).
-		u, err := circle.Unify(s.periods, s.periods, lo.Circle)
-		if err == nil && int64(u.Perimeter)*int64(k) > MaxSearchCells {
-			return fail(res, Limit, "periods", fmt.Errorf("%w: %d jobs on a %d-tick circle is more than %d cells", circle.ErrPerimeterTooLarge, k, u.Perimeter, MaxSearchCells))
-		}
 	}
 	pr := link.Problem{Jobs: s.jobs, Capacity: capacity}
 	if fixed != nil {
@@ -170,15 +159,14 @@ func (o LinkOptions) linkOptions() (link.Options, Code, error) {
 	lo.Budget = o.Budget
 	lo.Restarts = int(o.Restarts)
 	lo.Seed = o.Seed
+	lo.MaxCells = MaxSearchCells
 	return lo, OK, nil
 }
 
 // classify maps an engine error to a code, as the JSON schema does.
 func classify(err error) Code {
-	for _, l := range []error{circle.ErrPerimeterTooLarge, link.ErrDemandTooLarge, profile.ErrPeriodTooLong, profile.ErrDemandTooLarge} {
-		if errors.Is(err, l) {
-			return Limit
-		}
+	if link.IsLimit(err) {
+		return Limit
 	}
 	return Invalid
 }
