@@ -397,6 +397,22 @@ func TestBudgetBoundsEveryPath(t *testing.T) {
 	if res.Score != 1 {
 		t.Fatalf("strided search scored %v (shifts %v); 1 is reachable at every shift in [40000, 60000]", res.Score, res.Shifts)
 	}
+	// A narrow optimum: the refinement around the best coarse shift must
+	// reach it. A's 600-tick gap at [50200, 50800) fits B's 100-tick burst
+	// with no excess; the coarse pass lands near it, not in it.
+	a := pulse(100000, 100000, 40)
+	for i := 50200; i < 50800; i++ {
+		a.Demand[i] = 0
+	}
+	b := pulse(100000, 100, 40)
+	narrow := Problem{Jobs: []profile.Profile{a, b}, Capacity: 50}
+	res, err = w.Search(context.Background(), narrow, Options{Budget: 1 << 24}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != Budget || res.Excess != 0 {
+		t.Fatalf("narrow gap: status %v, excess %d at shifts %v; 0 is reachable within one stride of the best coarse shift", res.Status, res.Excess, res.Shifts)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	start := time.Now()

@@ -471,9 +471,9 @@ func (w *Workspace) rootBound() int64 {
 }
 
 // strided searches a single free job whose full scan would cost more than
-// the budget: every stride-th shift first, with half the budget, then the
-// shifts around the best of them, with the rest. It returns the excess at
-// shift 0.
+// the budget: every stride-th shift first, with half the budget, then a
+// refinement around the best of them with the rest (the excess is periodic
+// in the shift, modulo nc). It returns the excess at shift 0.
 func (w *Workspace) strided(j int) int64 {
 	base, tile, p, c := w.base0, w.tiles[j], w.p, w.capacity
 	nc := w.ncand[j]
@@ -490,10 +490,23 @@ func (w *Workspace) strided(j int) int64 {
 	}
 	if w.stop != TimeLimit {
 		w.stop = Optimal // the coarse pass spends half the budget; refine with the rest
+		// Halve the step around the best shift so far (two shifts a level,
+		// which reaches into a narrow optimum the coarse grid straddled),
+		// then score the shifts nearest the best one with what is left.
+		try := func(m int) {
+			if m = circle.Mod(m, nc); !w.shouldStop() {
+				w.offer(one(m), j, m)
+			}
+		}
+		for d := stride / 2; d >= 1 && !w.shouldStop(); d /= 2 {
+			c := w.best[j]
+			try(c - d)
+			try(c + d)
+		}
 		center := w.best[j]
-		lo, hi := max(center-stride+1, 0), min(center+stride, nc)
-		for m := lo; m < hi && !w.shouldStop(); m++ {
-			w.offer(one(m), j, m)
+		for d := 1; d < stride && !w.shouldStop(); d++ {
+			try(center - d)
+			try(center + d)
 		}
 	}
 	if w.stop == Optimal {
