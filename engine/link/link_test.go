@@ -381,7 +381,7 @@ func TestSteadyStateAllocs(t *testing.T) {
 
 // TestBudgetBoundsEveryPath: a two-job search whose full scan is far over the
 // budget stops near the budget, still finds a good shift by striding, and a
-// deadline bounds it too (the bound computation included).
+// deadline bounds it too.
 func TestBudgetBoundsEveryPath(t *testing.T) {
 	// 100000-tick periods: 40% at 40 units, capacity 50: interleaving is
 	// perfect at shifts in [40000, 60000].
