@@ -140,6 +140,7 @@ func TestDurationAndCancel(t *testing.T) {
 // The agent's mode and threshold reach the agents: the paper's Free mode
 // re-aligns only on drift, Pad holds every slot.
 func TestAgentOptions(t *testing.T) {
+	perMinute := map[agent.Mode]float64{}
 	for _, mode := range []agent.Mode{agent.Pad, agent.Free} {
 		cfg := fig2(300)
 		cfg.Topology = twoRacks(t)
@@ -151,6 +152,10 @@ func TestAgentOptions(t *testing.T) {
 			t.Fatalf("%v: %+v", mode, r.Agent)
 		}
 		t.Logf("%v: mean %.1f ms, %.2f adjustments/min, drift %v", mode, r.Mean(), r.Agent.PerMinute, r.Agent.MeanAbs)
+		perMinute[mode] = r.Agent.PerMinute
+	}
+	if perMinute[agent.Pad] == perMinute[agent.Free] {
+		t.Fatalf("both modes adjust %.2f times a minute: the mode did not reach the agents", perMinute[agent.Pad])
 	}
 }
 
