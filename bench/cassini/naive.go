@@ -177,6 +177,12 @@ func excess(a, b []int32, c int32, plain bool) int64 {
 	if !plain {
 		return kernels.Excess(a, b, c)
 	}
+	return PlainExcess(a, b, c)
+}
+
+// PlainExcess is kernels.Excess as a user would write it, the baseline the
+// kernels are measured against: sum max(a[i] + b[i] - c, 0).
+func PlainExcess(a, b []int32, c int32) int64 {
 	var sum int64
 	for i := range a {
 		sum += max(int64(a[i])+int64(b[i])-int64(c), 0)

@@ -188,8 +188,8 @@ func (m *Module) ABIVersion(ctx context.Context) (int32, error) {
 func (m *Module) Handle(ctx context.Context, envelope []byte) ([]byte, error) {
 	if len(envelope) > wire.MaxRequestBytes {
 		// Too big to be worth copying in: the module would refuse it
-		// unread, with this same envelope.
-		return tooLarge(len(envelope)), nil
+		// unread, with the envelope wire.Handle gives without reading it.
+		return wire.Handle(ctx, envelope), nil
 	}
 	in, err := m.acquire(ctx)
 	if err != nil {
@@ -201,12 +201,6 @@ func (m *Module) Handle(ctx context.Context, envelope []byte) ([]byte, error) {
 		return nil, fmt.Errorf("orrerywasm: no room for a %d-byte request (the module allows %d)", len(envelope), abi.MaxBlock)
 	}
 	return out, err
-}
-
-// tooLarge is wire.Handle's envelope for a request over MaxRequestBytes.
-func tooLarge(n int) []byte {
-	return fmt.Appendf(nil, `{"version":%d,"error":{"code":%q,"message":"request is %d bytes, above the %d byte limit"}}`,
-		wire.Version, wire.CodeLimit, n, wire.MaxRequestBytes)
 }
 
 // reply is the response envelope.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"runtime"
 	"strconv"
@@ -281,14 +282,8 @@ func summarizeCassini(r netsim.Result) CassiniPolicyResult {
 	return pr
 }
 
-func cassiniRound(v float64) float64 { return float64(int64(v*1000+cassiniHalf(v))) / 1000 }
-
-func cassiniHalf(v float64) float64 {
-	if v < 0 {
-		return -0.5
-	}
-	return 0.5
-}
+// cassiniRound rounds to three decimals, halves away from zero.
+func cassiniRound(v float64) float64 { return math.Round(v*1000) / 1000 }
 
 // writeCassiniSimTable prints r with the policies side by side.
 func writeCassiniSimTable(w io.Writer, r CassiniSimResult) error {

@@ -68,14 +68,6 @@ func newKernelInput(n int) *kernelInput {
 	return in
 }
 
-func plainExcess(a, b []int32, c int32) int64 {
-	var sum int64
-	for i := range a {
-		sum += max(int64(a[i])+int64(b[i])-int64(c), 0)
-	}
-	return sum
-}
-
 // kernelWorker serves kernelReqs on stdin until it closes.
 func kernelWorker() int {
 	runtime.LockOSThread() // ThreadCPU measures this thread
@@ -113,7 +105,7 @@ func kernelWorker() int {
 			op = func() { kernels.Rotations(in.out[:rq.Shifts], in.base, in.rotor, in.c, 0) }
 			pairs = float64(rq.N) * float64(rq.Shifts)
 		case rq.Plain:
-			op = func() { sum += plainExcess(in.base, in.rot, in.c) }
+			op = func() { sum += cassini.PlainExcess(in.base, in.rot, in.c) }
 			pairs = float64(rq.N)
 		default:
 			op = func() { sum += kernels.Excess(in.base, in.rot, in.c) }
