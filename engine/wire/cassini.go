@@ -135,9 +135,10 @@ func (s SearchSpec) parse() (quantum, error) {
 	return r, nil
 }
 
-func (r quantum) context(ctx context.Context) (context.Context, context.CancelFunc) {
-	if r.timeout > 0 {
-		return context.WithTimeout(ctx, r.timeout)
+// withLimit bounds ctx by a request's time limit; 0 means none.
+func withLimit(ctx context.Context, limit time.Duration) (context.Context, context.CancelFunc) {
+	if limit > 0 {
+		return context.WithTimeout(ctx, limit)
 	}
 	return ctx, func() {}
 }
@@ -378,7 +379,7 @@ func cassiniLink(ctx context.Context, data []byte) (any, error) {
 		return nil, err
 	}
 	jobs := pr.Jobs
-	ctx, cancel := r.context(ctx)
+	ctx, cancel := withLimit(ctx, r.timeout)
 	defer cancel()
 	w := workspaces.Get().(*link.Workspace)
 	defer workspaces.Put(w)

@@ -145,7 +145,7 @@ func cassiniRank(ctx context.Context, data []byte) (any, error) {
 		}
 		cands[c].Paths = paths
 	}
-	ctx, cancel := r.context(ctx)
+	ctx, cancel := withLimit(ctx, r.timeout)
 	defer cancel()
 	ranker := rankers.Get().(*candidate.Ranker)
 	defer rankers.Put(ranker)

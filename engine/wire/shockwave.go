@@ -334,11 +334,8 @@ func shockwavePlan(ctx context.Context, data []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if limit > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, limit)
-		defer cancel()
-	}
+	ctx, cancel := withLimit(ctx, limit)
+	defer cancel()
 	res, err := round.Plan(ctx, st)
 	if err != nil {
 		return nil, planError(err)
