@@ -214,7 +214,7 @@ func (p *Predictor) Predict(j *Job) (Estimate, error) {
 		}
 	}
 
-	elapsed := sum(j.EpochDur[:F])
+	elapsed, _ := sumChecked(j.EpochDur[:F]) // checked above
 	observed := elapsed
 	if F < E {
 		observed += j.EpochDur[F]
@@ -265,7 +265,7 @@ func (p *Predictor) Predict(j *Job) (Estimate, error) {
 	case Posterior:
 		est.Remaining = est.Mean
 	case Oracle:
-		est.Remaining = sum(j.EpochDur[F:])
+		est.Remaining, _ = sumChecked(j.EpochDur[F:]) // checked above
 	}
 	return est, nil
 }
@@ -354,19 +354,6 @@ func sumChecked(d []float64) (float64, int) {
 		}
 	}
 	return (s0 + s1) + (s2 + s3), -1
-}
-
-// sum returns Σ d with four accumulators (exact for whole seconds).
-func sum(d []float64) float64 {
-	var s0, s1, s2, s3 float64
-	i := 0
-	for ; i+4 <= len(d); i += 4 {
-		s0, s1, s2, s3 = s0+d[i], s1+d[i+1], s2+d[i+2], s3+d[i+3]
-	}
-	for ; i < len(d); i++ {
-		s0 += d[i]
-	}
-	return (s0 + s1) + (s2 + s3)
 }
 
 // addOnes returns x after c repetitions of x += 1, each rounded, in
