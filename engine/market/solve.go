@@ -44,7 +44,7 @@ type Workspace struct {
 	p   *Problem
 	cfg config
 	M   int
-	C   int // M·T GPU-rounds
+	C   int // min(M·T, Σ_j w_j·top_j): the GPU-rounds the DP tables span
 
 	wid      []int32
 	val, res []float64 // per job, n = 0..T (val: heuristics and the layout)
@@ -162,11 +162,7 @@ func (w *Workspace) Solve(ctx context.Context, p *Problem) (*Solution, error) {
 	w.prepare()
 	fair := w.ftfLower(p, w.lo0)
 	if fair {
-		used := 0
-		for j := range N {
-			used += int(w.wid[j]) * int(w.lo0[j])
-		}
-		fair = used <= w.C
+		fair = w.demand(w.lo0) <= w.C
 	}
 	if fair {
 		switch r, _ := w.packCounts(w.lo0); r {
@@ -242,7 +238,7 @@ func (w *Workspace) finish(sol *Solution, s, bound []uint64) {
 func (w *Workspace) setup() error {
 	p := w.p
 	N, T := len(p.Jobs), w.cfg.T
-	w.M, w.C = p.GPUs, p.GPUs*T
+	w.M = p.GPUs
 	w.unsure = false
 	w.dfsLeft = solveBudget
 	w.wid = grow(w.wid, N)
@@ -295,10 +291,10 @@ func (w *Workspace) numbers() {
 	}
 }
 
-// demand is Σ_j w_j·top_j, the GPU-rounds the jobs can use in the window.
-func (w *Workspace) demand() int {
+// demand is Σ_j w_j·n_j, the GPU-rounds of round counts n.
+func (w *Workspace) demand(n []int32) int {
 	d := 0
-	for j, t := range w.top[:len(w.p.Jobs)] {
+	for j, t := range n[:len(w.p.Jobs)] {
 		d += int(w.wid[j]) * int(t)
 	}
 	return d
@@ -313,7 +309,7 @@ func (w *Workspace) prepare() {
 	// Capacity no job can use is not worth a DP cell: the aggregate
 	// capacity is at most what all jobs could use.
 	w.C = w.M * w.cfg.T
-	if demand := w.demand(); demand < w.C {
+	if demand := w.demand(w.top); demand < w.C {
 		w.C = demand
 	}
 	ord := w.order
