@@ -95,13 +95,16 @@ func (s *sim) finish() error {
 		return nil
 	}
 	var err error
-	if r.Summary, err = metrics.Summarize(mj, metrics.Cluster{GPUs: s.o.gpus, TraceJobs: len(s.jobs)}); err != nil {
+	cluster := metrics.Cluster{GPUs: s.o.gpus, TraceJobs: len(s.jobs)}
+	if r.Summary, err = metrics.Summarize(mj, cluster); err != nil {
+		return fmt.Errorf("%w: metrics: %w", ErrInvalid, err)
+	}
+	rhos, err := metrics.FTFs(nil, mj, cluster)
+	if err != nil {
 		return fmt.Errorf("%w: metrics: %w", ErrInvalid, err)
 	}
 	for i := range mj {
-		if r.Jobs[i].FTF, err = metrics.FTF(mj[i], len(s.jobs), s.o.gpus); err != nil {
-			return fmt.Errorf("%w: metrics: %w", ErrInvalid, err)
-		}
+		r.Jobs[i].FTF = rhos[i]
 		if r.Jobs[i].FTFThemis, err = metrics.FTFThemis(mj[i], s.o.gpus); err != nil {
 			return fmt.Errorf("%w: metrics: %w", ErrInvalid, err)
 		}
