@@ -27,7 +27,6 @@ import (
 type Shockwave struct {
 	s       *round.Scheduler
 	out     []int
-	active  map[int]bool
 	replans int
 	relaxed int
 	inexact int
@@ -39,7 +38,7 @@ func NewShockwave(gpus int, cfg round.Config) (*Shockwave, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Shockwave{s: s, active: map[int]bool{}}, nil
+	return &Shockwave{s: s}, nil
 }
 
 // ShockwaveConfig converts the authors' configuration file (package trace)
@@ -68,11 +67,7 @@ func (p *Shockwave) Admit(j *sim.Job) error {
 	}
 	err := p.s.Add(round.Job{ID: j.ID, GPUs: j.GPUs, Submit: j.Admitted, EpochBS: j.Profile.EpochBS,
 		EpochDur: j.Profile.MetadataDurations(nil), SamplesPerEpoch: float64(j.Profile.SamplesPerEpoch)})
-	if err != nil {
-		return err
-	}
-	p.active[j.ID] = true
-	return nil
+	return err
 }
 
 // EndRound implements sim.Policy.
@@ -82,7 +77,6 @@ func (p *Shockwave) EndRound(r *sim.Report) error {
 			if err := p.s.Remove(l.ID); err != nil {
 				return err
 			}
-			delete(p.active, l.ID)
 			continue
 		}
 		if err := p.s.Observe(l.ID, predictor.Sample{Round: r.Round, ItPerSec: l.Throughput, BatchSize: l.BatchSize}); err != nil {
@@ -112,12 +106,9 @@ func (p *Shockwave) Schedule(ctx context.Context, s *sim.State) ([]int, error) {
 			p.inexact++
 		}
 	}
-	// Upstream skips planned jobs that have completed meanwhile.
-	p.out = p.out[:0]
-	for _, id := range ids {
-		if p.active[id] {
-			p.out = append(p.out, id)
-		}
-	}
+	// Upstream skips planned jobs that have completed meanwhile; here none
+	// can be planned, as every completion (Remove) forces a re-plan. The
+	// copy keeps the caller off the scheduler's cached plan.
+	p.out = append(p.out[:0], ids...)
 	return p.out, nil
 }
