@@ -45,7 +45,6 @@ type Gavel struct {
 	alloc Allocator
 	opts  GavelOptions
 
-	order      []int // active job IDs in admission order
 	fresh      []int // admitted since the last Schedule
 	jobTime    map[int]float64
 	deficit    map[int]float64
@@ -94,7 +93,6 @@ func (g *Gavel) Admit(j *sim.Job) error {
 	if _, dup := g.jobTime[j.ID]; dup || slices.Contains(g.fresh, j.ID) {
 		return fmt.Errorf("%w: job %d admitted twice", ErrInvalid, j.ID)
 	}
-	g.order = append(g.order, j.ID)
 	g.fresh = append(g.fresh, j.ID)
 	g.needUpdate = true
 	return nil
@@ -112,7 +110,6 @@ func (g *Gavel) EndRound(r *sim.Report) error {
 			g.workerTime += l.Exec
 		}
 		if l.Finished {
-			g.order = slices.DeleteFunc(g.order, func(id int) bool { return id == l.ID })
 			delete(g.jobTime, l.ID)
 			delete(g.deficit, l.ID)
 			g.needUpdate = true
@@ -133,7 +130,7 @@ func (g *Gavel) Schedule(ctx context.Context, s *sim.State) ([]int, error) {
 		interval = DefaultResetInterval
 	}
 	if g.needUpdate && (interval < 0 || s.Now-g.lastReset >= interval || g.lastReset == 0) {
-		g.reset(s.Now, half)
+		g.reset(s.Now, half, s.Jobs)
 		if err := g.allocate(s); err != nil {
 			return nil, err
 		}
@@ -171,11 +168,13 @@ func (g *Gavel) Schedule(ctx context.Context, s *sim.State) ([]int, error) {
 	return g.out, nil
 }
 
-// reset closes the accounting period (upstream _reset_time_run_so_far).
-func (g *Gavel) reset(now, half float64) {
+// reset closes the accounting period (upstream _reset_time_run_so_far) for
+// the active jobs, in admission order.
+func (g *Gavel) reset(now, half float64, jobs []sim.Job) {
 	elapsed := now - g.lastReset
 	g.workerTime = 0
-	for _, id := range g.order {
+	for i := range jobs {
+		id := jobs[i].ID
 		received := g.jobTime[id] - half
 		should := float64(g.x[id] * elapsed) // 0 when absent from the allocation
 		g.deficit[id] += should - received
