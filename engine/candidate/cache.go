@@ -14,10 +14,10 @@ import (
 // at every arrival, and most of its links carry the same jobs as before.
 // Entries are keyed by a hash of everything a search depends on and checked
 // against a full copy, so a hash collision can cost a search, never a wrong
-// answer. It holds at most max entries, evicting the oldest first.
+// answer. put keeps at most its limit (Ranker.Cache), evicting the oldest
+// first. The key is computed by the caller, outside the lock.
 type cache struct {
 	mu      sync.Mutex
-	max     int
 	entries map[uint64][]*entry
 	order   []*entry // insertion order, for eviction
 }
@@ -67,14 +67,11 @@ func (e *entry) matches(ps []profile.Profile, capacity int32, opt link.Options) 
 	return true
 }
 
-// get returns the remembered search of the problem, if any.
-func (c *cache) get(ps []profile.Profile, capacity int32, opt link.Options) (*entry, bool) {
+// get returns the remembered search of the problem whose hashProblem is
+// key, if any.
+func (c *cache) get(key uint64, ps []profile.Profile, capacity int32, opt link.Options) (*entry, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.max <= 0 || len(c.entries) == 0 {
-		return nil, false
-	}
-	key := hashProblem(ps, capacity, opt)
 	for _, e := range c.entries[key] {
 		if e.matches(ps, capacity, opt) {
 			return e, true
@@ -83,13 +80,14 @@ func (c *cache) get(ps []profile.Profile, capacity int32, opt link.Options) (*en
 	return nil, false
 }
 
-// put remembers a search. Results cut short by a deadline depend on the
-// machine's speed and are not kept.
-func (c *cache) put(ps []profile.Profile, capacity int32, opt link.Options, res link.Result) {
-	if res.Status == link.TimeLimit || c.max <= 0 {
+// put remembers a search under key, keeping at most limit entries.
+// Results cut short by a deadline depend on the machine's speed and are
+// not kept.
+func (c *cache) put(key uint64, limit int, ps []profile.Profile, capacity int32, opt link.Options, res link.Result) {
+	if res.Status == link.TimeLimit || limit <= 0 {
 		return
 	}
-	e := &entry{key: hashProblem(ps, capacity, opt), capacity: capacity, opt: opt,
+	e := &entry{key: key, capacity: capacity, opt: opt,
 		shifts: slices.Clone(res.Shifts), excess: res.Excess, status: res.Status}
 	for _, p := range ps {
 		e.jobs = append(e.jobs, profile.Profile{Period: p.Period, Demand: slices.Clone(p.Demand)})
@@ -106,7 +104,7 @@ func (c *cache) put(ps []profile.Profile, capacity int32, opt link.Options, res 
 	}
 	c.entries[e.key] = append(c.entries[e.key], e)
 	c.order = append(c.order, e)
-	for len(c.order) > c.max {
+	for len(c.order) > limit {
 		old := c.order[0]
 		c.order = c.order[1:]
 		list := c.entries[old.key]
@@ -119,10 +117,4 @@ func (c *cache) put(ps []profile.Profile, capacity int32, opt link.Options, res 
 			c.entries[old.key] = list
 		}
 	}
-}
-
-func (c *cache) setMax(n int) {
-	c.mu.Lock()
-	c.max = n
-	c.mu.Unlock()
 }

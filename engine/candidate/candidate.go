@@ -213,7 +213,7 @@ func (rk *Ranker) Rank(ctx context.Context, jobs []profile.Profile, links []Link
 	}
 
 	// Solve each distinct link problem once.
-	rk.cache.setMax(rk.Cache)
+	limit := rk.Cache
 	optima := make([]affinity.Optimum, len(probs))
 	status := make([]link.Status, len(probs))
 	cached := make([]bool, len(probs))
@@ -224,10 +224,14 @@ func (rk *Ranker) Rank(ctx context.Context, jobs []profile.Profile, links []Link
 		for k, j := range pr.jobs {
 			ps[k] = pad(jobs[j], pr.grid)
 		}
-		if e, ok := rk.cache.get(ps, pr.capacity, lopt); ok {
-			optima[i] = affinity.Optimum{Shifts: e.shifts, Excess: e.excess}
-			status[i], cached[i] = e.status, true
-			return
+		var key uint64
+		if limit > 0 {
+			key = hashProblem(ps, pr.capacity, lopt)
+			if e, ok := rk.cache.get(key, ps, pr.capacity, lopt); ok {
+				optima[i] = affinity.Optimum{Shifts: e.shifts, Excess: e.excess}
+				status[i], cached[i] = e.status, true
+				return
+			}
 		}
 		res, err := w.Search(ctx, link.Problem{Jobs: ps, Capacity: pr.capacity}, lopt, nil)
 		if err != nil {
@@ -236,7 +240,7 @@ func (rk *Ranker) Rank(ctx context.Context, jobs []profile.Profile, links []Link
 		}
 		optima[i] = affinity.Optimum{Shifts: res.Shifts, Excess: res.Excess}
 		status[i] = res.Status
-		rk.cache.put(ps, pr.capacity, lopt, res)
+		rk.cache.put(key, limit, ps, pr.capacity, lopt, res)
 	})
 	if err := errors.Join(perr, errors.Join(errs...)); err != nil {
 		return Ranking{}, err
