@@ -385,8 +385,8 @@ func gridOf(jobs []profile.Profile, groups []affinity.Group, lo link.Options) (i
 			if err != nil {
 				return fmt.Errorf("jobs %v: %w", gr.Jobs, err)
 			}
-			if cells := len(periods) * u.Perimeter; lo.Mode == link.Exact && cells > lo.CellLimit() {
-				return fmt.Errorf("jobs %v: %w: %d jobs on a %d-tick circle", gr.Jobs, link.ErrTooLarge, len(periods), u.Perimeter)
+			if err := lo.CheckCells(len(periods), u.Perimeter); err != nil {
+				return fmt.Errorf("jobs %v: %w", gr.Jobs, err)
 			}
 		}
 		return nil
@@ -403,10 +403,7 @@ func gridOf(jobs []profile.Profile, groups []affinity.Group, lo link.Options) (i
 	}
 	// Rounding only lengthens periods: no grid fits if the longest period
 	// is past the cap, and grids past the cap never fit.
-	limit := co.MaxPerimeter
-	if limit <= 0 {
-		limit = circle.DefaultMaxPerimeter
-	}
+	limit := co.PerimeterCap()
 	if longest > limit {
 		return 0, err
 	}

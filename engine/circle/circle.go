@@ -35,7 +35,8 @@ type Options struct {
 	Round        bool // past the cap, round periods up to a coarser grid instead of failing
 }
 
-func (o Options) maxPerimeter() int {
+// PerimeterCap returns MaxPerimeter, or DefaultMaxPerimeter when it is 0.
+func (o Options) PerimeterCap() int {
 	if o.MaxPerimeter <= 0 {
 		return DefaultMaxPerimeter
 	}
@@ -66,7 +67,7 @@ func Unify(dst []int, periods []int, opt Options) (Unified, error) {
 			return Unified{}, fmt.Errorf("%w: period %d is %d", ErrInvalidPeriod, i, t)
 		}
 	}
-	limit := opt.maxPerimeter()
+	limit := opt.PerimeterCap()
 	dst = append(dst[:0], periods...)
 	if p, ok := lcmCapped(dst, 1, limit); ok {
 		return Unified{Perimeter: p, Periods: dst, Grid: 1}, nil

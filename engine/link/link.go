@@ -94,6 +94,16 @@ type Options struct {
 	MaxCells int
 }
 
+// CheckCells returns an ErrTooLarge error when an Exact search of jobs jobs
+// on a unified circle of perimeter ticks would pass the cell limit.
+func (o Options) CheckCells(jobs, perimeter int) error {
+	if cells := int64(jobs) * int64(perimeter); o.Mode == Exact && cells > int64(o.CellLimit()) {
+		return fmt.Errorf("%w: %d jobs on a %d-tick circle are %d cells, more than %d (use coarser ticks, round periods, or raise MaxCells)",
+			ErrTooLarge, jobs, perimeter, cells, o.CellLimit())
+	}
+	return nil
+}
+
 // CellLimit returns o.MaxCells, or DefaultMaxCells when it is not set.
 func (o Options) CellLimit() int {
 	if o.MaxCells <= 0 {
@@ -307,9 +317,8 @@ func (w *Workspace) setup(ctx context.Context, pr Problem, opt Options) error {
 		return err
 	}
 	w.periods, w.p, w.grid = u.Periods, u.Perimeter, u.Grid
-	if opt.Mode == Exact && int64(k)*int64(w.p) > int64(opt.CellLimit()) {
-		return fmt.Errorf("%w: %d jobs on a %d-tick circle are %d cells, more than %d (use coarser ticks, round periods, or raise MaxCells)",
-			ErrTooLarge, k, w.p, int64(k)*int64(w.p), opt.CellLimit())
+	if err := opt.CheckCells(k, w.p); err != nil {
+		return err
 	}
 	w.opt, w.mode, w.capacity, w.jobs, w.ctx = opt, opt.Mode, pr.Capacity, pr.Jobs, ctx
 	w.evals, w.check, w.stop = 0, checkEvery, Optimal

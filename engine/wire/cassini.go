@@ -285,10 +285,7 @@ func bitsPerSecond(field string, gbps float64) (float64, error) {
 // than the perimeter cap: no unified circle could hold it, and quantizing it
 // first would let a small request allocate gigabytes.
 func (r quantum) fits(field string, period time.Duration) error {
-	limit := r.opt.Circle.MaxPerimeter
-	if limit == 0 {
-		limit = circle.DefaultMaxPerimeter
-	}
+	limit := r.opt.Circle.PerimeterCap()
 	tick := r.q.Tick
 	ticks := period / tick
 	if period%tick != 0 {
