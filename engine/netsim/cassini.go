@@ -35,11 +35,7 @@ func (s *sim) linkOptions(round bool) link.Options {
 
 // units converts a capacity in Gbps to the profiles' demand units.
 func (s *sim) units(gbps float64) int32 {
-	u := s.quantum.Unit
-	if u == 0 {
-		u = profile.DefaultUnit
-	}
-	return int32(min(math.Round(gbps*1e9/u), math.MaxInt32))
+	return int32(min(s.quantum.Units(gbps*profile.Gbps), math.MaxInt32))
 }
 
 // rank ranks cands for j, as CASSINI's Algorithm 2, with the running jobs

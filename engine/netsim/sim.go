@@ -133,7 +133,7 @@ func newSim(ctx context.Context, cfg Config) (*sim, error) {
 		offered:  make([]float64, len(t.Links)),
 		cl:       newCluster(t.Servers, cfg.GPUsPerServer),
 		rng:      rand.New(rand.NewPCG(cfg.Seed, 0xca551)),
-		quantum:  profile.Quantum{Tick: cfg.Cassini.Tick},
+		quantum:  profile.Quantum{Tick: cfg.Cassini.Tick, Unit: profile.DefaultUnit},
 		res:      Result{Policy: cfg.Policy},
 		// Most links carry the same jobs from one arrival to the next.
 		ranker: candidate.Ranker{Cache: 4096},
