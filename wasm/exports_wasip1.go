@@ -4,7 +4,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"unsafe"
 
@@ -50,14 +49,14 @@ func free(ptr uint32) (code int32) {
 func call(ptr, n uint32) (packed uint64) {
 	defer func() {
 		if p := recover(); p != nil {
-			instance.response = abiError(wire.CodeInternal, fmt.Sprintf("abi: panic: %v", p))
+			instance.response = wire.ErrorEnvelope(wire.CodeInternal, fmt.Sprintf("abi: panic: %v", p))
 			packed = pack(instance.response)
 		}
 	}()
 	instance.response = nil // let the previous response go before the next one is built
 	req, ok := instance.arena.Bytes(uintptr(ptr), int(n))
 	if !ok {
-		instance.response = abiError(wire.CodeInvalid, fmt.Sprintf("abi: request [%d, %d+%d) is not inside a block from alloc", ptr, ptr, n))
+		instance.response = wire.ErrorEnvelope(wire.CodeInvalid, fmt.Sprintf("abi: request [%d, %d+%d) is not inside a block from alloc", ptr, ptr, n))
 	} else {
 		instance.response = wire.Handle(context.Background(), req)
 	}
@@ -112,20 +111,4 @@ func pack(b []byte) uint64 {
 		return 0
 	}
 	return uint64(uintptr(unsafe.Pointer(unsafe.SliceData(b))))<<32 | uint64(len(b))
-}
-
-// abiError is an error envelope for a failure outside the schema.
-func abiError(code, msg string) []byte {
-	type errorObject struct {
-		Code    string `json:"code"`
-		Message string `json:"message"`
-	}
-	out, err := json.Marshal(struct {
-		Version int         `json:"version"`
-		Error   errorObject `json:"error"`
-	}{wire.Version, errorObject{code, msg}})
-	if err != nil {
-		return []byte(`{"version":1,"error":{"code":"internal","message":"abi: cannot encode an error"}}`)
-	}
-	return out
 }

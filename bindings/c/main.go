@@ -42,7 +42,7 @@ func orrery_call(req *C.char, n C.size_t, outLen *C.size_t) *C.char {
 	case n == 0:
 		resp = wire.Handle(context.Background(), nil)
 	case req == nil:
-		resp = []byte(`{"version":1,"error":{"code":"invalid_argument","message":"abi: request is NULL with a non-zero length"}}`)
+		resp = wire.ErrorEnvelope(wire.CodeInvalid, "abi: request is NULL with a non-zero length")
 	default:
 		// Past maxLen, report a length wire.Handle refuses just as well.
 		l := uint64(n)

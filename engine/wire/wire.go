@@ -172,6 +172,14 @@ type reply struct {
 	Error    *Error          `json:"error,omitempty"`
 }
 
+// ErrorEnvelope returns the error envelope {"version": 1, "error": {"code",
+// "message"}} that hosts answer with for a failure outside any request
+// (a bad pointer, a NULL buffer), in the bytes Handle would use.
+func ErrorEnvelope(code, message string) []byte {
+	out, _ := json.Marshal(reply{Version: Version, Error: &Error{Code: code, Message: message}})
+	return out
+}
+
 // Handle runs the envelope {"op": ..., "request": ...} and returns the
 // response envelope. It never fails and never panics: every error, including
 // a bug in the engine, comes back as {"error": {...}}.

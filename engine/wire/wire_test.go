@@ -255,3 +255,11 @@ func TestErrorJSON(t *testing.T) {
 		t.Fatalf("Error() = %q", e.Error())
 	}
 }
+
+// ErrorEnvelope is the shape Handle answers errors in.
+func TestErrorEnvelope(t *testing.T) {
+	got := string(wire.ErrorEnvelope(wire.CodeInvalid, `abi: "x" is NULL`))
+	if want := `{"version":1,"error":{"code":"invalid_argument","message":"abi: \"x\" is NULL"}}`; got != want {
+		t.Fatalf("got %s, want %s", got, want)
+	}
+}
