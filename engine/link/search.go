@@ -134,6 +134,14 @@ func (w *Workspace) evaluate(shifts []int) int64 {
 	return e
 }
 
+// shiftExcess returns the excess of base plus job j delayed by m ticks
+// (Exact mode), summed directly in two straight runs around the circle.
+func (w *Workspace) shiftExcess(base []int32, j, m int) int64 {
+	tile, p, c := w.tiles[j], w.p, w.capacity
+	w.evals += int64(w.n)
+	return kernels.Excess(base[m:], tile[:p-m], c) + kernels.Excess(base[:m], tile[p-m:], c)
+}
+
 // leaf writes into out[m] the excess of base plus job j at each of its
 // candidate shifts and returns how many it computed: all of them, unless
 // checked is set and the search must stop.
@@ -143,13 +151,11 @@ func (w *Workspace) leaf(base []int32, j int, out []int64, checked bool) int {
 	if w.mode == Exact && nc <= fewShifts {
 		// A rotor would cost more to build than it saves: sum each shift
 		// directly, in two straight runs around the circle.
-		tile, p := w.tiles[j], w.p
 		for m := range out {
 			if checked && w.shouldStop() {
 				return m
 			}
-			out[m] = kernels.Excess(base[m:], tile[:p-m], w.capacity) + kernels.Excess(base[:m], tile[p-m:], w.capacity)
-			w.evals += int64(w.n)
+			out[m] = w.shiftExcess(base, j, m)
 		}
 		return nc
 	}
@@ -475,14 +481,10 @@ func (w *Workspace) rootBound() int64 {
 // refinement around the best of them with the rest (the excess is periodic
 // in the shift, modulo nc). It returns the excess at shift 0.
 func (w *Workspace) strided(j int) int64 {
-	base, tile, p, c := w.base0, w.tiles[j], w.p, w.capacity
 	nc := w.ncand[j]
 	stride := int((int64(w.n)*int64(nc) + w.budget/2 - 1) / max(w.budget/2, 1))
 	stride = max(stride, 2)
-	one := func(m int) int64 {
-		w.evals += int64(w.n)
-		return kernels.Excess(base[m:], tile[:p-m], c) + kernels.Excess(base[:m], tile[p-m:], c)
-	}
+	one := func(m int) int64 { return w.shiftExcess(w.base0, j, m) }
 	unshifted := one(0)
 	w.offer(unshifted, j, 0)
 	for m := stride; m < nc && !w.shouldStop(); m += stride {
