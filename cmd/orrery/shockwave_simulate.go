@@ -14,7 +14,6 @@ import (
 	"github.com/orrery/orrery/engine/policy"
 	"github.com/orrery/orrery/engine/round"
 	"github.com/orrery/orrery/engine/sim"
-	"github.com/orrery/orrery/engine/throughput"
 	"github.com/orrery/orrery/engine/trace"
 )
 
@@ -73,16 +72,9 @@ func swSetupFor(gpus int, tracePath, throughputs, config string) (swSetup, error
 // shockwaveSimulate replays a trace under each policy, in order, and
 // returns the results with each replay's wall-clock time.
 func shockwaveSimulate(ctx context.Context, c swSetup) ([]*sim.Result, []time.Duration, error) {
-	jobs, err := trace.ParseFile(c.Trace)
+	w, err := sim.LoadWorkload(c.Trace, c.Throughputs, c.Jobs, sim.WorkloadOptions{})
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", c.Trace, err)
-	}
-	if c.Jobs > 0 && c.Jobs < len(jobs) {
-		jobs = jobs[:c.Jobs]
-	}
-	tab, err := throughput.LoadFile(c.Throughputs)
-	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", c.Throughputs, err)
+		return nil, nil, err
 	}
 	var rc round.Config
 	if c.Config != "" {
@@ -95,10 +87,6 @@ func shockwaveSimulate(ctx context.Context, c swSetup) ([]*sim.Result, []time.Du
 		rc.Market.RoundSeconds = c.Sim.RoundSeconds
 	}
 	rc.Market.MaxNodes = c.MaxNodes
-	w, err := sim.NewWorkload(jobs, tab, sim.WorkloadOptions{})
-	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", c.Trace, err)
-	}
 	opts := c.Sim
 	opts.GPUs = c.GPUs
 	var results []*sim.Result

@@ -125,18 +125,7 @@ func TestNew(t *testing.T) {
 
 func authorsWorkload(t testing.TB, name, table string, n int) *sim.Workload {
 	t.Helper()
-	jobs, err := trace.ParseFile("../../testdata/shockwave/traces/" + name)
-	if err != nil {
-		t.Fatalf("trace: %v", err)
-	}
-	tab, err := throughput.LoadFile("../../testdata/shockwave/" + table)
-	if err != nil {
-		t.Fatalf("table: %v", err)
-	}
-	if n > 0 {
-		jobs = jobs[:n]
-	}
-	w, err := sim.NewWorkload(jobs, tab, sim.WorkloadOptions{})
+	w, err := sim.LoadWorkload("../../testdata/shockwave/traces/"+name, "../../testdata/shockwave/"+table, n, sim.WorkloadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

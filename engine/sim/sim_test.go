@@ -503,15 +503,7 @@ func (c *cancelAt) Schedule(ctx context.Context, s *State) ([]int, error) {
 
 func authorsWorkload(t testing.TB, name, table string) *Workload {
 	t.Helper()
-	jobs, err := trace.ParseFile("../../testdata/shockwave/traces/" + name)
-	if err != nil {
-		t.Fatalf("trace: %v", err)
-	}
-	tab, err := throughput.LoadFile("../../testdata/shockwave/" + table)
-	if err != nil {
-		t.Fatalf("table: %v", err)
-	}
-	w, err := NewWorkload(jobs, tab, WorkloadOptions{})
+	w, err := LoadWorkload("../../testdata/shockwave/traces/"+name, "../../testdata/shockwave/"+table, 0, WorkloadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -607,5 +599,16 @@ func TestAuthorsTraceConservation(t *testing.T) {
 	again := run(t, w, &fifo{}, Options{GPUs: 32, RecordSchedule: true})
 	if !reflect.DeepEqual(res, again) {
 		t.Fatal("two replays differ")
+	}
+}
+
+// LoadWorkload takes the first n jobs and names the file it cannot read.
+func TestLoadWorkload(t *testing.T) {
+	w, err := LoadWorkload("../../testdata/shockwave/traces/"+trace120, "../../testdata/shockwave/tacc_throughputs.json", 7, WorkloadOptions{})
+	if err != nil || len(w.Jobs) != 7 || len(w.Profiles) != 7 {
+		t.Fatalf("%v, %d jobs", err, len(w.Jobs))
+	}
+	if _, err := LoadWorkload("no/such.trace", "../../testdata/shockwave/tacc_throughputs.json", 0, WorkloadOptions{}); err == nil || !strings.Contains(err.Error(), "no/such.trace") {
+		t.Fatalf("missing trace: %v", err)
 	}
 }

@@ -54,6 +54,28 @@ type WorkloadOptions struct {
 	Worker string
 }
 
+// LoadWorkload reads a trace and a throughput table in the authors' formats
+// from files and returns the NewWorkload of the trace's first n jobs (all
+// of them when n is 0 or past the trace's end). Errors name the file.
+func LoadWorkload(tracePath, tablePath string, n int, opts WorkloadOptions) (*Workload, error) {
+	jobs, err := trace.ParseFile(tracePath)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", tracePath, err)
+	}
+	if n > 0 && n < len(jobs) {
+		jobs = jobs[:n]
+	}
+	tab, err := throughput.LoadFile(tablePath)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", tablePath, err)
+	}
+	w, err := NewWorkload(jobs, tab, opts)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", tracePath, err)
+	}
+	return w, nil
+}
+
 // NewWorkload checks the trace (at least one job, arrivals in
 // non-decreasing order, as upstream asserts), derives every profile with
 // package trace and prepares the GNS batch-size patterns. Errors name the
