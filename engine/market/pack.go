@@ -215,12 +215,7 @@ func (w *Workspace) dfsJob(pos int, counts []int32) packResult {
 		return unpackable
 	}
 	// States (position, multiset of free GPUs) already refuted.
-	key := binary.LittleEndian.AppendUint32(w.dfsKey[:0], uint32(pos))
-	for _, t := range ord {
-		key = binary.LittleEndian.AppendUint32(key, uint32(free[t]))
-	}
-	w.dfsKey = key
-	if _, seen := w.dfsFail[string(key)]; seen {
+	if _, seen := w.dfsFail[string(w.stateKey(pos, ord))]; seen { // no allocation
 		return unpackable
 	}
 	// Enumerate selections as group counts, lexicographically from the most
@@ -249,22 +244,23 @@ func (w *Workspace) dfsJob(pos int, counts []int32) packResult {
 		}
 		if !nextPick(pick, gstart) {
 			if result == unpackable {
-				w.dfsFail[w.stateKey(pos, ord)] = struct{}{}
+				w.dfsFail[string(w.stateKey(pos, ord))] = struct{}{}
 			}
 			return result
 		}
 	}
 }
 
-// stateKey rebuilds the memo key of depth pos (deeper calls reused the
-// buffer); ord is sorted by free desc and free is as on entry.
-func (w *Workspace) stateKey(pos int, ord []int32) string {
+// stateKey builds the memo key of depth pos (position and free GPUs in
+// ord's order) in a reused buffer; ord is sorted by free desc. Index
+// w.dfsFail with string(key): a lookup does not allocate.
+func (w *Workspace) stateKey(pos int, ord []int32) []byte {
 	key := binary.LittleEndian.AppendUint32(w.dfsKey[:0], uint32(pos))
 	for _, t := range ord {
 		key = binary.LittleEndian.AppendUint32(key, uint32(w.free[t]))
 	}
 	w.dfsKey = key
-	return string(key)
+	return key
 }
 
 // dfsGroups splits ord (sorted by free desc) into runs of equal free GPUs
