@@ -53,11 +53,20 @@ type WorkerTimes struct {
 	Times   [][]float64 // Times[s][w]: sample s of worker Workers[w]; NaN where the file has none
 }
 
-// maxDataRows bounds what the parsers accept.
-const maxDataRows = 1 << 20
+// Bounds on what the parsers accept. The value ranges keep every multiplier
+// [WorkerTimes.Sync] and [CoV.Jitter] derive finite and positive: the
+// release's normalized times lie in 380..1000 and its coefficients of
+// variation below 3.2, so the bounds reject only corrupt files.
+const (
+	maxDataRows = 1 << 20
+	minNormTime = 1e-9 // batch_time_norm, inclusive
+	maxNormTime = 1e9
+	maxCoV      = 1e3 // coefficient of variation, inclusive; the minimum is 0
+)
 
 // ParseWorkerTimes reads a job_*_norm.csv file: a header
-// ",worker,gpu,time,batch_time_norm", then one row per worker and sample.
+// ",worker,gpu,time,batch_time_norm", then one row per worker and sample,
+// each value in [1e-9, 1e9].
 func ParseWorkerTimes(r io.Reader) (WorkerTimes, error) {
 	cr := csv.NewReader(r)
 	cr.ReuseRecord = true
@@ -97,7 +106,7 @@ func ParseWorkerTimes(r io.Reader) (WorkerTimes, error) {
 		if err := errors.Join(err1, err2, err3); err != nil {
 			return WorkerTimes{}, fmt.Errorf("%w: line %d: %v", ErrData, line, err)
 		}
-		if w < 0 || it < 0 || !(v > 0) || math.IsInf(v, 0) {
+		if w < 0 || it < 0 || !(v >= minNormTime && v <= maxNormTime) {
 			return WorkerTimes{}, fmt.Errorf("%w: line %d: worker %d, time %d, value %v", ErrData, line, w, it, v)
 		}
 		recs = append(recs, rec{w, it, v})
@@ -191,7 +200,8 @@ type CoV struct {
 }
 
 // ParseCoV reads a coefficient_variation.csv file: a header row of
-// iteration numbers, then one row per job, its name first.
+// iteration numbers, then one row per job, its name first, each value in
+// [0, 1000].
 func ParseCoV(r io.Reader) (CoV, error) {
 	cr := csv.NewReader(r)
 	cr.FieldsPerRecord = -1
@@ -218,7 +228,7 @@ func ParseCoV(r io.Reader) (CoV, error) {
 				continue
 			}
 			v, err := strconv.ParseFloat(cell, 64)
-			if err != nil || v < 0 || math.IsInf(v, 0) || math.IsNaN(v) {
+			if err != nil || !(v >= 0 && v <= maxCoV) {
 				return CoV{}, fmt.Errorf("%w: line %d, column %d: %q", ErrData, line, i+1, cell)
 			}
 			vals = append(vals, v)
