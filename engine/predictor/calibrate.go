@@ -123,10 +123,21 @@ func Calibrate(cur, pre []float64, samplesPerEpoch float64, timeline []Sample, o
 		}
 		prof += float64(samplesPerEpoch * deficit / d)
 	}
+	// Extreme but finite inputs (it/s near the float64 maximum, a huge Δ)
+	// overflow the sample counts; the rescaled durations are checked before
+	// cur is written, so an error leaves it as it was.
+	if math.IsInf(meas, 0) || math.IsInf(prof, 0) {
+		return 1, false, fieldErr("timeline", -1, "", ErrOverflow)
+	}
 	if meas <= 0 || prof <= 0 || math.Abs(meas-prof)/prof <= tol {
 		return 1, false, nil
 	}
 	factor = prof / meas
+	for i := range pre {
+		if math.IsInf(pre[i]*factor, 0) {
+			return 1, false, fieldErr("timeline", -1, "", ErrOverflow)
+		}
+	}
 	for i := range cur {
 		cur[i] = pre[i] * factor
 	}

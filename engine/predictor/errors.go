@@ -16,6 +16,7 @@ var (
 	ErrMissingDuration  = errors.New("predictor: no epoch duration known for a batch-size mode")
 	ErrRound            = errors.New("predictor: round out of order")
 	ErrEmptySeries      = errors.New("predictor: finish-time series is empty")
+	ErrOverflow         = errors.New("predictor: values too large: a result overflows float64")
 )
 
 // FieldError reports which input field was bad. Index is the element index

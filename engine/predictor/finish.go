@@ -31,7 +31,11 @@ func FinishEstimate(submit, elapsed, remaining float64, gpus, jobs int) (float64
 		return 0, fieldErr("jobs", -1, strconv.Itoa(jobs), ErrInvalid)
 	}
 	share := min(1.0, float64(gpus)/float64(jobs))
-	return submit + (elapsed+remaining)/share, nil
+	est := submit + (elapsed+remaining)/share
+	if math.IsInf(est, 0) {
+		return 0, fieldErr("remaining", -1, "", ErrOverflow)
+	}
+	return est, nil
 }
 
 // FinishSeries accumulates one job's finish-time estimates and turns them

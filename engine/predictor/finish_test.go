@@ -196,9 +196,16 @@ func TestCalibrateErrors(t *testing.T) {
 		{"round length", []float64{1, 1}, pre, 100, ok, CalibrateOptions{RoundSec: -1}, ErrInvalid},
 		{"tolerance", []float64{1, 1}, pre, 100, ok, CalibrateOptions{Tolerance: math.Inf(1)}, ErrInvalid},
 		{"zero partial epoch", []float64{0, 0}, []float64{0, 1000}, 100, ok, CalibrateOptions{}, ErrInvalid},
+		{"measured overflow", []float64{1, 1}, pre, 100, []Sample{{1, 1e308, 1 << 20}}, CalibrateOptions{}, ErrOverflow},
+		{"span overflow", []float64{1, 1}, pre, 100, ok, CalibrateOptions{RoundSec: 1e308}, ErrOverflow},
+		{"durations overflow", []float64{1, 1}, []float64{1e300, 1e300}, 1e300, []Sample{{1, 1e-300, 1}}, CalibrateOptions{RoundSec: 1e300}, ErrOverflow},
 	} {
-		if _, _, err := Calibrate(c.cur, c.pre, c.spe, c.tl, c.opts); !errors.Is(err, c.want) {
+		cur := slices.Clone(c.cur)
+		if _, _, err := Calibrate(cur, c.pre, c.spe, c.tl, c.opts); !errors.Is(err, c.want) {
 			t.Errorf("%s: %v, want %v", c.name, err, c.want)
+		}
+		if !slices.Equal(cur, c.cur) {
+			t.Errorf("%s: the failed call changed cur to %v", c.name, cur)
 		}
 	}
 }

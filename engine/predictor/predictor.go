@@ -267,6 +267,13 @@ func (p *Predictor) Predict(j *Job) (Estimate, error) {
 	case Oracle:
 		est.Remaining, _ = sumChecked(j.EpochDur[F:]) // checked above
 	}
+	// Finite durations near float64's maximum can still overflow the sums
+	// and the variance (squares of differences).
+	for _, v := range [...]float64{est.Remaining, est.Mean, est.Var, est.MeanEpoch, est.Elapsed} {
+		if math.IsInf(v, 0) || math.IsNaN(v) {
+			return Estimate{}, fieldErr("Job.EpochDur", -1, "", ErrOverflow)
+		}
+	}
 	return est, nil
 }
 

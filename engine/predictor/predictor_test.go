@@ -331,6 +331,9 @@ func TestBadInput(t *testing.T) {
 		{"bad estimator", Options{Estimator: 7}, Job{EpochBS: bs, EpochDur: d}, ErrInvalid, "Options.Estimator"},
 		{"negative prior", Options{PriorStrength: -1}, Job{EpochBS: bs, EpochDur: d}, ErrInvalid, "Options.PriorStrength"},
 		{"NaN prior", Options{PriorStrength: nan}, Job{EpochBS: bs, EpochDur: d}, ErrInvalid, "Options.PriorStrength"},
+		// Finite, but the variance squares a 1e300 s difference of means.
+		{"variance overflow", Options{}, Job{EpochBS: bs, EpochDur: with(d, 9, 1e300)}, ErrOverflow, "Job.EpochDur"},
+		{"sum overflow", Options{Estimator: Oracle}, Job{EpochBS: bs, EpochDur: with(with(d, 8, 1.7e308), 9, 1.7e308)}, ErrOverflow, "Job.EpochDur"},
 	} {
 		p := Predictor{Options: c.opts}
 		_, err := p.Predict(&c.job)

@@ -130,7 +130,7 @@ func fromPredictor(i int, err error) error {
 		"Job.Epochs": "epochs", "Job.Progress": "progress", "Job.EpochBS": "epoch_bs",
 		"Job.EpochDur": "epoch_dur_s", "Job.Modes": "modes", "Job.ModeDur": "mode_dur_s",
 		"pre": "profiled_dur_s", "cur": "epoch_dur_s", "samplesPerEpoch": "samples_per_epoch",
-		"timeline.Round": "timeline", "timeline.ItPerSec": "timeline", "timeline.BatchSize": "timeline",
+		"timeline": "timeline", "timeline.Round": "timeline", "timeline.ItPerSec": "timeline", "timeline.BatchSize": "timeline",
 		"submit": "submit_s",
 	}[pe.Field]
 	suffix := map[string]string{"timeline.Round": ".round", "timeline.ItPerSec": ".it_per_s", "timeline.BatchSize": ".bs"}[pe.Field]
