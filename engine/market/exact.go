@@ -369,14 +369,14 @@ func (w *Workspace) fullValue(n []int32, tau float64) (welfare, objective float6
 			addAt(x, tr.off, v[:tr.n])
 		}
 	}
-	welfare = -realIn(w.full, x)
+	welfare = neg(realIn(w.full, x))
 	if w.fullMT >= 0 {
 		tr := w.full[w.fullMT]
 		clear(v)
 		mkTier(v[:tr.n], w.cfg.k, tau, tr.exp)
 		addAt(x, tr.off, v[:tr.n])
 	}
-	return welfare, -realIn(w.full, x)
+	return welfare, neg(realIn(w.full, x))
 }
 
 // objective is the program's objective at a score (gains form, see above):
@@ -384,7 +384,15 @@ func (w *Workspace) fullValue(n []int32, tau float64) (welfare, objective float6
 func (w *Workspace) objective(s, tmp []uint64) float64 {
 	add(tmp, w.c0w, w.mmax)
 	sub(tmp, tmp, s)
-	return -w.real(tmp)
+	return neg(w.real(tmp))
+}
+
+// neg is −x without a negative zero, which would print as "-0".
+func neg(x float64) float64 {
+	if x == 0 {
+		return 0
+	}
+	return -x
 }
 
 // num returns number i of a pool of numbers.

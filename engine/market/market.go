@@ -306,6 +306,10 @@ func (p *Problem) validate(cfg *config) error {
 			return invalid(jobField(i, "remaining_s"), "%v (want a finite duration ≥ 0)", j.Remaining)
 		case !finite(j.FairFinish) || j.FairFinish <= 0:
 			return invalid(jobField(i, "fair_finish_s"), "%v (want a finite time > 0)", j.FairFinish)
+		case cfg.k*j.Remaining > MaxPriority:
+			// The exact arithmetic sums k·τ with the welfare; both must
+			// stay far inside float64's range.
+			return invalid("config.k", "%v: k·remaining_s of jobs[%d] is above %g", cfg.k, i, float64(MaxPriority))
 		}
 	}
 	return nil

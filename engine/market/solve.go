@@ -215,7 +215,7 @@ func (w *Workspace) finish(sol *Solution, s, bound []uint64) {
 				subAt(tmp, w.tiers[t].off, w.gain(j, int(n)))
 			}
 		}
-		sol.Welfare = -w.real(tmp)
+		sol.Welfare = neg(w.real(tmp))
 		T := w.cfg.T
 		for j, n := range w.incCounts {
 			sol.Makespan = max(sol.Makespan, w.res[j*(T+1)+int(n)])

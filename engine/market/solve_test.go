@@ -88,6 +88,7 @@ func TestValidate(t *testing.T) {
 		{"too many rounds", func(p *Problem) { p.Config.Rounds = MaxRounds + 1 }, "config.rounds", ErrLimit},
 		{"capacity", func(p *Problem) { p.GPUs = 1 << 20; p.Jobs[0].GPUs = 1 }, "gpus", ErrLimit},
 		{"NaN k", func(p *Problem) { p.Config.K = math.NaN() }, "config.k", ErrInvalid},
+		{"k·remaining overflows", func(p *Problem) { p.Config.K = 1e299 }, "config.k", ErrInvalid},
 		{"breakpoints", func(p *Problem) { p.Config.Breakpoints = []float64{0, 0.5, 0.5, 1} }, "config.breakpoints[2]", ErrInvalid},
 		{"last breakpoint", func(p *Problem) { p.Config.Breakpoints = []float64{0, 0.5} }, "config.breakpoints[1]", ErrInvalid},
 		{"log mode", func(p *Problem) { p.Config.Log = 9 }, "config.log", ErrInvalid},
@@ -106,6 +107,29 @@ func TestValidate(t *testing.T) {
 		var fe *FieldError
 		if !errors.As(err, &fe) || fe.Field != c.field || !errors.Is(err, c.want) {
 			t.Errorf("%s: got %v, want field %q wrapping %v", c.name, err, c.field, c.want)
+		}
+	}
+}
+
+// TestHugeK: a makespan weight near the limit dominates the objective and
+// is not lost in the exact arithmetic (k·τ near 1.8e308 used to overflow it
+// and the objective came back as the welfare alone).
+func TestHugeK(t *testing.T) {
+	for _, k := range []float64{1e-3, 1e200, 1e296, MaxPriority / 8000} {
+		p := &Problem{GPUs: 2, Config: Config{K: k}, Jobs: []Job{
+			{ID: 1, GPUs: 1, Epochs: 50, MeanEpoch: 100, Remaining: 5000, FairFinish: 6000},
+			{ID: 2, GPUs: 2, Epochs: 80, MeanEpoch: 100, Remaining: 8000, FairFinish: 9000},
+		}}
+		sol, err := Solve(context.Background(), p)
+		if err != nil {
+			t.Fatalf("k = %g: %v", k, err)
+		}
+		want := sol.Welfare - k*sol.Makespan
+		if sol.Makespan <= 0 {
+			t.Fatalf("k = %g: makespan %g: the term is not exercised", k, sol.Makespan)
+		}
+		if sol.Status != Optimal || math.Abs(sol.Objective-want) > 1e-12*math.Abs(want) {
+			t.Errorf("k = %g: %v objective %g, welfare − k·makespan = %g", k, sol.Status, sol.Objective, want)
 		}
 	}
 }
