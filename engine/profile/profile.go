@@ -32,7 +32,7 @@ const MaxUnits = kernels.MaxValue
 // that wrap one of these.
 var (
 	ErrNoPhases         = errors.New("profile: no phases")
-	ErrInvalidDuration  = errors.New("profile: duration is negative, NaN or infinite")
+	ErrInvalidDuration  = errors.New("profile: duration is negative, zero where a length is needed, or out of range")
 	ErrInvalidBandwidth = errors.New("profile: bandwidth is negative, NaN or infinite")
 	ErrPeriodMismatch   = errors.New("profile: phases do not add up to the period")
 	ErrZeroPeriod       = errors.New("profile: period is zero")

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 	"sync"
 	"time"
 
@@ -80,6 +81,10 @@ type LinkResponse struct {
 // error kills the process rather than returning an error).
 const maxPerimeterTicks = profile.MaxPeriodTicks
 
+// maxUnitMbps bounds unit_mbps (1 Pbps): a coarser unit than any link's
+// capacity measures nothing.
+const maxUnitMbps = 1e9
+
 // maxMs bounds every duration in a request (about 11.6 days), far above any
 // iteration, so conversions to nanoseconds cannot overflow.
 const maxMs = 1e9
@@ -102,8 +107,8 @@ func (s SearchSpec) parse() (quantum, error) {
 			return r, fieldError("tick_ms", fmt.Errorf("%w: %v ms is under a nanosecond", profile.ErrInvalidQuantum, s.TickMs))
 		}
 	}
-	if s.UnitMbps < 0 {
-		return r, fieldError("unit_mbps", fmt.Errorf("%w: %v Mbps", profile.ErrInvalidQuantum, s.UnitMbps))
+	if s.UnitMbps < 0 || s.UnitMbps > maxUnitMbps {
+		return r, fieldError("unit_mbps", fmt.Errorf("%w: %v Mbps (want 0..%v)", profile.ErrInvalidQuantum, s.UnitMbps, float64(maxUnitMbps)))
 	}
 	r.q.Unit = s.UnitMbps * profile.Mbps
 	q, err := r.q.Normalize()
@@ -155,9 +160,18 @@ func (r quantum) capacityUnits(field string, gbps float64) (int32, error) {
 	}
 	u := r.q.Units(gbps * profile.Gbps)
 	if u < 1 || u > profile.MaxUnits {
-		return 0, fieldError(field, fmt.Errorf("%w: %v Gbps is %v units of %v Mbps", link.ErrCapacity, gbps, u, r.q.Unit/profile.Mbps))
+		return 0, fieldError(field, fmt.Errorf("%w: %v Gbps is %s units of %v Mbps", link.ErrCapacity, gbps, unitsText(u), r.q.Unit/profile.Mbps))
 	}
 	return int32(u), nil
+}
+
+// unitsText prints a unit count for an error, saying "more than" the
+// largest representable count rather than printing an overflowed +Inf.
+func unitsText(u float64) string {
+	if u > profile.MaxUnits {
+		return fmt.Sprintf("more than %d", int64(profile.MaxUnits))
+	}
+	return strconv.FormatFloat(u, 'g', -1, 64)
 }
 
 // duration converts a non-negative millisecond value.
@@ -212,6 +226,9 @@ func (r quantum) profile(f string, s JobSpec) (profile.Profile, error) {
 		iv, err := duration(f+".samples.interval_ms", s.Samples.IntervalMs)
 		if err != nil {
 			return profile.Profile{}, err
+		}
+		if iv == 0 && s.Samples.IntervalMs > 0 {
+			return profile.Profile{}, fieldError(f+".samples.interval_ms", fmt.Errorf("%w: %v ms is under a nanosecond", profile.ErrInvalidDuration, s.Samples.IntervalMs))
 		}
 		if iv > 0 && len(s.Samples.Gbps) > 0 {
 			total := time.Duration(math.MaxInt64)

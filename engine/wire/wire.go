@@ -73,7 +73,7 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
-	if e.Field != "" {
+	if e.Field != "" && !strings.HasPrefix(e.Message, e.Field+": ") {
 		return e.Field + ": " + e.Message
 	}
 	return e.Message

@@ -6,6 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -261,5 +264,70 @@ func TestErrorEnvelope(t *testing.T) {
 	got := string(wire.ErrorEnvelope(wire.CodeInvalid, `abi: "x" is NULL`))
 	if want := `{"version":1,"error":{"code":"invalid_argument","message":"abi: \"x\" is NULL"}}`; got != want {
 		t.Fatalf("got %s, want %s", got, want)
+	}
+}
+
+// TestExtremeNumbers sets every number of some corpus requests, one at a
+// time, to finite values at the edges of float64 (and a few large or tiny
+// ones): each call must keep handle's contract (never "internal", which is
+// how a NaN or an infinity in a response surfaces) and never print a
+// negative zero. These inputs found overflows that the fuzzers, which
+// rarely write 1e308, did not.
+func TestExtremeNumbers(t *testing.T) {
+	files := []string{"ok/link_samples_and_quantum.json", "ok/rank_basic_mean.json", "ok/plan_options.json", "ok/predict_small.json"}
+	values := []float64{1.7976931348623157e308, 1e308, 1e300, 1e20, 1e9, 1e-10, 1e-300, 5e-324}
+	calls := 0
+	for _, name := range files {
+		raw, err := os.ReadFile(filepath.Join("..", "..", "testdata", "corpus", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var env any
+		if err := json.Unmarshal(raw, &env); err != nil {
+			t.Fatal(err)
+		}
+		var leaves []func(any) any
+		numberLeaves(env, &leaves)
+		for _, set := range leaves {
+			for _, v := range values {
+				old := set(v)
+				in, err := json.Marshal(env)
+				if err != nil {
+					t.Fatal(err)
+				}
+				set(old)
+				r := handle(t, in)
+				if bytes.Contains(r.Response, []byte(":-0,")) || bytes.Contains(r.Response, []byte(":-0}")) {
+					t.Errorf("%s: a negative zero in %.300s", in, r.Response)
+				}
+				calls++
+			}
+		}
+	}
+	if calls < 500 {
+		t.Fatalf("only %d calls: the corpus files changed shape", calls)
+	}
+}
+
+// numberLeaves collects a setter for each number in a decoded JSON value;
+// a setter stores its argument and returns the value it replaced.
+func numberLeaves(v any, out *[]func(any) any) {
+	switch x := v.(type) {
+	case []any:
+		for i, e := range x {
+			if _, ok := e.(float64); ok {
+				*out = append(*out, func(n any) any { old := x[i]; x[i] = n; return old })
+			} else {
+				numberLeaves(e, out)
+			}
+		}
+	case map[string]any:
+		for _, k := range slices.Sorted(maps.Keys(x)) {
+			if _, ok := x[k].(float64); ok {
+				*out = append(*out, func(n any) any { old := x[k]; x[k] = n; return old })
+			} else {
+				numberLeaves(x[k], out)
+			}
+		}
 	}
 }
