@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/orrery/orrery/engine/market"
 	"github.com/orrery/orrery/engine/predictor"
@@ -107,8 +108,15 @@ type FieldError struct {
 	Err   error
 }
 
-// Error returns "field: message".
-func (e *FieldError) Error() string { return e.Field + ": " + e.Err.Error() }
+// Error returns "field: message" (the field once, when the cause is a
+// market error that already names it).
+func (e *FieldError) Error() string {
+	msg := e.Err.Error()
+	if strings.HasPrefix(msg, e.Field+": ") {
+		return msg
+	}
+	return e.Field + ": " + msg
+}
 
 // Unwrap returns the cause, which wraps a sentinel of this package,
 // package market or package predictor.
