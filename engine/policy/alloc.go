@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/orrery/orrery/engine/trace"
 )
 
 // Demand is one active job as Gavel's policies see it on a homogeneous
@@ -13,10 +15,10 @@ import (
 type Demand struct {
 	ID         int
 	GPUs       int     // scale factor w, 1 ≤ w ≤ M
-	Throughput float64 // iterations/s on its GPUs at the current batch size: 0 or in [1e-9, 1e12]
+	Throughput float64 // iterations/s on its GPUs at the current batch size: 0 or in [trace.MinThroughput, trace.MaxThroughput]
 	Remaining  float64 // iterations left, |Remaining| ≤ 1e18
 	Elapsed    float64 // seconds since arrival (Gavel's times_since_start), in [0, 1e15]
-	Weight     float64 // priority weight in [1e-6, 1e6]; ≤ 0 means 1
+	Weight     float64 // priority weight in [trace.MinPriority, trace.MaxPriority]; ≤ 0 means 1
 }
 
 func (d *Demand) weight() float64 {
@@ -53,13 +55,13 @@ func check(dst []float64, jobs []Demand, gpus int) error {
 		switch {
 		case d.GPUs < 1 || d.GPUs > gpus:
 			return bad("GPUs", d.GPUs)
-		case !(d.Throughput == 0 || d.Throughput >= 1e-9 && d.Throughput <= 1e12):
+		case !(d.Throughput == 0 || d.Throughput >= trace.MinThroughput && d.Throughput <= trace.MaxThroughput):
 			return bad("Throughput", d.Throughput)
 		case !(math.Abs(d.Remaining) <= 1e18):
 			return bad("Remaining", d.Remaining)
 		case !(d.Elapsed >= 0 && d.Elapsed <= 1e15):
 			return bad("Elapsed", d.Elapsed)
-		case !(d.Weight <= 0 || d.Weight >= 1e-6 && d.Weight <= 1e6):
+		case !(d.Weight <= 0 || d.Weight >= trace.MinPriority && d.Weight <= trace.MaxPriority):
 			return bad("Weight", d.Weight)
 		}
 	}

@@ -3,7 +3,6 @@ package sim
 import (
 	"errors"
 	"fmt"
-	"math"
 	"strconv"
 
 	"github.com/orrery/orrery/engine/throughput"
@@ -179,10 +178,11 @@ func stepsPerEpoch(m trace.Model, bs int) int64 {
 }
 
 // aloneThroughput returns the table's iterations/s for the model at bs on
-// gpus GPUs, and whether it is usable (present and positive).
+// gpus GPUs, and whether it is usable (present, in [trace.MinThroughput,
+// trace.MaxThroughput]).
 func (w *Workload) aloneThroughput(m trace.Model, bs, gpus int) (float64, bool) {
 	v, err := w.Table.Alone(w.Worker, throughput.Key{Model: m.String(), BatchSize: bs, GPUs: gpus})
-	if err != nil || !(v > 0) || math.IsInf(v, 0) {
+	if err != nil || !(v >= trace.MinThroughput && v <= trace.MaxThroughput) {
 		return 0, false
 	}
 	return v, true

@@ -75,7 +75,7 @@ func Epochs(m Model, bs0 int, steps int64) int64 {
 // EpochDuration returns the isolated duration of one epoch of m at batch
 // size bs on gpus GPUs: (D/bs)/throughput, with D/bs not rounded up, as
 // upstream get_metric. It fails with ErrThroughput when the table has no
-// positive throughput for the configuration.
+// throughput for the configuration in [MinThroughput, MaxThroughput].
 func EpochDuration(tab *throughput.Table, worker string, m Model, bs, gpus int) (float64, error) {
 	if worker == "" {
 		worker = DefaultWorker
@@ -85,8 +85,8 @@ func EpochDuration(tab *throughput.Table, worker string, m Model, bs, gpus int) 
 	if err != nil {
 		return 0, &ParseError{Field: "throughput", Value: key.String(), Err: fmt.Errorf("%w: %w", ErrThroughput, err)}
 	}
-	if tput <= 0 {
-		return 0, &ParseError{Field: "throughput", Value: key.String(), Err: fmt.Errorf("%w: %s iterations/s on %s", ErrThroughput, strconv.FormatFloat(tput, 'g', -1, 64), worker)}
+	if !(tput >= MinThroughput && tput <= MaxThroughput) {
+		return 0, &ParseError{Field: "throughput", Value: key.String(), Err: fmt.Errorf("%w: %s iterations/s on %s (want %g..%g)", ErrThroughput, strconv.FormatFloat(tput, 'g', -1, 64), worker, MinThroughput, MaxThroughput)}
 	}
 	return float64(m.SamplesPerEpoch()) / float64(bs) / tput, nil
 }

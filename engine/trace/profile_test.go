@@ -252,7 +252,8 @@ func TestDerive(t *testing.T) {
 func TestDeriveErrors(t *testing.T) {
 	tab, err := throughput.Load(strings.NewReader(`{"v100": {
 		"('Recommendation (batch size 512)', 1)": {"null": 10},
-		"('ResNet-18 (batch size 32)', 1)": {"null": 0}}}`))
+		"('ResNet-18 (batch size 32)', 1)": {"null": 0},
+		"('ResNet-18 (batch size 64)', 1)": {"null": 1e300}}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,6 +267,7 @@ func TestDeriveErrors(t *testing.T) {
 		// GNS reaches 1024, which the table lacks.
 		{strings.Replace(strings.Replace(line, "%s", "1", 1), "static", "gns", 1) + "", nil},
 		{"ResNet-18 (batch size 32)\tc\tw\t-n\t1\t1000\t1\tstatic\t1\t-1\t100\t0", []error{ErrThroughput}},
+		{"ResNet-18 (batch size 64)\tc\tw\t-n\t1\t1000\t1\tstatic\t1\t-1\t100\t0", []error{ErrThroughput}}, // above MaxThroughput
 		{strings.Replace(strings.Replace(line, "%s", "1", 1), "\t1000\t", "\t999999999999\t", 1), []error{ErrRange}},
 	} {
 		jobs, err := Parse(strings.NewReader("\n" + c.line))

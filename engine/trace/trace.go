@@ -16,6 +16,16 @@ const (
 	MaxGPUs       = 1024
 	MaxTotalSteps = 1 << 40
 	maxLine       = 1 << 20
+
+	// The authors' traces give every job weight 1; the bounds keep the
+	// weighted policies' sums and ratios finite.
+	MinPriority = 1e-6 // priority_weight
+	MaxPriority = 1e6
+
+	// A throughput table's value (iterations/s) is usable within these
+	// bounds; the authors' tables hold 0.1 to a few thousand.
+	MinThroughput = 1e-9
+	MaxThroughput = 1e12
 )
 
 // FieldNames returns the names of the 12 trace fields, in order.
@@ -43,7 +53,7 @@ type Job struct {
 	TotalSteps int64   // iterations at the initial batch size
 	GPUs       int     // scale_factor
 	Mode       Mode    // static, accordion or gns
-	Priority   float64 // priority_weight
+	Priority   float64 // priority_weight, in [MinPriority, MaxPriority]
 	SLO        float64 // the authors write -1 for none
 	Duration   float64 // seconds alone on its GPUs, the generator's target (whole seconds)
 	Arrival    float64 // seconds after the start of the trace
@@ -147,7 +157,7 @@ func ParseLine(line string) (Job, error) {
 	if j.Priority, err = parseFloat(f[8]); err != nil {
 		return fail(8, err)
 	}
-	if j.Priority <= 0 {
+	if !(j.Priority >= MinPriority && j.Priority <= MaxPriority) {
 		return fail(8, ErrRange)
 	}
 	if j.SLO, err = parseFloat(f[9]); err != nil {

@@ -119,6 +119,8 @@ func TestParseErrors(t *testing.T) {
 		{set(7, "pollux"), "mode", ErrMode},
 		{set(8, "nan"), "priority_weight", ErrRange},
 		{set(8, "0"), "priority_weight", ErrRange},
+		{set(8, "1e-7"), "priority_weight", ErrRange},
+		{set(8, "1e300"), "priority_weight", ErrRange},
 		{set(9, "x"), "SLO", ErrSyntax},
 		{set(10, "3338.5"), "duration_s", ErrSyntax},
 		{set(10, "-1"), "duration_s", ErrRange},
