@@ -133,11 +133,19 @@ func Generate(cfg Config) ([]Job, error) {
 			if i > 0 {
 				t += rng.ExpFloat64() / rate
 			}
+			// A tiny load spaces arrivals past what a Duration holds (the
+			// conversion would then differ between architectures).
+			if !(t <= maxArrival.Seconds()) {
+				return nil, fmt.Errorf("%w: load %v puts job %d's arrival past %v", ErrInvalid, c.Load, i, maxArrival)
+			}
 			jobs[i].Arrival = time.Duration(math.Round(t * 1e9))
 		}
 	}
 	return jobs, nil
 }
+
+// maxArrival bounds a generated arrival time (about 31.7 years).
+const maxArrival = time.Duration(1e18)
 
 func (cfg Config) normalize() (Config, error) {
 	if cfg.Models == nil {

@@ -85,6 +85,7 @@ func TestGenerateErrors(t *testing.T) {
 		{ClusterGPUs: 24, Models: []string{}},
 		{ClusterGPUs: 24, Load: -1},
 		{ClusterGPUs: 24, Load: math.NaN()},
+		{ClusterGPUs: 24, Load: 1e-300}, // arrivals past what a Duration holds
 		{ClusterGPUs: 24, Jobs: -1},
 		{ClusterGPUs: 24, MinIterations: 10, MaxIterations: 5},
 		{ClusterGPUs: 24, GPUChoices: []int{0}},
