@@ -20,6 +20,13 @@ import (
 
 const never = math.MaxInt64
 
+// horizon bounds simulated time (1e18 ns, about 31.7 years). An event past it
+// comes from inputs the int64 nanosecond clock cannot represent (a link of a
+// few bits per second, extreme noise), and the run fails rather than letting
+// a float-to-integer conversion overflow, which differs between
+// architectures.
+const horizon = int64(1e18)
+
 type state int
 
 const (
@@ -71,6 +78,7 @@ type jobRun struct {
 }
 
 type sim struct {
+	overflow bool // an event fell past the horizon
 	cfg      Config
 	ctx      context.Context
 	topo     *topology.Topology
@@ -203,7 +211,20 @@ func (s *sim) run() error {
 		if err := s.process(); err != nil {
 			return err
 		}
+		if s.overflow {
+			return fmt.Errorf("%w: simulated time would pass %v: link speeds, noise or iteration counts out of range", ErrInvalid, time.Duration(horizon))
+		}
 	}
+}
+
+// later returns the time ns nanoseconds from now, or the horizon (marking
+// the run as overflowed) when that is past it.
+func (s *sim) later(ns float64) int64 {
+	if ns >= 0 && ns < float64(horizon-s.now) {
+		return s.now + int64(ns)
+	}
+	s.overflow = true
+	return horizon
 }
 
 func (s *sim) nextEvent() int64 {
@@ -471,7 +492,11 @@ func (s *sim) layout(m workload.Model, batch int, servers []int) (layout, error)
 				return layout{}, err
 			}
 			slowest := slices.Min(s.rates)
-			iso := time.Duration(math.Round(st.Bits / slowest * 1e9))
+			ns := math.Round(st.Bits / slowest * 1e9)
+			if !(ns < float64(horizon)) {
+				return layout{}, fmt.Errorf("%w: a %v-bit step at %v bit/s alone passes %v", ErrInvalid, st.Bits, slowest, time.Duration(horizon))
+			}
+			iso := time.Duration(ns)
 			bw *= float64(d) / float64(iso)
 			d = iso
 			if l.commOff < 0 {
@@ -537,9 +562,8 @@ func (s *sim) enterStep(j *jobRun) {
 	for ; j.step < len(j.steps); j.step++ {
 		st := j.steps[j.step]
 		if st.Pattern == workload.Compute {
-			d := int64(math.Round(float64(st.Compute) * j.noise.Factor(j.iter)))
-			if d > 0 {
-				j.st, j.until = computing, s.now+d
+			if ns := math.Round(float64(st.Compute) * j.noise.Factor(j.iter)); ns > 0 {
+				j.st, j.until = computing, s.later(ns)
 				return
 			}
 			continue
@@ -608,7 +632,7 @@ func (s *sim) updateRates() error {
 		return err
 	}
 	for _, f := range s.flows {
-		f.finish = s.now + int64(math.Ceil(max(f.rem, 0)/f.rate*1e9))
+		f.finish = s.later(math.Ceil(max(f.rem, 0) / f.rate * 1e9))
 	}
 	return nil
 }

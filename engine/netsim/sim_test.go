@@ -226,3 +226,30 @@ func TestPercentile(t *testing.T) {
 		t.Error("empty")
 	}
 }
+
+// TestHorizon: links so slow that a step would end decades later fail the
+// run with ErrInvalid; they used to overflow the nanosecond clock and
+// "complete" with iterations faster than on a 50 Gbps fabric.
+func TestHorizon(t *testing.T) {
+	tp, err := topology.New(topology.Spec{Pods: 1, ToRsPerPod: 2, ServersPerToR: 2, AggsPerPod: 1, ServerGbps: 1e-12, ToRGbps: 1e-12})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range Policies {
+		cfg := fig2(3)
+		cfg.Topology, cfg.Policy = tp, p
+		if r, err := Run(context.Background(), cfg); !errors.Is(err, ErrInvalid) {
+			t.Errorf("%v: %v, %+v", p, err, r.Jobs)
+		}
+	}
+	s := &sim{now: horizon - 10}
+	if got := s.later(9); got != horizon-1 || s.overflow {
+		t.Fatalf("later(9) = %d, overflow %v", got, s.overflow)
+	}
+	for _, ns := range []float64{10, 1e300, math.Inf(1), math.NaN()} {
+		s.overflow = false
+		if got := s.later(ns); got != horizon || !s.overflow {
+			t.Errorf("later(%v) = %d, overflow %v", ns, got, s.overflow)
+		}
+	}
+}
