@@ -26,6 +26,7 @@ const (
 	MaxCapacity = 1 << 22 // GPU-rounds M·T
 	MaxJobs     = 1 << 20 // N
 	MaxCells    = 1 << 22 // N·(T+1), the size of the value tables
+	MaxRound    = 1 << 40 // r, the absolute round index (about 4e6 years of 120 s rounds)
 )
 
 // MaxPriority caps a relaxed-path priority ρ̂^λ. The authors' Python raises
@@ -282,8 +283,8 @@ func (p *Problem) validate(cfg *config) error {
 	if int64(p.GPUs)*int64(cfg.T) > MaxCapacity {
 		return &FieldError{"gpus", fmt.Errorf("%w: %d GPUs × %d rounds is above %d GPU-rounds", ErrLimit, p.GPUs, cfg.T, MaxCapacity)}
 	}
-	if p.Round < 0 {
-		return invalid("round", "%d (want ≥ 0)", p.Round)
+	if p.Round < 0 || p.Round > MaxRound {
+		return invalid("round", "%d (want 0..%d)", p.Round, MaxRound)
 	}
 	if len(p.Jobs) > MaxJobs {
 		return &FieldError{"jobs", fmt.Errorf("%w: %d jobs, above %d", ErrLimit, len(p.Jobs), MaxJobs)}

@@ -89,6 +89,7 @@ func TestValidate(t *testing.T) {
 		{"capacity", func(p *Problem) { p.GPUs = 1 << 20; p.Jobs[0].GPUs = 1 }, "gpus", ErrLimit},
 		{"NaN k", func(p *Problem) { p.Config.K = math.NaN() }, "config.k", ErrInvalid},
 		{"k·remaining overflows", func(p *Problem) { p.Config.K = 1e299 }, "config.k", ErrInvalid},
+		{"round", func(p *Problem) { p.Round = MaxRound + 1 }, "round", ErrInvalid},
 		{"breakpoints", func(p *Problem) { p.Config.Breakpoints = []float64{0, 0.5, 0.5, 1} }, "config.breakpoints[2]", ErrInvalid},
 		{"last breakpoint", func(p *Problem) { p.Config.Breakpoints = []float64{0, 0.5} }, "config.breakpoints[1]", ErrInvalid},
 		{"log mode", func(p *Problem) { p.Config.Log = 9 }, "config.log", ErrInvalid},

@@ -129,8 +129,8 @@ func (pl *Planner) predict(s *State) ([]JobResult, error) {
 	if s.GPUs < 1 {
 		return nil, invalid("gpus", "%d GPUs (want ≥ 1)", s.GPUs)
 	}
-	if s.Round < 0 {
-		return nil, invalid("round", "%d (want ≥ 0)", s.Round)
+	if s.Round < 0 || s.Round > market.MaxRound {
+		return nil, invalid("round", "%d (want 0..%d)", s.Round, market.MaxRound)
 	}
 	cfg := &s.Config
 	if !finite(cfg.Momentum) || cfg.Momentum < 0 || cfg.Momentum > 1 {

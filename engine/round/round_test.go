@@ -6,6 +6,7 @@ import (
 	"math"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/orrery/orrery/engine/market"
@@ -350,6 +351,8 @@ func TestPlanBadInput(t *testing.T) {
 		want  error
 	}{
 		{"gpus", func(s *State) { s.GPUs = 0 }, "gpus", ErrInvalid},
+		{"round", func(s *State) { s.Round = market.MaxRound + 1 }, "round", ErrInvalid},
+		{"k", func(s *State) { s.Config.Market.K = 1e300 }, "config.k", market.ErrInvalid},
 		{"job wider than cluster", func(s *State) { s.Jobs[0].GPUs = 8 }, "jobs[0].gpus", ErrInvalid},
 		{"NaN duration", func(s *State) { s.Jobs[0].EpochDur[1] = math.NaN() }, "jobs[0].epoch_dur_s[1]", predictor.ErrInvalid},
 		{"negative duration", func(s *State) { s.Jobs[0].EpochDur[0] = -1 }, "jobs[0].epoch_dur_s[0]", predictor.ErrInvalid},
@@ -382,6 +385,10 @@ func TestPlanBadInput(t *testing.T) {
 			var fe *FieldError
 			if !errors.As(err, &fe) || fe.Field != c.field || !errors.Is(err, c.want) {
 				t.Fatalf("got %v (field %q), want field %q wrapping %v", err, fieldOf(err), c.field, c.want)
+			}
+			// The field once ("round" is also this package's prefix).
+			if c.field != "round" && strings.Count(err.Error(), c.field+": ") != 1 {
+				t.Errorf("%q names %s other than once", err, c.field)
 			}
 			if _, perr := Predict(s); perr == nil || perr.Error() != err.Error() {
 				t.Fatalf("Predict: %v, Plan: %v (they check the same)", perr, err)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"strings"
 
 	"github.com/orrery/orrery/engine/market"
 	"github.com/orrery/orrery/engine/predictor"
@@ -111,11 +110,11 @@ type FieldError struct {
 // Error returns "field: message" (the field once, when the cause is a
 // market error that already names it).
 func (e *FieldError) Error() string {
-	msg := e.Err.Error()
-	if strings.HasPrefix(msg, e.Field+": ") {
-		return msg
+	var me *market.FieldError
+	if errors.As(e.Err, &me) && me.Field == e.Field {
+		return e.Err.Error()
 	}
-	return e.Field + ": " + msg
+	return e.Field + ": " + e.Err.Error()
 }
 
 // Unwrap returns the cause, which wraps a sentinel of this package,

@@ -73,7 +73,7 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
-	if e.Field != "" && !strings.HasPrefix(e.Message, e.Field+": ") {
+	if e.Field != "" {
 		return e.Field + ": " + e.Message
 	}
 	return e.Message
