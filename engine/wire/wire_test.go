@@ -275,7 +275,7 @@ func TestErrorEnvelope(t *testing.T) {
 // rarely write 1e308, did not.
 func TestExtremeNumbers(t *testing.T) {
 	files := []string{"ok/link_samples_and_quantum.json", "ok/rank_basic_mean.json", "ok/plan_options.json", "ok/predict_small.json"}
-	values := []float64{1.7976931348623157e308, 1e308, 1e300, 1e20, 1e9, 1e-10, 1e-300, 5e-324}
+	values := []float64{1.7976931348623157e308, 1e308, 1e300, 1e20, 1 << 62, 1e9, 1e-10, 1e-300, 5e-324}
 	calls := 0
 	for _, name := range files {
 		raw, err := os.ReadFile(filepath.Join("..", "..", "testdata", "corpus", name))
