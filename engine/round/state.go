@@ -107,15 +107,8 @@ type FieldError struct {
 	Err   error
 }
 
-// Error returns "field: message" (the field once, when the cause is a
-// market error that already names it).
-func (e *FieldError) Error() string {
-	var me *market.FieldError
-	if errors.As(e.Err, &me) && me.Field == e.Field {
-		return e.Err.Error()
-	}
-	return e.Field + ": " + e.Err.Error()
-}
+// Error returns "field: message".
+func (e *FieldError) Error() string { return e.Field + ": " + e.Err.Error() }
 
 // Unwrap returns the cause, which wraps a sentinel of this package,
 // package market or package predictor.
@@ -152,13 +145,14 @@ func fromPredictor(i int, err error) error {
 }
 
 // fromMarket passes a market error on with its field path, which is the
-// same in the wire schema (the config is flat there).
+// same in the wire schema (the config is flat there). The cause is the
+// market error's own, so the field is named once.
 func fromMarket(err error) error {
 	var me *market.FieldError
 	if !errors.As(err, &me) {
 		return err
 	}
-	return &FieldError{Field: me.Field, Err: err}
+	return &FieldError{Field: me.Field, Err: me.Err}
 }
 
 func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }

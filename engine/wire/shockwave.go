@@ -317,17 +317,10 @@ func (r *ShockwavePlanRequest) state() (*round.State, time.Duration, error) {
 func planError(err error) error {
 	var fe *round.FieldError
 	if errors.As(err, &fe) {
-		cause := fe.Err // the message, without the field a market error repeats
-		var me *market.FieldError
-		if errors.As(cause, &me) && me.Field == fe.Field {
-			cause = me.Err
-		}
-		e := fieldError(fe.Field, cause)
-		e.err = err
 		if errors.Is(err, market.ErrLimit) {
-			e.Code = CodeLimit
+			return &Error{Code: CodeLimit, Field: fe.Field, Message: fe.Err.Error(), err: err}
 		}
-		return e
+		return fieldError(fe.Field, fe.Err)
 	}
 	return &Error{Code: CodeInvalid, Message: err.Error(), err: err}
 }
