@@ -31,7 +31,8 @@ const (
 
 // MaxPriority caps a relaxed-path priority ρ̂^λ. The authors' Python raises
 // OverflowError past about 1.8e308; the cap keeps every sum of weighted
-// utilities finite.
+// utilities finite. The makespan term's k·R_j is held to the same bound
+// (a larger one is an invalid config.k).
 const MaxPriority = 1e300
 
 // DefaultBreakpoints returns the authors' log_approximation_bases.
