@@ -25,7 +25,7 @@ fmt-check:
 	@out=$$($(GO) list -f '{{if not .Doc}}{{.ImportPath}}{{end}}' ./...); if [ -n "$$out" ]; then echo "no package doc:"; echo "$$out"; exit 1; fi
 
 race:
-	$(GO) test -race ./engine/... ./kernels/... ./fuzz/... ./cmd/...
+	$(GO) test -race ./engine/... ./internal/... ./fuzz/... ./cmd/...
 
 # Every kernel path against the generic one, whole suite: purego, then with
 # AVX-512 and then AVX2 turned off (-count=1: the cache cannot see the variable).
@@ -36,8 +36,8 @@ test-paths:
 
 # Other architectures build and vet (asmdecl checks the assembly frames).
 cross:
-	GOARCH=arm64 $(GO) vet ./kernels/ ./engine/...
-	GOOS=wasip1 GOARCH=wasm $(GO) vet ./kernels/
+	GOARCH=arm64 $(GO) vet ./internal/... ./engine/...
+	GOOS=wasip1 GOARCH=wasm $(GO) vet ./internal/kernels/
 	GOOS=wasip1 GOARCH=wasm $(GO) build ./...
 
 $(WAZERO):
@@ -46,8 +46,8 @@ $(WAZERO):
 # The kernels', link search's and planner's tests under WebAssembly (wazero
 # CLI): determinism and deadlines, which a cooperative scheduler can break.
 wasm-test: $(WAZERO)
-	PATH="$$PATH:$(GOBIN):$$($(GO) env GOROOT)/lib/wasm" GOWASIRUNTIME=wazero GOOS=wasip1 GOARCH=wasm $(GO) test ./kernels/ ./engine/internal/deadline/ ./engine/link/ ./engine/round/
-	PATH="$$PATH:$(GOBIN):$$($(GO) env GOROOT)/lib/wasm" GOWASIRUNTIME=wazero GOOS=wasip1 GOARCH=wasm $(GO) test -run 'TestPlanDigest|TestDetMath|TestSolveMatchesBruteForce|TestSolveDeadline' ./engine/market/
+	PATH="$$PATH:$(GOBIN):$$($(GO) env GOROOT)/lib/wasm" GOWASIRUNTIME=wazero GOOS=wasip1 GOARCH=wasm $(GO) test ./internal/kernels/ ./internal/deadline/ ./engine/link/ ./internal/round/
+	PATH="$$PATH:$(GOBIN):$$($(GO) env GOROOT)/lib/wasm" GOWASIRUNTIME=wazero GOOS=wasip1 GOARCH=wasm $(GO) test -run 'TestPlanDigest|TestDetMath|TestSolveMatchesBruteForce|TestSolveDeadline' ./internal/market/
 
 # The WebAssembly reactor (ABI v1, see the README) and the C shared library.
 wasm:

@@ -8,7 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/orrery/orrery/engine/wire"
-	"github.com/orrery/orrery/wasm/abi"
+	"github.com/orrery/orrery/internal/abi"
 )
 
 // instance is the module's state. An instance runs one export at a time

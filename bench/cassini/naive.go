@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/orrery/orrery/engine/circle"
 	"github.com/orrery/orrery/engine/link"
 	"github.com/orrery/orrery/engine/profile"
-	"github.com/orrery/orrery/kernels"
+	"github.com/orrery/orrery/internal/circle"
+	"github.com/orrery/orrery/internal/kernels"
 )
 
 // NaiveOptions configure [Naive.Search].

@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/orrery/orrery/bench/shockwave"
-	"github.com/orrery/orrery/engine/market"
+	"github.com/orrery/orrery/internal/market"
 )
 
 // The authors' program for two jobs on 2 GPUs over 3 rounds, and a plan

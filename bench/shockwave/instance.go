@@ -6,10 +6,10 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 
-	"github.com/orrery/orrery/engine/market"
-	"github.com/orrery/orrery/engine/predictor"
 	"github.com/orrery/orrery/engine/throughput"
 	"github.com/orrery/orrery/engine/trace"
+	"github.com/orrery/orrery/internal/market"
+	"github.com/orrery/orrery/internal/predictor"
 )
 
 // Loaded is a setup read from disk: the trace's jobs, their derived

@@ -7,7 +7,7 @@ import (
 	"strconv"
 
 	"github.com/orrery/orrery/bench/mip"
-	"github.com/orrery/orrery/engine/market"
+	"github.com/orrery/orrery/internal/market"
 )
 
 // Path says which of the authors' two programs to build.

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/orrery/orrery/bench/mip"
-	"github.com/orrery/orrery/engine/market"
 	"github.com/orrery/orrery/engine/trace"
+	"github.com/orrery/orrery/internal/market"
 )
 
 var (

@@ -23,7 +23,7 @@ import (
 	"unsafe"
 
 	"github.com/orrery/orrery/engine/wire"
-	"github.com/orrery/orrery/wasm/abi"
+	"github.com/orrery/orrery/internal/abi"
 )
 
 func main() {}

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/orrery/orrery/engine/wire"
-	"github.com/orrery/orrery/wasm/abi"
+	"github.com/orrery/orrery/internal/abi"
 )
 
 // raw gives the tests the instance of a one-instance Module.

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/orrery/orrery/engine/wire"
-	"github.com/orrery/orrery/wasm/abi"
+	"github.com/orrery/orrery/internal/abi"
 )
 
 var probe = []byte(`{"op":"cassini.link","request":{"capacity_gbps":50,"jobs":[{"id":"a","phases":[{"ms":30,"gbps":40},{"ms":42,"gbps":0}]},{"id":"b","phases":[{"ms":30,"gbps":40},{"ms":42,"gbps":0}]}]}}`)

@@ -7,7 +7,7 @@ import (
 
 	"github.com/tetratelabs/wazero/api"
 
-	"github.com/orrery/orrery/wasm/abi"
+	"github.com/orrery/orrery/internal/abi"
 )
 
 // ErrTrap is wrapped by the error of a call whose instance trapped or

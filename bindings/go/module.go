@@ -13,7 +13,7 @@ import (
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
 	"github.com/orrery/orrery/engine/wire"
-	"github.com/orrery/orrery/wasm/abi"
+	"github.com/orrery/orrery/internal/abi"
 )
 
 // Options configure a [Module]. The zero value means the defaults.

@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/orrery/orrery/engine/circle"
 	"github.com/orrery/orrery/engine/link"
 	"github.com/orrery/orrery/engine/profile"
 	"github.com/orrery/orrery/engine/wire"
-	"github.com/orrery/orrery/wasm/abi"
+	"github.com/orrery/orrery/internal/abi"
+	"github.com/orrery/orrery/internal/circle"
 )
 
 // Search solves one link's rotation problem in the module, through its

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/orrery/orrery/engine/wire"
-	"github.com/orrery/orrery/kernels"
+	"github.com/orrery/orrery/internal/kernels"
 )
 
 // demoLink is the demo's first step: two VGG19-like data-parallel jobs on

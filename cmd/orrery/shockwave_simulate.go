@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/orrery/orrery/engine/policy"
-	"github.com/orrery/orrery/engine/round"
 	"github.com/orrery/orrery/engine/sim"
 	"github.com/orrery/orrery/engine/trace"
+	"github.com/orrery/orrery/internal/round"
 )
 
 // swData is where the authors' traces, tables and configurations

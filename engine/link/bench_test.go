@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/orrery/orrery/engine/circle"
 	"github.com/orrery/orrery/engine/profile"
-	"github.com/orrery/orrery/kernels"
+	"github.com/orrery/orrery/internal/circle"
+	"github.com/orrery/orrery/internal/kernels"
 )
 
 // comm is a job of period t ms that computes for t-up ms, then communicates

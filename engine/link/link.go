@@ -7,9 +7,9 @@ import (
 	"math"
 	"math/rand/v2"
 
-	"github.com/orrery/orrery/engine/circle"
 	"github.com/orrery/orrery/engine/profile"
-	"github.com/orrery/orrery/kernels"
+	"github.com/orrery/orrery/internal/circle"
+	"github.com/orrery/orrery/internal/kernels"
 )
 
 // Mode selects the points and rotations the search considers.

@@ -3,10 +3,10 @@ package link
 import (
 	"math"
 
-	"github.com/orrery/orrery/engine/circle"
-	"github.com/orrery/orrery/engine/internal/deadline"
 	"github.com/orrery/orrery/engine/profile"
-	"github.com/orrery/orrery/kernels"
+	"github.com/orrery/orrery/internal/circle"
+	"github.com/orrery/orrery/internal/deadline"
+	"github.com/orrery/orrery/internal/kernels"
 )
 
 // checkEvery is how many pair evaluations pass between context checks.

@@ -11,11 +11,11 @@ import (
 	"github.com/orrery/orrery/engine/agent"
 	"github.com/orrery/orrery/engine/candidate"
 	"github.com/orrery/orrery/engine/fluid"
-	"github.com/orrery/orrery/engine/internal/deadline"
 	"github.com/orrery/orrery/engine/link"
 	"github.com/orrery/orrery/engine/profile"
 	"github.com/orrery/orrery/engine/topology"
 	"github.com/orrery/orrery/engine/workload"
+	"github.com/orrery/orrery/internal/deadline"
 )
 
 const never = math.MaxInt64

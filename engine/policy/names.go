@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/orrery/orrery/engine/round"
 	"github.com/orrery/orrery/engine/sim"
+	"github.com/orrery/orrery/internal/round"
 )
 
 // ErrInvalid reports bad input to a policy; ErrUnknown an unknown policy

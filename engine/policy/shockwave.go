@@ -4,11 +4,11 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/orrery/orrery/engine/market"
-	"github.com/orrery/orrery/engine/predictor"
-	"github.com/orrery/orrery/engine/round"
 	"github.com/orrery/orrery/engine/sim"
 	"github.com/orrery/orrery/engine/trace"
+	"github.com/orrery/orrery/internal/market"
+	"github.com/orrery/orrery/internal/predictor"
+	"github.com/orrery/orrery/internal/round"
 )
 
 // Shockwave drives orrery's Shockwave planner (package round's incremental

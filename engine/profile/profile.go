@@ -6,7 +6,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/orrery/orrery/kernels"
+	"github.com/orrery/orrery/internal/kernels"
 )
 
 // Bandwidth units in bits per second, for [Phase.Bandwidth] and [Quantum.Unit].

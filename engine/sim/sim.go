@@ -8,7 +8,7 @@ import (
 	"math"
 	"slices"
 
-	"github.com/orrery/orrery/engine/internal/deadline"
+	"github.com/orrery/orrery/internal/deadline"
 )
 
 // Defaults of [Options], the authors' simulator's.

@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"path/filepath"
 
-	"github.com/orrery/orrery/engine/predictor"
 	"github.com/orrery/orrery/engine/throughput"
 	"github.com/orrery/orrery/engine/trace"
+	"github.com/orrery/orrery/internal/predictor"
 )
 
 // From the authors' files to the predictor's inputs: parse the 120-job trace,

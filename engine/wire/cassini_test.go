@@ -12,12 +12,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/orrery/orrery/engine/affinity"
 	"github.com/orrery/orrery/engine/candidate"
-	"github.com/orrery/orrery/engine/circle"
 	"github.com/orrery/orrery/engine/link"
 	"github.com/orrery/orrery/engine/profile"
 	"github.com/orrery/orrery/engine/wire"
+	"github.com/orrery/orrery/internal/affinity"
+	"github.com/orrery/orrery/internal/circle"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")

@@ -7,9 +7,9 @@ import (
 	"math"
 	"time"
 
-	"github.com/orrery/orrery/engine/market"
-	"github.com/orrery/orrery/engine/predictor"
-	"github.com/orrery/orrery/engine/round"
+	"github.com/orrery/orrery/internal/market"
+	"github.com/orrery/orrery/internal/predictor"
+	"github.com/orrery/orrery/internal/round"
 )
 
 // ShockwavePlanRequest is the request of "shockwave.plan" (schema v1).

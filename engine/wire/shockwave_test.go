@@ -10,12 +10,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/orrery/orrery/engine/market"
-	"github.com/orrery/orrery/engine/predictor"
-	"github.com/orrery/orrery/engine/round"
 	"github.com/orrery/orrery/engine/throughput"
 	"github.com/orrery/orrery/engine/trace"
 	"github.com/orrery/orrery/engine/wire"
+	"github.com/orrery/orrery/internal/market"
+	"github.com/orrery/orrery/internal/predictor"
+	"github.com/orrery/orrery/internal/round"
 )
 
 const smallPlan = `{"gpus": 4, "round": 6, "config": {"rounds": 4}, "jobs": [

@@ -17,7 +17,7 @@ import (
 
 	"github.com/orrery/orrery/bench"
 	"github.com/orrery/orrery/bench/cassini"
-	"github.com/orrery/orrery/kernels"
+	"github.com/orrery/orrery/internal/kernels"
 )
 
 // The kernel paths are chosen once per process (ORRERY_KERNELS, read at

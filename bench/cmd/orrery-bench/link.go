@@ -9,9 +9,9 @@ import (
 
 	"github.com/orrery/orrery/bench"
 	"github.com/orrery/orrery/bench/cassini"
-	"github.com/orrery/orrery/engine/circle"
 	"github.com/orrery/orrery/engine/link"
 	"github.com/orrery/orrery/engine/profile"
+	"github.com/orrery/orrery/internal/circle"
 )
 
 // linkProblem is one benchmark link: jobs at 1 ms ticks, 1 Mbps units.

@@ -30,7 +30,7 @@ import (
 	"time"
 
 	"github.com/orrery/orrery/bench"
-	"github.com/orrery/orrery/kernels"
+	"github.com/orrery/orrery/internal/kernels"
 )
 
 // config is the parsed command line.

@@ -13,8 +13,8 @@ import (
 	"github.com/orrery/orrery/bench"
 	"github.com/orrery/orrery/bench/mip"
 	"github.com/orrery/orrery/bench/shockwave"
-	"github.com/orrery/orrery/engine/market"
 	"github.com/orrery/orrery/engine/trace"
+	"github.com/orrery/orrery/internal/market"
 )
 
 // plannerCase is one planner instance.

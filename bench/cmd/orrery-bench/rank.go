@@ -7,10 +7,10 @@ import (
 
 	"github.com/orrery/orrery/bench"
 	"github.com/orrery/orrery/bench/cassini"
-	"github.com/orrery/orrery/engine/affinity"
 	"github.com/orrery/orrery/engine/candidate"
-	"github.com/orrery/orrery/engine/circle"
 	"github.com/orrery/orrery/engine/link"
+	"github.com/orrery/orrery/internal/affinity"
+	"github.com/orrery/orrery/internal/circle"
 )
 
 // RankRow is one ranking configuration on one instance.

@@ -3,8 +3,8 @@ package round
 import (
 	"context"
 
-	"github.com/orrery/orrery/engine/market"
-	"github.com/orrery/orrery/engine/predictor"
+	"github.com/orrery/orrery/internal/market"
+	"github.com/orrery/orrery/internal/predictor"
 )
 
 // Result is a plan for the window's T rounds, starting at Round.

@@ -7,9 +7,9 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/orrery/orrery/engine/predictor"
 	"github.com/orrery/orrery/engine/throughput"
 	"github.com/orrery/orrery/engine/trace"
+	"github.com/orrery/orrery/internal/predictor"
 )
 
 // Benchmark and stress instances built from the authors' traces: every job

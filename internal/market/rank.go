@@ -5,7 +5,7 @@ import (
 	"context"
 	"slices"
 
-	"github.com/orrery/orrery/engine/internal/deadline"
+	"github.com/orrery/orrery/internal/deadline"
 )
 
 // Which rounds of the window a job gets does not change the program's

@@ -3,7 +3,7 @@ package predictor_test
 import (
 	"fmt"
 
-	"github.com/orrery/orrery/engine/predictor"
+	"github.com/orrery/orrery/internal/predictor"
 )
 
 // What the planner needs per job and per re-plan: R_j with its uncertainty,

@@ -6,7 +6,7 @@ import (
 	"math"
 	"slices"
 
-	"github.com/orrery/orrery/engine/internal/deadline"
+	"github.com/orrery/orrery/internal/deadline"
 )
 
 // The count relaxation aggregates capacity over the window, and aggregate

@@ -9,10 +9,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/orrery/orrery/engine/market"
-	"github.com/orrery/orrery/engine/predictor"
 	"github.com/orrery/orrery/engine/throughput"
 	"github.com/orrery/orrery/engine/trace"
+	"github.com/orrery/orrery/internal/market"
+	"github.com/orrery/orrery/internal/predictor"
 )
 
 func testdata(name ...string) string {

@@ -6,7 +6,7 @@ import (
 	"math/bits"
 	"slices"
 
-	"github.com/orrery/orrery/engine/internal/deadline"
+	"github.com/orrery/orrery/internal/deadline"
 )
 
 // marg is one marginal welfare gain: job j going from n−1 to n rounds. d

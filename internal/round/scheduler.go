@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/orrery/orrery/engine/predictor"
+	"github.com/orrery/orrery/internal/predictor"
 )
 
 // Scheduler is the incremental form of the planner, the counterpart of the

@@ -6,8 +6,8 @@ import (
 	"math"
 	"strconv"
 
-	"github.com/orrery/orrery/engine/market"
-	"github.com/orrery/orrery/engine/predictor"
+	"github.com/orrery/orrery/internal/market"
+	"github.com/orrery/orrery/internal/predictor"
 )
 
 // DefaultReoptRounds is the authors' REOPT_ROUNDS: a periodic re-plan every

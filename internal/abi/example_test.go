@@ -3,7 +3,7 @@ package abi_test
 import (
 	"fmt"
 
-	"github.com/orrery/orrery/wasm/abi"
+	"github.com/orrery/orrery/internal/abi"
 )
 
 // Two jobs of 8 ticks send 40 units for 3 ticks on a 50-unit link; the

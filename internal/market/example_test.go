@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/orrery/orrery/engine/market"
+	"github.com/orrery/orrery/internal/market"
 )
 
 // Four jobs on four GPUs, a window of four 120-second rounds. Job 4 cannot

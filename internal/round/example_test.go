@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/orrery/orrery/engine/market"
-	"github.com/orrery/orrery/engine/round"
+	"github.com/orrery/orrery/internal/market"
+	"github.com/orrery/orrery/internal/round"
 )
 
 // The incremental Scheduler: jobs arrive, each round asks for its jobs,

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/orrery/orrery/engine/market"
 	"github.com/orrery/orrery/engine/throughput"
 	"github.com/orrery/orrery/engine/trace"
+	"github.com/orrery/orrery/internal/market"
 )
 
 // BenchmarkPlan times a whole re-plan from profiles: calibration-free

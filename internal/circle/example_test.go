@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/orrery/orrery/engine/circle"
+	"github.com/orrery/orrery/internal/circle"
 )
 
 // The paper's Fig. 5: iteration times of 40 and 60 ms share a unified

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/orrery/orrery/engine/predictor"
 	"github.com/orrery/orrery/engine/throughput"
 	"github.com/orrery/orrery/engine/trace"
+	"github.com/orrery/orrery/internal/predictor"
 )
 
 const dataDir = "../../testdata/shockwave/"

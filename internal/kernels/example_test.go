@@ -3,7 +3,7 @@ package kernels_test
 import (
 	"fmt"
 
-	"github.com/orrery/orrery/kernels"
+	"github.com/orrery/orrery/internal/kernels"
 )
 
 // Two jobs share a 10-unit link on a circle of 6 ticks; the second job's
