@@ -6,8 +6,8 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 
-	"github.com/orrery/orrery/engine/throughput"
-	"github.com/orrery/orrery/engine/trace"
+	"github.com/orrery/orrery/internal/eval/throughput"
+	"github.com/orrery/orrery/internal/eval/trace"
 	"github.com/orrery/orrery/internal/market"
 	"github.com/orrery/orrery/internal/predictor"
 )

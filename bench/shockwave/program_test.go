@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/orrery/orrery/bench/mip"
-	"github.com/orrery/orrery/engine/trace"
+	"github.com/orrery/orrery/internal/eval/trace"
 	"github.com/orrery/orrery/internal/market"
 )
 

@@ -17,9 +17,9 @@ import (
 
 	"github.com/orrery/orrery/engine/agent"
 	"github.com/orrery/orrery/engine/link"
-	"github.com/orrery/orrery/engine/netsim"
 	"github.com/orrery/orrery/engine/topology"
-	"github.com/orrery/orrery/engine/workload"
+	"github.com/orrery/orrery/internal/eval/netsim"
+	"github.com/orrery/orrery/internal/eval/workload"
 )
 
 // cassiniSimOptions is one `orrery cassini simulate` run: the flags, parsed.

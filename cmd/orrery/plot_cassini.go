@@ -19,7 +19,7 @@ import (
 
 	"github.com/orrery/orrery/engine/link"
 	"github.com/orrery/orrery/engine/profile"
-	"github.com/orrery/orrery/engine/workload"
+	"github.com/orrery/orrery/internal/eval/workload"
 )
 
 // cassiniPolicyStyle fixes each policy's color and dashes, so every plot

@@ -13,8 +13,8 @@ import (
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 
-	"github.com/orrery/orrery/engine/policy"
-	"github.com/orrery/orrery/engine/sim"
+	"github.com/orrery/orrery/internal/eval/policy"
+	"github.com/orrery/orrery/internal/eval/sim"
 )
 
 // plotShockwaveFTF draws the cumulative distribution of the finish-time

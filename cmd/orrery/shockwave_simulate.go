@@ -11,9 +11,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/orrery/orrery/engine/policy"
-	"github.com/orrery/orrery/engine/sim"
-	"github.com/orrery/orrery/engine/trace"
+	"github.com/orrery/orrery/internal/eval/policy"
+	"github.com/orrery/orrery/internal/eval/sim"
+	"github.com/orrery/orrery/internal/eval/trace"
 	"github.com/orrery/orrery/internal/round"
 )
 

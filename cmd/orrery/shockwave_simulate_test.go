@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/orrery/orrery/engine/trace"
+	"github.com/orrery/orrery/internal/eval/trace"
 )
 
 // swArgs points the command at the repository's copy of the authors'

@@ -10,9 +10,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/orrery/orrery/engine/throughput"
-	"github.com/orrery/orrery/engine/trace"
 	"github.com/orrery/orrery/engine/wire"
+	"github.com/orrery/orrery/internal/eval/throughput"
+	"github.com/orrery/orrery/internal/eval/trace"
 	"github.com/orrery/orrery/internal/market"
 	"github.com/orrery/orrery/internal/predictor"
 	"github.com/orrery/orrery/internal/round"

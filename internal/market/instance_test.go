@@ -7,8 +7,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/orrery/orrery/engine/throughput"
-	"github.com/orrery/orrery/engine/trace"
+	"github.com/orrery/orrery/internal/eval/throughput"
+	"github.com/orrery/orrery/internal/eval/trace"
 	"github.com/orrery/orrery/internal/predictor"
 )
 

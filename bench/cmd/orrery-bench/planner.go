@@ -13,7 +13,7 @@ import (
 	"github.com/orrery/orrery/bench"
 	"github.com/orrery/orrery/bench/mip"
 	"github.com/orrery/orrery/bench/shockwave"
-	"github.com/orrery/orrery/engine/trace"
+	"github.com/orrery/orrery/internal/eval/trace"
 	"github.com/orrery/orrery/internal/market"
 )
 

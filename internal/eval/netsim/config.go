@@ -1,0 +1,251 @@
+package netsim
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/orrery/orrery/engine/agent"
+	"github.com/orrery/orrery/engine/candidate"
+	"github.com/orrery/orrery/engine/link"
+	"github.com/orrery/orrery/engine/topology"
+	"github.com/orrery/orrery/internal/affinity"
+	"github.com/orrery/orrery/internal/eval/workload"
+)
+
+// ErrInvalid reports an invalid simulation.
+var ErrInvalid = errors.New("netsim: invalid")
+
+// Policy is how jobs are placed.
+type Policy int
+
+const (
+	Baseline Policy = iota // the scheduler's first candidate (first fit)
+	Random                 // a random candidate
+	Cassini                // the best-ranked candidate, with time shifts applied by agents
+	Ideal                  // the first candidate, every job alone on the network
+)
+
+// Policies lists every policy in order.
+var Policies = []Policy{Baseline, Random, Cassini, Ideal}
+
+func (p Policy) String() string {
+	switch p {
+	case Baseline:
+		return "baseline"
+	case Random:
+		return "random"
+	case Cassini:
+		return "cassini"
+	case Ideal:
+		return "ideal"
+	}
+	return fmt.Sprintf("Policy(%d)", int(p))
+}
+
+// ParsePolicy parses a policy's name.
+func ParsePolicy(s string) (Policy, error) {
+	for _, p := range Policies {
+		if strings.EqualFold(s, p.String()) {
+			return p, nil
+		}
+	}
+	return 0, fmt.Errorf("%w: policy %q (want baseline, random, cassini or ideal)", ErrInvalid, s)
+}
+
+// Defaults of the zero Config and CassiniOptions.
+const (
+	DefaultCandidates  = 10
+	DefaultTick        = time.Millisecond
+	DefaultSampleEvery = time.Second
+	DefaultBudget      = 1 << 22
+	DefaultMinScore    = 1.0
+	// DefaultMaxPerimeter is the simulator's cap on a unified circle: 4096
+	// ticks, 4 s at 1 ms.
+	DefaultMaxPerimeter = 4096
+)
+
+func (c CassiniOptions) minScore() float64 {
+	switch {
+	case c.MinScore == 0:
+		return DefaultMinScore
+	case c.MinScore < 0:
+		return math.Inf(-1)
+	}
+	return c.MinScore
+}
+
+// CassiniOptions configure the Cassini policy. The zero value is exact link
+// search at 1 ms ticks, unified circles capped at DefaultMaxPerimeter ticks
+// with periods rounded past it, no headroom, shifts held only on fully
+// compatible links (DefaultMinScore), the Resolve loop policy, the mean link
+// score and a search budget of DefaultBudget pair evaluations per link.
+type CassiniOptions struct {
+	Mode link.Mode
+	Tick time.Duration // the profiles' tick; 0 means DefaultTick
+	// MaxPerimeter caps a unified circle, in ticks; 0 means
+	// DefaultMaxPerimeter. Past it the jobs' periods are rounded up to a
+	// common grid (their agents pad to it) unless ExactPeriods is set, in
+	// which case such candidates are discarded. A small cap keeps the link
+	// searches cheap and makes periods commensurate (two jobs whose periods
+	// have a huge LCM cannot hold a relative phase anyway), at the cost of
+	// padding.
+	MaxPerimeter int
+	ExactPeriods bool
+	// Headroom pads each profile's period by this fraction (idle time) so
+	// that iterations a little slower than profiled (noise, a partly
+	// compatible link) still fit their slot; 0 means none.
+	Headroom float64
+	// MinScore is the least score a shared link needs for its jobs to be
+	// held to their shifts: a job with any shared link below it runs free
+	// (no agent), since a partly compatible link stretches its iterations
+	// past any fixed period. 0 means DefaultMinScore; -1 holds every job.
+	MinScore float64
+	// NoShifts ranks candidates but applies no time shifts (no agents): the
+	// placement's share of CASSINI's gain.
+	NoShifts  bool
+	Budget    int64 // per link search; 0 means DefaultBudget, negative no limit
+	Loops     affinity.Policy
+	Aggregate candidate.Aggregate
+	Workers   int // parallel searches; 0 means GOMAXPROCS (results do not depend on it)
+}
+
+// Config is a simulation.
+type Config struct {
+	Topology      *topology.Topology
+	GPUsPerServer int            // 0 means 1
+	Jobs          []workload.Job // the trace; IDs must be distinct
+	Policy        Policy
+	Candidates    int // placements proposed per job; 0 means DefaultCandidates
+	// Pinned places jobs (by ID) on the given servers, whatever the
+	// policy, its GPUs spread evenly over them: a snapshot experiment. A
+	// pinned job waits until those servers have the GPUs free.
+	Pinned map[int][]int
+	Seed   uint64 // candidate generation and random placement
+
+	// Duration stops the simulation at that simulated time; 0 runs until
+	// every job has finished.
+	Duration time.Duration
+
+	// Noise gives each job its per-iteration compute multipliers; the zero
+	// Replay has none.
+	Noise workload.Replay
+
+	Agent   agent.Options // the Cassini agents' mode, threshold and cooldown (Clock is unused)
+	Cassini CassiniOptions
+
+	// SampleEvery is how often the score lost to drift is sampled (Cassini);
+	// 0 means DefaultSampleEvery, negative never.
+	SampleEvery time.Duration
+}
+
+func (c Config) normalize() (Config, error) {
+	if c.Topology == nil || c.Topology.Servers < 1 {
+		return c, fmt.Errorf("%w: topology: no servers", ErrInvalid)
+	}
+	if c.GPUsPerServer == 0 {
+		c.GPUsPerServer = 1
+	}
+	if c.Candidates == 0 {
+		c.Candidates = DefaultCandidates
+	}
+	if c.Cassini.Tick == 0 {
+		c.Cassini.Tick = DefaultTick
+	}
+	if c.Cassini.MaxPerimeter == 0 {
+		c.Cassini.MaxPerimeter = DefaultMaxPerimeter
+	}
+	if c.Cassini.Budget == 0 {
+		c.Cassini.Budget = DefaultBudget
+	}
+	if c.SampleEvery == 0 {
+		c.SampleEvery = DefaultSampleEvery
+	}
+	switch {
+	case c.GPUsPerServer < 0 || c.GPUsPerServer > 1<<10:
+		return c, fmt.Errorf("%w: GPUs per server %d", ErrInvalid, c.GPUsPerServer)
+	case c.Candidates < 1 || c.Candidates > 1<<10:
+		return c, fmt.Errorf("%w: candidates %d outside [1, 1024]", ErrInvalid, c.Candidates)
+	case c.Duration < 0:
+		return c, fmt.Errorf("%w: duration %v", ErrInvalid, c.Duration)
+	case c.Policy < Baseline || c.Policy > Ideal:
+		return c, fmt.Errorf("%w: policy %d", ErrInvalid, c.Policy)
+	case c.Cassini.Tick < time.Microsecond:
+		return c, fmt.Errorf("%w: tick %v is under a microsecond", ErrInvalid, c.Cassini.Tick)
+	case !(c.Cassini.MinScore >= -1 && c.Cassini.MinScore <= 1):
+		return c, fmt.Errorf("%w: min score %v outside [-1, 1]", ErrInvalid, c.Cassini.MinScore)
+	case !(c.Cassini.Headroom >= 0 && c.Cassini.Headroom <= 1):
+		return c, fmt.Errorf("%w: headroom %v outside [0, 1]", ErrInvalid, c.Cassini.Headroom)
+	case c.Cassini.MaxPerimeter < 0:
+		return c, fmt.Errorf("%w: max perimeter %d", ErrInvalid, c.Cassini.MaxPerimeter)
+	}
+	if _, err := agent.New(agent.Plan{Reference: time.Unix(0, 0), Period: time.Second}, c.Agent); err != nil {
+		return c, fmt.Errorf("%w: agent options: %w", ErrInvalid, err)
+	}
+	for i, l := range c.Topology.Links {
+		if !(l.Gbps > 0) || math.IsInf(l.Gbps, 0) {
+			return c, fmt.Errorf("%w: topology: link %d (%s) has %v Gbps", ErrInvalid, i, l.ID, l.Gbps)
+		}
+	}
+	gpus := c.Topology.Servers * c.GPUsPerServer
+	ids := make(map[int]bool, len(c.Jobs))
+	for i, j := range c.Jobs {
+		if ids[j.ID] {
+			return c, fmt.Errorf("%w: jobs[%d]: ID %d repeats", ErrInvalid, i, j.ID)
+		}
+		ids[j.ID] = true
+		m, err := workload.Lookup(j.Model)
+		if err != nil {
+			return c, fmt.Errorf("jobs[%d]: %w", i, err)
+		}
+		switch {
+		case j.GPUs < 1 || j.GPUs > gpus:
+			return c, fmt.Errorf("%w: jobs[%d]: %d GPUs, the cluster has %d", ErrInvalid, i, j.GPUs, gpus)
+		case j.Iterations < 1:
+			return c, fmt.Errorf("%w: jobs[%d]: %d iterations", ErrInvalid, i, j.Iterations)
+		case j.Arrival < 0:
+			return c, fmt.Errorf("%w: jobs[%d]: arrival %v", ErrInvalid, i, j.Arrival)
+		}
+		if _, err := m.Iteration(j.Batch, workload.Servers(j.GPUs, c.GPUsPerServer)); err != nil {
+			return c, fmt.Errorf("jobs[%d]: %w", i, err)
+		}
+		if srv, ok := c.Pinned[j.ID]; ok {
+			if err := checkPinned(srv, j.GPUs, c.GPUsPerServer, c.Topology.Servers, m.MinServers); err != nil {
+				return c, fmt.Errorf("%w: jobs[%d]: pinned: %w", ErrInvalid, i, err)
+			}
+		}
+		if workload.Servers(j.GPUs, c.GPUsPerServer) > c.Topology.Servers {
+			return c, fmt.Errorf("%w: jobs[%d]: needs %d servers, the cluster has %d", ErrInvalid, i, workload.Servers(j.GPUs, c.GPUsPerServer), c.Topology.Servers)
+		}
+	}
+	for id := range c.Pinned {
+		if !ids[id] {
+			return c, fmt.Errorf("%w: pinned job %d is not in the trace", ErrInvalid, id)
+		}
+	}
+	return c, nil
+}
+
+func checkPinned(servers []int, gpus, perServer, nservers, minServers int) error {
+	if len(servers) == 0 || len(servers) > gpus {
+		return fmt.Errorf("%d servers for %d GPUs", len(servers), gpus)
+	}
+	if len(servers) < minServers {
+		return fmt.Errorf("%d servers, the model needs %d", len(servers), minServers)
+	}
+	for k, s := range servers {
+		if s < 0 || s >= nservers {
+			return fmt.Errorf("server %d of %d", s, nservers)
+		}
+		if slices.Contains(servers[:k], s) {
+			return fmt.Errorf("server %d twice", s)
+		}
+	}
+	if (gpus+len(servers)-1)/len(servers) > perServer {
+		return fmt.Errorf("%d GPUs do not fit on %d servers of %d", gpus, len(servers), perServer)
+	}
+	return nil
+}

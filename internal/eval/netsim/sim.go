@@ -1,0 +1,666 @@
+package netsim
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	"github.com/orrery/orrery/engine/agent"
+	"github.com/orrery/orrery/engine/candidate"
+	"github.com/orrery/orrery/engine/link"
+	"github.com/orrery/orrery/engine/profile"
+	"github.com/orrery/orrery/engine/topology"
+	"github.com/orrery/orrery/internal/deadline"
+	"github.com/orrery/orrery/internal/eval/fluid"
+	"github.com/orrery/orrery/internal/eval/workload"
+)
+
+const never = math.MaxInt64
+
+// horizon bounds simulated time (1e18 ns, about 31.7 years). An event past it
+// comes from inputs the int64 nanosecond clock cannot represent (a link of a
+// few bits per second, extreme noise), and the run fails rather than letting
+// a float-to-integer conversion overflow, which differs between
+// architectures.
+const horizon = int64(1e18)
+
+type state int
+
+const (
+	queued state = iota
+	waiting
+	computing
+	communicating
+	done
+)
+
+// flowRun is an active flow: one connection, or one lock-step ring.
+type flowRun struct {
+	job    *jobRun
+	links  []int
+	peak   float64 // bits/s
+	rem    float64 // bits left
+	rate   float64
+	finish int64 // ns, at the current rate
+	sent   float64
+}
+
+type jobRun struct {
+	idx     int // arrival order
+	job     workload.Job
+	model   workload.Model
+	noise   workload.Noise
+	place   alloc
+	steps   []workload.Step
+	routes  map[workload.Pattern][][]int // per pattern, per flow: links
+	links   []int                        // every link a step crosses, increasing
+	alone   time.Duration
+	prof    profile.Profile
+	commOff time.Duration // first communication step's offset, -1 if none
+
+	st        state
+	iter      int
+	step      int
+	until     int64
+	pending   int
+	iterStart int64
+	begun     bool
+	agent     *agent.Agent
+	agents    []*agent.Agent // every agent it had
+	drift     time.Duration  // phase error of the last communication start
+	driftOK   bool           // drift was measured under the current plan
+	start     int64
+	end       int64
+	iterMs    []float64
+}
+
+type sim struct {
+	overflow bool // an event fell past the horizon
+	cfg      Config
+	ctx      context.Context
+	topo     *topology.Topology
+	capacity []float64 // bits/s per link
+	cl       *cluster
+	rng      *rand.Rand
+	quantum  profile.Quantum
+
+	now     int64
+	jobs    []*jobRun // arrival order
+	next    int       // next arrival
+	queue   []*jobRun
+	running []*jobRun // by idx
+	flows   []*flowRun
+	spare   []*flowRun // finished flows, for reuse
+	ready   []*jobRun  // scratch of process
+	dirty   bool
+
+	solver     fluid.Solver
+	fbuf       []fluid.Flow
+	rates      []float64
+	offered    []float64
+	excessRate float64 // bits/s above capacity, summed over links
+	excessBits float64
+	sentBits   float64
+
+	// Cassini.
+	ranker     candidate.Ranker
+	lw         link.Workspace
+	agents     []*agent.Agent
+	groups     []group
+	nextSample int64
+	res        Result
+}
+
+// Run simulates cfg. A cancelled ctx ends the simulation early with status
+// Cancelled and the results so far.
+func Run(ctx context.Context, cfg Config) (Result, error) {
+	cfg, err := cfg.normalize()
+	if err != nil {
+		return Result{Policy: cfg.Policy}, err
+	}
+	s, err := newSim(ctx, cfg)
+	if err != nil {
+		return Result{Policy: cfg.Policy}, err
+	}
+	if err := s.run(); err != nil {
+		return Result{Policy: cfg.Policy}, err
+	}
+	return s.result(), nil
+}
+
+func newSim(ctx context.Context, cfg Config) (*sim, error) {
+	t := cfg.Topology
+	s := &sim{
+		cfg:      cfg,
+		ctx:      ctx,
+		topo:     t,
+		capacity: make([]float64, len(t.Links)),
+		offered:  make([]float64, len(t.Links)),
+		cl:       newCluster(t.Servers, cfg.GPUsPerServer),
+		rng:      rand.New(rand.NewPCG(cfg.Seed, 0xca551)),
+		quantum:  profile.Quantum{Tick: cfg.Cassini.Tick, Unit: profile.DefaultUnit},
+		res:      Result{Policy: cfg.Policy},
+		// Most links carry the same jobs from one arrival to the next.
+		ranker: candidate.Ranker{Cache: 4096},
+	}
+	for i, l := range t.Links {
+		s.capacity[i] = l.Gbps * 1e9
+	}
+	// Every server must reach every other (checked from and to server 0).
+	for v := 1; v < t.Servers; v++ {
+		if _, err := t.Route(0, v); err != nil {
+			return nil, fmt.Errorf("%w: topology: %w", ErrInvalid, err)
+		}
+		if _, err := t.Route(v, 0); err != nil {
+			return nil, fmt.Errorf("%w: topology: %w", ErrInvalid, err)
+		}
+	}
+	order := make([]int, len(cfg.Jobs))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		ja, jb := cfg.Jobs[a], cfg.Jobs[b]
+		if ja.Arrival != jb.Arrival {
+			return cmpInt(int64(ja.Arrival), int64(jb.Arrival))
+		}
+		return cmpInt(int64(ja.ID), int64(jb.ID))
+	})
+	for k, i := range order {
+		j := cfg.Jobs[i]
+		m, _ := workload.Lookup(j.Model) // validated
+		noise, err := cfg.Noise.For(j.ID, workload.Servers(j.GPUs, cfg.GPUsPerServer))
+		if err != nil {
+			return nil, fmt.Errorf("jobs[%d]: noise: %w", i, err)
+		}
+		s.jobs = append(s.jobs, &jobRun{idx: k, job: j, model: m, noise: noise, commOff: -1})
+	}
+	return s, nil
+}
+
+func cmpInt(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func (s *sim) run() error {
+	for {
+		if s.res.Events%256 == 0 && deadline.Done(s.ctx) {
+			s.res.Status = Cancelled
+			return nil
+		}
+		t := s.nextEvent()
+		if t == never {
+			return nil
+		}
+		if d := int64(s.cfg.Duration); d > 0 && t > d {
+			s.advance(d)
+			s.res.Status = TimeLimit
+			return nil
+		}
+		s.advance(t)
+		s.res.Events++
+		if err := s.process(); err != nil {
+			return err
+		}
+		if s.overflow {
+			return fmt.Errorf("%w: simulated time would pass %v: link speeds, noise or iteration counts out of range", ErrInvalid, time.Duration(horizon))
+		}
+	}
+}
+
+// later returns the time ns nanoseconds from now, or the horizon (marking
+// the run as overflowed) when that is past it.
+func (s *sim) later(ns float64) int64 {
+	if ns >= 0 && ns < float64(horizon-s.now) {
+		return s.now + int64(ns)
+	}
+	s.overflow = true
+	return horizon
+}
+
+func (s *sim) nextEvent() int64 {
+	t := int64(never)
+	if s.next < len(s.jobs) {
+		t = int64(s.jobs[s.next].job.Arrival)
+	}
+	for _, j := range s.running {
+		if j.st == waiting || j.st == computing {
+			t = min(t, j.until)
+		}
+	}
+	for _, f := range s.flows {
+		t = min(t, f.finish)
+	}
+	if len(s.groups) > 0 && len(s.running) > 0 && s.cfg.SampleEvery > 0 {
+		t = min(t, s.nextSample)
+	}
+	return t
+}
+
+// advance moves time to t, delivering traffic at the current rates.
+func (s *sim) advance(t int64) {
+	if t <= s.now {
+		return
+	}
+	dt := float64(t-s.now) / 1e9
+	for _, f := range s.flows {
+		x := float64(f.rate * dt)
+		f.rem -= x
+		f.sent += x
+	}
+	s.excessBits += float64(s.excessRate * dt)
+	s.now = t
+}
+
+// process handles every event at the current time, in a fixed order: flows
+// that finish, then step and slot timers, in job order; then arrivals and
+// placements; then drift sampling; then new rates.
+func (s *sim) process() error {
+	ready := s.ready[:0] // jobs whose step ends now
+	kept := s.flows[:0]
+	for _, f := range s.flows {
+		if f.finish > s.now {
+			kept = append(kept, f)
+			continue
+		}
+		s.sentBits += f.sent
+		f.job.pending--
+		if f.job.pending == 0 {
+			ready = append(ready, f.job)
+		}
+		s.dirty = true
+		*f = flowRun{}
+		s.spare = append(s.spare, f)
+	}
+	clear(s.flows[len(kept):])
+	s.flows = kept
+	for _, j := range s.running {
+		if (j.st == waiting || j.st == computing) && j.until <= s.now {
+			ready = append(ready, j)
+		}
+	}
+	slices.SortFunc(ready, func(a, b *jobRun) int { return a.idx - b.idx })
+	freed := false
+	for _, j := range ready {
+		switch j.st {
+		case waiting:
+			s.begin(j)
+		case computing, communicating:
+			j.step++
+			s.enterStep(j)
+		}
+		freed = freed || j.st == done
+	}
+	clear(ready)
+	s.ready = ready[:0]
+	if freed {
+		s.running = slices.DeleteFunc(s.running, func(j *jobRun) bool { return j.st == done })
+	}
+	arrived := false
+	for s.next < len(s.jobs) && int64(s.jobs[s.next].job.Arrival) <= s.now {
+		s.queue = append(s.queue, s.jobs[s.next])
+		s.next++
+		arrived = true
+	}
+	if freed || arrived {
+		if err := s.placeQueued(); err != nil {
+			return err
+		}
+	}
+	if s.cfg.SampleEvery > 0 && len(s.groups) > 0 && s.now >= s.nextSample {
+		if err := s.sampleDrift(); err != nil {
+			return err
+		}
+		s.nextSample = s.now + int64(s.cfg.SampleEvery)
+	}
+	if s.dirty {
+		if err := s.updateRates(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// placeQueued places every queued job that fits, in arrival order.
+func (s *sim) placeQueued() error {
+	kept := s.queue[:0]
+	for _, j := range s.queue {
+		if j.job.GPUs > s.cl.total {
+			kept = append(kept, j)
+			continue
+		}
+		ok, err := s.place(j)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			kept = append(kept, j)
+		}
+	}
+	clear(s.queue[len(kept):])
+	s.queue = kept
+	return nil
+}
+
+// place puts j on a candidate chosen by the policy, or reports false if no
+// placement has enough servers for it.
+func (s *sim) place(j *jobRun) (bool, error) {
+	perServer := j.job.GPUs
+	if j.model.MinServers > 1 {
+		perServer = (j.job.GPUs + j.model.MinServers - 1) / j.model.MinServers
+	}
+	var cands []alloc
+	if srv, ok := s.cfg.Pinned[j.job.ID]; ok {
+		a, ok := s.cl.pinned(srv, j.job.GPUs)
+		if !ok {
+			return false, nil
+		}
+		cands = []alloc{a}
+	} else {
+		cands = s.cl.candidates(j.job.GPUs, perServer, s.cfg.Candidates, s.rng)
+	}
+	cands = slices.DeleteFunc(cands, func(a alloc) bool {
+		return sum(a.gpus) < j.job.GPUs || len(a.servers) < j.model.MinServers
+	})
+	if len(cands) == 0 {
+		return false, nil
+	}
+	choice := 0
+	var plan *planned
+	switch s.cfg.Policy {
+	case Random:
+		choice = s.rng.IntN(len(cands))
+	case Cassini:
+		var err error
+		if choice, plan, err = s.rank(j, cands); err != nil {
+			return false, err
+		}
+	}
+	if err := s.assign(j, cands[choice]); err != nil {
+		return false, err
+	}
+	if plan != nil {
+		if err := s.apply(j, plan); err != nil {
+			return false, err
+		}
+	}
+	s.startIteration(j)
+	return true, nil
+}
+
+func sum(v []int) int {
+	t := 0
+	for _, x := range v {
+		t += x
+	}
+	return t
+}
+
+// layout is a job on concrete servers.
+type layout struct {
+	steps   []workload.Step
+	routes  map[workload.Pattern][][]int // per pattern, per flow: links
+	links   []int                        // every link a step crosses, increasing
+	alone   time.Duration                // the iteration alone on the network
+	commOff time.Duration                // first communication step's offset alone, -1 if none
+	prof    profile.Profile              // CASSINI's profile: timed alone, padded by the headroom
+}
+
+// layout computes a job's steps, routes and profile on the given servers.
+// The profile is what profiling the job alone on these servers measures:
+// each communication step lasts as long as its slowest flow takes when the
+// job's own flows share the links (an all-to-all across two racks contends
+// with itself), at the bandwidth that moves the same bits in that time.
+func (s *sim) layout(m workload.Model, batch int, servers []int) (layout, error) {
+	steps, err := m.Iteration(batch, len(servers))
+	if err != nil {
+		return layout{}, err
+	}
+	l := layout{steps: steps, routes: map[workload.Pattern][][]int{}, commOff: -1}
+	var all []int
+	n := len(servers)
+	route := func(a, b int) ([]int, error) {
+		p, err := s.topo.Route(servers[a], servers[b])
+		if err != nil {
+			return nil, fmt.Errorf("%w: topology: %w", ErrInvalid, err)
+		}
+		all = append(all, p...)
+		return p, nil
+	}
+	for _, st := range steps {
+		if st.Pattern == workload.Compute || st.Bits == 0 || l.routes[st.Pattern] != nil {
+			continue
+		}
+		var flows [][]int
+		switch st.Pattern {
+		case workload.Ring:
+			var ring []int
+			for i := range n {
+				p, err := route(i, (i+1)%n)
+				if err != nil {
+					return layout{}, err
+				}
+				ring = append(ring, p...)
+			}
+			flows = [][]int{ring}
+		case workload.Chain:
+			for i := 0; i+1 < n; i++ {
+				p, err := route(i, i+1)
+				if err != nil {
+					return layout{}, err
+				}
+				flows = append(flows, p)
+			}
+		case workload.AllToAll:
+			for a := range n {
+				for b := range n {
+					if a == b {
+						continue
+					}
+					p, err := route(a, b)
+					if err != nil {
+						return layout{}, err
+					}
+					flows = append(flows, p)
+				}
+			}
+		}
+		l.routes[st.Pattern] = flows
+	}
+	slices.Sort(all)
+	l.links = slices.Compact(all)
+
+	phases := make([]profile.Phase, 0, len(steps))
+	for _, st := range steps {
+		d := st.Alone()
+		bw := st.Bandwidth
+		if flows := l.routes[st.Pattern]; st.Pattern != workload.Compute && len(flows) > 0 && st.Bits > 0 {
+			s.fbuf = s.fbuf[:0]
+			for _, f := range flows {
+				s.fbuf = append(s.fbuf, fluid.Flow{Links: f, Peak: st.Peak})
+			}
+			if s.rates, err = s.solver.Rates(s.rates, s.capacity, s.fbuf); err != nil {
+				return layout{}, err
+			}
+			slowest := slices.Min(s.rates)
+			ns := math.Round(st.Bits / slowest * 1e9)
+			if !(ns < float64(horizon)) {
+				return layout{}, fmt.Errorf("%w: a %v-bit step at %v bit/s alone passes %v", ErrInvalid, st.Bits, slowest, time.Duration(horizon))
+			}
+			iso := time.Duration(ns)
+			bw *= float64(d) / float64(iso)
+			d = iso
+			if l.commOff < 0 {
+				l.commOff = l.alone
+			}
+		}
+		l.alone += d
+		if d > 0 {
+			phases = append(phases, profile.Phase{Duration: d, Bandwidth: bw})
+		}
+	}
+	if l.prof, err = profile.FromPhases(0, phases, s.quantum); err != nil {
+		return layout{}, fmt.Errorf("profile: %w", err)
+	}
+	if h := s.cfg.Cassini.Headroom; h > 0 {
+		l.prof = pad(l.prof, int(math.Ceil(float64(l.prof.Period)*(1+h))))
+	}
+	return l, nil
+}
+
+// assign places j on a.
+func (s *sim) assign(j *jobRun, a alloc) error {
+	l, err := s.layout(j.model, j.job.Batch, a.servers)
+	if err != nil {
+		return fmt.Errorf("job %d: %w", j.job.ID, err)
+	}
+	s.cl.take(a)
+	j.place, j.steps, j.routes, j.links, j.prof = a, l.steps, l.routes, l.links, l.prof
+	j.alone, j.commOff = l.alone, l.commOff
+	j.start = s.now
+	i, _ := slices.BinarySearchFunc(s.running, j.idx, func(r *jobRun, idx int) int { return r.idx - idx })
+	s.running = slices.Insert(s.running, i, j)
+	return nil
+}
+
+// startIteration begins iteration j.iter, after the agent's delay if any.
+func (s *sim) startIteration(j *jobRun) {
+	if j.agent != nil {
+		d := j.agent.Next(simTime(s.now))
+		if start := d.Start.UnixNano(); start > s.now {
+			j.st, j.until = waiting, start
+			return
+		}
+	}
+	s.begin(j)
+}
+
+func simTime(ns int64) time.Time { return time.Unix(0, ns) }
+
+// begin starts the current iteration now.
+func (s *sim) begin(j *jobRun) {
+	if j.begun {
+		j.iterMs = append(j.iterMs, float64(s.now-j.iterStart)/1e6)
+	}
+	j.begun = true
+	j.iterStart = s.now
+	j.step = 0
+	s.enterStep(j)
+}
+
+// enterStep runs j's current step, skipping steps that take no time.
+func (s *sim) enterStep(j *jobRun) {
+	for ; j.step < len(j.steps); j.step++ {
+		st := j.steps[j.step]
+		if st.Pattern == workload.Compute {
+			if ns := math.Round(float64(st.Compute) * j.noise.Factor(j.iter)); ns > 0 {
+				j.st, j.until = computing, s.later(ns)
+				return
+			}
+			continue
+		}
+		flows := j.routes[st.Pattern]
+		if st.Bits == 0 || len(flows) == 0 {
+			continue
+		}
+		if j.agent != nil && s.firstComm(j) {
+			j.drift, j.driftOK = j.agent.Communicating(simTime(s.now)), true
+		}
+		for _, links := range flows {
+			var f *flowRun
+			if n := len(s.spare); n > 0 {
+				f, s.spare = s.spare[n-1], s.spare[:n-1]
+			} else {
+				f = new(flowRun)
+			}
+			*f = flowRun{job: j, links: links, peak: st.Peak, rem: st.Bits}
+			s.flows = append(s.flows, f)
+		}
+		j.st, j.pending = communicating, len(flows)
+		s.dirty = true
+		return
+	}
+	// The iteration is over.
+	j.iter++
+	if j.iter == j.job.Iterations {
+		j.iterMs = append(j.iterMs, float64(s.now-j.iterStart)/1e6)
+		j.st, j.end = done, s.now
+		s.cl.release(j.place)
+		return
+	}
+	s.startIteration(j)
+}
+
+// firstComm reports whether j's current step is its iteration's first
+// communication step with traffic.
+func (s *sim) firstComm(j *jobRun) bool {
+	for _, st := range j.steps[:j.step] {
+		if st.Pattern != workload.Compute && st.Bits > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// updateRates recomputes every flow's rate, its finish time and the
+// offered excess.
+func (s *sim) updateRates() error {
+	s.dirty = false
+	s.excessRate = 0
+	if s.cfg.Policy == Ideal {
+		// Each job alone: one fluid problem per job.
+		for lo := 0; lo < len(s.flows); {
+			hi := lo
+			for hi < len(s.flows) && s.flows[hi].job == s.flows[lo].job {
+				hi++
+			}
+			if err := s.solve(s.flows[lo:hi]); err != nil {
+				return err
+			}
+			lo = hi
+		}
+	} else if err := s.solve(s.flows); err != nil {
+		return err
+	}
+	for _, f := range s.flows {
+		f.finish = s.later(math.Ceil(max(f.rem, 0) / f.rate * 1e9))
+	}
+	return nil
+}
+
+// solve sets the rates of flows sharing the network, and adds their offered
+// excess.
+func (s *sim) solve(flows []*flowRun) error {
+	s.fbuf = s.fbuf[:0]
+	for _, f := range flows {
+		s.fbuf = append(s.fbuf, fluid.Flow{Links: f.links, Peak: f.peak})
+	}
+	var err error
+	if s.rates, err = s.solver.Rates(s.rates, s.capacity, s.fbuf); err != nil {
+		return err
+	}
+	for i, f := range flows {
+		f.rate = s.rates[i]
+		for _, l := range f.links {
+			s.offered[l] += f.peak
+		}
+	}
+	for _, f := range flows {
+		for _, l := range f.links {
+			if o := s.offered[l]; o > 0 {
+				s.excessRate += max(o-s.capacity[l], 0)
+				s.offered[l] = 0
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,275 @@
+package workload
+
+import (
+	"errors"
+	"math"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+)
+
+const alibaba = "../../../testdata/alibaba"
+
+func loadTrace(t *testing.T, name string) WorkerTimes {
+	t.Helper()
+	f, err := os.Open(alibaba + "/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	wt, err := ParseWorkerTimes(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return wt
+}
+
+func TestParseWorkerTimesReal(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		samples int
+		workers []int
+		last    int
+	}{
+		{"job_1_norm.csv", 300, []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, 2988},
+		{"job_2_norm.csv", 254, []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, 2486},
+		{"job_3_norm.csv", 249, []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, 2481},
+	} {
+		wt := loadTrace(t, tc.name)
+		if len(wt.Iter) != tc.samples || !slices.Equal(wt.Workers, tc.workers) || wt.Iter[0] != 1 || wt.Iter[len(wt.Iter)-1] != tc.last {
+			t.Errorf("%s: %d samples of workers %v, iterations %d..%d", tc.name, len(wt.Iter), wt.Workers, wt.Iter[0], wt.Iter[len(wt.Iter)-1])
+		}
+	}
+	// Job 1's first rows.
+	wt := loadTrace(t, "job_1_norm.csv")
+	if wt.Times[0][0] != 476 || wt.Times[0][9] != 436 || wt.Iter[1] != 11 {
+		t.Fatalf("first sample %v", wt.Times[0])
+	}
+}
+
+// Job 1's straggler (worker 6) emerges in the middle of training: the
+// synchronous job over all ten workers slows down about 2x then, while
+// worker 0 alone stays within a few percent.
+func TestSyncStraggler(t *testing.T) {
+	wt := loadTrace(t, "job_1_norm.csv")
+	all, err := wt.Sync([]int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) != 2988 {
+		t.Fatalf("%d iterations", len(all))
+	}
+	if m := median(all); math.Abs(m-1) > 0.01 {
+		t.Fatalf("median %v", m)
+	}
+	if mx := slices.Max(all); mx < 1.8 || mx > 2.2 {
+		t.Fatalf("max %v: the straggler should double the iteration", mx)
+	}
+	one, _ := wt.Sync([]int{0})
+	if mx := slices.Max(one); mx > 1.15 {
+		t.Fatalf("worker 0 alone: max %v", mx)
+	}
+	// A sample holds for the 10 iterations it stands for.
+	if all[0] != all[9] || all[0] == 0 {
+		t.Fatalf("%v", all[:11])
+	}
+	if _, err := wt.Sync(nil); !errors.Is(err, ErrInvalid) {
+		t.Fatal(err)
+	}
+	if _, err := wt.Sync([]int{10}); !errors.Is(err, ErrInvalid) {
+		t.Fatal(err)
+	}
+}
+
+// A missing sample keeps the worker's previous value.
+func TestSyncMissing(t *testing.T) {
+	wt, err := ParseWorkerTimes(strings.NewReader(",worker,gpu,time,batch_time_norm\n0,0,1,1,100\n1,1,1,1,200\n2,0,1,3,300\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !math.IsNaN(wt.Times[1][1]) {
+		t.Fatalf("%v", wt.Times)
+	}
+	n, err := wt.Sync([]int{0, 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Samples: max(100, 200) = 200 at 1 (held 2 iterations), max(300, 200) = 300 at 3.
+	want := Noise{200.0 / 250, 200.0 / 250, 300.0 / 250}
+	if !slices.Equal(n, want) {
+		t.Fatalf("%v, want %v", n, want)
+	}
+}
+
+func TestCoVReal(t *testing.T) {
+	f, err := os.Open(alibaba + "/coefficient_variation.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	c, err := ParseCoV(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Jobs) != 100 || c.Jobs[0] != "job_00" || len(c.Values[0]) != 387 {
+		t.Fatalf("%d jobs, first %q with %d iterations", len(c.Jobs), c.Jobs[0], len(c.Values[0]))
+	}
+	if c.Values[0][0] != 0.0536543687132439 {
+		t.Fatalf("first value %v", c.Values[0][0])
+	}
+	j, err := c.Jitter(0, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := (1 + 1.0294*0.0536543687132439) / (1 + 1.0294*median(c.Values[0]))
+	if j[0] != want || math.Abs(median(j)-1) > 1e-9 {
+		t.Fatalf("jitter[0] = %v, want %v; median %v", j[0], want, median(j))
+	}
+	one, _ := c.Jitter(0, 1)
+	if slices.ContainsFunc(one, func(v float64) bool { return v != 1 }) {
+		t.Fatal("one worker should have no jitter")
+	}
+	if _, err := c.Jitter(100, 2); !errors.Is(err, ErrInvalid) {
+		t.Fatal(err)
+	}
+}
+
+func TestReplay(t *testing.T) {
+	r, err := LoadReplay(os.DirFS(alibaba), Both)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Traces) != 3 || len(r.CoV.Jobs) != 100 {
+		t.Fatalf("%d traces, %d CoV rows", len(r.Traces), len(r.CoV.Jobs))
+	}
+	a, err := r.For(4, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := r.For(4, 3)
+	if !slices.Equal(a, b) || len(a) == 0 {
+		t.Fatal("not deterministic")
+	}
+	// Both = traces x jitter.
+	tr, _ := Replay{Traces: r.Traces, Source: Traces}.For(4, 3)
+	ji, _ := Replay{CoV: r.CoV, Source: Jitter}.For(4, 3)
+	if !slices.Equal(a, tr.Mul(ji)) {
+		t.Fatal("Both is not Traces x Jitter")
+	}
+	none, _ := Replay{Source: None}.For(4, 3)
+	if none.Factor(17) != 1 {
+		t.Fatal("no noise should be 1")
+	}
+	if _, err := LoadReplay(os.DirFS(t.TempDir()), Both); err == nil {
+		t.Fatal("an empty directory loaded")
+	}
+	if _, err := r.For(-1, 2); !errors.Is(err, ErrInvalid) {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"", "both", "traces", "cov", "none"} {
+		src, err := ParseSource(s)
+		if err != nil || (s != "" && src.String() != s) {
+			t.Errorf("ParseSource(%q) = %v, %v", s, src, err)
+		}
+	}
+	if _, err := ParseSource("gauss"); !errors.Is(err, ErrInvalid) {
+		t.Fatal(err)
+	}
+}
+
+func TestNoiseMul(t *testing.T) {
+	a, b := Noise{1, 2}, Noise{3, 4, 5}
+	if got := a.Mul(b); !slices.Equal(got, Noise{3, 8, 5}) {
+		t.Fatalf("%v", got)
+	}
+	if got := Noise(nil).Mul(b); !slices.Equal(got, b) {
+		t.Fatalf("%v", got)
+	}
+	if a.Factor(3) != 2 || Noise(nil).Factor(5) != 1 {
+		t.Fatal("Factor")
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	for _, in := range []string{
+		"",
+		"a,b,c\n1,2,3\n",
+		",worker,gpu,time,batch_time_norm\n",
+		",worker,gpu,time,batch_time_norm\n0,x,1,1,100\n",
+		",worker,gpu,time,batch_time_norm\n0,0,1,1,-5\n",
+		",worker,gpu,time,batch_time_norm\n0,0,1,1,NaN\n",
+		",worker,gpu,time,batch_time_norm\n0,0,1\n",
+	} {
+		if _, err := ParseWorkerTimes(strings.NewReader(in)); !errors.Is(err, ErrData) {
+			t.Errorf("ParseWorkerTimes(%q): %v", in, err)
+		}
+	}
+	for _, in := range []string{
+		"",
+		",0,1\n",
+		",0,1\njob,,\n",
+		",0,1\njob,0.1,x\n",
+		",0,1\njob,,0.2\n",
+		",0,1\njob,-1,0.2\n",
+		",0,1\njob,inf,0.2\n",
+	} {
+		if _, err := ParseCoV(strings.NewReader(in)); !errors.Is(err, ErrData) {
+			t.Errorf("ParseCoV(%q): %v", in, err)
+		}
+	}
+}
+
+func FuzzParseWorkerTimes(f *testing.F) {
+	f.Add(",worker,gpu,time,batch_time_norm\n0,0,25,1,476\n1,1,25,1,509\n2,0,25,11,480\n")
+	f.Add(",worker,gpu,time,batch_time_norm\n0,0,1,3,1\n")
+	f.Fuzz(func(t *testing.T, in string) {
+		wt, err := ParseWorkerTimes(strings.NewReader(in))
+		if err != nil {
+			if !errors.Is(err, ErrData) {
+				t.Fatalf("error %v does not wrap ErrData", err)
+			}
+			return
+		}
+		all := make([]int, len(wt.Workers))
+		for i := range all {
+			all[i] = i
+		}
+		if len(wt.Iter) > 1 && wt.Iter[len(wt.Iter)-1]-wt.Iter[0] > 1<<20 {
+			return // a huge span is valid but slow to expand
+		}
+		n, err := wt.Sync(all)
+		if err != nil {
+			return
+		}
+		for _, v := range n {
+			if !(v > 0) || math.IsInf(v, 0) {
+				t.Fatalf("multiplier %v", v)
+			}
+		}
+	})
+}
+
+func FuzzParseCoV(f *testing.F) {
+	f.Add(",0,1,2\njob_00,0.05,0.04,0.03\njob_01,0.1,,\n")
+	f.Fuzz(func(t *testing.T, in string) {
+		c, err := ParseCoV(strings.NewReader(in))
+		if err != nil {
+			if !errors.Is(err, ErrData) {
+				t.Fatalf("error %v does not wrap ErrData", err)
+			}
+			return
+		}
+		for row := range c.Values {
+			n, err := c.Jitter(row, 10)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, v := range n {
+				if !(v > 0) || math.IsInf(v, 0) {
+					t.Fatalf("multiplier %v", v)
+				}
+			}
+		}
+	})
+}
