@@ -11,9 +11,9 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/orrery/orrery/bench/cassini"
 	"github.com/orrery/orrery/engine/link"
 	"github.com/orrery/orrery/engine/wire"
+	"github.com/orrery/orrery/internal/bench/cassini"
 )
 
 // benchmarks are the measurements of -bench, in table order: a name every

@@ -15,8 +15,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/orrery/orrery/bench"
-	"github.com/orrery/orrery/bench/cassini"
+	"github.com/orrery/orrery/internal/bench"
+	"github.com/orrery/orrery/internal/bench/cassini"
 	"github.com/orrery/orrery/internal/kernels"
 )
 

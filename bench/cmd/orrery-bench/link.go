@@ -7,10 +7,10 @@ import (
 	"math/rand/v2"
 	"slices"
 
-	"github.com/orrery/orrery/bench"
-	"github.com/orrery/orrery/bench/cassini"
 	"github.com/orrery/orrery/engine/link"
 	"github.com/orrery/orrery/engine/profile"
+	"github.com/orrery/orrery/internal/bench"
+	"github.com/orrery/orrery/internal/bench/cassini"
 	"github.com/orrery/orrery/internal/circle"
 )
 

@@ -29,7 +29,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/orrery/orrery/bench"
+	"github.com/orrery/orrery/internal/bench"
 	"github.com/orrery/orrery/internal/kernels"
 )
 

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/orrery/orrery/bench"
+	"github.com/orrery/orrery/internal/bench"
 )
 
 // TestMain lets the test binary serve as its own kernel worker, as the

@@ -10,9 +10,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/orrery/orrery/bench"
-	"github.com/orrery/orrery/bench/mip"
-	"github.com/orrery/orrery/bench/shockwave"
+	"github.com/orrery/orrery/internal/bench"
+	"github.com/orrery/orrery/internal/bench/mip"
+	"github.com/orrery/orrery/internal/bench/shockwave"
 	"github.com/orrery/orrery/internal/eval/trace"
 	"github.com/orrery/orrery/internal/market"
 )

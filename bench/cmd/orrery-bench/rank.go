@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"math/rand/v2"
 
-	"github.com/orrery/orrery/bench"
-	"github.com/orrery/orrery/bench/cassini"
 	"github.com/orrery/orrery/engine/candidate"
 	"github.com/orrery/orrery/engine/link"
 	"github.com/orrery/orrery/internal/affinity"
+	"github.com/orrery/orrery/internal/bench"
+	"github.com/orrery/orrery/internal/bench/cassini"
 	"github.com/orrery/orrery/internal/circle"
 )
 

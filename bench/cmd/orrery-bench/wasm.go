@@ -16,11 +16,11 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/orrery/orrery/bench"
-	"github.com/orrery/orrery/bench/cassini"
 	orrerywasm "github.com/orrery/orrery/bindings/go"
 	"github.com/orrery/orrery/engine/link"
 	"github.com/orrery/orrery/engine/wire"
+	"github.com/orrery/orrery/internal/bench"
+	"github.com/orrery/orrery/internal/bench/cassini"
 )
 
 //go:embed nodehost.mjs

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/orrery/orrery/bench/mip"
+	"github.com/orrery/orrery/internal/bench/mip"
 	"github.com/orrery/orrery/internal/eval/trace"
 	"github.com/orrery/orrery/internal/market"
 )
@@ -23,7 +23,7 @@ var (
 func load32(t *testing.T) *Loaded {
 	t.Helper()
 	loadOnce.Do(func() {
-		loaded32, loadErr = Load(filepath.Join("..", "..", "testdata", "shockwave"), trace.Setups()[0])
+		loaded32, loadErr = Load(filepath.Join("..", "..", "..", "testdata", "shockwave"), trace.Setups()[0])
 	})
 	if loadErr != nil {
 		t.Fatal(loadErr)

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/orrery/orrery/bench"
+	"github.com/orrery/orrery/internal/bench"
 )
 
 func ExampleSummarize() {

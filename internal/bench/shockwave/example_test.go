@@ -3,7 +3,7 @@ package shockwave_test
 import (
 	"fmt"
 
-	"github.com/orrery/orrery/bench/shockwave"
+	"github.com/orrery/orrery/internal/bench/shockwave"
 	"github.com/orrery/orrery/internal/market"
 )
 

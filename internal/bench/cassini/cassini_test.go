@@ -178,7 +178,7 @@ func sharedLinks(in *Instance, c int) []int {
 
 // The hosts' benchmark problem is the corpus request, quantized.
 func TestCorpusSearchProblem(t *testing.T) {
-	pr, err := CorpusSearchProblem("../../testdata/corpus")
+	pr, err := CorpusSearchProblem("../../../testdata/corpus")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,7 @@ import (
 	"math"
 	"strconv"
 
-	"github.com/orrery/orrery/bench/mip"
+	"github.com/orrery/orrery/internal/bench/mip"
 	"github.com/orrery/orrery/internal/market"
 )
 

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/orrery/orrery/bench/mip"
+	"github.com/orrery/orrery/internal/bench/mip"
 )
 
 // A two-item knapsack written as an LP file, and a candidate solution
