@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/orrery/orrery/engine/wire"
+	"github.com/orrery/orrery"
 )
 
 // Limits tame applies to a request before it runs.
@@ -76,20 +76,20 @@ type checkedReply struct {
 	Version  int             `json:"version"`
 	Op       string          `json:"op"`
 	Response json.RawMessage `json:"response"`
-	Error    *wire.Error     `json:"error"`
+	Error    *orrery.Error   `json:"error"`
 }
 
 func FuzzHandle(f *testing.F) {
 	f.Add([]byte(`{"op": "cassini.link", "request": {"capacity_gbps": 50, "jobs": [{"id": "a", "period_ms": 72, "phases": [{"ms": 30, "gbps": 40}, {"ms": 42, "gbps": 0}]}, {"id": "b", "period_ms": 72, "phases": [{"ms": 30, "gbps": 40}, {"ms": 42, "gbps": 0}]}]}}`))
 	f.Fuzz(func(t *testing.T, env []byte) {
 		env = tame(env)
-		out := wire.Handle(context.Background(), env)
+		out := orrery.Handle(context.Background(), env)
 		r := checkReply(t, env, out)
 		if r.Error != nil {
 			return
 		}
 		if !bytes.Contains(bytes.ToLower(env), []byte("time_limit_ms")) {
-			if again := wire.Handle(context.Background(), env); !bytes.Equal(out, again) {
+			if again := orrery.Handle(context.Background(), env); !bytes.Equal(out, again) {
 				t.Fatalf("same envelope, different answers:\n%s\n%s", out, again)
 			}
 		}
@@ -112,11 +112,11 @@ func checkReply(t *testing.T, env, out []byte) checkedReply {
 	if err := d.Decode(&r); err != nil || !json.Valid(out) {
 		t.Fatalf("Handle(%q) = %q: not a valid envelope: %v", env, out, err)
 	}
-	if r.Version != wire.Version || (r.Response == nil) == (r.Error == nil) {
+	if r.Version != orrery.Version || (r.Response == nil) == (r.Error == nil) {
 		t.Fatalf("Handle(%q) = %s: want version 1 and exactly one of response and error", env, out)
 	}
 	if e := r.Error; e != nil {
-		if !slices.Contains([]string{wire.CodeMalformed, wire.CodeInvalid, wire.CodeUnknownOp, wire.CodeLimit}, e.Code) || e.Message == "" {
+		if !slices.Contains([]string{orrery.CodeMalformed, orrery.CodeInvalid, orrery.CodeUnknownOp, orrery.CodeLimit}, e.Code) || e.Message == "" {
 			t.Fatalf("Handle(%q): error %+v", env, e)
 		}
 	}
@@ -126,7 +126,7 @@ func checkReply(t *testing.T, env, out []byte) checkedReply {
 // checkLink checks a cassini.link response's invariants.
 func checkLink(t *testing.T, resp []byte) {
 	t.Helper()
-	var r wire.LinkResponse
+	var r orrery.LinkResponse
 	if err := json.Unmarshal(resp, &r); err != nil {
 		t.Fatalf("response %s: %v", resp, err)
 	}
@@ -162,7 +162,7 @@ func checkLink(t *testing.T, resp []byte) {
 // checkRank checks a cassini.rank response's invariants.
 func checkRank(t *testing.T, resp []byte) {
 	t.Helper()
-	var r wire.RankResponse
+	var r orrery.RankResponse
 	if err := json.Unmarshal(resp, &r); err != nil {
 		t.Fatalf("response %s: %v", resp, err)
 	}

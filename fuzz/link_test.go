@@ -8,7 +8,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/orrery/orrery/engine/wire"
+	"github.com/orrery/orrery"
 )
 
 // byteReader hands out the fuzzer's bytes one at a time, then zeros.
@@ -26,7 +26,7 @@ func (r *byteReader) next() int {
 // tinyLink is a small cassini.link request together with the per-tick
 // demand it means (1 ms ticks, 1 Gbps units), derived without the engine.
 type tinyLink struct {
-	req      wire.LinkRequest
+	req      orrery.LinkRequest
 	demand   [][]int64
 	capacity int64
 	paper    bool
@@ -60,7 +60,7 @@ func decodeTinyLink(data []byte) tinyLink {
 		layout := r.next()
 		nph := 1 + layout&3
 		d := make([]int64, period)
-		spec := wire.JobSpec{ID: fmt.Sprintf("j%d", j)}
+		spec := orrery.JobSpec{ID: fmt.Sprintf("j%d", j)}
 		t := 0
 		for p := range nph {
 			dur := period - t
@@ -71,7 +71,7 @@ func decodeTinyLink(data []byte) tinyLink {
 			for i := t; i < t+dur; i++ {
 				d[i] = int64(gbps)
 			}
-			spec.Phases = append(spec.Phases, wire.PhaseSpec{Ms: float64(dur), Gbps: float64(gbps)})
+			spec.Phases = append(spec.Phases, orrery.PhaseSpec{Ms: float64(dur), Gbps: float64(gbps)})
 			t += dur
 		}
 		if layout&4 != 0 {
@@ -79,7 +79,7 @@ func decodeTinyLink(data []byte) tinyLink {
 			spec.PeriodMs = &pm
 		}
 		if layout&8 != 0 {
-			s := &wire.SamplesSpec{IntervalMs: 1}
+			s := &orrery.SamplesSpec{IntervalMs: 1}
 			for _, v := range d {
 				s.Gbps = append(s.Gbps, float64(v))
 			}
@@ -173,11 +173,11 @@ func FuzzLinkRequest(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out, err := wire.Call(context.Background(), "cassini.link", req)
+		out, err := orrery.Call(context.Background(), "cassini.link", req)
 		if err != nil {
 			t.Fatalf("a valid request failed: %s: %v", req, err)
 		}
-		var r wire.LinkResponse
+		var r orrery.LinkResponse
 		if err := json.Unmarshal(out, &r); err != nil {
 			t.Fatal(err)
 		}

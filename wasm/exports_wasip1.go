@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"unsafe"
 
-	"github.com/orrery/orrery/engine/wire"
+	"github.com/orrery/orrery"
 	"github.com/orrery/orrery/internal/abi"
 )
 
@@ -49,16 +49,16 @@ func free(ptr uint32) (code int32) {
 func call(ptr, n uint32) (packed uint64) {
 	defer func() {
 		if p := recover(); p != nil {
-			instance.response = wire.ErrorEnvelope(wire.CodeInternal, fmt.Sprintf("abi: panic: %v", p))
+			instance.response = orrery.ErrorEnvelope(orrery.CodeInternal, fmt.Sprintf("abi: panic: %v", p))
 			packed = pack(instance.response)
 		}
 	}()
 	instance.response = nil // let the previous response go before the next one is built
 	req, ok := instance.arena.Bytes(uintptr(ptr), int(n))
 	if !ok {
-		instance.response = wire.ErrorEnvelope(wire.CodeInvalid, fmt.Sprintf("abi: request [%d, %d+%d) is not inside a block from alloc", ptr, ptr, n))
+		instance.response = orrery.ErrorEnvelope(orrery.CodeInvalid, fmt.Sprintf("abi: request [%d, %d+%d) is not inside a block from alloc", ptr, ptr, n))
 	} else {
-		instance.response = wire.Handle(context.Background(), req)
+		instance.response = orrery.Handle(context.Background(), req)
 	}
 	return pack(instance.response)
 }

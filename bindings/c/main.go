@@ -5,7 +5,7 @@
 //
 //	go build -buildmode=c-shared -trimpath -o liborrery.so ./bindings/c
 //
-// orrery_call returns exactly what wire.Handle returns for the same
+// orrery_call returns exactly what orrery.Handle returns for the same
 // envelope, and orrery_link_search is abi.Searcher on the caller's arrays.
 // Every function may be called from several threads at once.
 package main
@@ -22,7 +22,7 @@ import (
 	"sync"
 	"unsafe"
 
-	"github.com/orrery/orrery/engine/wire"
+	"github.com/orrery/orrery"
 	"github.com/orrery/orrery/internal/abi"
 )
 
@@ -32,7 +32,7 @@ func main() {}
 func orrery_abi_version() C.int32_t { return abi.Version }
 
 // maxLen bounds the length orrery_call turns into a slice; anything past
-// wire.MaxRequestBytes is refused unread anyway.
+// orrery.MaxRequestBytes is refused unread anyway.
 const maxLen = 1 << 40
 
 //export orrery_call
@@ -40,16 +40,16 @@ func orrery_call(req *C.char, n C.size_t, outLen *C.size_t) *C.char {
 	var resp []byte
 	switch {
 	case n == 0:
-		resp = wire.Handle(context.Background(), nil)
+		resp = orrery.Handle(context.Background(), nil)
 	case req == nil:
-		resp = wire.ErrorEnvelope(wire.CodeInvalid, "abi: request is NULL with a non-zero length")
+		resp = orrery.ErrorEnvelope(orrery.CodeInvalid, "abi: request is NULL with a non-zero length")
 	default:
-		// Past maxLen, report a length wire.Handle refuses just as well.
+		// Past maxLen, report a length orrery.Handle refuses just as well.
 		l := uint64(n)
 		if l > maxLen {
 			l = maxLen
 		}
-		resp = wire.Handle(context.Background(), unsafe.Slice((*byte)(unsafe.Pointer(req)), l))
+		resp = orrery.Handle(context.Background(), unsafe.Slice((*byte)(unsafe.Pointer(req)), l))
 	}
 	out := (*byte)(C.malloc(C.size_t(len(resp) + 1)))
 	if out == nil {

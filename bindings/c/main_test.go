@@ -7,9 +7,9 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/orrery/orrery"
 	"github.com/orrery/orrery/bindings/internal/build"
 	"github.com/orrery/orrery/bindings/internal/corpus"
-	"github.com/orrery/orrery/engine/wire"
 )
 
 // The tests build the library and two programs against orrery.h (one C,
@@ -62,7 +62,7 @@ func setup(t *testing.T) (dir string, run func(args ...string) []byte) {
 	}
 }
 
-// Through the C interface, every corpus request gets wire.Handle's bytes;
+// Through the C interface, every corpus request gets orrery.Handle's bytes;
 // the fast path and the edge cases behave as orrery.h says; and calls from
 // several threads agree.
 func TestLibrary(t *testing.T) {
@@ -80,7 +80,7 @@ func TestLibrary(t *testing.T) {
 	}
 	for _, c := range cases {
 		got := run("call", filepath.Join(cdir, filepath.FromSlash(c.Name)))
-		if want := wire.Handle(context.Background(), c.Envelope); !bytes.Equal(got, want) {
+		if want := orrery.Handle(context.Background(), c.Envelope); !bytes.Equal(got, want) {
 			t.Errorf("%s: library and native differ\nlib:    %.300s\nnative: %.300s", c.Name, got, want)
 		}
 	}

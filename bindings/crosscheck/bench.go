@@ -11,8 +11,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/orrery/orrery"
 	"github.com/orrery/orrery/engine/link"
-	"github.com/orrery/orrery/engine/wire"
 	"github.com/orrery/orrery/internal/bench/cassini"
 )
 
@@ -67,7 +67,7 @@ func nativeBench(ctx context.Context, a *artifacts, names []string) (map[string]
 			}
 			out[name] = nsPerOp(func(b *testing.B) {
 				for b.Loop() {
-					wire.Handle(ctx, env)
+					orrery.Handle(ctx, env)
 				}
 			})
 		}

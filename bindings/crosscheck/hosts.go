@@ -13,10 +13,10 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/orrery/orrery"
 	orrerywasm "github.com/orrery/orrery/bindings/go"
 	"github.com/orrery/orrery/bindings/internal/build"
 	"github.com/orrery/orrery/bindings/internal/corpus"
-	"github.com/orrery/orrery/engine/wire"
 )
 
 // artifacts are the built module and library and where the repository is.
@@ -87,7 +87,7 @@ func optional(h host) host {
 func nativeCorpus(ctx context.Context, _ *artifacts, cases []corpus.Case) (map[string][]byte, error) {
 	out := make(map[string][]byte, len(cases))
 	for _, c := range cases {
-		out[c.Name] = wire.Handle(ctx, c.Envelope)
+		out[c.Name] = orrery.Handle(ctx, c.Envelope)
 	}
 	return out, nil
 }

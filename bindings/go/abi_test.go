@@ -7,7 +7,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/orrery/orrery/engine/wire"
+	"github.com/orrery/orrery"
 	"github.com/orrery/orrery/internal/abi"
 )
 
@@ -102,7 +102,7 @@ func TestAllocFree(t *testing.T) {
 func TestCallPointers(t *testing.T) {
 	_, in := raw(t)
 	env := []byte(`{"op":"cassini.link","request":{"capacity_gbps":50,"jobs":[{"id":"a","phases":[{"ms":30,"gbps":40},{"ms":42,"gbps":0}]}]}}`)
-	want := wire.Handle(context.Background(), env)
+	want := orrery.Handle(context.Background(), env)
 	n := uint32(len(env))
 	p := uint32(in.mustCall(t, "alloc", uint64(n)))
 	in.mem.Write(p, env)
@@ -115,14 +115,14 @@ func TestCallPointers(t *testing.T) {
 		{math.MaxUint32, 1}, {memSize - 4, 8}, {memSize, 1}, {math.MaxUint32 - 3, 8},
 	} {
 		got := in.response(t, in.mustCall(t, "call", uint64(c.ptr), uint64(c.n)))
-		if code := errorCode(t, got); code != wire.CodeInvalid || !bytes.Contains(got, []byte("abi: request")) {
+		if code := errorCode(t, got); code != orrery.CodeInvalid || !bytes.Contains(got, []byte("abi: request")) {
 			t.Errorf("call(%#x, %d) = %s, want an abi invalid_argument error", c.ptr, c.n, got)
 		}
 	}
 	// An empty request is the schema's error, wherever it points.
 	for _, ptr := range []uint32{0, 12345, math.MaxUint32} {
 		got := in.response(t, in.mustCall(t, "call", uint64(ptr), 0))
-		if !bytes.Equal(got, wire.Handle(context.Background(), nil)) {
+		if !bytes.Equal(got, orrery.Handle(context.Background(), nil)) {
 			t.Errorf("call(%#x, 0) = %s", ptr, got)
 		}
 	}

@@ -6,10 +6,10 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/orrery/orrery"
 	"github.com/orrery/orrery/bindings/internal/corpus"
 	"github.com/orrery/orrery/engine/link"
 	"github.com/orrery/orrery/engine/profile"
-	"github.com/orrery/orrery/engine/wire"
 )
 
 // Native and module side by side, in one process, on corpus requests:
@@ -32,7 +32,7 @@ func BenchmarkHandle(b *testing.B) {
 		b.Run(name+"/native", func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				wire.Handle(ctx, env)
+				orrery.Handle(ctx, env)
 			}
 		})
 		b.Run(name+"/wazero", func(b *testing.B) {

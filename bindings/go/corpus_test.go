@@ -5,8 +5,8 @@ import (
 	"context"
 	"testing"
 
+	"github.com/orrery/orrery"
 	"github.com/orrery/orrery/bindings/internal/corpus"
-	"github.com/orrery/orrery/engine/wire"
 )
 
 func loadCorpus(tb testing.TB) []corpus.Case {
@@ -23,12 +23,12 @@ func loadCorpus(tb testing.TB) []corpus.Case {
 }
 
 // Every request of the corpus gets, through the module, the bytes
-// wire.Handle gives natively, and the answer the corpus expects.
+// orrery.Handle gives natively, and the answer the corpus expects.
 func TestCorpusMatchesNative(t *testing.T) {
 	ctx := context.Background()
 	m := newModule(t, Options{Instances: 1})
 	for _, c := range loadCorpus(t) {
-		want := wire.Handle(ctx, c.Envelope)
+		want := orrery.Handle(ctx, c.Envelope)
 		if err := c.Check(want); err != nil {
 			t.Errorf("native: %v", err)
 		}

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/orrery/orrery"
 	orrerywasm "github.com/orrery/orrery/bindings/go"
-	"github.com/orrery/orrery/engine/wire"
 )
 
 // Two jobs with a 72 ms iteration send 40 Gbps for 30 ms on a 50 Gbps
@@ -26,10 +26,10 @@ func ExampleModule_Link() {
 	}
 	defer m.Close(ctx)
 
-	phases := []wire.PhaseSpec{{Ms: 30, Gbps: 40}, {Ms: 42, Gbps: 0}}
-	res, err := m.Link(ctx, wire.LinkRequest{
+	phases := []orrery.PhaseSpec{{Ms: 30, Gbps: 40}, {Ms: 42, Gbps: 0}}
+	res, err := m.Link(ctx, orrery.LinkRequest{
 		CapacityGbps: 50,
-		Jobs:         []wire.JobSpec{{ID: "a", Phases: phases}, {ID: "b", Phases: phases}},
+		Jobs:         []orrery.JobSpec{{ID: "a", Phases: phases}, {ID: "b", Phases: phases}},
 	})
 	if err != nil {
 		fmt.Println(err)
@@ -38,7 +38,7 @@ func ExampleModule_Link() {
 	fmt.Printf("score %v (unshifted %v), %s, shifts %v ms\n", res.Score, res.UnshiftedScore, res.Status, res.ShiftsMs)
 
 	// Bad input is an error with the native code and field.
-	_, err = m.Link(ctx, wire.LinkRequest{CapacityGbps: 0, Jobs: []wire.JobSpec{{ID: "a", Phases: phases}}})
+	_, err = m.Link(ctx, orrery.LinkRequest{CapacityGbps: 0, Jobs: []orrery.JobSpec{{ID: "a", Phases: phases}}})
 	fmt.Println(err)
 	// Output:
 	// score 1 (unshifted 0.75), optimal, shifts map[a:0 b:30] ms

@@ -7,7 +7,7 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/orrery/orrery/engine/wire"
+	"github.com/orrery/orrery"
 	"github.com/orrery/orrery/internal/abi"
 )
 
@@ -15,7 +15,7 @@ var probe = []byte(`{"op":"cassini.link","request":{"capacity_gbps":50,"jobs":[{
 
 // FuzzModule drives the module with random envelopes, pointers and
 // lengths. Properties: no input traps the module; an envelope gets the
-// bytes wire.Handle gives natively; call on any pointer and length returns
+// bytes orrery.Handle gives natively; call on any pointer and length returns
 // a well-formed envelope; alloc, free and link_search on any arguments
 // return one of their documented values; and afterwards the instance still
 // answers a known request exactly.
@@ -29,7 +29,7 @@ func FuzzModule(f *testing.F) {
 	f.Add([]byte{1, 0, 0, 0, 2, 0, 0, 0, 5, 5, 5}, uint32(0), uint32(0), uint8(2), uint32(2), uint32(0), uint32(8), uint32(9))
 	f.Add([]byte("\x04\x00\x00\x00\x04\x00\x00\x00\x03\x00\x00\x00\x03\x00\x00\x00"), uint32(4), uint32(4), uint8(3), uint32(2), uint32(0), uint32(4), uint32(4))
 	ctx := context.Background()
-	want := wire.Handle(ctx, probe)
+	want := orrery.Handle(ctx, probe)
 	// One instance serves every input, so damage one input did to the
 	// module's state would show in the next. It is compiled here, before
 	// the fuzzer times inputs.
@@ -46,7 +46,7 @@ func FuzzModule(f *testing.F) {
 		if got, err = in.handle(ctx, env); err != nil {
 			t.Fatalf("envelope %q trapped: %v", env, err)
 		}
-		if native := wire.Handle(ctx, env); !bytes.Equal(got, native) && !timeLimited(env, got, native) {
+		if native := orrery.Handle(ctx, env); !bytes.Equal(got, native) && !timeLimited(env, got, native) {
 			t.Fatalf("envelope %q\nmodule %s\nnative %s", env, got, native)
 		}
 

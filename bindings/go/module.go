@@ -12,7 +12,7 @@ import (
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
-	"github.com/orrery/orrery/engine/wire"
+	"github.com/orrery/orrery"
 	"github.com/orrery/orrery/internal/abi"
 )
 
@@ -181,15 +181,15 @@ func (m *Module) ABIVersion(ctx context.Context) (int32, error) {
 }
 
 // Handle runs one request envelope ({"op": ..., "request": {...}}) and
-// returns the response envelope: the bytes wire.Handle returns natively,
+// returns the response envelope: the bytes orrery.Handle returns natively,
 // error envelopes included. Its error is about the host only: a trapped
 // instance (ErrTrap), a closed Module, or ctx ending while it waited for
 // an instance.
 func (m *Module) Handle(ctx context.Context, envelope []byte) ([]byte, error) {
-	if len(envelope) > wire.MaxRequestBytes {
+	if len(envelope) > orrery.MaxRequestBytes {
 		// Too big to be worth copying in: the module would refuse it
-		// unread, with the envelope wire.Handle gives without reading it.
-		return wire.Handle(ctx, envelope), nil
+		// unread, with the envelope orrery.Handle gives without reading it.
+		return orrery.Handle(ctx, envelope), nil
 	}
 	in, err := m.acquire(ctx)
 	if err != nil {
@@ -208,13 +208,13 @@ type reply struct {
 	Version  int             `json:"version"`
 	Op       string          `json:"op"`
 	Response json.RawMessage `json:"response"`
-	Error    *wire.Error     `json:"error"`
+	Error    *orrery.Error   `json:"error"`
 }
 
-// Call runs op on the JSON request, as wire.Call does: it returns the JSON
-// response, or an error. Errors of the request are *wire.Error values with
+// Call runs op on the JSON request, as orrery.Call does: it returns the JSON
+// response, or an error. Errors of the request are *orrery.Error values with
 // the code and field the native engine gives (errors.Is works with
-// wire.ErrInvalid and the other wire sentinels); the message of a request
+// orrery.ErrInvalid and the other wire sentinels); the message of a request
 // that is not JSON at all may differ, since it is sent inside an envelope.
 func (m *Module) Call(ctx context.Context, op string, request []byte) ([]byte, error) {
 	name, err := json.Marshal(op)

@@ -12,9 +12,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/orrery/orrery"
 	"github.com/orrery/orrery/engine/link"
 	"github.com/orrery/orrery/engine/profile"
-	"github.com/orrery/orrery/engine/wire"
 )
 
 // The typed calls decode to what the native engine returns.
@@ -29,27 +29,27 @@ func TestTypedCalls(t *testing.T) {
 		if c.Want != "ok" || json.Unmarshal(c.Envelope, &env) != nil {
 			continue
 		}
-		native, err := wire.Call(ctx, env.Op, env.Request)
+		native, err := orrery.Call(ctx, env.Op, env.Request)
 		if err != nil {
 			t.Fatalf("%s: %v", c.Name, err)
 		}
 		var got, want any
 		switch env.Op {
 		case "cassini.link":
-			var req wire.LinkRequest
+			var req orrery.LinkRequest
 			mustDecode(t, env.Request, &req)
 			got, err = m.Link(ctx, req)
-			want = decodeAs[wire.LinkResponse](t, native)
+			want = decodeAs[orrery.LinkResponse](t, native)
 		case "cassini.rank":
-			var req wire.RankRequest
+			var req orrery.RankRequest
 			mustDecode(t, env.Request, &req)
 			got, err = m.Rank(ctx, req)
-			want = decodeAs[wire.RankResponse](t, native)
+			want = decodeAs[orrery.RankResponse](t, native)
 		case "shockwave.plan":
-			var req wire.ShockwavePlanRequest
+			var req orrery.ShockwavePlanRequest
 			mustDecode(t, env.Request, &req)
 			got, err = m.Plan(ctx, req)
-			want = decodeAs[wire.ShockwavePlanResponse](t, native)
+			want = decodeAs[orrery.ShockwavePlanResponse](t, native)
 		default:
 			continue
 		}
@@ -78,7 +78,7 @@ func decodeAs[T any](t *testing.T, b []byte) T {
 	return v
 }
 
-// Call's errors are *wire.Error values with the native code and field.
+// Call's errors are *orrery.Error values with the native code and field.
 func TestCallErrors(t *testing.T) {
 	ctx := context.Background()
 	m := newModule(t, Options{Instances: 1})
@@ -89,16 +89,16 @@ func TestCallErrors(t *testing.T) {
 		{"no.such.op", `{}`},
 		{"cassini.link\"", `{}`},
 	} {
-		_, nerr := wire.Call(ctx, c.op, []byte(c.req))
+		_, nerr := orrery.Call(ctx, c.op, []byte(c.req))
 		_, err := m.Call(ctx, c.op, []byte(c.req))
-		var we, ne *wire.Error
+		var we, ne *orrery.Error
 		if !errors.As(err, &we) || !errors.As(nerr, &ne) {
 			t.Fatalf("%s %s: errors %v, %v", c.op, c.req, err, nerr)
 		}
 		if we.Code != ne.Code || we.Field != ne.Field || we.Message != ne.Message {
 			t.Errorf("%s %s: module %+v, native %+v", c.op, c.req, we, ne)
 		}
-		for _, s := range []error{wire.ErrInvalid, wire.ErrMalformed, wire.ErrUnknownOp} {
+		for _, s := range []error{orrery.ErrInvalid, orrery.ErrMalformed, orrery.ErrUnknownOp} {
 			if errors.Is(err, s) != errors.Is(nerr, s) {
 				t.Errorf("%s: errors.Is(%v) differs", c.op, s)
 			}
@@ -106,7 +106,7 @@ func TestCallErrors(t *testing.T) {
 	}
 }
 
-// An envelope over wire.MaxRequestBytes gets wire.Handle's answer without
+// An envelope over orrery.MaxRequestBytes gets orrery.Handle's answer without
 // entering the module.
 func TestTooLarge(t *testing.T) {
 	if testing.Short() {
@@ -114,12 +114,12 @@ func TestTooLarge(t *testing.T) {
 	}
 	ctx := context.Background()
 	m := newModule(t, Options{Instances: 1})
-	env := bytes.Repeat([]byte(" "), wire.MaxRequestBytes+1)
+	env := bytes.Repeat([]byte(" "), orrery.MaxRequestBytes+1)
 	got, err := m.Handle(ctx, env)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := wire.Handle(ctx, env); !bytes.Equal(got, want) {
+	if want := orrery.Handle(ctx, env); !bytes.Equal(got, want) {
 		t.Errorf("got %s, want %s", got, want)
 	}
 }
@@ -136,7 +136,7 @@ func TestConcurrent(t *testing.T) {
 	}
 	want := make([][]byte, len(cases))
 	for i, env := range cases {
-		want[i] = wire.Handle(ctx, env)
+		want[i] = orrery.Handle(ctx, env)
 	}
 	var wg sync.WaitGroup
 	errs := make(chan error, 8)
@@ -188,7 +188,7 @@ func TestTrapReplacesInstance(t *testing.T) {
 	}
 	env := []byte(`{"op":"cassini.link","request":{"capacity_gbps":50,"jobs":[{"id":"a","phases":[{"ms":30,"gbps":40},{"ms":42,"gbps":0}]}]}}`)
 	got, err := m.Handle(ctx, env)
-	if err != nil || !bytes.Equal(got, wire.Handle(ctx, env)) {
+	if err != nil || !bytes.Equal(got, orrery.Handle(ctx, env)) {
 		t.Fatalf("after a trap: %v %s", err, got)
 	}
 }
@@ -261,11 +261,11 @@ func TestSearchMatchesNative(t *testing.T) {
 	}
 	// Errors carry the module's code.
 	_, err := m.Search(ctx, link.Problem{Jobs: []profile.Profile{pulse(10, 2, 5)}, Capacity: 0}, link.Options{}, nil)
-	if !errors.Is(err, wire.ErrInvalid) {
+	if !errors.Is(err, orrery.ErrInvalid) {
 		t.Errorf("zero capacity: %v", err)
 	}
 	_, err = m.Search(ctx, link.Problem{Jobs: []profile.Profile{{Period: 3, Demand: []int32{1}}}, Capacity: 5}, link.Options{}, nil)
-	if !errors.Is(err, wire.ErrInvalid) {
+	if !errors.Is(err, orrery.ErrInvalid) {
 		t.Errorf("short demand: %v", err)
 	}
 }
@@ -294,11 +294,11 @@ func TestTimeLimitInModule(t *testing.T) {
 	ctx := context.Background()
 	m := newModule(t, Options{Instances: 1})
 	rng := rand.New(rand.NewPCG(1, 1))
-	req := wire.LinkRequest{CapacityGbps: 40, SearchSpec: wire.SearchSpec{Budget: -1, TimeLimitMs: 50}}
+	req := orrery.LinkRequest{CapacityGbps: 40, SearchSpec: orrery.SearchSpec{Budget: -1, TimeLimitMs: 50}}
 	for j := range 5 {
 		period := []float64{200, 300, 400}[rng.IntN(3)]
 		comm := 20 + rng.Float64()*(period/2)
-		req.Jobs = append(req.Jobs, wire.JobSpec{ID: fmt.Sprint("j", j), Phases: []wire.PhaseSpec{
+		req.Jobs = append(req.Jobs, orrery.JobSpec{ID: fmt.Sprint("j", j), Phases: []orrery.PhaseSpec{
 			{Ms: period - comm, Gbps: 0}, {Ms: comm, Gbps: 10 + rng.Float64()*20},
 		}})
 	}

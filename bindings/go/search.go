@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/orrery/orrery"
 	"github.com/orrery/orrery/engine/link"
 	"github.com/orrery/orrery/engine/profile"
-	"github.com/orrery/orrery/engine/wire"
 	"github.com/orrery/orrery/internal/abi"
 	"github.com/orrery/orrery/internal/circle"
 )
@@ -19,8 +19,8 @@ import (
 // shifts, scores, status and circle. Shifts are written into dst (grown if
 // needed); Circle.Periods is freshly allocated.
 //
-// Errors are *wire.Error values whose code says what kind of error it is
-// (errors.Is works with wire.ErrInvalid, wire.ErrLimit, wire.ErrInternal);
+// Errors are *orrery.Error values whose code says what kind of error it is
+// (errors.Is works with orrery.ErrInvalid, orrery.ErrLimit, orrery.ErrInternal);
 // the engine's own sentinels are not carried across the boundary. The
 // module searches with MaxCells = abi.MaxSearchCells (opt.MaxCells does not
 // cross the boundary): larger exact searches are limit errors.
@@ -154,7 +154,7 @@ func (in *instance) linkSearch(ctx context.Context, pr link.Problem, opt link.Op
 }
 
 func searchError(c abi.Code, msg string) error {
-	return &wire.Error{Code: c.String(), Message: msg}
+	return &orrery.Error{Code: c.String(), Message: msg}
 }
 
 func clamp32(v int64) int32 {

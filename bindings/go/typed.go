@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/orrery/orrery/engine/wire"
+	"github.com/orrery/orrery"
 )
 
 // Invoke runs op with the request encoded as JSON and decodes the response
@@ -28,24 +28,24 @@ func Invoke[Resp any](ctx context.Context, m *Module, op string, request any) (R
 }
 
 // Link runs "cassini.link": the best rotation of the jobs sharing one link.
-func (m *Module) Link(ctx context.Context, req wire.LinkRequest) (wire.LinkResponse, error) {
-	return Invoke[wire.LinkResponse](ctx, m, "cassini.link", req)
+func (m *Module) Link(ctx context.Context, req orrery.LinkRequest) (orrery.LinkResponse, error) {
+	return Invoke[orrery.LinkResponse](ctx, m, "cassini.link", req)
 }
 
 // Rank runs "cassini.rank": placement candidates ranked by their links'
 // compatibility.
-func (m *Module) Rank(ctx context.Context, req wire.RankRequest) (wire.RankResponse, error) {
-	return Invoke[wire.RankResponse](ctx, m, "cassini.rank", req)
+func (m *Module) Rank(ctx context.Context, req orrery.RankRequest) (orrery.RankResponse, error) {
+	return Invoke[orrery.RankResponse](ctx, m, "cassini.rank", req)
 }
 
 // Plan runs "shockwave.plan": the next rounds of a GPU cluster from
 // Shockwave's market.
-func (m *Module) Plan(ctx context.Context, req wire.ShockwavePlanRequest) (wire.ShockwavePlanResponse, error) {
-	return Invoke[wire.ShockwavePlanResponse](ctx, m, "shockwave.plan", req)
+func (m *Module) Plan(ctx context.Context, req orrery.ShockwavePlanRequest) (orrery.ShockwavePlanResponse, error) {
+	return Invoke[orrery.ShockwavePlanResponse](ctx, m, "shockwave.plan", req)
 }
 
 // Predict runs "shockwave.predict": every job's predictions (remaining
 // runtime and its spread, mean epoch, fair finish time) without a plan.
-func (m *Module) Predict(ctx context.Context, req wire.ShockwavePredictRequest) (wire.ShockwavePredictResponse, error) {
-	return Invoke[wire.ShockwavePredictResponse](ctx, m, "shockwave.predict", req)
+func (m *Module) Predict(ctx context.Context, req orrery.ShockwavePredictRequest) (orrery.ShockwavePredictResponse, error) {
+	return Invoke[orrery.ShockwavePredictResponse](ctx, m, "shockwave.predict", req)
 }

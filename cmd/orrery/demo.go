@@ -11,7 +11,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/orrery/orrery/engine/wire"
+	"github.com/orrery/orrery"
 	"github.com/orrery/orrery/internal/kernels"
 )
 
@@ -71,11 +71,11 @@ func runDemo(ctx context.Context, args []string, s stdio) error {
 }
 
 func demoLinkSearch(ctx context.Context, s stdio) error {
-	out, err := wire.Call(ctx, "cassini.link", []byte(demoLink))
+	out, err := orrery.Call(ctx, "cassini.link", []byte(demoLink))
 	if err != nil {
 		return err
 	}
-	var r wire.LinkResponse
+	var r orrery.LinkResponse
 	if err := json.Unmarshal(out, &r); err != nil {
 		return err
 	}

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/orrery/orrery/engine/wire"
+	"github.com/orrery/orrery"
 )
 
 // issueRequest is the request of issue 2 (test vector D).
@@ -34,14 +34,14 @@ func TestCassiniLink(t *testing.T) {
 	if code != 0 || errs != "" {
 		t.Fatalf("exit %d, stderr %q", code, errs)
 	}
-	want, err := wire.Call(context.Background(), "cassini.link", []byte(issueRequest))
+	want, err := orrery.Call(context.Background(), "cassini.link", []byte(issueRequest))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if out != string(want)+"\n" {
 		t.Fatalf("stdout %q, want the wire response %q and a newline", out, want)
 	}
-	var r wire.LinkResponse
+	var r orrery.LinkResponse
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +65,7 @@ func TestCassiniRank(t *testing.T) {
 	if code != 0 || errs != "" {
 		t.Fatalf("exit %d, stderr %q", code, errs)
 	}
-	var r wire.RankResponse
+	var r orrery.RankResponse
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatal(err)
 	}

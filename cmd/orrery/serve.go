@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/orrery/orrery/engine/wire"
+	"github.com/orrery/orrery"
 )
 
 // jsonCommand returns a command that reads a request for op on standard
@@ -23,11 +23,11 @@ func jsonCommand(op string) func(context.Context, []string, stdio) error {
 		if err := parse(fs, args); err != nil {
 			return err
 		}
-		req, err := io.ReadAll(io.LimitReader(s.in, wire.MaxRequestBytes+1))
+		req, err := io.ReadAll(io.LimitReader(s.in, orrery.MaxRequestBytes+1))
 		if err != nil {
 			return fmt.Errorf("reading the request: %w", err)
 		}
-		resp, err := wire.Call(ctx, op, req)
+		resp, err := orrery.Call(ctx, op, req)
 		if err != nil {
 			return err
 		}

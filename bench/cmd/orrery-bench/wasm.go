@@ -16,9 +16,9 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/orrery/orrery"
 	orrerywasm "github.com/orrery/orrery/bindings/go"
 	"github.com/orrery/orrery/engine/link"
-	"github.com/orrery/orrery/engine/wire"
 	"github.com/orrery/orrery/internal/bench"
 	"github.com/orrery/orrery/internal/bench/cassini"
 )
@@ -193,7 +193,7 @@ func wasmSection(ctx context.Context, cfg *config) ([]bench.Section, []bench.Gat
 			if err != nil {
 				return nil, nil, err
 			}
-			want := wire.Handle(ctx, env)
+			want := orrery.Handle(ctx, env)
 			got, err := mod.Handle(ctx, env)
 			if err != nil {
 				return nil, nil, fmt.Errorf("%s: wazero: %w", c.name, err)
@@ -201,7 +201,7 @@ func wasmSection(ctx context.Context, cfg *config) ([]bench.Section, []bench.Gat
 			rows[i].SameBytes["wazero"] = bytes.Equal(got, want)
 			sum := sha256.Sum256(want)
 			digests[i] = hex.EncodeToString(sum[:])
-			st.cases["native"] = bench.Case{Name: "native", Op: func() error { wire.Handle(ctx, env); return nil }}
+			st.cases["native"] = bench.Case{Name: "native", Op: func() error { orrery.Handle(ctx, env); return nil }}
 			st.cases["wazero"] = bench.Case{Name: "wazero", Op: func() error { _, err := mod.Handle(ctx, env); return err }}
 		}
 		for _, h := range []string{"native", "wazero"} {
@@ -241,7 +241,7 @@ func wasmSection(ctx context.Context, cfg *config) ([]bench.Section, []bench.Gat
 	}
 
 	sec := bench.Section{ID: "wasm", Title: "Native vs WebAssembly (the same calls through the module)",
-		Notes:  []string{fmt.Sprintf("The same requests answered by the engine linked natively (wire.Handle, link.Workspace.Search), by the WebAssembly module (GOOS=wasip1, %.1f MB) hosted by wazero (bindings/go) and by node (bindings/js). CPU time per call of each host process, median over %d interleaved rounds (min–max); the ratio to native is per round.%s", float64(len(wasmBytes))/1e6, cfg.rounds, nodeNote)},
+		Notes:  []string{fmt.Sprintf("The same requests answered by the engine linked natively (orrery.Handle, link.Workspace.Search), by the WebAssembly module (GOOS=wasip1, %.1f MB) hosted by wazero (bindings/go) and by node (bindings/js). CPU time per call of each host process, median over %d interleaved rounds (min–max); the ratio to native is per round.%s", float64(len(wasmBytes))/1e6, cfg.rounds, nodeNote)},
 		Header: []string{"call"},
 	}
 	for _, h := range hosts {

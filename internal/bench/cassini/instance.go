@@ -7,11 +7,11 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/orrery/orrery"
 	"github.com/orrery/orrery/engine/candidate"
 	"github.com/orrery/orrery/engine/link"
 	"github.com/orrery/orrery/engine/profile"
 	"github.com/orrery/orrery/engine/topology"
-	"github.com/orrery/orrery/engine/wire"
 )
 
 // Instance is a ranking problem: the jobs' profiles, the fabric's links and
@@ -173,7 +173,7 @@ func ClosInstance(rng *rand.Rand, spec topology.Spec, njobs, n int) (*Instance, 
 // of 255 and 181 ms, a 46155-tick circle) quantized as cassini.link does.
 // corpus is the corpus directory.
 func CorpusSearchProblem(corpus string) (link.Problem, error) {
-	var env struct{ Request wire.LinkRequest }
+	var env struct{ Request orrery.LinkRequest }
 	b, err := os.ReadFile(filepath.Join(corpus, "ok", "link_exact_coprime_periods.json"))
 	if err == nil {
 		err = json.Unmarshal(b, &env)

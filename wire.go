@@ -1,4 +1,4 @@
-// Package wire is orrery's versioned JSON schema (v1): the one format the
+// The versioned JSON schema (v1): the one format the
 // command-line tool, the WebAssembly module and every binding speak.
 //
 // A call names an operation ("cassini.link", "cassini.rank",
@@ -20,7 +20,8 @@
 // Responses are deterministic: the same request gives byte-identical JSON on
 // every host (maps are encoded with sorted keys, and every engine result is
 // computed in exact integer arithmetic before it is converted to floats).
-package wire
+
+package orrery
 
 import (
 	"bytes"
