@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/orrery/orrery/engine/candidate"
+	"github.com/orrery/orrery/engine/circle"
 	"github.com/orrery/orrery/engine/link"
 	"github.com/orrery/orrery/engine/profile"
-	"github.com/orrery/orrery/internal/circle"
 )
 
 // JobSpec is one job's per-iteration bandwidth demand: phases, or samples at

@@ -13,11 +13,11 @@ import (
 	"testing"
 
 	"github.com/orrery/orrery"
+	"github.com/orrery/orrery/engine/affinity"
 	"github.com/orrery/orrery/engine/candidate"
+	"github.com/orrery/orrery/engine/circle"
 	"github.com/orrery/orrery/engine/link"
 	"github.com/orrery/orrery/engine/profile"
-	"github.com/orrery/orrery/internal/affinity"
-	"github.com/orrery/orrery/internal/circle"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")

@@ -7,10 +7,10 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/orrery/orrery/engine/affinity"
 	"github.com/orrery/orrery/engine/candidate"
+	"github.com/orrery/orrery/engine/circle"
 	"github.com/orrery/orrery/engine/link"
-	"github.com/orrery/orrery/internal/affinity"
-	"github.com/orrery/orrery/internal/circle"
 )
 
 // LinkSpec is a network link.

@@ -7,10 +7,10 @@ import (
 	"math"
 
 	"github.com/orrery/orrery"
+	"github.com/orrery/orrery/engine/circle"
 	"github.com/orrery/orrery/engine/link"
 	"github.com/orrery/orrery/engine/profile"
 	"github.com/orrery/orrery/internal/abi"
-	"github.com/orrery/orrery/internal/circle"
 )
 
 // Search solves one link's rotation problem in the module, through its

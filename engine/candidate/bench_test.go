@@ -6,10 +6,10 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/orrery/orrery/engine/circle"
 	"github.com/orrery/orrery/engine/link"
 	"github.com/orrery/orrery/engine/profile"
 	"github.com/orrery/orrery/engine/topology"
-	"github.com/orrery/orrery/internal/circle"
 )
 
 // paperInstance places njobs data-parallel jobs of 1-3 GPUs on the CASSINI

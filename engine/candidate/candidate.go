@@ -11,10 +11,10 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/orrery/orrery/engine/affinity"
+	"github.com/orrery/orrery/engine/circle"
 	"github.com/orrery/orrery/engine/link"
 	"github.com/orrery/orrery/engine/profile"
-	"github.com/orrery/orrery/internal/affinity"
-	"github.com/orrery/orrery/internal/circle"
 )
 
 // Aggregate turns a candidate's link scores into its score.

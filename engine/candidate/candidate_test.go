@@ -8,10 +8,10 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/orrery/orrery/engine/affinity"
+	"github.com/orrery/orrery/engine/circle"
 	"github.com/orrery/orrery/engine/link"
 	"github.com/orrery/orrery/engine/profile"
-	"github.com/orrery/orrery/internal/affinity"
-	"github.com/orrery/orrery/internal/circle"
 )
 
 func randomProfile(rng *rand.Rand) profile.Profile {

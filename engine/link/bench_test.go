@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/orrery/orrery/engine/circle"
 	"github.com/orrery/orrery/engine/profile"
-	"github.com/orrery/orrery/internal/circle"
 	"github.com/orrery/orrery/internal/kernels"
 )
 

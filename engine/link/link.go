@@ -7,8 +7,8 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/orrery/orrery/engine/circle"
 	"github.com/orrery/orrery/engine/profile"
-	"github.com/orrery/orrery/internal/circle"
 	"github.com/orrery/orrery/internal/kernels"
 )
 

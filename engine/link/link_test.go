@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/orrery/orrery/engine/circle"
 	"github.com/orrery/orrery/engine/profile"
-	"github.com/orrery/orrery/internal/circle"
 )
 
 // pulse is a job of period t ticks that sends bw units for its first up ticks.

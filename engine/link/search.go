@@ -3,8 +3,8 @@ package link
 import (
 	"math"
 
+	"github.com/orrery/orrery/engine/circle"
 	"github.com/orrery/orrery/engine/profile"
-	"github.com/orrery/orrery/internal/circle"
 	"github.com/orrery/orrery/internal/deadline"
 	"github.com/orrery/orrery/internal/kernels"
 )

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/orrery/orrery/engine/circle"
 	"github.com/orrery/orrery/engine/profile"
-	"github.com/orrery/orrery/internal/circle"
 )
 
 const us = time.Microsecond

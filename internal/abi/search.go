@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/orrery/orrery/engine/circle"
 	"github.com/orrery/orrery/engine/link"
 	"github.com/orrery/orrery/engine/profile"
-	"github.com/orrery/orrery/internal/circle"
 )
 
 // MaxSearchCells is link_search's link.Options.MaxCells: it bounds an

@@ -7,11 +7,11 @@ import (
 	"math/rand/v2"
 	"slices"
 
+	"github.com/orrery/orrery/engine/circle"
 	"github.com/orrery/orrery/engine/link"
 	"github.com/orrery/orrery/engine/profile"
 	"github.com/orrery/orrery/internal/bench"
 	"github.com/orrery/orrery/internal/bench/cassini"
-	"github.com/orrery/orrery/internal/circle"
 )
 
 // linkProblem is one benchmark link: jobs at 1 ms ticks, 1 Mbps units.

@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"math/rand/v2"
 
+	"github.com/orrery/orrery/engine/affinity"
 	"github.com/orrery/orrery/engine/candidate"
+	"github.com/orrery/orrery/engine/circle"
 	"github.com/orrery/orrery/engine/link"
-	"github.com/orrery/orrery/internal/affinity"
 	"github.com/orrery/orrery/internal/bench"
 	"github.com/orrery/orrery/internal/bench/cassini"
-	"github.com/orrery/orrery/internal/circle"
 )
 
 // RankRow is one ranking configuration on one instance.

@@ -7,9 +7,9 @@ import (
 	"testing"
 
 	"github.com/orrery/orrery/engine/candidate"
+	"github.com/orrery/orrery/engine/circle"
 	"github.com/orrery/orrery/engine/link"
 	"github.com/orrery/orrery/engine/profile"
-	"github.com/orrery/orrery/internal/circle"
 )
 
 // The brute force and orrery's exact search agree on the optimum and on the

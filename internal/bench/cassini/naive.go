@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/orrery/orrery/engine/circle"
 	"github.com/orrery/orrery/engine/link"
 	"github.com/orrery/orrery/engine/profile"
-	"github.com/orrery/orrery/internal/circle"
 	"github.com/orrery/orrery/internal/kernels"
 )
 

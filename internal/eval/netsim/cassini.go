@@ -8,9 +8,9 @@ import (
 
 	"github.com/orrery/orrery/engine/agent"
 	"github.com/orrery/orrery/engine/candidate"
+	"github.com/orrery/orrery/engine/circle"
 	"github.com/orrery/orrery/engine/link"
 	"github.com/orrery/orrery/engine/profile"
-	"github.com/orrery/orrery/internal/circle"
 )
 
 // planned is the outcome of the chosen candidate, over the jobs in ranking

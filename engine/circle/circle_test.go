@@ -8,7 +8,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/orrery/orrery/internal/circle"
+	"github.com/orrery/orrery/engine/circle"
 )
 
 // bigLCM is the exact LCM, independent of the package's arithmetic.

@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/orrery/orrery/engine/circle"
 	"github.com/orrery/orrery/engine/link"
 	"github.com/orrery/orrery/engine/profile"
-	"github.com/orrery/orrery/internal/circle"
 )
 
 // Policy decides what happens to loops in the affinity graph.

@@ -7,9 +7,9 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/orrery/orrery/engine/circle"
 	"github.com/orrery/orrery/engine/link"
 	"github.com/orrery/orrery/engine/profile"
-	"github.com/orrery/orrery/internal/circle"
 )
 
 // pulse is a job of period t ticks sending bw units during its first up ticks.

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/orrery/orrery/internal/circle"
+	"github.com/orrery/orrery/engine/circle"
 )
 
 // The paper's Fig. 5: iteration times of 40 and 60 ms share a unified
