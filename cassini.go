@@ -352,7 +352,7 @@ var (
 var workspaces = sync.Pool{New: func() any { return new(link.Workspace) }}
 
 // rankers does the same for rankings.
-var rankers = sync.Pool{New: func() any { return new(candidate.Ranker) }}
+var rankers = sync.Pool{New: func() any { return new(candidate.Workspace) }}
 
 // Problem returns the link search the request describes, quantized to its
 // tick and unit, and the search options it sets: what "cassini.link" runs,

@@ -147,7 +147,7 @@ func cassiniRank(ctx context.Context, data []byte) (any, error) {
 	}
 	ctx, cancel := withLimit(ctx, r.timeout)
 	defer cancel()
-	ranker := rankers.Get().(*candidate.Ranker)
+	ranker := rankers.Get().(*candidate.Workspace)
 	defer rankers.Put(ranker)
 	rk, err := ranker.Rank(ctx, jobs, links, cands, candidate.Options{Link: r.opt, Loops: loops, Aggregate: agg, Workers: req.Workers})
 	if err != nil {
@@ -172,7 +172,7 @@ func cassiniRank(ctx context.Context, data []byte) (any, error) {
 	for c, o := range rk.Outcomes {
 		cr := CandidateResult{ID: req.Candidates[c].ID, Score: o.Score, Status: o.Status.String()}
 		if o.Err != nil {
-			cr.Discarded, cr.Reason, cr.Score, cr.Status = true, reason(o.Err, req), 0, ""
+			cr.Discarded, cr.Reason, cr.Status = true, reason(o.Err, req), ""
 		} else {
 			if o.Grid > 1 {
 				cr.GridMs = r.ms(float64(o.Grid))

@@ -72,7 +72,7 @@ func BenchmarkRankPaperFabric(b *testing.B) {
 		opt.Workers = w
 		b.Run(fmt.Sprintf("workers=%d", w), func(b *testing.B) {
 			var r Ranking
-			var rk Ranker
+			var rk Workspace
 			b.ReportAllocs()
 			for b.Loop() {
 				var err error

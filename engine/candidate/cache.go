@@ -14,7 +14,7 @@ import (
 // at every arrival, and most of its links carry the same jobs as before.
 // Entries are keyed by a hash of everything a search depends on and checked
 // against a full copy, so a hash collision can cost a search, never a wrong
-// answer. put keeps at most its limit (Ranker.Cache), evicting the oldest
+// answer. put keeps at most its limit (Workspace.Cache), evicting the oldest
 // first. The key is computed by the caller, outside the lock.
 type cache struct {
 	mu      sync.Mutex

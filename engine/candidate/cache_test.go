@@ -7,11 +7,11 @@ import (
 	"testing"
 )
 
-// TestCacheAcrossCalls: a Ranker that remembers searches gives exactly the
+// TestCacheAcrossCalls: a Workspace that remembers searches gives exactly the
 // ranking a fresh one gives, call after call, as jobs change.
 func TestCacheAcrossCalls(t *testing.T) {
 	rng := rand.New(rand.NewPCG(8, 8))
-	warm := Ranker{Cache: 64}
+	warm := Workspace{Cache: 64}
 	hits := 0
 	for it := range 60 {
 		in := randomInstance(rng)

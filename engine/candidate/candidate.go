@@ -82,13 +82,48 @@ type LinkScore struct {
 	Status link.Status // of the search that set these jobs' shifts
 }
 
+// Status says how a candidate's evaluation ended.
+type Status int
+
+const (
+	Optimal   Status = iota // every shared link's search was proven optimal
+	Budget                  // a search stopped at its evaluation budget (link.Budget)
+	TimeLimit               // a search stopped when the context ended (link.TimeLimit)
+	Discarded               // ruled out before scoring: Outcome.Err says why, Score is 0
+)
+
+func (s Status) String() string {
+	switch s {
+	case Optimal:
+		return "optimal"
+	case Budget:
+		return "budget"
+	case TimeLimit:
+		return "time_limit"
+	case Discarded:
+		return "discarded"
+	}
+	return fmt.Sprintf("Status(%d)", int(s))
+}
+
+// fromLink is the candidate status of a link search's status.
+func fromLink(s link.Status) Status {
+	switch s {
+	case link.Budget:
+		return Budget
+	case link.TimeLimit:
+		return TimeLimit
+	}
+	return Optimal
+}
+
 // Outcome is one candidate's evaluation.
 type Outcome struct {
 	Score  float64     // aggregate of Links' scores; 1 with no shared link
 	Links  []LinkScore // shared links, by link index
 	Shifts []int       // per job, in ticks
 	Grid   int         // 1, or the grid its jobs' periods were rounded up to (Options.Link.Circle.Round)
-	Status link.Status // worst status of its link searches
+	Status Status      // Discarded, or the worst status of its link searches
 
 	// Err says why the candidate was discarded, or is nil: an
 	// *affinity.LoopError or *affinity.InconsistentError (with link
@@ -104,7 +139,7 @@ type Ranking struct {
 	Order    []int     // kept candidates, best first (ties: input order)
 	Best     int       // Order[0], or -1 if every candidate was discarded
 	Searches int       // distinct link problems
-	Cached   int       // of which the Ranker's cache answered
+	Cached   int       // of which the Workspace's cache answered
 }
 
 // problem is a distinct link problem: jobs, capacity and period grid.
@@ -124,16 +159,16 @@ type problem struct {
 // grid on which every one of its links fits (Outcome.Grid), so each job has
 // one period on every link and its shifts stay consistent.
 func Rank(ctx context.Context, jobs []profile.Profile, links []Link, cands []Candidate, opt Options) (Ranking, error) {
-	var rk Ranker
+	var rk Workspace
 	return rk.Rank(ctx, jobs, links, cands, opt)
 }
 
-// Ranker is [Rank] with memory: it keeps its link-search workspaces between
+// Workspace is [Rank] with memory: it keeps its link-search workspaces between
 // calls, so a scheduler that ranks in a loop does not reallocate the
 // unified circles every time. The zero value is ready; it is safe for
 // concurrent use.
-type Ranker struct {
-	// Cache is how many link searches the Ranker remembers across calls
+type Workspace struct {
+	// Cache is how many link searches the Workspace remembers across calls
 	// (0: none beyond the call). A scheduler that ranks at every arrival
 	// sees mostly the same links with the same jobs again; remembered
 	// searches answer them at once. Results are identical either way.
@@ -143,8 +178,8 @@ type Ranker struct {
 	cache cache
 }
 
-// Rank is [Rank], reusing rk's workspaces.
-func (rk *Ranker) Rank(ctx context.Context, jobs []profile.Profile, links []Link, cands []Candidate, opt Options) (Ranking, error) {
+// Rank is [Rank], reusing ws's link-search workspaces (and its cache).
+func (ws *Workspace) Rank(ctx context.Context, jobs []profile.Profile, links []Link, cands []Candidate, opt Options) (Ranking, error) {
 	for j, p := range jobs {
 		if err := p.Validate(); err != nil {
 			return Ranking{}, fmt.Errorf("%w: job %d: %w", ErrInvalid, j, err)
@@ -213,12 +248,12 @@ func (rk *Ranker) Rank(ctx context.Context, jobs []profile.Profile, links []Link
 	}
 
 	// Solve each distinct link problem once.
-	limit := rk.Cache
+	limit := ws.Cache
 	optima := make([]affinity.Optimum, len(probs))
 	status := make([]link.Status, len(probs))
 	cached := make([]bool, len(probs))
 	errs := make([]error, len(probs))
-	perr := rk.parallel(workers, len(probs), func(w *link.Workspace, i int) {
+	perr := ws.parallel(workers, len(probs), func(w *link.Workspace, i int) {
 		pr := probs[i]
 		ps := make([]profile.Profile, len(pr.jobs))
 		for k, j := range pr.jobs {
@@ -227,7 +262,7 @@ func (rk *Ranker) Rank(ctx context.Context, jobs []profile.Profile, links []Link
 		var key uint64
 		if limit > 0 {
 			key = hashProblem(ps, pr.capacity, lopt)
-			if e, ok := rk.cache.get(key, ps, pr.capacity, lopt); ok {
+			if e, ok := ws.cache.get(key, ps, pr.capacity, lopt); ok {
 				optima[i] = affinity.Optimum{Shifts: e.shifts, Excess: e.excess}
 				status[i], cached[i] = e.status, true
 				return
@@ -240,7 +275,7 @@ func (rk *Ranker) Rank(ctx context.Context, jobs []profile.Profile, links []Link
 		}
 		optima[i] = affinity.Optimum{Shifts: res.Shifts, Excess: res.Excess}
 		status[i] = res.Status
-		rk.cache.put(key, limit, ps, pr.capacity, lopt, res)
+		ws.cache.put(key, limit, ps, pr.capacity, lopt, res)
 	})
 	if err := errors.Join(perr, errors.Join(errs...)); err != nil {
 		return Ranking{}, err
@@ -253,7 +288,7 @@ func (rk *Ranker) Rank(ctx context.Context, jobs []profile.Profile, links []Link
 
 	// Algorithm 1 per candidate.
 	errs = make([]error, len(cands))
-	perr = rk.parallel(workers, len(cands), func(w *link.Workspace, c int) {
+	perr = ws.parallel(workers, len(cands), func(w *link.Workspace, c int) {
 		if r.Outcomes[c].Err != nil {
 			return
 		}
@@ -286,10 +321,13 @@ func (rk *Ranker) Rank(ctx context.Context, jobs []profile.Profile, links []Link
 		return Ranking{}, err
 	}
 
-	for c, o := range r.Outcomes {
-		if o.Err == nil {
-			r.Order = append(r.Order, c)
+	for c := range r.Outcomes {
+		o := &r.Outcomes[c]
+		if o.Err != nil {
+			o.Status, o.Score = Discarded, 0
+			continue
 		}
+		r.Order = append(r.Order, c)
 	}
 	slices.SortStableFunc(r.Order, func(a, b int) int { return cmp.Compare(r.Outcomes[b].Score, r.Outcomes[a].Score) })
 	if len(r.Order) > 0 {
@@ -300,11 +338,11 @@ func (rk *Ranker) Rank(ctx context.Context, jobs []profile.Profile, links []Link
 
 // outcome collects a candidate's link scores, in link order.
 func outcome(g affinity.Graph, a affinity.Assignment, linkIndex, probOf []int, status []link.Status, agg Aggregate) Outcome {
-	o := Outcome{Shifts: a.Shifts, Score: 1, Status: link.Optimal}
+	o := Outcome{Shifts: a.Shifts, Score: 1, Status: Optimal}
 	for gi, gr := range g.Groups {
 		oc := a.Outcomes[gi]
 		st := max(status[probOf[gi]], oc.Status)
-		o.Status = max(o.Status, st)
+		o.Status = max(o.Status, fromLink(st))
 		for k, li := range gr.Links {
 			o.Links = append(o.Links, LinkScore{Link: linkIndex[li], Jobs: gr.Jobs, Score: oc.Scores[k], Excess: oc.Excess[k], Points: oc.Points, Status: st})
 		}
@@ -432,9 +470,9 @@ func pad(p profile.Profile, grid int) profile.Profile {
 // with a link workspace from the pool. A panic in f (a bug) comes back as an
 // error instead of killing the process from a goroutine no caller can
 // recover in.
-func (rk *Ranker) parallel(workers, n int, f func(w *link.Workspace, i int)) (err error) {
+func (ws *Workspace) parallel(workers, n int, f func(w *link.Workspace, i int)) (err error) {
 	get := func() *link.Workspace {
-		if w, ok := rk.pool.Get().(*link.Workspace); ok {
+		if w, ok := ws.pool.Get().(*link.Workspace); ok {
 			return w
 		}
 		return new(link.Workspace)
@@ -456,7 +494,7 @@ func (rk *Ranker) parallel(workers, n int, f func(w *link.Workspace, i int)) (er
 		for i := range n {
 			run(w, i)
 		}
-		rk.pool.Put(w)
+		ws.pool.Put(w)
 		return err
 	}
 	var wg sync.WaitGroup
@@ -469,7 +507,7 @@ func (rk *Ranker) parallel(workers, n int, f func(w *link.Workspace, i int)) (er
 			for i := range next {
 				run(w, i)
 			}
-			rk.pool.Put(w)
+			ws.pool.Put(w)
 		}()
 	}
 	for i := range n {

@@ -245,3 +245,33 @@ func TestRankBadInput(t *testing.T) {
 		}
 	}
 }
+
+// TestDiscardedStatus: a candidate the paper's loop rule rules out says so
+// in its status, with no score, and is not in the order; a kept one never
+// says discarded.
+func TestDiscardedStatus(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	discarded := 0
+	for it := range 200 {
+		in := randomInstance(rng)
+		r, err := Rank(context.Background(), in.jobs, in.links, in.cands, Options{Loops: affinity.Paper})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for c, o := range r.Outcomes {
+			kept := slices.Contains(r.Order, c)
+			if (o.Err != nil) != (o.Status == Discarded) || kept == (o.Err != nil) {
+				t.Fatalf("case %d candidate %d: status %v, err %v, kept %v", it, c, o.Status, o.Err, kept)
+			}
+			if o.Status == Discarded {
+				discarded++
+				if o.Score != 0 {
+					t.Fatalf("case %d candidate %d: discarded with score %v", it, c, o.Score)
+				}
+			}
+		}
+	}
+	if discarded == 0 {
+		t.Fatal("no candidate was discarded: the test checks nothing")
+	}
+}

@@ -57,13 +57,13 @@ func rankSection(ctx context.Context, cfg *config) ([]bench.Section, []bench.Gat
 		{"paper (72 angles, any loop discards)", candidate.Options{Link: link.Options{Mode: link.Paper, Circle: round.Circle}, Loops: affinity.Paper}},
 	}
 	sec := bench.Section{ID: "rank", Title: "Ranking placement candidates (engine/candidate)",
-		Notes:  []string{fmt.Sprintf("candidate.Ranker.Rank on 10 locality-aware candidates (jobs take consecutive free servers in ToR order from a random start; on the Clos fabric 10%% of servers are held by other work), periods 181-255 ms at 1 ms ticks, rounded past the 2^20-tick cap (round_periods). Time per ranking (CPU and wall with one worker, wall with two); median over %d interleaved rounds (min–max). *Links optimal* counts the shared links, over all candidates, whose search was proven optimal. *Best* is the chosen candidate and its score under orrery's exact ranking, so that the modes are compared on one scale. The paper's own loop rule discards a candidate whose affinity graph has any loop; every ring all-reduce that crosses two shared links with another job makes one.", cfg.rounds)},
+		Notes:  []string{fmt.Sprintf("candidate.Workspace.Rank on 10 locality-aware candidates (jobs take consecutive free servers in ToR order from a random start; on the Clos fabric 10%% of servers are held by other work), periods 181-255 ms at 1 ms ticks, rounded past the 2^20-tick cap (round_periods). Time per ranking (CPU and wall with one worker, wall with two); median over %d interleaved rounds (min–max). *Links optimal* counts the shared links, over all candidates, whose search was proven optimal. *Best* is the chosen candidate and its score under orrery's exact ranking, so that the modes are compared on one scale. The paper's own loop rule discards a candidate whose affinity graph has any loop; every ring all-reduce that crosses two shared links with another job makes one.", cfg.rounds)},
 		Header: []string{"instance", "mode", "1 worker (CPU)", "1 worker (wall)", "2 workers (wall)", "searches", "links optimal", "kept", "best (exact score)"},
 	}
 	var rows []RankRow
 	var gates []bench.Gate
 	for _, it := range insts {
-		var rk candidate.Ranker
+		var rk candidate.Workspace
 		results := make([]candidate.Ranking, len(modes))
 		var cases []bench.Case
 		for m, md := range modes {

@@ -106,7 +106,7 @@ type sim struct {
 	sentBits   float64
 
 	// Cassini.
-	ranker     candidate.Ranker
+	ranker     candidate.Workspace
 	lw         link.Workspace
 	agents     []*agent.Agent
 	groups     []group
@@ -144,7 +144,7 @@ func newSim(ctx context.Context, cfg Config) (*sim, error) {
 		quantum:  profile.Quantum{Tick: cfg.Cassini.Tick, Unit: profile.DefaultUnit},
 		res:      Result{Policy: cfg.Policy},
 		// Most links carry the same jobs from one arrival to the next.
-		ranker: candidate.Ranker{Cache: 4096},
+		ranker: candidate.Workspace{Cache: 4096},
 	}
 	for i, l := range t.Links {
 		s.capacity[i] = l.Gbps * 1e9
