@@ -383,14 +383,13 @@ func (req LinkRequest) problem() (link.Problem, quantum, error) {
 	return link.Problem{Jobs: jobs, Capacity: c}, r, nil
 }
 
-func cassiniLink(ctx context.Context, data []byte) (any, error) {
-	var req LinkRequest
-	if err := decode(data, &req); err != nil {
-		return nil, err
-	}
+// Link runs "cassini.link": the rotation search of the jobs sharing one
+// link, the paper's Table 1. Errors are *Error values naming the request's
+// field by its JSON path ("jobs[1].phases[0].gbps").
+func Link(ctx context.Context, req LinkRequest) (LinkResponse, error) {
 	pr, r, err := req.problem()
 	if err != nil {
-		return nil, err
+		return LinkResponse{}, err
 	}
 	jobs := pr.Jobs
 	ctx, cancel := withLimit(ctx, r.timeout)
@@ -399,7 +398,7 @@ func cassiniLink(ctx context.Context, data []byte) (any, error) {
 	defer workspaces.Put(w)
 	res, err := w.Search(ctx, pr, r.opt, nil)
 	if err != nil {
-		return nil, fieldError("jobs", err)
+		return LinkResponse{}, fieldError("jobs", err)
 	}
 	resp := LinkResponse{
 		Score:          res.Score,

@@ -66,62 +66,61 @@ type LinkResult struct {
 	Score float64  `json:"score"`
 }
 
-func cassiniRank(ctx context.Context, data []byte) (any, error) {
-	var req RankRequest
-	if err := decode(data, &req); err != nil {
-		return nil, err
-	}
+// Rank runs "cassini.rank": the paper's Algorithm 2 over the request's
+// placement candidates, with the best candidate's time shifts. Errors are
+// *Error values naming the request's field by its JSON path.
+func Rank(ctx context.Context, req RankRequest) (RankResponse, error) {
 	r, err := req.SearchSpec.parse()
 	if err != nil {
-		return nil, err
+		return RankResponse{}, err
 	}
 	agg, err := candidate.ParseAggregate(req.Aggregate)
 	if err != nil {
-		return nil, fieldError("aggregate", err)
+		return RankResponse{}, fieldError("aggregate", err)
 	}
 	loops, err := affinity.ParsePolicy(req.Loops)
 	if err != nil {
-		return nil, fieldError("loops", err)
+		return RankResponse{}, fieldError("loops", err)
 	}
 	if req.Workers < 0 || req.Workers > 1024 {
-		return nil, fieldError("workers", fmt.Errorf("%w: %d (want 0..1024)", candidate.ErrInvalid, req.Workers))
+		return RankResponse{}, fieldError("workers", fmt.Errorf("%w: %d (want 0..1024)", candidate.ErrInvalid, req.Workers))
 	}
 	jobs, jobIndex, err := r.jobs(req.Jobs)
 	if err != nil {
-		return nil, err
+		return RankResponse{}, err
 	}
 	if len(req.Links) == 0 {
-		return nil, fieldError("links", fmt.Errorf("%w: no links", candidate.ErrInvalid))
+		return RankResponse{}, fieldError("links", fmt.Errorf("%w: no links", candidate.ErrInvalid))
 	}
 	links := make([]candidate.Link, len(req.Links))
 	linkIndex := make(map[string]int, len(req.Links))
 	for i, l := range req.Links {
 		f := fmt.Sprintf("links[%d]", i)
 		if l.ID == "" {
-			return nil, fieldError(f+".id", ErrEmptyID)
+			return RankResponse{}, fieldError(f+".id", ErrEmptyID)
 		}
 		if j, dup := linkIndex[l.ID]; dup {
-			return nil, fieldError(f+".id", fmt.Errorf("%w: %q is also links[%d]", ErrDuplicateID, l.ID, j))
+			return RankResponse{}, fieldError(f+".id", fmt.Errorf("%w: %q is also links[%d]", ErrDuplicateID, l.ID, j))
 		}
 		linkIndex[l.ID] = i
 		c, err := r.capacityUnits(f+".capacity_gbps", l.CapacityGbps)
 		if err != nil {
-			return nil, err
+			return RankResponse{}, err
 		}
 		links[i].Capacity = c
 	}
 	if len(req.Candidates) == 0 {
-		return nil, fieldError("candidates", fmt.Errorf("%w: no candidates", candidate.ErrInvalid))
+		return RankResponse{}, fieldError("candidates", fmt.Errorf("%w: no candidates", candidate.ErrInvalid))
 	}
 	cands := make([]candidate.Candidate, len(req.Candidates))
 	candIndex := make(map[string]int, len(req.Candidates))
 	for c, cs := range req.Candidates {
 		f := fmt.Sprintf("candidates[%d]", c)
 		if cs.ID == "" {
-			return nil, fieldError(f+".id", ErrEmptyID)
+			return RankResponse{}, fieldError(f+".id", ErrEmptyID)
 		}
 		if j, dup := candIndex[cs.ID]; dup {
-			return nil, fieldError(f+".id", fmt.Errorf("%w: %q is also candidates[%d]", ErrDuplicateID, cs.ID, j))
+			return RankResponse{}, fieldError(f+".id", fmt.Errorf("%w: %q is also candidates[%d]", ErrDuplicateID, cs.ID, j))
 		}
 		candIndex[cs.ID] = c
 		paths := make([][]int, len(jobs))
@@ -130,15 +129,15 @@ func cassiniRank(ctx context.Context, data []byte) (any, error) {
 		for _, id := range slices.Sorted(maps.Keys(cs.Paths)) {
 			j, ok := jobIndex[id]
 			if !ok {
-				return nil, fieldError(f+".paths."+id, fmt.Errorf("%w: job %q", ErrUnknownID, id))
+				return RankResponse{}, fieldError(f+".paths."+id, fmt.Errorf("%w: job %q", ErrUnknownID, id))
 			}
 			for k, lid := range cs.Paths[id] {
 				li, ok := linkIndex[lid]
 				if !ok {
-					return nil, fieldError(fmt.Sprintf("%s.paths.%s[%d]", f, id, k), fmt.Errorf("%w: link %q", ErrUnknownID, lid))
+					return RankResponse{}, fieldError(fmt.Sprintf("%s.paths.%s[%d]", f, id, k), fmt.Errorf("%w: link %q", ErrUnknownID, lid))
 				}
 				if slices.Contains(paths[j], li) {
-					return nil, fieldError(fmt.Sprintf("%s.paths.%s[%d]", f, id, k), fmt.Errorf("%w: job %q crosses link %q twice", candidate.ErrInvalid, id, lid))
+					return RankResponse{}, fieldError(fmt.Sprintf("%s.paths.%s[%d]", f, id, k), fmt.Errorf("%w: job %q crosses link %q twice", candidate.ErrInvalid, id, lid))
 				}
 				paths[j] = append(paths[j], li)
 			}
@@ -155,7 +154,7 @@ func cassiniRank(ctx context.Context, data []byte) (any, error) {
 		if errors.Is(err, candidate.ErrInvalid) {
 			f = "candidates"
 		}
-		return nil, fieldError(f, err)
+		return RankResponse{}, fieldError(f, err)
 	}
 	resp := RankResponse{
 		Ranking:    make([]string, 0, len(rk.Order)),

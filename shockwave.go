@@ -325,20 +325,19 @@ func planError(err error) error {
 	return &Error{Code: CodeInvalid, Message: err.Error(), err: err}
 }
 
-func shockwavePlan(ctx context.Context, data []byte) (any, error) {
-	var req ShockwavePlanRequest
-	if err := decode(data, &req); err != nil {
-		return nil, err
-	}
+// Plan runs "shockwave.plan": the next rounds of a GPU cluster from
+// Shockwave's market, a pure function of the state in req. Errors are
+// *Error values naming the request's field by its JSON path.
+func Plan(ctx context.Context, req ShockwavePlanRequest) (ShockwavePlanResponse, error) {
 	st, limit, err := req.state()
 	if err != nil {
-		return nil, err
+		return ShockwavePlanResponse{}, err
 	}
 	ctx, cancel := withLimit(ctx, limit)
 	defer cancel()
 	res, err := round.Plan(ctx, st)
 	if err != nil {
-		return nil, planError(err)
+		return ShockwavePlanResponse{}, planError(err)
 	}
 	resp := ShockwavePlanResponse{
 		Round: res.Round, Window: len(res.Rounds), Status: res.Status.String(), Relaxed: res.Relaxed,
@@ -356,18 +355,17 @@ func shockwavePlan(ctx context.Context, data []byte) (any, error) {
 	return resp, nil
 }
 
-func shockwavePredict(ctx context.Context, data []byte) (any, error) {
-	var req ShockwavePredictRequest
-	if err := decode(data, &req); err != nil {
-		return nil, err
-	}
+// Predict runs "shockwave.predict": what Plan predicts for every job (the
+// remaining runtime and its spread, the mean epoch, the fair finish time)
+// without solving the round program. It fails exactly when Plan would.
+func Predict(ctx context.Context, req ShockwavePredictRequest) (ShockwavePredictResponse, error) {
 	st, _, err := req.state()
 	if err != nil {
-		return nil, err
+		return ShockwavePredictResponse{}, err
 	}
 	jobs, err := round.Predict(st)
 	if err != nil {
-		return nil, planError(err)
+		return ShockwavePredictResponse{}, planError(err)
 	}
 	resp := ShockwavePredictResponse{Round: st.Round, Jobs: make([]ShockwaveJobPrediction, len(jobs))}
 	for i, j := range jobs {

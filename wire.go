@@ -31,7 +31,6 @@ import (
 	"fmt"
 	"io"
 	"reflect"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -109,42 +108,17 @@ func fieldError(field string, err error) *Error {
 	return &Error{Code: code, Field: field, Message: err.Error(), err: err}
 }
 
-// handler runs one operation on a raw request and returns its response value.
-type handler func(ctx context.Context, req []byte) (any, error)
-
-// lookup returns the handler of op, or nil.
-func lookup(op string) handler {
-	switch op {
-	case "cassini.link":
-		return cassiniLink
-	case "cassini.rank":
-		return cassiniRank
-	case "shockwave.plan":
-		return shockwavePlan
-	case "shockwave.predict":
-		return shockwavePredict
-	}
-	return nil
-}
-
-// Ops lists the operations this version knows, sorted.
-func Ops() []string {
-	ops := []string{"cassini.link", "cassini.rank", "shockwave.plan", "shockwave.predict"}
-	slices.Sort(ops)
-	return ops
-}
-
 // Call runs op on the JSON request and returns the JSON response. Errors are
 // *Error values.
 func Call(ctx context.Context, op string, request []byte) ([]byte, error) {
-	h := lookup(op)
-	if h == nil {
-		return nil, &Error{Code: CodeUnknownOp, Field: "op", Message: fmt.Sprintf("unknown operation %q (known: %s)", op, strings.Join(Ops(), ", "))}
+	o, ok := lookup(op)
+	if !ok {
+		return nil, &Error{Code: CodeUnknownOp, Field: "op", Message: fmt.Sprintf("unknown operation %q (known: %s)", op, strings.Join(opNames(), ", "))}
 	}
 	if len(request) > MaxRequestBytes {
 		return nil, &Error{Code: CodeLimit, Message: fmt.Sprintf("request is %d bytes, above the %d byte limit", len(request), MaxRequestBytes)}
 	}
-	resp, err := h(ctx, request)
+	resp, err := o.run(ctx, request)
 	if err != nil {
 		var we *Error
 		if errors.As(err, &we) {

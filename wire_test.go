@@ -174,16 +174,102 @@ func TestHandleUnknownOp(t *testing.T) {
 	}
 }
 
+// TestOps: the registry is sorted and complete, every op it lists is known
+// to Handle, and each names a typed function of the package.
 func TestOps(t *testing.T) {
 	ops := orrery.Ops()
-	if !slices.IsSorted(ops) || !slices.Contains(ops, "cassini.link") || !slices.Contains(ops, "cassini.rank") {
-		t.Fatalf("Ops() = %v", ops)
+	names := make([]string, len(ops))
+	for i, o := range ops {
+		names[i] = o.Name
+	}
+	want := []string{"cassini.link", "cassini.rank", "shockwave.plan", "shockwave.predict"}
+	if !slices.IsSorted(names) || !slices.Equal(names, want) {
+		t.Fatalf("Ops() = %v, want %v", names, want)
 	}
 	for _, op := range ops {
-		r := handle(t, []byte(`{"op": "`+op+`", "request": {}}`))
+		r := handle(t, []byte(`{"op": "`+op.Name+`", "request": {}}`))
 		if r.Error != nil && r.Error.Code == orrery.CodeUnknownOp {
-			t.Errorf("listed op %q is unknown to Handle", op)
+			t.Errorf("listed op %q is unknown to Handle", op.Name)
 		}
+		if op.Func == "" || op.Summary == "" {
+			t.Errorf("op %q: no function or summary", op.Name)
+		}
+	}
+}
+
+// TestTypedEqualsJSON: the typed function and the JSON op give the same
+// answer, and the same error, for every request of the corpus.
+func TestTypedEqualsJSON(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("testdata", "corpus", "*", "*.json"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no corpus: %v", err)
+	}
+	typed := map[string]func(ctx context.Context, req []byte) (any, error){
+		"cassini.link":      typedCall(orrery.Link),
+		"cassini.rank":      typedCall(orrery.Rank),
+		"shockwave.plan":    typedCall(orrery.Plan),
+		"shockwave.predict": typedCall(orrery.Predict),
+	}
+	checked := 0
+	for _, f := range files {
+		env, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var e struct {
+			Op      string          `json:"op"`
+			Request json.RawMessage `json:"request"`
+		}
+		if json.Unmarshal(env, &e) != nil || typed[e.Op] == nil {
+			continue
+		}
+		var probe map[string]any
+		if json.Unmarshal(e.Request, &probe) != nil {
+			continue // not decodable into the typed request: nothing to compare
+		}
+		want, werr := orrery.Call(context.Background(), e.Op, e.Request)
+		if errors.Is(werr, orrery.ErrMalformed) {
+			continue // bytes the typed call never sees
+		}
+		resp, gerr := typed[e.Op](context.Background(), e.Request)
+		if gerr == errSkip {
+			t.Errorf("%s: the strict decoder accepts what encoding/json rejects", f)
+			continue
+		}
+		if (werr == nil) != (gerr == nil) || (werr != nil && werr.Error() != gerr.Error()) {
+			t.Errorf("%s: JSON op error %v, typed error %v", f, werr, gerr)
+			continue
+		}
+		if werr == nil {
+			got, err := json.Marshal(resp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("%s: typed answer differs from the JSON op's:\n%s\n%s", f, got, want)
+			}
+		}
+		checked++
+	}
+	if checked < 20 {
+		t.Fatalf("only %d corpus requests compared", checked)
+	}
+}
+
+// errSkip marks a request encoding/json cannot decode.
+var errSkip = errors.New("skip")
+
+// typedCall decodes the request with encoding/json, as a Go caller's values
+// would be, and calls the typed function.
+func typedCall[Req, Resp any](f func(context.Context, Req) (Resp, error)) func(context.Context, []byte) (any, error) {
+	return func(ctx context.Context, data []byte) (any, error) {
+		var req Req
+		d := json.NewDecoder(bytes.NewReader(data))
+		d.DisallowUnknownFields()
+		if err := d.Decode(&req); err != nil {
+			return nil, errSkip
+		}
+		return f(ctx, req)
 	}
 }
 

@@ -19,8 +19,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/signal"
+	"slices"
+	"strings"
+
+	"github.com/orrery/orrery"
 )
 
 func main() {
@@ -39,36 +44,68 @@ type stdio struct {
 // errUsage marks an error in the command line itself (exit status 2).
 var errUsage = errors.New("usage")
 
-const usage = `usage: orrery <command> [arguments]
+// command is one command of the command line.
+type command struct {
+	run     func(context.Context, []string, stdio) error
+	summary string
+}
 
-commands:
-  cassini link     optimize the time shifts of jobs sharing one link (JSON on stdin)
-  cassini rank     rank placement candidates by link compatibility (JSON on stdin)
-  cassini simulate simulate placement policies on a fabric (table, or --json)
-  shockwave plan   plan the next rounds of a GPU cluster with Shockwave (JSON on stdin)
-  shockwave predict  predict the jobs' remaining runtimes and fair finish times (JSON on stdin)
-  shockwave simulate  replay a trace under Shockwave and the baselines (table or --json)
-  demo             run the built-in example end to end and print the result
-  help             print this message
+// groups holds the commands of each group that are not operations of the
+// schema. A group's other commands are the registry's operations named
+// "<group>.<command>" (orrery.Ops), which read a JSON request on stdin.
+var groups = map[string]map[string]command{
+	"cassini": {
+		"simulate": {runCassiniSimulate, "simulate placement policies on a fabric (table, or --json)"},
+	},
+	"shockwave": {
+		"simulate": {runShockwaveSimulate, "replay a trace under Shockwave and the baselines (table or --json)"},
+	},
+}
 
-Run 'orrery <command> -h' for a command's flags.
-`
+// commands returns group's commands: its operations, then its own.
+func commands(group string) map[string]command {
+	cmds := maps.Clone(groups[group])
+	if cmds == nil {
+		cmds = map[string]command{}
+	}
+	for _, op := range orrery.Ops() {
+		if g, name, ok := strings.Cut(op.Name, "."); ok && g == group {
+			cmds[name] = command{jsonCommand(op.Name), op.Summary + " (JSON on stdin)"}
+		}
+	}
+	return cmds
+}
+
+// usage is the top-level help text.
+func usage() string {
+	var b strings.Builder
+	b.WriteString("usage: orrery <command> [arguments]\n\ncommands:\n")
+	row := func(name, summary string) { fmt.Fprintf(&b, "  %-20s%s\n", name, summary) }
+	for _, g := range slices.Sorted(maps.Keys(groups)) {
+		cmds := commands(g)
+		for _, name := range slices.Sorted(maps.Keys(cmds)) {
+			row(g+" "+name, cmds[name].summary)
+		}
+	}
+	row("demo", "run the built-in example end to end and print the result")
+	row("help", "print this message")
+	b.WriteString("\nRun 'orrery <command> -h' for a command's flags.\n")
+	return b.String()
+}
 
 func run(ctx context.Context, args []string, s stdio) int {
 	if len(args) == 0 {
-		fmt.Fprint(s.err, usage)
+		fmt.Fprint(s.err, usage())
 		return 2
 	}
 	var err error
-	switch args[0] {
-	case "cassini":
-		err = runCassini(ctx, args[1:], s)
-	case "shockwave":
-		err = runShockwave(ctx, args[1:], s)
-	case "demo":
+	switch g := args[0]; {
+	case groups[g] != nil:
+		err = subcommand(ctx, g, args[1:], s)
+	case g == "demo":
 		err = runDemo(ctx, args[1:], s)
-	case "help", "-h", "-help", "--help":
-		fmt.Fprint(s.out, usage)
+	case g == "help" || g == "-h" || g == "-help" || g == "--help":
+		fmt.Fprint(s.out, usage())
 		return 0
 	default:
 		err = fmt.Errorf("%w: unknown command %q", errUsage, args[0])
@@ -79,7 +116,7 @@ func run(ctx context.Context, args []string, s stdio) int {
 	case errors.Is(err, flag.ErrHelp):
 		return 0
 	case errors.Is(err, errUsage):
-		fmt.Fprintf(s.err, "orrery: %v\n\n%s", err, usage)
+		fmt.Fprintf(s.err, "orrery: %v\n\n%s", err, usage())
 		return 2
 	default:
 		fmt.Fprintf(s.err, "orrery: %v\n", err)
@@ -88,15 +125,15 @@ func run(ctx context.Context, args []string, s stdio) int {
 }
 
 // subcommand dispatches args[0] among a group's commands.
-func subcommand(ctx context.Context, group string, args []string, s stdio, cmds map[string]func(context.Context, []string, stdio) error) error {
+func subcommand(ctx context.Context, group string, args []string, s stdio) error {
 	if len(args) == 0 {
 		return fmt.Errorf("%w: %s needs a subcommand", errUsage, group)
 	}
-	f, ok := cmds[args[0]]
+	c, ok := commands(group)[args[0]]
 	if !ok {
 		return fmt.Errorf("%w: unknown command %q", errUsage, group+" "+args[0])
 	}
-	return f(ctx, args[1:], s)
+	return c.run(ctx, args[1:], s)
 }
 
 // flags returns a flag set that reports errors instead of exiting.
