@@ -314,7 +314,7 @@ func (w *pathWalker) value(t reflect.Type, path string) (string, bool) {
 	default:
 		return "", false
 	}
-	_, err = w.d.Token() // the closing bracket
+	w.d.Token() // the closing bracket
 	return "", false
 }
 

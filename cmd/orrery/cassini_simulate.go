@@ -152,7 +152,7 @@ func parseCassiniTopology(s string) (*topology.Topology, error) {
 	}
 	parts := strings.Split(spec, ",")
 	if len(parts) < 5 || len(parts) > 7 {
-		return nil, fmt.Errorf("-topology %q: want 5 to 7 numbers after clos:", s)
+		return nil, fmt.Errorf("-topology %q: want 5 to 7 numbers after \"clos:\"", s)
 	}
 	var n [5]int
 	for i := range n {

@@ -204,23 +204,6 @@ func (w *Workspace) shouldStop() bool {
 	return false
 }
 
-// estimate returns the pair evaluations of an exhaustive search.
-func (w *Workspace) estimate() int64 {
-	nodes := int64(1)
-	last := len(w.free) - 1
-	for _, j := range w.free[:last] {
-		if nodes > math.MaxInt64/int64(w.ncand[j]) {
-			return math.MaxInt64
-		}
-		nodes *= int64(w.ncand[j])
-	}
-	per := int64(w.n) * int64(w.ncand[w.free[last]]+1)
-	if nodes > math.MaxInt64/per {
-		return math.MaxInt64
-	}
-	return nodes * per
-}
-
 // offer records cur, with job j at shift t, if it beats the incumbent:
 // lower excess, or equal excess and lexicographically smaller shifts.
 func (w *Workspace) offer(cost int64, j, t int) {

@@ -244,9 +244,7 @@ func wasmSection(ctx context.Context, cfg *config) ([]bench.Section, []bench.Gat
 		Notes:  []string{fmt.Sprintf("The same requests answered by the engine linked natively (orrery.Handle, link.Workspace.Search), by the WebAssembly module (GOOS=wasip1, %.1f MB) hosted by wazero (bindings/go) and by node (bindings/js). CPU time per call of each host process, median over %d interleaved rounds (min–max); the ratio to native is per round.%s", float64(len(wasmBytes))/1e6, cfg.rounds, nodeNote)},
 		Header: []string{"call"},
 	}
-	for _, h := range hosts {
-		sec.Header = append(sec.Header, h)
-	}
+	sec.Header = append(sec.Header, hosts...)
 	var gates []bench.Gate
 	for i := range wasmCalls {
 		row := &rows[i]

@@ -88,7 +88,7 @@ func SharedLibName() string {
 func goCmd(ctx context.Context, dir string, env []string, args ...string) ([]byte, error) {
 	gobin, err := exec.LookPath("go")
 	if err != nil {
-		gobin = filepath.Join(runtime.GOROOT(), "bin", "go")
+		return nil, fmt.Errorf("the go command is not on PATH: %w", err)
 	}
 	cmd := exec.CommandContext(ctx, gobin, args...)
 	cmd.Dir = dir

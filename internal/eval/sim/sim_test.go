@@ -217,12 +217,10 @@ func TestGNSChangeAppliedAtNextLeaseEnd(t *testing.T) {
 	f := &fifo{}
 	res := run(t, w, f, Options{GPUs: 1})
 	var bs []int
-	var steps []int64
 	var progress []int
 	for _, r := range f.reports {
 		for _, l := range r.Leases {
 			bs = append(bs, l.BatchSize)
-			steps = append(steps, l.Steps)
 			progress = append(progress, l.Progress)
 		}
 	}

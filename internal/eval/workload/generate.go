@@ -66,9 +66,8 @@ func (m Model) BatchChoices() []int {
 }
 
 type choice struct {
-	model  Model
-	gpus   []int // granted GPU counts this model can run with
-	period []time.Duration
+	model Model
+	gpus  []int // granted GPU counts this model can run with
 }
 
 // Generate returns a trace of jobs sorted by arrival, deterministic in cfg.
