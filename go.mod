@@ -3,6 +3,7 @@ module github.com/orrery/orrery
 go 1.26
 
 require (
+	github.com/google/go-cmp v0.7.0
 	github.com/klauspost/cpuid/v2 v2.4.2
 	github.com/tetratelabs/wazero v1.12.0
 	gonum.org/v1/plot v0.17.0

@@ -7,11 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"reflect"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/orrery/orrery"
 	"github.com/orrery/orrery/engine/link"
 	"github.com/orrery/orrery/engine/profile"
@@ -55,8 +55,8 @@ func TestTypedCalls(t *testing.T) {
 		}
 		if err != nil {
 			t.Errorf("%s: %v", c.Name, err)
-		} else if !reflect.DeepEqual(got, want) {
-			t.Errorf("%s: typed call differs from native\n got %+v\nwant %+v", c.Name, got, want)
+		} else if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s: typed call differs from native (-native +module):\n%s", c.Name, diff)
 		}
 	}
 }
@@ -255,8 +255,8 @@ func TestSearchMatchesNative(t *testing.T) {
 			continue
 		}
 		want.Circle.Periods = append([]int(nil), want.Circle.Periods...)
-		if !reflect.DeepEqual(got, want) {
-			t.Fatalf("%d: module %+v\nnative %+v", it, got, want)
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Fatalf("%d: module differs from native (-native +module):\n%s", it, diff)
 		}
 	}
 	// Errors carry the module's code.

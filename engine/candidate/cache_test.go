@@ -3,8 +3,9 @@ package candidate
 import (
 	"context"
 	"math/rand/v2"
-	"reflect"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // TestCacheAcrossCalls: a Workspace that remembers searches gives exactly the
@@ -33,8 +34,8 @@ func TestCacheAcrossCalls(t *testing.T) {
 			}
 			hits += got.Cached
 			got.Cached, want.Cached = 0, 0
-			if !reflect.DeepEqual(got, want) {
-				t.Fatalf("case %d call %d: cached ranking differs:\n%+v\n%+v", it, rep, got, want)
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Fatalf("case %d call %d: cached ranking differs (-uncached +cached):\n%s", it, rep, diff)
 			}
 		}
 	}

@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
-	"reflect"
 	"slices"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/orrery/orrery/engine/affinity"
 	"github.com/orrery/orrery/engine/circle"
 	"github.com/orrery/orrery/engine/link"
@@ -163,8 +163,8 @@ func TestPaperPolicyAgreesOnLoopFree(t *testing.T) {
 			if o.Err != nil {
 				continue
 			}
-			if !reflect.DeepEqual(o, ours.Outcomes[c]) {
-				t.Fatalf("case %d candidate %d: paper %+v, resolve %+v", it, c, o, ours.Outcomes[c])
+			if diff := cmp.Diff(o, ours.Outcomes[c]); diff != "" {
+				t.Fatalf("case %d candidate %d: (-paper +resolve):\n%s", it, c, diff)
 			}
 		}
 	}
@@ -183,8 +183,8 @@ func TestDeterministicAcrossWorkers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !reflect.DeepEqual(one, four) {
-			t.Fatalf("1 worker: %+v\n4 workers: %+v", one, four)
+		if diff := cmp.Diff(one, four); diff != "" {
+			t.Fatalf("(-1 worker +4 workers):\n%s", diff)
 		}
 	}
 }

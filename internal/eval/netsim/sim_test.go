@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"math"
-	"reflect"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/orrery/orrery/engine/agent"
 	"github.com/orrery/orrery/engine/topology"
 	"github.com/orrery/orrery/internal/eval/workload"
@@ -93,8 +93,8 @@ func TestDeterministic(t *testing.T) {
 		a := run(t, cfg)
 		cfg.Cassini.Workers = 2
 		b := run(t, cfg)
-		if !reflect.DeepEqual(a, b) {
-			t.Fatalf("%v: two runs differ", p)
+		if diff := cmp.Diff(a, b); diff != "" {
+			t.Fatalf("%v: two runs differ (-first +second):\n%s", p, diff)
 		}
 	}
 }

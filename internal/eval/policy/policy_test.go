@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/orrery/orrery/internal/eval/sim"
 	"github.com/orrery/orrery/internal/eval/throughput"
 	"github.com/orrery/orrery/internal/eval/trace"
@@ -184,8 +184,8 @@ func TestAuthorsTrace120(t *testing.T) {
 	}
 	for _, name := range []string{"shockwave", "finish_time_fairness"} {
 		p, _ := New(name, cfg)
-		if again := mustRun(t, w, p, sim.Options{GPUs: 32}); !reflect.DeepEqual(again, res[name]) {
-			t.Errorf("%s: two replays differ", name)
+		if diff := cmp.Diff(res[name], mustRun(t, w, p, sim.Options{GPUs: 32})); diff != "" {
+			t.Errorf("%s: two replays differ (-first +second):\n%s", name, diff)
 		}
 	}
 }

@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/orrery/orrery/internal/eval/throughput"
 	"github.com/orrery/orrery/internal/eval/trace"
 )
@@ -124,8 +124,8 @@ func TestOneJobAlone(t *testing.T) {
 			steps = append(steps, l.Steps)
 		}
 	}
-	if !reflect.DeepEqual(steps, []int64{1875, 1875, 939}) {
-		t.Fatalf("lease steps %v", steps)
+	if diff := cmp.Diff([]int64{1875, 1875, 939}, steps); diff != "" {
+		t.Fatalf("lease steps (-want +got):\n%s", diff)
 	}
 	// ρ = JCT / (T_iso · max(1, 1/1)).
 	if !near(j.FTF, j.JCT/300) || !near(res.Summary.Utilization, 1) {
@@ -399,8 +399,8 @@ func TestPlacementExtension(t *testing.T) {
 	w := workload(t, lines...)
 	res := run(t, w, &fifo{}, Options{GPUs: 4, RecordSchedule: true})
 	// The widest job is placed first each round.
-	if got := res.Schedule[0]; !reflect.DeepEqual(got, []int{1, 0, 2}) {
-		t.Fatalf("round 0 placement order %v", got)
+	if diff := cmp.Diff([]int{1, 0, 2}, res.Schedule[0]); diff != "" {
+		t.Fatalf("round 0 placement order (-want +got):\n%s", diff)
 	}
 	// All three run every round until the first finishes: every later
 	// lease is an extension.
@@ -595,8 +595,8 @@ func TestAuthorsTraceConservation(t *testing.T) {
 		t.Fatalf("rounds %d/%d, changes %d, restarts %d", len(res.Schedule), res.Rounds, res.BatchChanges, res.Restarts)
 	}
 	again := run(t, w, &fifo{}, Options{GPUs: 32, RecordSchedule: true})
-	if !reflect.DeepEqual(res, again) {
-		t.Fatal("two replays differ")
+	if diff := cmp.Diff(res, again); diff != "" {
+		t.Fatalf("two replays differ (-first +second):\n%s", diff)
 	}
 }
 
