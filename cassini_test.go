@@ -74,7 +74,7 @@ func TestExcessUnits(t *testing.T) {
 
 // TestGolden runs every envelope in testdata/golden through Handle and
 // compares the response, indented, byte for byte with its .golden file.
-// Regenerate with: go test ./engine/wire -run TestGolden -update
+// Regenerate with: go test . -run TestGolden -update
 func TestGolden(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("testdata", "golden", "*.json"))
 	if err != nil || len(files) == 0 {

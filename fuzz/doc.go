@@ -4,7 +4,7 @@
 // `go test ./fuzz` replays every seed and every past crasher as a
 // regression test.
 //
-//   - FuzzHandle feeds arbitrary envelopes to wire.Handle, the function
+//   - FuzzHandle feeds arbitrary envelopes to orrery.Handle, the function
 //     behind the WebAssembly ABI and the command-line tool. It must never
 //     panic, must answer valid JSON with exactly one of "response" and
 //     "error", and a cassini.link response must hold its invariants (shifts

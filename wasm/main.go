@@ -11,7 +11,7 @@
 //
 //	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -trimpath -ldflags='-s -w' -o orrery.wasm ./wasm
 //
-// call answers exactly what wire.Handle answers natively, so every
+// call answers exactly what orrery.Handle answers natively, so every
 // operation of package wire ("cassini.link", "cassini.rank",
 // "shockwave.plan", "shockwave.predict", and any added later) works
 // through it unchanged.

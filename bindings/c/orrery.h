@@ -9,7 +9,7 @@
  * functions mirror the WebAssembly module's exports (package wasm/abi) with
  * native pointers: orrery_call takes a schema-v1 request envelope and
  * returns the response envelope, byte for byte what the Go engine's
- * wire.Handle returns; orrery_link_search is the flat rotation search.
+ * orrery.Handle returns; orrery_link_search is the flat rotation search.
  *
  * Every function is safe to call from several threads at once. The library
  * checks values, not pointers: pointers must be valid for the lengths

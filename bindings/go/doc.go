@@ -1,7 +1,7 @@
 // Package orrerywasm hosts orrery's WebAssembly module (package wasm, ABI
 // v1 in package wasm/abi) with wazero, and exposes the same calls as the
-// native engine: [Module.Handle] is wire.Handle, [Module.Call] is
-// wire.Call, [Module.Link], [Module.Rank] and [Module.Plan] take and
+// native engine: [Module.Handle] is orrery.Handle, [Module.Call] is
+// orrery.Call, [Module.Link], [Module.Rank] and [Module.Plan] take and
 // return the wire package's request and response types, and [Module.Search]
 // is link.Workspace.Search over the module's flat fast path.
 //

@@ -1,6 +1,6 @@
 // Type declarations of @orrery/orrery: orrery's WebAssembly module (ABI v1)
 // hosted by node:wasi. The request and response types mirror the Go
-// package engine/wire (schema v1); field comments are brief, the Go docs
+// package orrery (the repository root; schema v1); field comments are brief, the Go docs
 // are the reference.
 
 /** The ABI version this package speaks. */
@@ -34,7 +34,7 @@ export function load(source: string | URL | BufferSource | WebAssembly.Module): 
 export class Orrery {
   constructor(module: WebAssembly.Module);
   readonly abiVersion: number;
-  /** The response envelope's bytes for a request envelope's bytes: exactly wire.Handle's. */
+  /** The response envelope's bytes for a request envelope's bytes: exactly orrery.Handle's. */
   handleBytes(envelope: Uint8Array): Uint8Array;
   /** handleBytes on text. */
   handle(envelope: string | Uint8Array): string;

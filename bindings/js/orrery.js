@@ -6,7 +6,7 @@
 //
 // The module is a WASI preview 1 reactor built from the Go sources
 // (`make wasm`). Every call is synchronous and answers exactly what the Go
-// engine's wire.Handle answers for the same request, byte for byte. An
+// engine's orrery.Handle answers for the same request, byte for byte. An
 // Orrery object owns one instance; Node runs JavaScript on one thread, so one
 // is enough (use one per worker thread). No dependencies beyond Node >= 20.
 
@@ -143,7 +143,7 @@ export class Orrery {
 
   /**
    * Runs a request envelope ({"op": ..., "request": {...}}, as bytes) and
-   * returns the response envelope's bytes: exactly what wire.Handle returns.
+   * returns the response envelope's bytes: exactly what orrery.Handle returns.
    * @param {Uint8Array} envelope
    * @returns {Uint8Array}
    */

@@ -35,13 +35,13 @@
 //
 //	{"op": "cassini.link", "request": {...}}
 //
-// and returns the response envelope, byte for byte what wire.Handle returns
+// and returns the response envelope, byte for byte what orrery.Handle returns
 // natively for the same bytes, packed as ptr<<32 | len. The response lives
 // in module memory until the next call on the instance: read (copy) it
 // before calling again, and do not free it. A request outside every live
 // block gets an error envelope with code "invalid_argument" and a message
 // starting "abi:". A host whose envelope is larger than [MaxBlock] (so it
-// cannot be placed in memory) replies itself, with the error wire.Handle
+// cannot be placed in memory) replies itself, with the error orrery.Handle
 // gives every envelope over wire.MaxRequestBytes:
 //
 //	{"version":1,"error":{"code":"limit_exceeded","message":"request is N bytes, above the 67108864 byte limit"}}

@@ -7,7 +7,7 @@ dependency.
     res = eng.link({"capacity_gbps": 50, "jobs": [...]})
 
 Two backends speak the same schema-v1 JSON API and answer byte for byte what
-the Go engine's wire.Handle answers:
+the Go engine's orrery.Handle answers:
 
 * "native": ctypes over orrery's C shared library (liborrery.so, built with
   ``make cshared`` or ``go build -buildmode=c-shared -o liborrery.so

@@ -56,7 +56,7 @@ def mode_number(mode):
 
 
 def too_large(n):
-    """wire.Handle's answer to an envelope over MAX_REQUEST_BYTES."""
+    """orrery.Handle's answer to an envelope over MAX_REQUEST_BYTES."""
     return (
         '{"version":1,"error":{"code":"limit_exceeded","message":"request is %d bytes, above the %d byte limit"}}'
         % (n, MAX_REQUEST_BYTES)
@@ -77,7 +77,7 @@ class Engine:
     def handle(self, envelope):
         """Run a request envelope (bytes or str: {"op": ..., "request":
         {...}}) and return the response envelope's bytes, exactly what the
-        Go engine's wire.Handle returns."""
+        Go engine's orrery.Handle returns."""
         raise NotImplementedError
 
     def call(self, op, request):

@@ -35,7 +35,7 @@ func TestLoadAuthorsTables(t *testing.T) {
 
 // The notes list V100 epoch times derived from the tables as
 // ceil(samples/B)/tput (the authors' profiles use samples/B without the
-// ceiling; engine/trace tests that). Check a few against the loaded tables.
+// ceiling; internal/eval/trace tests that). Check a few against the loaded tables.
 func TestEpochTimesFromNotes(t *testing.T) {
 	tab, err := LoadFile(dataDir + "tacc_throughputs.json")
 	if err != nil {
