@@ -11,6 +11,7 @@ import (
 	"github.com/orrery/orrery/engine/candidate"
 	"github.com/orrery/orrery/engine/circle"
 	"github.com/orrery/orrery/engine/link"
+	"github.com/orrery/orrery/engine/profile"
 )
 
 // LinkSpec is a network link.
@@ -74,81 +75,27 @@ func Rank(ctx context.Context, req RankRequest) (RankResponse, error) {
 	if err != nil {
 		return RankResponse{}, err
 	}
-	agg, err := candidate.ParseAggregate(req.Aggregate)
+	opt, err := req.options(r)
 	if err != nil {
-		return RankResponse{}, fieldError("aggregate", err)
-	}
-	loops, err := affinity.ParsePolicy(req.Loops)
-	if err != nil {
-		return RankResponse{}, fieldError("loops", err)
-	}
-	if req.Workers < 0 || req.Workers > 1024 {
-		return RankResponse{}, fieldError("workers", fmt.Errorf("%w: %d (want 0..1024)", candidate.ErrInvalid, req.Workers))
+		return RankResponse{}, err
 	}
 	jobs, jobIndex, err := r.jobs(req.Jobs)
 	if err != nil {
 		return RankResponse{}, err
 	}
-	if len(req.Links) == 0 {
-		return RankResponse{}, fieldError("links", fmt.Errorf("%w: no links", candidate.ErrInvalid))
+	links, linkIndex, err := req.links(r)
+	if err != nil {
+		return RankResponse{}, err
 	}
-	links := make([]candidate.Link, len(req.Links))
-	linkIndex := make(map[string]int, len(req.Links))
-	for i, l := range req.Links {
-		f := fmt.Sprintf("links[%d]", i)
-		if l.ID == "" {
-			return RankResponse{}, fieldError(f+".id", ErrEmptyID)
-		}
-		if j, dup := linkIndex[l.ID]; dup {
-			return RankResponse{}, fieldError(f+".id", fmt.Errorf("%w: %q is also links[%d]", ErrDuplicateID, l.ID, j))
-		}
-		linkIndex[l.ID] = i
-		c, err := r.capacityUnits(f+".capacity_gbps", l.CapacityGbps)
-		if err != nil {
-			return RankResponse{}, err
-		}
-		links[i].Capacity = c
-	}
-	if len(req.Candidates) == 0 {
-		return RankResponse{}, fieldError("candidates", fmt.Errorf("%w: no candidates", candidate.ErrInvalid))
-	}
-	cands := make([]candidate.Candidate, len(req.Candidates))
-	candIndex := make(map[string]int, len(req.Candidates))
-	for c, cs := range req.Candidates {
-		f := fmt.Sprintf("candidates[%d]", c)
-		if cs.ID == "" {
-			return RankResponse{}, fieldError(f+".id", ErrEmptyID)
-		}
-		if j, dup := candIndex[cs.ID]; dup {
-			return RankResponse{}, fieldError(f+".id", fmt.Errorf("%w: %q is also candidates[%d]", ErrDuplicateID, cs.ID, j))
-		}
-		candIndex[cs.ID] = c
-		paths := make([][]int, len(jobs))
-		// In key order, so the error for a request with several bad paths
-		// does not depend on map iteration order.
-		for _, id := range slices.Sorted(maps.Keys(cs.Paths)) {
-			j, ok := jobIndex[id]
-			if !ok {
-				return RankResponse{}, fieldError(f+".paths."+id, fmt.Errorf("%w: job %q", ErrUnknownID, id))
-			}
-			for k, lid := range cs.Paths[id] {
-				li, ok := linkIndex[lid]
-				if !ok {
-					return RankResponse{}, fieldError(fmt.Sprintf("%s.paths.%s[%d]", f, id, k), fmt.Errorf("%w: link %q", ErrUnknownID, lid))
-				}
-				if slices.Contains(paths[j], li) {
-					return RankResponse{}, fieldError(fmt.Sprintf("%s.paths.%s[%d]", f, id, k), fmt.Errorf("%w: job %q crosses link %q twice", candidate.ErrInvalid, id, lid))
-				}
-				paths[j] = append(paths[j], li)
-			}
-		}
-		cands[c].Paths = paths
+	cands, err := req.candidates(jobIndex, linkIndex)
+	if err != nil {
+		return RankResponse{}, err
 	}
 	ctx, cancel := withLimit(ctx, r.timeout)
 	defer cancel()
-	ranker := rankers.Get().(*candidate.Workspace)
-	defer rankers.Put(ranker)
-	rk, err := ranker.Rank(ctx, jobs, links, cands, candidate.Options{Link: r.opt, Loops: loops, Aggregate: agg, Workers: req.Workers})
+	ws := rankers.Get().(*candidate.Workspace)
+	defer rankers.Put(ws)
+	rk, err := ws.Rank(ctx, jobs, links, cands, opt)
 	if err != nil {
 		var f string
 		if errors.Is(err, candidate.ErrInvalid) {
@@ -156,9 +103,95 @@ func Rank(ctx context.Context, req RankRequest) (RankResponse, error) {
 		}
 		return RankResponse{}, fieldError(f, err)
 	}
+	return req.response(r, jobs, rk), nil
+}
+
+// options reads the ranking's own options.
+func (req *RankRequest) options(r quantum) (candidate.Options, error) {
+	agg, err := candidate.ParseAggregate(req.Aggregate)
+	if err != nil {
+		return candidate.Options{}, fieldError("aggregate", err)
+	}
+	loops, err := affinity.ParsePolicy(req.Loops)
+	if err != nil {
+		return candidate.Options{}, fieldError("loops", err)
+	}
+	if req.Workers < 0 || req.Workers > 1024 {
+		return candidate.Options{}, fieldError("workers", fmt.Errorf("%w: %d (want 0..1024)", candidate.ErrInvalid, req.Workers))
+	}
+	return candidate.Options{Link: r.opt, Loops: loops, Aggregate: agg, Workers: req.Workers}, nil
+}
+
+// links validates the links, in order, and indexes them by id.
+func (req *RankRequest) links(r quantum) ([]candidate.Link, map[string]int, error) {
+	if len(req.Links) == 0 {
+		return nil, nil, fieldError("links", fmt.Errorf("%w: no links", candidate.ErrInvalid))
+	}
+	links := make([]candidate.Link, len(req.Links))
+	index := make(map[string]int, len(req.Links))
+	for i, l := range req.Links {
+		f := fmt.Sprintf("links[%d]", i)
+		if l.ID == "" {
+			return nil, nil, fieldError(f+".id", ErrEmptyID)
+		}
+		if j, dup := index[l.ID]; dup {
+			return nil, nil, fieldError(f+".id", fmt.Errorf("%w: %q is also links[%d]", ErrDuplicateID, l.ID, j))
+		}
+		index[l.ID] = i
+		c, err := r.capacityUnits(f+".capacity_gbps", l.CapacityGbps)
+		if err != nil {
+			return nil, nil, err
+		}
+		links[i].Capacity = c
+	}
+	return links, index, nil
+}
+
+// candidates validates the candidates and turns their paths into indices.
+func (req *RankRequest) candidates(jobIndex, linkIndex map[string]int) ([]candidate.Candidate, error) {
+	if len(req.Candidates) == 0 {
+		return nil, fieldError("candidates", fmt.Errorf("%w: no candidates", candidate.ErrInvalid))
+	}
+	cands := make([]candidate.Candidate, len(req.Candidates))
+	index := make(map[string]int, len(req.Candidates))
+	for c, cs := range req.Candidates {
+		f := fmt.Sprintf("candidates[%d]", c)
+		if cs.ID == "" {
+			return nil, fieldError(f+".id", ErrEmptyID)
+		}
+		if j, dup := index[cs.ID]; dup {
+			return nil, fieldError(f+".id", fmt.Errorf("%w: %q is also candidates[%d]", ErrDuplicateID, cs.ID, j))
+		}
+		index[cs.ID] = c
+		paths := make([][]int, len(jobIndex))
+		// In key order, so the error for a request with several bad paths
+		// does not depend on map iteration order.
+		for _, id := range slices.Sorted(maps.Keys(cs.Paths)) {
+			j, ok := jobIndex[id]
+			if !ok {
+				return nil, fieldError(f+".paths."+id, fmt.Errorf("%w: job %q", ErrUnknownID, id))
+			}
+			for k, lid := range cs.Paths[id] {
+				li, ok := linkIndex[lid]
+				if !ok {
+					return nil, fieldError(fmt.Sprintf("%s.paths.%s[%d]", f, id, k), fmt.Errorf("%w: link %q", ErrUnknownID, lid))
+				}
+				if slices.Contains(paths[j], li) {
+					return nil, fieldError(fmt.Sprintf("%s.paths.%s[%d]", f, id, k), fmt.Errorf("%w: job %q crosses link %q twice", candidate.ErrInvalid, id, lid))
+				}
+				paths[j] = append(paths[j], li)
+			}
+		}
+		cands[c].Paths = paths
+	}
+	return cands, nil
+}
+
+// response converts a ranking back to the request's ids and milliseconds.
+func (req *RankRequest) response(r quantum, jobs []profile.Profile, rk candidate.Ranking) RankResponse {
 	resp := RankResponse{
 		Ranking:    make([]string, 0, len(rk.Order)),
-		Candidates: make([]CandidateResult, len(cands)),
+		Candidates: make([]CandidateResult, len(rk.Outcomes)),
 		PeriodsMs:  make(map[string]float64, len(jobs)),
 		Searches:   rk.Searches,
 	}
@@ -169,33 +202,38 @@ func Rank(ctx context.Context, req RankRequest) (RankResponse, error) {
 		resp.Ranking = append(resp.Ranking, req.Candidates[c].ID)
 	}
 	for c, o := range rk.Outcomes {
-		cr := CandidateResult{ID: req.Candidates[c].ID, Score: o.Score, Status: o.Status.String()}
-		if o.Err != nil {
-			cr.Discarded, cr.Reason, cr.Status = true, reason(o.Err, req), ""
-		} else {
-			if o.Grid > 1 {
-				cr.GridMs = r.ms(float64(o.Grid))
-			}
-			cr.ShiftsMs = make(map[string]float64, len(jobs))
-			for j, s := range req.Jobs {
-				cr.ShiftsMs[s.ID] = r.ms(float64(o.Shifts[j]))
-			}
-			for _, ls := range o.Links {
-				lr := LinkResult{ID: req.Links[ls.Link].ID, Score: ls.Score}
-				for _, j := range ls.Jobs {
-					lr.Jobs = append(lr.Jobs, req.Jobs[j].ID)
-				}
-				cr.Links = append(cr.Links, lr)
-			}
-		}
-		resp.Candidates[c] = cr
+		resp.Candidates[c] = req.result(r, c, o)
 	}
 	if rk.Best >= 0 {
 		id := req.Candidates[rk.Best].ID
 		resp.Best = &id
 		resp.ShiftsMs = resp.Candidates[rk.Best].ShiftsMs
 	}
-	return resp, nil
+	return resp
+}
+
+// result is candidate c's outcome with the request's ids.
+func (req *RankRequest) result(r quantum, c int, o candidate.Outcome) CandidateResult {
+	cr := CandidateResult{ID: req.Candidates[c].ID, Score: o.Score, Status: o.Status.String()}
+	if o.Err != nil {
+		cr.Discarded, cr.Reason, cr.Status = true, reason(o.Err, *req), ""
+		return cr
+	}
+	if o.Grid > 1 {
+		cr.GridMs = r.ms(float64(o.Grid))
+	}
+	cr.ShiftsMs = make(map[string]float64, len(req.Jobs))
+	for j, s := range req.Jobs {
+		cr.ShiftsMs[s.ID] = r.ms(float64(o.Shifts[j]))
+	}
+	for _, ls := range o.Links {
+		lr := LinkResult{ID: req.Links[ls.Link].ID, Score: ls.Score}
+		for _, j := range ls.Jobs {
+			lr.Jobs = append(lr.Jobs, req.Jobs[j].ID)
+		}
+		cr.Links = append(cr.Links, lr)
+	}
+	return cr
 }
 
 // reason explains why a candidate was discarded, with the request's ids.
