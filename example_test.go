@@ -63,3 +63,21 @@ func ExampleLink_error() {
 	fmt.Println(err)
 	// Output: jobs[0].phases[0].gbps: phase 0: profile: bandwidth is negative, NaN or infinite
 }
+
+// Replay the first 30 jobs of the Shockwave authors' 120-job trace on their
+// 32-GPU setup under Shockwave and Gavel.
+func ExampleSimulateShockwave() {
+	s, _ := orrery.ShockwaveSetup(32, "testdata/shockwave")
+	s.Jobs, s.Policies = 30, []string{"shockwave", "gavel"}
+	rep, err := orrery.SimulateShockwave(context.Background(), s, false)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, r := range rep.Results {
+		fmt.Printf("%s: makespan %.0f s, worst finish-time fairness %.2f\n", r.Legend, r.MakespanS, r.WorstFTF)
+	}
+	// Output:
+	// Shockwave: makespan 17574 s, worst finish-time fairness 1.20
+	// Gavel: makespan 17694 s, worst finish-time fairness 2.36
+}

@@ -13,8 +13,7 @@ import (
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 
-	"github.com/orrery/orrery/internal/eval/policy"
-	"github.com/orrery/orrery/internal/eval/sim"
+	"github.com/orrery/orrery"
 )
 
 // plotShockwaveFTF draws the cumulative distribution of the finish-time
@@ -22,13 +21,12 @@ import (
 // marked, and writes it to dir as shockwave_ftf_cdf.png and .svg (the
 // directory is created if needed). It returns the paths written. The
 // output depends only on the results.
-func plotShockwaveFTF(dir string, results []*sim.Result) ([]string, error) {
-	if len(results) == 0 {
+func plotShockwaveFTF(dir string, rep orrery.ShockwaveReport) ([]string, error) {
+	if len(rep.Results) == 0 {
 		return nil, fmt.Errorf("plot: no results")
 	}
 	p := plot.New()
-	r0 := results[0]
-	p.Title.Text = fmt.Sprintf("Finish-time fairness, %d jobs on %d GPUs", r0.TraceJobs, r0.GPUs)
+	p.Title.Text = fmt.Sprintf("Finish-time fairness, %d jobs on %d GPUs", rep.TraceJobs, rep.GPUs)
 	p.X.Label.Text = "finish-time fairness ρ = JCT / (T_iso · N/M), log scale   (≤ 1 is fair)"
 	p.Y.Label.Text = "fraction of jobs with ρ ≤ x"
 	p.Y.Min, p.Y.Max = 0, 1
@@ -41,12 +39,12 @@ func plotShockwaveFTF(dir string, results []*sim.Result) ([]string, error) {
 	p.Legend.XOffs = -vg.Millimeter
 	p.Legend.YOffs = vg.Millimeter
 	xmin, xmax := 1.0, 1.0
-	for i, r := range results {
-		if len(r.Jobs) == 0 {
+	for i, r := range rep.Results {
+		if len(r.PerJob) == 0 {
 			return nil, fmt.Errorf("plot: %s has no finished jobs", r.Policy)
 		}
-		rho := make([]float64, len(r.Jobs))
-		for k, j := range r.Jobs {
+		rho := make([]float64, len(r.PerJob))
+		for k, j := range r.PerJob {
 			rho[k] = j.FTF
 		}
 		slices.Sort(rho)
@@ -68,7 +66,7 @@ func plotShockwaveFTF(dir string, results []*sim.Result) ([]string, error) {
 		line.Width = vg.Points(1.6)
 		line.Dashes = plotutil.Dashes(i)
 		p.Add(line)
-		p.Legend.Add(fmt.Sprintf("%s (worst %.2f)", policy.Legend(r.Policy), r.Summary.WorstFTF), line)
+		p.Legend.Add(fmt.Sprintf("%s (worst %.2f)", r.Legend, r.WorstFTF), line)
 	}
 	fair, err := plotter.NewLine(plotter.XYs{{X: 1, Y: 0}, {X: 1, Y: 1}})
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/orrery/orrery"
 	"github.com/orrery/orrery/internal/eval/trace"
 )
 
@@ -69,7 +70,7 @@ func TestShockwaveSimulateJSON(t *testing.T) {
 		for _, j := range r.PerJob {
 			worst = max(worst, j.FTF)
 		}
-		if len(r.PerJob) != 25 || worst != r.WorstFTF || r.MakespanS <= 0 || r.WallS != nil {
+		if len(r.PerJob) != 25 || worst != r.WorstFTF || r.MakespanS <= 0 || r.WallS != 0 {
 			t.Fatalf("result %s: %d jobs, worst %v vs %v", r.Policy, len(r.PerJob), worst, r.WorstFTF)
 		}
 	}
@@ -131,7 +132,7 @@ func TestPlotShockwaveFTF(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.Jobs, c.Policies = 20, []string{"shockwave", "max_min_fairness"}
-	results, _, err := shockwaveSimulate(context.Background(), c)
+	results, err := orrery.SimulateShockwave(context.Background(), c, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +158,7 @@ func TestPlotShockwaveFTF(t *testing.T) {
 		}
 		first = got
 	}
-	if _, err := plotShockwaveFTF(t.TempDir(), nil); err == nil {
+	if _, err := plotShockwaveFTF(t.TempDir(), orrery.ShockwaveReport{}); err == nil {
 		t.Fatal("plot of nothing")
 	}
 }

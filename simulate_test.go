@@ -1,0 +1,69 @@
+package orrery_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/orrery/orrery"
+)
+
+// TestSimulateShockwaveOptions: a bad setup is an ErrSimulation naming the
+// field, before any file is read.
+func TestSimulateShockwaveOptions(t *testing.T) {
+	good, ok := orrery.ShockwaveSetup(32, "testdata/shockwave")
+	if !ok {
+		t.Fatal("no setup for 32 GPUs")
+	}
+	if _, ok := orrery.ShockwaveSetup(33, "x"); ok {
+		t.Fatal("a setup for 33 GPUs")
+	}
+	for _, c := range []struct {
+		name string
+		edit func(*orrery.ShockwaveSimulation)
+	}{
+		{"GPUs", func(s *orrery.ShockwaveSimulation) { s.GPUs = 0 }},
+		{"Jobs", func(s *orrery.ShockwaveSimulation) { s.Jobs = -1 }},
+		{"MaxNodes", func(s *orrery.ShockwaveSimulation) { s.MaxNodes = -1 }},
+		{"RoundSeconds", func(s *orrery.ShockwaveSimulation) { s.RoundSeconds = 5 }},
+		{"Policies[1]", func(s *orrery.ShockwaveSimulation) { s.Policies = []string{"gavel", "fifo"} }},
+		{"trace", func(s *orrery.ShockwaveSimulation) { s.Trace = "" }},
+	} {
+		s := good
+		s.Trace, s.Throughputs = "no/such/file", "no/such/file"
+		if c.name == "trace" {
+			s = good
+		}
+		c.edit(&s)
+		_, err := orrery.SimulateShockwave(context.Background(), s, false)
+		if !errors.Is(err, orrery.ErrSimulation) {
+			t.Errorf("%s: %v, want ErrSimulation", c.name, err)
+		}
+	}
+	s := good
+	s.Trace = "no/such/file"
+	if _, err := orrery.SimulateShockwave(context.Background(), s, false); err == nil || errors.Is(err, orrery.ErrSimulation) {
+		t.Errorf("missing trace: %v", err)
+	}
+}
+
+// TestSimulateShockwavePerJob: the per-job records agree with the summary.
+func TestSimulateShockwavePerJob(t *testing.T) {
+	s, _ := orrery.ShockwaveSetup(32, "testdata/shockwave")
+	s.Jobs, s.Policies = 25, []string{"themis"}
+	rep, err := orrery.SimulateShockwave(context.Background(), s, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.TraceJobs != 25 || len(rep.Results) != 1 || rep.Results[0].Policy != "finish_time_fairness" || rep.Results[0].Legend != "Themis" {
+		t.Fatalf("report %+v", rep)
+	}
+	r := rep.Results[0]
+	worst, last := 0.0, 0.0
+	for _, j := range r.PerJob {
+		worst, last = max(worst, j.FTF), max(last, j.CompletionS)
+	}
+	if len(r.PerJob) != 25 || worst != r.WorstFTF || last != r.MakespanS {
+		t.Fatalf("%d jobs, worst ρ %v vs %v, last completion %v vs makespan %v", len(r.PerJob), worst, r.WorstFTF, last, r.MakespanS)
+	}
+}
