@@ -10,13 +10,15 @@
 // Orrery object owns one instance; Node runs JavaScript on one thread, so one
 // is enough (use one per worker thread). No dependencies beyond Node >= 20.
 
+import { randomFillSync } from 'node:crypto';
+import { writeSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { WASI } from 'node:wasi';
 
 /** The ABI version this package speaks. */
 export const ABI_VERSION = 1;
 
-/** wire.MaxRequestBytes: envelopes above it are refused unread. */
+/** orrery.MaxRequestBytes: envelopes above it are refused unread. */
 export const MAX_REQUEST_BYTES = 64 << 20;
 
 /** Largest block the module allocates (abi.MaxBlock). */
@@ -82,6 +84,105 @@ export async function load(source) {
   return new Orrery(module);
 }
 
+// WASI errno values (wasi_snapshot_preview1).
+const ERRNO_SUCCESS = 0;
+const ERRNO_BADF = 8;
+const ERRNO_INVAL = 28;
+
+// poll_oneoff's records: a subscription is 48 bytes (userdata u64, tag u8
+// at 8, then the clock's id u32 at 16, timeout u64 at 24, flags u16 at 40,
+// or the fd's number u32 at 16), an event 32 (userdata u64, errno u16 at 8,
+// type u8 at 10, fd_readwrite nbytes u64 at 16).
+const SUBSCRIPTION_SIZE = 48;
+const EVENT_SIZE = 32;
+const EVENTTYPE_CLOCK = 0;
+const SUBCLOCKFLAG_ABSTIME = 1;
+
+const sleeper = new Int32Array(new SharedArrayBuffer(4));
+
+function clockNow(id) {
+  if (id === 0) return BigInt(Math.round((performance.timeOrigin + performance.now()) * 1e6));
+  if (id === 1) return process.hrtime.bigint();
+  return -1n;
+}
+
+/**
+ * The WASI imports the module can call after start-up that write into its
+ * memory, answered here through a view of memory taken at each call.
+ *
+ * node:wasi keeps the view of the instance's memory it takes in
+ * initialize() and does not renew it when memory grows: a later call that
+ * writes (a clock reading, a poll's events, a write's byte count) lands in
+ * freed memory, and node crashes (SIGSEGV, a V8 check failure) or silently
+ * corrupts its own heap. The module's memory grows with large requests, and
+ * a request with a time limit reads the clock throughout its search and
+ * lets the Go runtime poll for its timer, so none of these may go through
+ * node:wasi. The rest (arguments, environment) are read at start-up only.
+ */
+function memorySafeImports(memory) {
+  return {
+    clock_time_get(id, _precision, ptr) {
+      const ns = clockNow(id);
+      if (ns < 0n) return ERRNO_INVAL;
+      new DataView(memory().buffer).setBigUint64(ptr >>> 0, ns, true);
+      return ERRNO_SUCCESS;
+    },
+    random_get(ptr, len) {
+      randomFillSync(new Uint8Array(memory().buffer, ptr >>> 0, len >>> 0));
+      return ERRNO_SUCCESS;
+    },
+    fd_write(fd, iovs, iovsLen, nwritten) {
+      if (fd !== 1 && fd !== 2) return ERRNO_BADF;
+      const buf = memory().buffer;
+      const v = new DataView(buf);
+      let n = 0;
+      for (let i = 0; i < iovsLen >>> 0; i++) {
+        const base = v.getUint32((iovs >>> 0) + 8 * i, true);
+        const len = v.getUint32((iovs >>> 0) + 8 * i + 4, true);
+        n += writeSync(fd, new Uint8Array(buf, base, len));
+      }
+      v.setUint32(nwritten >>> 0, n, true);
+      return ERRNO_SUCCESS;
+    },
+    // The Go runtime polls with one clock subscription (its next timer) and
+    // no file descriptors, since the module does no I/O: sleep until the
+    // earliest clock fires and report the clocks that have.
+    poll_oneoff(inPtr, outPtr, nsubs, neventsPtr) {
+      const v = new DataView(memory().buffer);
+      const subs = [];
+      let wake = -1n;
+      for (let i = 0; i < nsubs >>> 0; i++) {
+        const at = (inPtr >>> 0) + SUBSCRIPTION_SIZE * i;
+        const tag = v.getUint8(at + 8);
+        if (tag !== EVENTTYPE_CLOCK) return ERRNO_INVAL; // the module polls no file
+        const id = v.getUint32(at + 16, true);
+        const now = clockNow(id);
+        if (now < 0n) return ERRNO_INVAL;
+        let timeout = v.getBigUint64(at + 24, true);
+        if ((v.getUint16(at + 40, true) & SUBCLOCKFLAG_ABSTIME) === 0) timeout += now;
+        const hr = process.hrtime.bigint() + (timeout > now ? timeout - now : 0n);
+        subs.push({ userdata: v.getBigUint64(at, true), hr });
+        if (wake < 0n || hr < wake) wake = hr;
+      }
+      if (wake >= 0n) {
+        const ms = Number(wake - process.hrtime.bigint()) / 1e6;
+        if (ms > 0) Atomics.wait(sleeper, 0, 0, ms);
+      }
+      const now = process.hrtime.bigint();
+      let n = 0;
+      for (const sub of subs) {
+        if (sub.hr > now && sub.hr !== wake) continue;
+        const at = (outPtr >>> 0) + EVENT_SIZE * n++;
+        for (let k = 0; k < EVENT_SIZE; k += 8) v.setBigUint64(at + k, 0n, true);
+        v.setBigUint64(at, sub.userdata, true);
+        v.setUint8(at + 10, EVENTTYPE_CLOCK);
+      }
+      v.setUint32(neventsPtr >>> 0, n, true);
+      return ERRNO_SUCCESS;
+    },
+  };
+}
+
 /** One instance of the module. Create it with load(). */
 export class Orrery {
   #module;
@@ -97,7 +198,11 @@ export class Orrery {
 
   #start() {
     const wasi = new WASI({ version: 'preview1', args: [], env: {}, returnOnExit: true });
-    const instance = new WebAssembly.Instance(this.#module, wasi.getImportObject());
+    const imports = wasi.getImportObject();
+    let memory = null;
+    imports.wasi_snapshot_preview1 = { ...imports.wasi_snapshot_preview1, ...memorySafeImports(() => memory) };
+    const instance = new WebAssembly.Instance(this.#module, imports);
+    memory = instance.exports.memory;
     wasi.initialize(instance);
     const x = instance.exports;
     for (const name of ['abi_version', 'alloc', 'free', 'call', 'link_search', 'memory']) {

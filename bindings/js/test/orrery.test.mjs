@@ -165,3 +165,35 @@ test('linkSearch errors', () => {
   }
   assert.deepEqual([...orrery.linkSearch({ periods: [8, 8], demand: new Int32Array([...demand, ...demand]), capacity: 50 }).shifts], [0, 3]);
 });
+
+// node:wasi writes through a stale view of memory once the module's memory
+// has grown (see memorySafeImports in orrery.js): a large plan with a time
+// limit, which reads the clock and lets the Go runtime poll for its timer
+// after growing memory by tens of megabytes, used to crash node (SIGSEGV or
+// a V8 check failure) or corrupt the request bytes. Run it several times on
+// one instance and check the answers and the instance's later calls.
+test('a large time-limited plan, several times, on one instance', async () => {
+  let seed = 1;
+  const rand = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+  const jobs = [];
+  for (let i = 0; i < 20000; i++) {
+    const epochs = 5 + Math.floor(rand() * 25);
+    const dur = Math.round((20 + rand() * 180) * 10) / 10;
+    jobs.push({ id: i, gpus: [1, 1, 1, 2, 4][Math.floor(rand() * 5)], submit_s: 0, progress: 0,
+      epoch_bs: new Array(epochs).fill(32), epoch_dur_s: new Array(epochs).fill(dur) });
+  }
+  const request = { gpus: 512, round: 0, config: { rounds: 10, time_limit_ms: 100000 }, jobs };
+  const inst = await load(wasm);
+  let first;
+  for (let run = 0; run < 3; run++) {
+    const t0 = Date.now();
+    const plan = inst.plan(request);
+    const took = Date.now() - t0;
+    assert.ok(took >= 0 && took < 600000, `run ${run}: the clock says ${took} ms (a corrupted heap?)`);
+    assert.equal(plan.jobs.length, 20000);
+    const text = JSON.stringify(plan);
+    if (first === undefined) first = text;
+    assert.equal(text, first, `run ${run} answered differently`);
+  }
+  assert.deepEqual(inst.link(pulses).shifts_ms, { a: 0, b: 30 });
+});
