@@ -98,7 +98,7 @@ type quantum struct {
 
 func (s SearchSpec) parse() (quantum, error) {
 	var r quantum
-	if s.TickMs < 0 || s.TickMs > maxMs {
+	if !(s.TickMs >= 0) || s.TickMs > maxMs {
 		return r, fieldError("tick_ms", fmt.Errorf("%w: %v ms", profile.ErrInvalidQuantum, s.TickMs))
 	}
 	if s.TickMs > 0 {
@@ -107,7 +107,7 @@ func (s SearchSpec) parse() (quantum, error) {
 			return r, fieldError("tick_ms", fmt.Errorf("%w: %v ms is under a nanosecond", profile.ErrInvalidQuantum, s.TickMs))
 		}
 	}
-	if s.UnitMbps < 0 || s.UnitMbps > maxUnitMbps {
+	if !(s.UnitMbps >= 0) || s.UnitMbps > maxUnitMbps {
 		return r, fieldError("unit_mbps", fmt.Errorf("%w: %v Mbps (want 0..%v)", profile.ErrInvalidQuantum, s.UnitMbps, float64(maxUnitMbps)))
 	}
 	r.q.Unit = s.UnitMbps * profile.Mbps
@@ -126,10 +126,10 @@ func (s SearchSpec) parse() (quantum, error) {
 	if s.Restarts < 0 || s.Restarts > 1<<16 {
 		return r, fieldError("restarts", fmt.Errorf("%w: %d (want 0..65536)", link.ErrInvalidOption, s.Restarts))
 	}
-	if s.TimeLimitMs < 0 || s.TimeLimitMs > maxMs {
+	if !(s.TimeLimitMs >= 0) || s.TimeLimitMs > maxMs {
 		return r, fieldError("time_limit_ms", fmt.Errorf("%w: %v", link.ErrInvalidOption, s.TimeLimitMs))
 	}
-	r.timeout = time.Duration(s.TimeLimitMs * 1e6)
+	r.timeout = limit(s.TimeLimitMs)
 	r.opt = link.Options{
 		Mode:     mode,
 		Circle:   circle.Options{MaxPerimeter: s.MaxPerimeterTicks, Round: s.RoundPeriods},
@@ -138,6 +138,13 @@ func (s SearchSpec) parse() (quantum, error) {
 		Seed:     s.Seed,
 	}
 	return r, nil
+}
+
+// limit converts a request's time_limit_ms (already checked: 0..maxMs, not
+// NaN). A positive limit is a limit: one under a nanosecond is rounded up
+// to one, not truncated to 0, which means none.
+func limit(ms float64) time.Duration {
+	return time.Duration(math.Ceil(ms * 1e6))
 }
 
 // withLimit bounds ctx by a request's time limit; 0 means none.
@@ -176,7 +183,7 @@ func unitsText(u float64) string {
 
 // duration converts a non-negative millisecond value.
 func duration(field string, ms float64) (time.Duration, error) {
-	if ms < 0 || ms > maxMs {
+	if !(ms >= 0) || ms > maxMs {
 		return 0, fieldError(field, fmt.Errorf("%w: %v ms (want 0..%v)", profile.ErrInvalidDuration, ms, maxMs))
 	}
 	return time.Duration(math.Round(ms * 1e6)), nil

@@ -6,14 +6,21 @@ import (
 	"fmt"
 	"reflect"
 	"strconv"
+	"strings"
+	"unicode/utf8"
 )
 
-// checkKeys rejects what encoding/json lets through in a request it has
-// decoded without error: a key that names a field only when case is ignored
-// (it matches names case-insensitively) and a key given twice in one object
-// (it keeps the last). The schema is case-sensitive and a repeated key is
-// ambiguous. data must be one valid JSON value (the decoder has checked it)
-// and t the type it was decoded into.
+// checkKeys checks a request against the Go type t it decodes into, before
+// encoding/json decodes it, and names the offending value by its exact
+// path ("jobs[1].phases[0].ms"). It rejects what encoding/json would let
+// through: a key that names a field only when case is ignored (it matches
+// names case-insensitively), a key given twice in one object (it keeps the
+// last), null (it leaves the field as it was: zero, or the default), and
+// strings that are not valid UTF-8 or hold an unpaired surrogate escape (it
+// replaces them with U+FFFD, so two distinct bad ids would collide). And it
+// rejects, with the path encoding/json cannot give, values of the wrong JSON
+// type and numbers that do not fit their field (1e309, 2.5 for an integer).
+// data must be one valid JSON value (json.Valid).
 //
 // It scans the bytes once rather than walking json.Decoder tokens, which
 // cost three times the decoding itself on small requests.
@@ -50,6 +57,10 @@ func (k *keyScanner) value(t reflect.Type) (string, bool) {
 	kind := reflect.Invalid
 	if t != nil {
 		kind = t.Kind()
+		if why := k.scalar(t); why != "" {
+			k.why = why
+			return "", false
+		}
 	}
 	switch {
 	case k.data[k.i] == '{' && (kind == reflect.Struct || kind == reflect.Map):
@@ -77,6 +88,173 @@ func (k *keyScanner) value(t reflect.Type) (string, bool) {
 	// call stack takes).
 	k.skip()
 	return "", true
+}
+
+// scalar checks the value at k.i against t: null is never a value, the
+// JSON type must be the one t decodes from, a string must be valid text and
+// a number must fit t. It returns why not, or "".
+func (k *keyScanner) scalar(t reflect.Type) string {
+	c := k.data[k.i]
+	kind := t.Kind()
+	if c == 'n' {
+		return "null is not a value: give one, or omit the key where it is optional"
+	}
+	got := jsonKind(c)
+	switch kind {
+	case reflect.Interface:
+		return ""
+	case reflect.Bool:
+		if got == "bool" {
+			return ""
+		}
+	case reflect.String:
+		if got == "string" {
+			a := k.i
+			k.str()
+			raw := k.data[a:k.i]
+			k.i = a
+			if !validString(raw) {
+				return "string is not valid UTF-8 (or holds an unpaired surrogate)"
+			}
+			return ""
+		}
+	case reflect.Struct, reflect.Map:
+		if got == "object" {
+			return ""
+		}
+	case reflect.Slice, reflect.Array:
+		if got == "array" {
+			return ""
+		}
+	case reflect.Float32, reflect.Float64, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		if got != "number" {
+			break
+		}
+		lit := k.number()
+		if !fits(lit, t) {
+			return fmt.Sprintf("expected %s, got JSON number %s", t, lit)
+		}
+		return ""
+	default:
+		return ""
+	}
+	return fmt.Sprintf("expected %s, got JSON %s", t, got)
+}
+
+// jsonKind names the JSON type of the value that starts with c.
+func jsonKind(c byte) string {
+	switch c {
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	case '"':
+		return "string"
+	case 't', 'f':
+		return "bool"
+	case 'n':
+		return "null"
+	}
+	return "number"
+}
+
+// number returns the number literal at k.i, leaving k.i there.
+func (k *keyScanner) number() []byte {
+	end := k.i
+	for end < len(k.data) && strings.IndexByte("+-.0123456789eE", k.data[end]) >= 0 {
+		end++
+	}
+	return k.data[k.i:end]
+}
+
+// fits reports whether the JSON number lit decodes into a t (a float, int
+// or uint kind) as encoding/json would decode it: a float within range, an
+// integer literal within the integer's range. Short literals are decided
+// from their shape, without parsing (or allocating); the rest are parsed.
+func fits(lit []byte, t reflect.Type) bool {
+	kind := t.Kind()
+	frac := bytes.ContainsAny(lit, ".eE")
+	digits := len(lit)
+	if lit[0] == '-' {
+		digits--
+	}
+	switch {
+	case kind == reflect.Float32 || kind == reflect.Float64:
+		// Without an exponent a float64 overflows only past 309 digits.
+		if kind == reflect.Float64 && !bytes.ContainsAny(lit, "eE") && len(lit) < 300 {
+			return true
+		}
+		_, err := strconv.ParseFloat(string(lit), t.Bits())
+		return err == nil
+	case frac:
+		return false // encoding/json takes only integer literals into integers
+	case kind >= reflect.Uint && kind <= reflect.Uint64:
+		if lit[0] == '-' {
+			return false
+		}
+		if digits < (t.Bits()*3)/10 { // 10^digits < 2^bits
+			return true
+		}
+		_, err := strconv.ParseUint(string(lit), 10, t.Bits())
+		return err == nil
+	default:
+		if digits < (t.Bits()*3)/10 {
+			return true
+		}
+		_, err := strconv.ParseInt(string(lit), 10, t.Bits())
+		return err == nil
+	}
+}
+
+// validString reports whether raw, a whole JSON string, is valid text:
+// valid UTF-8, and every \u escape of a surrogate half paired with the
+// other half.
+func validString(raw []byte) bool {
+	if plain(raw) {
+		return true
+	}
+	if !utf8.Valid(raw) {
+		return false
+	}
+	body := raw[1 : len(raw)-1]
+	for i := 0; i < len(body); i++ {
+		if body[i] != '\\' {
+			continue
+		}
+		i++
+		if i >= len(body) || body[i] != 'u' {
+			continue
+		}
+		r, ok := hex4(body[i+1:])
+		if !ok {
+			return false
+		}
+		i += 4
+		switch {
+		case r >= 0xDC00 && r <= 0xDFFF:
+			return false // a low half with no high half before it
+		case r >= 0xD800 && r <= 0xDBFF:
+			if i+6 >= len(body) || body[i+1] != '\\' || body[i+2] != 'u' {
+				return false
+			}
+			lo, ok := hex4(body[i+3:])
+			if !ok || lo < 0xDC00 || lo > 0xDFFF {
+				return false
+			}
+			i += 6
+		}
+	}
+	return true
+}
+
+// hex4 reads four hex digits.
+func hex4(b []byte) (rune, bool) {
+	if len(b) < 4 {
+		return 0, false
+	}
+	v, err := strconv.ParseUint(string(b[:4]), 16, 32)
+	return rune(v), err == nil
 }
 
 // skip passes over one value.
@@ -135,6 +313,10 @@ func (k *keyScanner) object(t reflect.Type) (string, bool) {
 		k.space()
 		k.i++ // the colon
 		ft := elem
+		if !validString(raw) {
+			k.why = "key is not valid UTF-8"
+			return unquote(raw), false
+		}
 		if k.seen(&set, base, a, raw) {
 			k.why = "duplicate key"
 			return unquote(raw), false

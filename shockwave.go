@@ -310,7 +310,7 @@ func (r *ShockwavePlanRequest) state() (*round.State, time.Duration, error) {
 		}
 		st.Jobs[i] = rj
 	}
-	return st, time.Duration(c.TimeLimitMs * 1e6), nil
+	return st, limit(c.TimeLimitMs), nil
 }
 
 // planError turns a planner error into a wire error naming the field.

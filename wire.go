@@ -199,15 +199,49 @@ func decode(data []byte, v any) error {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return &Error{Code: CodeMalformed, Message: "empty request"}
 	}
+	if !json.Valid(data) {
+		return syntaxError(data)
+	}
+	t := reflect.TypeOf(v)
+	if err := checkKeys(data, t); err != nil {
+		return err
+	}
 	d := json.NewDecoder(bytes.NewReader(data))
 	d.DisallowUnknownFields()
 	if err := d.Decode(v); err != nil {
-		return malformed(err, data, reflect.TypeOf(v))
+		return malformed(err, data, t)
 	}
-	if _, err := d.Token(); err != io.EOF {
+	return nil
+}
+
+// syntaxError describes why data, which json.Valid refused, is not one JSON
+// value: trailing data after a complete value, or the first syntax error
+// with its byte offset, line and column.
+func syntaxError(data []byte) *Error {
+	d := json.NewDecoder(bytes.NewReader(data))
+	var raw json.RawMessage
+	err := d.Decode(&raw)
+	if err == nil {
 		return &Error{Code: CodeMalformed, Message: "trailing data after the request object"}
 	}
-	return checkKeys(data, reflect.TypeOf(v))
+	e := &Error{Code: CodeMalformed, Message: err.Error(), err: err}
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		line, col := position(data, se.Offset)
+		e.Message = fmt.Sprintf("%v (byte %d, line %d, column %d)", se, se.Offset, line, col)
+	} else if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+		line, col := position(data, int64(len(data)))
+		e.Message = fmt.Sprintf("unexpected end of the request (byte %d, line %d, column %d)", len(data), line, col)
+	}
+	return e
+}
+
+// position returns the 1-based line and column (in bytes) of offset.
+func position(data []byte, offset int64) (line, col int) {
+	offset = min(max(offset, 0), int64(len(data)))
+	prefix := data[:offset]
+	line = 1 + bytes.Count(prefix, []byte{'\n'})
+	return line, int(offset) - (bytes.LastIndexByte(prefix, '\n') + 1)
 }
 
 // malformed turns a decoding error into an *Error. Type errors and unknown

@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -63,15 +65,15 @@ func TestHandleHostile(t *testing.T) {
 	}{
 		{``, orrery.CodeMalformed},
 		{"  \n\t", orrery.CodeMalformed},
-		{`null`, orrery.CodeUnknownOp},
+		{`null`, orrery.CodeMalformed},
 		{`[]`, orrery.CodeMalformed},
 		{`{}`, orrery.CodeUnknownOp},
 		{`123`, orrery.CodeMalformed},
 		{`"cassini.link"`, orrery.CodeMalformed},
-		{`{"op": null}`, orrery.CodeUnknownOp},
+		{`{"op": null}`, orrery.CodeMalformed},
 		{`{"op": 1}`, orrery.CodeMalformed},
 		{`{"op": "cassini.link"}`, orrery.CodeMalformed},
-		{`{"op": "cassini.link", "request": null}`, orrery.CodeInvalid},
+		{`{"op": "cassini.link", "request": null}`, orrery.CodeMalformed},
 		{`{"op": "cassini.link", "request": "x"}`, orrery.CodeMalformed},
 		{`{"op": "cassini.link", "request": []}`, orrery.CodeMalformed},
 		{`{"op": "cassini.link", "request": {}}`, orrery.CodeInvalid},
@@ -86,10 +88,14 @@ func TestHandleHostile(t *testing.T) {
 		{`{"Op": "cassini.link", "request": ` + issueRequest + `}`, orrery.CodeMalformed},
 		{`{"op": "cassini.link", "request": ` + deep + `}`, orrery.CodeMalformed},
 		{`{"op": "cassini.link", "request": {"jobs": ` + deep + `}}`, orrery.CodeMalformed},
-		{"{\"op\": \"\xff\xfe\", \"request\": {}}", orrery.CodeUnknownOp},
+		{"{\"op\": \"\xff\xfe\", \"request\": {}}", orrery.CodeMalformed},
 		{"\xef\xbb\xbf{\"op\": \"cassini.link\", \"request\": {}}", orrery.CodeMalformed},
 		{"{\"op\": \"cassini.link\", \"request\": {\"capacity_gbps\": 50, \"jobs\": [{\"id\": \"\x00\xff\", \"phases\": [{\"ms\": 1, \"gbps\": 1}]}]}}", orrery.CodeMalformed},
-		{`{"op": "cassini.link", "request": {"capacity_gbps": 50, "jobs": [{"id": "\u0000\ud800", "phases": [{"ms": 1, "gbps": 1}]}]}}`, ""},
+		{`{"op": "cassini.link", "request": {"capacity_gbps": 50, "jobs": [{"id": "\u0000\ud800", "phases": [{"ms": 1, "gbps": 1}]}]}}`, orrery.CodeMalformed},
+		{`{"op": "cassini.link", "request": {"capacity_gbps": 50, "jobs": [{"id": "\ud83d\ude00\u0000", "phases": [{"ms": 1, "gbps": 1}]}]}}`, ""},
+		{`{"op": "cassini.link", "request": {"capacity_gbps": 50, "jobs": [{"id": "\ude00\ud83d", "phases": [{"ms": 1, "gbps": 1}]}]}}`, orrery.CodeMalformed},
+		{`{"op": "cassini.link", "request": {"capacity_gbps": null, "jobs": [{"id": "a", "phases": [{"ms": 1, "gbps": 1}]}]}}`, orrery.CodeMalformed},
+		{`{"op": "cassini.link", "request": {"capacity_gbps": 50, "jobs": [{"id": "a", "phases": [{"ms": 1, "gbps": 1}], "samples": {"interval_ms": 1, "gbps": [1, null]}}]}}`, orrery.CodeMalformed},
 		{`{"op": "cassini.link", "request": {"capacity_gbps": 5e-324, "jobs": []}}`, orrery.CodeInvalid},
 		{`{"op": "cassini.link", "request": {"capacity_gbps": -0, "jobs": []}}`, orrery.CodeInvalid},
 		{`{"op": "cassini.link", "request": {"capacity_gbps": 50, "budget": -9223372036854775808, "max_perimeter_ticks": 9223372036854775807, "jobs": []}}`, orrery.CodeInvalid},
@@ -97,8 +103,8 @@ func TestHandleHostile(t *testing.T) {
 		{`{"op": "cassini.link", "request": {"capacity_gbps": 50, "seed": -1}}`, orrery.CodeMalformed},
 		{`{"op": "cassini.link", "request": {"capacity_gbps": 50, "jobs": [{"id": "a", "phases": [{"ms": 1, "gbps": 1}]}], "restarts": 1000000000}}`, orrery.CodeInvalid},
 		{`{"op": "cassini.link", "request": {"capacity_gbps": 50, "tick_ms": 1e-6, "jobs": [{"id": "a", "phases": [{"ms": 1e9, "gbps": 1}]}]}}`, orrery.CodeLimit},
-		{`{"op": "cassini.rank", "request": {"links": [{"id": "l", "capacity_gbps": 1}], "jobs": [{"id": "a", "phases": [{"ms": 1, "gbps": 1}]}], "candidates": [{"id": "c", "paths": null}]}}`, ""},
-		{`{"op": "cassini.rank", "request": {"links": [{"id": "l", "capacity_gbps": 1}], "jobs": [{"id": "a", "phases": [{"ms": 1, "gbps": 1}]}], "candidates": [{"id": "c", "paths": {"a": null}}]}}`, ""},
+		{`{"op": "cassini.rank", "request": {"links": [{"id": "l", "capacity_gbps": 1}], "jobs": [{"id": "a", "phases": [{"ms": 1, "gbps": 1}]}], "candidates": [{"id": "c", "paths": null}]}}`, orrery.CodeMalformed},
+		{`{"op": "cassini.rank", "request": {"links": [{"id": "l", "capacity_gbps": 1}], "jobs": [{"id": "a", "phases": [{"ms": 1, "gbps": 1}]}], "candidates": [{"id": "c", "paths": {"a": null}}]}}`, orrery.CodeMalformed},
 		{`{"op": "cassini.rank", "request": {"links": [{"id": "l", "capacity_gbps": 1}], "jobs": [{"id": "a", "phases": [{"ms": 1, "gbps": 1}]}], "candidates": [{"id": "c", "paths": {"a": ["l", "l"]}}]}}`, orrery.CodeInvalid},
 		{`{"op": "cassini.rank", "request": {"workers": 100000}}`, orrery.CodeInvalid},
 	} {
@@ -416,4 +422,156 @@ func numberLeaves(v any, out *[]func(any) any) {
 			}
 		}
 	}
+}
+
+// TestDecodeNamesTheValue: every value encoding/json would reject, or
+// accept wrongly, is named by its exact path before anything is decoded.
+func TestDecodeNamesTheValue(t *testing.T) {
+	phases := `"phases": [{"ms": 30, "gbps": 40}]`
+	for _, tc := range []struct {
+		op, req, field, msg string
+	}{
+		{"cassini.link", `{"tick_ms": 1e309, "capacity_gbps": 50, "jobs": [{"id": "a", ` + phases + `}]}`, "tick_ms", "got JSON number 1e309"},
+		{"cassini.link", `{"capacity_gbps": 50, "jobs": [{"id": "a", ` + phases + `}], "tick_ms": 1e309}`, "tick_ms", "got JSON number 1e309"},
+		{"cassini.link", `{"capacity_gbps": 50, "jobs": [{"id": "a", "phases": [{"ms": 1e309, "gbps": 40}]}]}`, "jobs[0].phases[0].ms", "1e309"},
+		{"cassini.link", `{"capacity_gbps": 50, "jobs": [{"id": "a", "phases": [{"ms": 30, "gbps": "x"}]}]}`, "jobs[0].phases[0].gbps", "expected float64, got JSON string"},
+		{"cassini.link", `{"capacity_gbps": 50, "max_perimeter_ticks": 2.5, "jobs": [{"id": "a", ` + phases + `}]}`, "max_perimeter_ticks", "got JSON number 2.5"},
+		{"cassini.link", `{"capacity_gbps": null, "jobs": [{"id": "a", ` + phases + `}]}`, "capacity_gbps", "null"},
+		{"cassini.link", `{"capacity_gbps": 50, "jobs": [{"id": null, ` + phases + `}]}`, "jobs[0].id", "null"},
+		{"cassini.link", `{"capacity_gbps": 50, "period_ms": null, "jobs": [{"id": "a", ` + phases + `}]}`, "period_ms", "unknown field"},
+		{"cassini.link", `{"capacity_gbps": 50, "jobs": [{"id": "a", "period_ms": null, ` + phases + `}]}`, "jobs[0].period_ms", "null"},
+		{"cassini.link", "{\"capacity_gbps\": 50, \"jobs\": [{\"id\": \"a\xff\", " + phases + "}]}", "jobs[0].id", "UTF-8"},
+		{"cassini.link", `{"capacity_gbps": 50, "jobs": [{"id": "a\udc00", ` + phases + `}]}`, "jobs[0].id", "surrogate"},
+		{"cassini.rank", "{\"links\": [{\"id\": \"l\", \"capacity_gbps\": 1}], \"jobs\": [{\"id\": \"a\", " + phases + "}], \"candidates\": [{\"id\": \"c\", \"paths\": {\"a\xc0\": [\"l\"]}}]}", "candidates[0].paths.a\uFFFD", "UTF-8"},
+		{"shockwave.plan", `{"gpus": 4, "round": 0, "config": {"rounds": null}, "jobs": []}`, "config.rounds", "null"},
+		{"shockwave.plan", `{"gpus": 4, "round": 0, "jobs": [{"id": 1.5, "gpus": 1, "submit_s": 0, "progress": 0, "epoch_bs": [1], "epoch_dur_s": [1]}]}`, "jobs[0].id", "expected int, got JSON number 1.5"},
+		{"shockwave.plan", `{"gpus": 4, "round": 0, "jobs": [{"id": 1, "gpus": 1, "submit_s": 0, "progress": 0, "epoch_bs": [1, null], "epoch_dur_s": [1, 1]}]}`, "jobs[0].epoch_bs[1]", "null"},
+	} {
+		_, err := orrery.Call(context.Background(), tc.op, []byte(tc.req))
+		var we *orrery.Error
+		if !errors.As(err, &we) || we.Code != orrery.CodeMalformed || we.Field != tc.field || !strings.Contains(we.Message, tc.msg) {
+			t.Errorf("%s %.80s: %v (%+v), want malformed_json at %q with %q", tc.op, tc.req, err, we, tc.field, tc.msg)
+		}
+	}
+}
+
+// TestSyntaxErrorPosition: a syntax error says where it is.
+func TestSyntaxErrorPosition(t *testing.T) {
+	_, err := orrery.Call(context.Background(), "cassini.link", []byte("{\"capacity_gbps\": 50,\n \"jobs\": [}"))
+	if err == nil || !strings.Contains(err.Error(), "byte 33, line 2, column 11") {
+		t.Fatalf("%v", err)
+	}
+	_, err = orrery.Call(context.Background(), "cassini.link", []byte(`{"capacity_gbps": 50`))
+	if err == nil || !strings.Contains(err.Error(), "unexpected end of the request (byte 20, line 1, column 20)") {
+		t.Fatalf("%v", err)
+	}
+}
+
+// TestTinyTimeLimit: a positive time limit under a nanosecond is a limit,
+// not "none": the search stops at once with what it has.
+func TestTinyTimeLimit(t *testing.T) {
+	var jobs []string
+	for i := range 6 {
+		jobs = append(jobs, fmt.Sprintf(`{"id": "j%d", "phases": [{"ms": %d, "gbps": 30}, {"ms": %d, "gbps": 0}]}`, i, 30+3*i, 120-30-3*i+24*(i%2)))
+	}
+	req := `{"capacity_gbps": 50, "budget": 1073741824, "time_limit_ms": 1e-9, "jobs": [` + strings.Join(jobs, ",") + `]}`
+	out, err := orrery.Call(context.Background(), "cassini.link", []byte(req))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r orrery.LinkResponse
+	if err := json.Unmarshal(out, &r); err != nil || r.Status != "time_limit" {
+		t.Fatalf("status %q (%v), want time_limit", r.Status, err)
+	}
+}
+
+// TestTypedRejectsNonFinite: JSON cannot carry NaN or an infinity, but a Go
+// caller of the typed functions can. Every float64 of two corpus requests
+// is set in turn to NaN, +Inf and -Inf: the call must fail with
+// invalid_argument (never internal, never a panic, never an answer).
+func TestTypedRejectsNonFinite(t *testing.T) {
+	calls := 0
+	for _, c := range []struct {
+		file string
+		call func(ctx context.Context, req []byte, set func(v reflect.Value)) error
+	}{
+		{"ok/link_samples_and_quantum.json", nonFinite(orrery.Link)},
+		{"ok/rank_basic_mean.json", nonFinite(orrery.Rank)},
+	} {
+		raw, err := os.ReadFile(filepath.Join("testdata", "corpus", c.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var env struct {
+			Request json.RawMessage `json:"request"`
+		}
+		if err := json.Unmarshal(raw, &env); err != nil {
+			t.Fatal(err)
+		}
+		for k := 0; ; k++ {
+			for _, v := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
+				found := false
+				err := c.call(context.Background(), env.Request, func(root reflect.Value) {
+					n := 0
+					found = setFloat(root, k, &n, v)
+				})
+				if !found {
+					goto next
+				}
+				calls++
+				var we *orrery.Error
+				if !errors.As(err, &we) || we.Code != orrery.CodeInvalid {
+					t.Errorf("%s: float #%d = %v: %v, want invalid_argument", c.file, k, v, err)
+				}
+			}
+		}
+	next:
+	}
+	if calls < 30 {
+		t.Fatalf("only %d calls", calls)
+	}
+}
+
+// nonFinite decodes the request into its typed form, lets set change it,
+// and calls f.
+func nonFinite[Req, Resp any](f func(context.Context, Req) (Resp, error)) func(context.Context, []byte, func(reflect.Value)) error {
+	return func(ctx context.Context, data []byte, set func(reflect.Value)) error {
+		var req Req
+		if err := json.Unmarshal(data, &req); err != nil {
+			return err
+		}
+		set(reflect.ValueOf(&req).Elem())
+		_, err := f(ctx, req)
+		return err
+	}
+}
+
+// setFloat sets the k-th float64 reachable from v (in field order) to x
+// and reports whether there was one.
+func setFloat(v reflect.Value, k int, n *int, x float64) bool {
+	switch v.Kind() {
+	case reflect.Float64:
+		if *n == k {
+			v.SetFloat(x)
+			return true
+		}
+		*n++
+	case reflect.Pointer:
+		if !v.IsNil() {
+			return setFloat(v.Elem(), k, n, x)
+		}
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if v.Type().Field(i).IsExported() && setFloat(v.Field(i), k, n, x) {
+				return true
+			}
+		}
+	case reflect.Slice:
+		for i := range v.Len() {
+			if setFloat(v.Index(i), k, n, x) {
+				return true
+			}
+		}
+	}
+	return false
 }
