@@ -82,39 +82,22 @@ type LinkScore struct {
 	Status link.Status // of the search that set these jobs' shifts
 }
 
-// Status says how a candidate's evaluation ended.
+// Status says how a candidate's evaluation ended: the worst status of its
+// link searches (the same values as link.Status), or Discarded.
 type Status int
 
 const (
-	Optimal   Status = iota // every shared link's search was proven optimal
-	Budget                  // a search stopped at its evaluation budget (link.Budget)
-	TimeLimit               // a search stopped when the context ended (link.TimeLimit)
-	Discarded               // ruled out before scoring: Outcome.Err says why, Score is 0
+	Optimal   = Status(link.Optimal)   // every shared link's search was proven optimal
+	Budget    = Status(link.Budget)    // a search stopped at its evaluation budget
+	TimeLimit = Status(link.TimeLimit) // a search stopped when the context ended
+	Discarded = TimeLimit + 1          // ruled out before scoring: Outcome.Err says why, Score is 0
 )
 
 func (s Status) String() string {
-	switch s {
-	case Optimal:
-		return "optimal"
-	case Budget:
-		return "budget"
-	case TimeLimit:
-		return "time_limit"
-	case Discarded:
+	if s == Discarded {
 		return "discarded"
 	}
-	return fmt.Sprintf("Status(%d)", int(s))
-}
-
-// fromLink is the candidate status of a link search's status.
-func fromLink(s link.Status) Status {
-	switch s {
-	case link.Budget:
-		return Budget
-	case link.TimeLimit:
-		return TimeLimit
-	}
-	return Optimal
+	return link.Status(s).String()
 }
 
 // Outcome is one candidate's evaluation.
@@ -342,7 +325,7 @@ func outcome(g affinity.Graph, a affinity.Assignment, linkIndex, probOf []int, s
 	for gi, gr := range g.Groups {
 		oc := a.Outcomes[gi]
 		st := max(status[probOf[gi]], oc.Status)
-		o.Status = max(o.Status, fromLink(st))
+		o.Status = max(o.Status, Status(st))
 		for k, li := range gr.Links {
 			o.Links = append(o.Links, LinkScore{Link: linkIndex[li], Jobs: gr.Jobs, Score: oc.Scores[k], Excess: oc.Excess[k], Points: oc.Points, Status: st})
 		}
