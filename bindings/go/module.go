@@ -29,9 +29,21 @@ type Options struct {
 	Cache wazero.CompilationCache
 
 	// MemoryLimitPages caps each instance's linear memory in 64 KiB pages;
-	// 0 means 65536 (4 GiB, the most a 32-bit memory holds). A request
-	// whose search needs more traps its instance, which is replaced.
+	// 0 means 16384 (1 GiB; at most 65536, the 4 GiB a 32-bit memory
+	// holds). A request that needs more traps its instance, which is
+	// replaced.
 	MemoryLimitPages uint32
+
+	// RecycleBytes bounds the memory an idle instance keeps: WebAssembly
+	// memory never shrinks, so an instance that a large request grew past
+	// RecycleBytes is closed after the call (its memory released) and a
+	// fresh one is started when next needed. 0 means 64 MiB; negative
+	// means never.
+	//
+	// The pool's memory is thus bounded: at most Instances instances, each
+	// at most MemoryLimitPages·64 KiB while a call runs, and, between
+	// calls, Instances·RecycleBytes in all (plus the compiled code, shared).
+	RecycleBytes int64
 
 	// CloseOnContextDone makes a call's context end a running call: the
 	// instance is closed and replaced, and the call returns an error
@@ -53,8 +65,15 @@ type Module struct {
 	config   wazero.ModuleConfig
 	idle     chan *instance
 	slots    chan struct{} // one token per instance that may still be started
+	recycle  uint64        // memory size past which a released instance is closed; 0 never
 	closed   atomic.Bool
 }
+
+// Defaults of the zero Options.
+const (
+	DefaultMemoryLimitPages = 16384    // 1 GiB of linear memory per instance
+	DefaultRecycleBytes     = 64 << 20 // an idle instance keeps at most this
+)
 
 // New compiles the module's bytes, checks that it speaks ABI version 1 by
 // starting one instance, and returns the Module.
@@ -67,8 +86,20 @@ func New(ctx context.Context, wasm []byte, opt Options) (*Module, error) {
 	if opt.Cache != nil {
 		cfg = cfg.WithCompilationCache(opt.Cache)
 	}
-	if opt.MemoryLimitPages != 0 {
-		cfg = cfg.WithMemoryLimitPages(opt.MemoryLimitPages)
+	pages := opt.MemoryLimitPages
+	if pages == 0 {
+		pages = DefaultMemoryLimitPages
+	}
+	if pages > 65536 {
+		return nil, fmt.Errorf("orrerywasm: MemoryLimitPages %d is above 65536 (4 GiB)", pages)
+	}
+	cfg = cfg.WithMemoryLimitPages(pages)
+	var recycle uint64
+	switch {
+	case opt.RecycleBytes == 0:
+		recycle = DefaultRecycleBytes
+	case opt.RecycleBytes > 0:
+		recycle = uint64(opt.RecycleBytes)
 	}
 	rt := wazero.NewRuntimeWithConfig(ctx, cfg)
 	if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {
@@ -92,8 +123,9 @@ func New(ctx context.Context, wasm []byte, opt Options) (*Module, error) {
 		// same module can coexist.
 		config: wazero.NewModuleConfig().WithName("").WithStartFunctions("_initialize").
 			WithSysWalltime().WithSysNanotime().WithSysNanosleep().WithStderr(stderr),
-		idle:  make(chan *instance, n),
-		slots: make(chan struct{}, n),
+		idle:    make(chan *instance, n),
+		slots:   make(chan struct{}, n),
+		recycle: recycle,
 	}
 	for range n - 1 {
 		m.slots <- struct{}{}
@@ -158,9 +190,10 @@ func (m *Module) acquire(ctx context.Context) (*instance, error) {
 }
 
 // release returns in to the pool, or discards it when the call failed in
-// a way that may have left it unusable.
+// a way that may have left it unusable or grew its memory past the
+// recycling size.
 func (m *Module) release(ctx context.Context, in *instance, err error) {
-	if errors.Is(err, ErrTrap) || m.closed.Load() {
+	if errors.Is(err, ErrTrap) || m.closed.Load() || (m.recycle > 0 && uint64(in.mem.Size()) > m.recycle) {
 		in.mod.Close(context.WithoutCancel(ctx))
 		m.slots <- struct{}{}
 		return
