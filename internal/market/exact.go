@@ -79,47 +79,47 @@ type item struct {
 	j int32   // job index, or −1 for the makespan term
 }
 
+// exactArith is the layout of the solve's exact numbers and the grid
+// tables they are built from.
+type exactArith struct {
+	limbs        int     // W, the limbs of a number
+	tiers        []tier  // most significant first
+	jobTier      []int32 // job → its tier, −1 for a term that is always 0
+	makespanTier int32   // the makespan term's tier, or −1
+	// coarse: the layout was cut to maxLimbs, so the terms are rounded down
+	// further and the status is at best Feasible; full keeps the fine
+	// layout to value the plan.
+	coarse  bool
+	full    fullLayout
+	items   []item    // layout's scratch: the terms by scale
+	suf     []float64 // layout's scratch: suffix sums of the scales
+	tauMax  float64   // max_j R_j: the makespan with no rounds
+	gainOff []int32   // job → the offset of its grid table in gains
+	// gains holds, per job with a tier and count n = 0..T, G_j(n) then
+	// G_j(n) − G_j(n−1), each in the tier's width.
+	gains   []uint64
+	c0      []uint64 // Σ_j V_j(0) on the grid
+	mmax    []uint64 // M(τmax), the makespan term with no rounds
+	tmp     []uint64 // one number of scratch (finish)
+	scratch []uint64 // backs every scratch number of the workspace ([Workspace.numbers])
+}
+
+// fullLayout is a coarsened solve's fine layout, kept for reporting.
+type fullLayout struct {
+	tiers        []tier
+	jobTier      []int32
+	makespanTier int32
+	buf          []uint64
+}
+
 // layout cuts the objective's terms into tiers (see above) and sizes the
-// numbers. It needs the float tables (val, res) and sets w.W, w.tiers,
-// w.jt (each job's tier, −1 for a term that is always 0), w.mt, w.coarse.
+// numbers. It needs the float tables (val, res) and sets the limbs, the
+// tiers, each job's tier, the makespan term's and coarse.
 func (w *Workspace) layout() {
-	N, T := len(w.p.Jobs), w.cfg.T
-	items := w.items[:0]
-	w.tauMax = 0
-	for j := 0; j < N; j++ {
-		w.jt[j] = -1
-		if s := -w.val[j*(T+1)]; s > 0 {
-			items = append(items, item{s: s, j: int32(j)})
-		}
-		w.tauMax = max(w.tauMax, w.res[j*(T+1)])
-	}
-	w.mt = -1
-	// k·τmax exactly is at most the rounded product times (1 + 2^-52).
-	if s := float64(w.cfg.k*w.tauMax) * (1 + 0x1p-50); s > 0 {
-		items = append(items, item{s: s, j: -1})
-	}
-	slices.SortFunc(items, func(a, b item) int {
-		if a.s != b.s {
-			if a.s > b.s {
-				return -1
-			}
-			return 1
-		}
-		return int(a.j - b.j)
-	})
-	w.items = items
-	// suf[i]: the scales of items i.. summed, inflated past the rounding
-	// of a float sum of at most 2^20 + 1 terms.
-	suf := grow(w.suf, len(items)+1)
-	suf[len(items)] = 0
-	for i := len(items) - 1; i >= 0; i-- {
-		suf[i] = suf[i+1] + items[i].s
-	}
-	for i := range suf {
-		suf[i] *= 1 + 0x1p-30
-	}
-	w.suf = suf
-	tiers := w.tiers[:0]
+	ex := &w.ex
+	items := w.layoutItems()
+	suf := ex.suf
+	tiers := ex.tiers[:0]
 	for a := 0; a < len(items); {
 		i := a
 		for ; i+1 < len(items); i++ {
@@ -138,28 +138,87 @@ func (w *Workspace) layout() {
 		nbits := int32(math.Ilogb(sum)) + 1 - e
 		for q := a; q <= i; q++ {
 			if j := items[q].j; j >= 0 {
-				w.jt[j] = int32(len(tiers))
+				ex.jobTier[j] = int32(len(tiers))
 			} else {
-				w.mt = int32(len(tiers))
+				ex.makespanTier = int32(len(tiers))
 			}
 		}
 		tiers = append(tiers, tier{n: (nbits + 63) / 64, exp: e})
 		a = i + 1
 	}
-	w.coarse = false
+	tiers = w.coarsen(tiers)
+	off := int32(0)
+	for t := range tiers {
+		tiers[t].off = off
+		off += tiers[t].n
+	}
+	ex.tiers = tiers
+	ex.limbs = max(int(off), 1)
+}
+
+// layoutItems lists the objective's terms by scale, largest first, with
+// each job's tier and the makespan term's reset to −1 (none), and fills
+// ex.suf: suf[i] is the sum of the scales of items i.., inflated past the
+// rounding of a float sum of at most 2^20 + 1 terms.
+func (w *Workspace) layoutItems() []item {
+	ex, tab := &w.ex, &w.tab
+	N, T := len(w.p.Jobs), w.cfg.T
+	items := ex.items[:0]
+	ex.tauMax = 0
+	for j := 0; j < N; j++ {
+		ex.jobTier[j] = -1
+		if s := -tab.val[j*(T+1)]; s > 0 {
+			items = append(items, item{s: s, j: int32(j)})
+		}
+		ex.tauMax = max(ex.tauMax, tab.res[j*(T+1)])
+	}
+	ex.makespanTier = -1
+	// k·τmax exactly is at most the rounded product times (1 + 2^-52).
+	if s := float64(w.cfg.k*ex.tauMax) * (1 + 0x1p-50); s > 0 {
+		items = append(items, item{s: s, j: -1})
+	}
+	slices.SortFunc(items, func(a, b item) int {
+		if a.s != b.s {
+			if a.s > b.s {
+				return -1
+			}
+			return 1
+		}
+		return int(a.j - b.j)
+	})
+	ex.items = items
+	suf := grow(ex.suf, len(items)+1)
+	suf[len(items)] = 0
+	for i := len(items) - 1; i >= 0; i-- {
+		suf[i] = suf[i+1] + items[i].s
+	}
+	for i := range suf {
+		suf[i] *= 1 + 0x1p-30
+	}
+	ex.suf = suf
+	return items
+}
+
+// coarsen cuts a layout wider than maxLimbs down to it by dropping the
+// least significant limbs, and then whole tiers (their terms count as 0,
+// their magnitudes rounded down); it keeps the full layout to value the
+// plan (finish) and sets ex.coarse.
+func (w *Workspace) coarsen(tiers []tier) []tier {
+	ex := &w.ex
+	ex.coarse = false
 	width := int32(0)
 	for t := range tiers {
 		tiers[t].off = width
 		width += tiers[t].n
 	}
 	if width > maxLimbs {
-		// Keep the full layout to report the plan's value (finish).
-		w.full = append(w.full[:0], tiers...)
-		w.fullJT = append(w.fullJT[:0], w.jt[:N]...)
-		w.fullMT = w.mt
+		N := len(w.p.Jobs)
+		ex.full.tiers = append(ex.full.tiers[:0], tiers...)
+		ex.full.jobTier = append(ex.full.jobTier[:0], ex.jobTier[:N]...)
+		ex.full.makespanTier = ex.makespanTier
 	}
 	for width > maxLimbs {
-		w.coarse = true
+		ex.coarse = true
 		last := &tiers[len(tiers)-1]
 		if last.n > 1 {
 			last.n--
@@ -167,26 +226,19 @@ func (w *Workspace) layout() {
 			width--
 			continue
 		}
-		// Drop the tier: its terms count as 0 (their magnitudes rounded down).
 		drop := int32(len(tiers) - 1)
-		for j := 0; j < N; j++ {
-			if w.jt[j] == drop {
-				w.jt[j] = -1
+		for j := range w.p.Jobs {
+			if ex.jobTier[j] == drop {
+				ex.jobTier[j] = -1
 			}
 		}
-		if w.mt == drop {
-			w.mt = -1
+		if ex.makespanTier == drop {
+			ex.makespanTier = -1
 		}
 		tiers = tiers[:drop]
 		width--
 	}
-	off := int32(0)
-	for t := range tiers {
-		tiers[t].off = off
-		off += tiers[t].n
-	}
-	w.tiers = tiers
-	w.W = max(int(off), 1)
+	return tiers
 }
 
 // toGrid writes ⌊v/2^e⌋ (v ≥ 0 finite) into z, big-endian.
@@ -339,7 +391,7 @@ func (f *fbuild) float() float64 {
 // real is the value of a number (non-negative in every tier), correctly
 // rounded: the tiers' bits do not overlap (the cut rule), so the number is
 // their concatenation in binary.
-func (w *Workspace) real(x []uint64) float64 { return realIn(w.tiers, x) }
+func (w *Workspace) real(x []uint64) float64 { return realIn(w.ex.tiers, x) }
 
 func realIn(tiers []tier, x []uint64) float64 {
 	var f fbuild
@@ -354,35 +406,35 @@ func realIn(tiers []tier, x []uint64) float64 {
 // −(Σ_j V_j(n_j) + M(τ)), exact on the fine grid and correctly rounded.
 func (w *Workspace) fullValue(n []int32, tau float64) (welfare, objective float64) {
 	W, L := 0, 0
-	for _, t := range w.full {
+	for _, t := range w.ex.full.tiers {
 		W, L = max(W, int(t.off+t.n)), max(L, int(t.n))
 	}
-	buf := grow(w.fullBuf, W+L)
-	w.fullBuf = buf
+	buf := grow(w.ex.full.buf, W+L)
+	w.ex.full.buf = buf
 	x, v := buf[:W], buf[W:]
 	clear(x)
 	T := w.cfg.T
 	for j, c := range n {
-		if t := w.fullJT[j]; t >= 0 {
-			tr := w.full[t]
-			toGrid(v[:tr.n], -w.val[j*(T+1)+int(c)], tr.exp)
+		if t := w.ex.full.jobTier[j]; t >= 0 {
+			tr := w.ex.full.tiers[t]
+			toGrid(v[:tr.n], -w.tab.val[j*(T+1)+int(c)], tr.exp)
 			addAt(x, tr.off, v[:tr.n])
 		}
 	}
-	welfare = neg(realIn(w.full, x))
-	if w.fullMT >= 0 {
-		tr := w.full[w.fullMT]
+	welfare = neg(realIn(w.ex.full.tiers, x))
+	if w.ex.full.makespanTier >= 0 {
+		tr := w.ex.full.tiers[w.ex.full.makespanTier]
 		clear(v)
 		mkTier(v[:tr.n], w.cfg.k, tau, tr.exp)
 		addAt(x, tr.off, v[:tr.n])
 	}
-	return welfare, neg(realIn(w.full, x))
+	return welfare, neg(realIn(w.ex.full.tiers, x))
 }
 
 // objective is the program's objective at a score (gains form, see above):
 // −(C0 − s), correctly rounded. tmp is scratch of one number.
 func (w *Workspace) objective(s, tmp []uint64) float64 {
-	add(tmp, w.c0w, w.mmax)
+	add(tmp, w.ex.c0, w.ex.mmax)
 	sub(tmp, tmp, s)
 	return neg(w.real(tmp))
 }
@@ -396,35 +448,37 @@ func neg(x float64) float64 {
 }
 
 // num returns number i of a pool of numbers.
-func (w *Workspace) num(pool []uint64, i int) []uint64 { return pool[i*w.W : (i+1)*w.W : (i+1)*w.W] }
+func (w *Workspace) num(pool []uint64, i int) []uint64 {
+	return pool[i*w.ex.limbs : (i+1)*w.ex.limbs : (i+1)*w.ex.limbs]
+}
 
 // gain returns G_j(n), the grid value job j gains with n rounds over none,
 // in its tier's width (nil for a job whose term is always 0).
 func (w *Workspace) gain(j, n int) []uint64 {
-	t := w.jt[j]
+	t := w.ex.jobTier[j]
 	if t < 0 {
 		return nil
 	}
-	L := int(w.tiers[t].n)
-	o := int(w.goff[j]) + 2*n*L
-	return w.gv[o : o+L : o+L]
+	L := int(w.ex.tiers[t].n)
+	o := int(w.ex.gainOff[j]) + 2*n*L
+	return w.ex.gains[o : o+L : o+L]
 }
 
 // marginal returns G_j(n) − G_j(n−1) in the job's tier width (n ≥ 1).
 func (w *Workspace) marginal(j, n int) []uint64 {
-	t := w.jt[j]
+	t := w.ex.jobTier[j]
 	if t < 0 {
 		return nil
 	}
-	L := int(w.tiers[t].n)
-	o := int(w.goff[j]) + 2*n*L + L
-	return w.gv[o : o+L : o+L]
+	L := int(w.ex.tiers[t].n)
+	o := int(w.ex.gainOff[j]) + 2*n*L + L
+	return w.ex.gains[o : o+L : o+L]
 }
 
 // addGain adds G_j(n) to the number z.
 func (w *Workspace) addGain(z []uint64, j, n int) {
-	if t := w.jt[j]; t >= 0 {
-		addAt(z, w.tiers[t].off, w.gain(j, n))
+	if t := w.ex.jobTier[j]; t >= 0 {
+		addAt(z, w.ex.tiers[t].off, w.gain(j, n))
 	}
 }
 
@@ -437,33 +491,33 @@ func (w *Workspace) grid() {
 	N, T := len(w.p.Jobs), w.cfg.T
 	size := 0
 	for j := 0; j < N; j++ {
-		w.goff[j] = int32(size)
-		if t := w.jt[j]; t >= 0 {
-			size += 2 * (T + 1) * int(w.tiers[t].n)
+		w.ex.gainOff[j] = int32(size)
+		if t := w.ex.jobTier[j]; t >= 0 {
+			size += 2 * (T + 1) * int(w.ex.tiers[t].n)
 		}
 	}
-	w.gv = grow(w.gv, size)
-	clear(w.gv)
-	clear(w.c0w)
+	w.ex.gains = grow(w.ex.gains, size)
+	clear(w.ex.gains)
+	clear(w.ex.c0)
 	for j := 0; j < N; j++ {
-		t := w.jt[j]
+		t := w.ex.jobTier[j]
 		if t < 0 {
 			continue
 		}
-		tr := w.tiers[t]
+		tr := w.ex.tiers[t]
 		L := int(tr.n)
 		row := j * (T + 1)
 		var prev, cur, d, pd, g [maxLimbs]uint64
-		toGrid(prev[:L], -w.val[row], tr.exp)
-		addAt(w.c0w, tr.off, prev[:L])
-		cell := w.gv[int(w.goff[j]) : int(w.goff[j])+2*(T+1)*L]
-		top := int(w.top[j])
+		toGrid(prev[:L], -w.tab.val[row], tr.exp)
+		addAt(w.ex.c0, tr.off, prev[:L])
+		cell := w.ex.gains[int(w.ex.gainOff[j]) : int(w.ex.gainOff[j])+2*(T+1)*L]
+		top := int(w.tab.top[j])
 		for n := 1; n <= T; n++ {
 			if n > top { // done: nothing changes, the marginal is 0
 				copy(cell[2*n*L:], g[:L])
 				continue
 			}
-			toGrid(cur[:L], -w.val[row+n], tr.exp)
+			toGrid(cur[:L], -w.tab.val[row+n], tr.exp)
 			if cmpNum(cur[:L], prev[:L]) > 0 {
 				cur = prev
 			}
@@ -478,17 +532,17 @@ func (w *Workspace) grid() {
 			pd = d
 		}
 	}
-	w.mkGrid(w.mmax, w.tauMax)
+	w.mkGrid(w.ex.mmax, w.ex.tauMax)
 }
 
 // mkGrid writes M(τ) = ⌊k·τ/2^e⌋ of the makespan tier into the number z
 // (cleared): the exact product of two float64 mantissas, shifted.
 func (w *Workspace) mkGrid(z []uint64, tau float64) {
 	clear(z)
-	if w.mt < 0 || tau == 0 {
+	if w.ex.makespanTier < 0 || tau == 0 {
 		return
 	}
-	t := w.tiers[w.mt]
+	t := w.ex.tiers[w.ex.makespanTier]
 	mkTier(z[t.off:t.off+t.n], w.cfg.k, tau, t.exp)
 }
 
@@ -503,5 +557,5 @@ func mkTier(z []uint64, k, tau float64, e int32) {
 // mkInto sets z = Mmax − M(τ), the makespan term's contribution to a score.
 func (w *Workspace) mkInto(z []uint64, tau float64) {
 	w.mkGrid(z, tau)
-	sub(z, w.mmax, z)
+	sub(z, w.ex.mmax, z)
 }

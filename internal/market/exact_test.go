@@ -11,7 +11,7 @@ import (
 // bigNum is the exact value of a number of ws's layout.
 func bigNum(ws *Workspace, x []uint64) *big.Float {
 	sum := new(big.Float).SetPrec(8192)
-	for _, t := range ws.tiers {
+	for _, t := range ws.ex.tiers {
 		v := new(big.Int)
 		for _, l := range x[t.off : t.off+t.n] {
 			v.Lsh(v, 64).Or(v, new(big.Int).SetUint64(l))
@@ -30,22 +30,22 @@ func TestRealRounding(t *testing.T) {
 	ws := NewWorkspace()
 	for it := 0; it < 20000; it++ {
 		K := 1 + rng.IntN(3)
-		ws.tiers = ws.tiers[:0]
+		ws.ex.tiers = ws.ex.tiers[:0]
 		exp := int32(rng.IntN(1200) - 900)
 		off := int32(0)
 		for k := 0; k < K; k++ {
 			n := int32(1 + rng.IntN(3))
-			ws.tiers = append(ws.tiers, tier{off: off, n: n, exp: exp})
+			ws.ex.tiers = append(ws.ex.tiers, tier{off: off, n: n, exp: exp})
 			off += n
 			exp -= int32(64*n) + int32(rng.IntN(70)) - 60 // lower tiers may start inside the limbs above
 		}
-		ws.W = int(off)
-		x := make([]uint64, ws.W)
-		for k, tr := range ws.tiers {
+		ws.ex.limbs = int(off)
+		x := make([]uint64, ws.ex.limbs)
+		for k, tr := range ws.ex.tiers {
 			limbs := x[tr.off : tr.off+tr.n]
 			bitsMax := 64 * int(tr.n)
 			if k > 0 { // worth less than one unit of the tier above
-				bitsMax = min(bitsMax, int(ws.tiers[k-1].exp-tr.exp))
+				bitsMax = min(bitsMax, int(ws.ex.tiers[k-1].exp-tr.exp))
 			}
 			nb := rng.IntN(bitsMax + 1)
 			for q := 0; q < nb; q++ {
@@ -59,7 +59,7 @@ func TestRealRounding(t *testing.T) {
 		}
 		want, _ := bigNum(ws, x).Float64()
 		if got := ws.real(x); got != want {
-			t.Fatalf("case %d: tiers %+v, x %x: real %v, exact rounding %v", it, ws.tiers, x, got, want)
+			t.Fatalf("case %d: tiers %+v, x %x: real %v, exact rounding %v", it, ws.ex.tiers, x, got, want)
 		}
 	}
 }
@@ -98,13 +98,13 @@ func TestToGrid(t *testing.T) {
 		_, xk := math.Frexp(ws.cfg.k)
 		_, xt := math.Frexp(tau)
 		n := int32(1 + rng.IntN(3))
-		ws.tiers = []tier{{off: 0, n: n, exp: int32(xk + xt - 64*int(n) + rng.IntN(64*int(n)))}}
-		ws.W, ws.mt = int(n), 0
+		ws.ex.tiers = []tier{{off: 0, n: n, exp: int32(xk + xt - 64*int(n) + rng.IntN(64*int(n)))}}
+		ws.ex.limbs, ws.ex.makespanTier = int(n), 0
 		z := make([]uint64, n)
 		ws.mkGrid(z, tau)
 		want := new(big.Float).SetPrec(4096).SetFloat64(ws.cfg.k)
 		want.Mul(want, new(big.Float).SetFloat64(tau))
-		want.SetMantExp(want, -int(ws.tiers[0].exp))
+		want.SetMantExp(want, -int(ws.ex.tiers[0].exp))
 		wi, _ := want.Int(nil)
 		got := new(big.Int)
 		for _, l := range z {
@@ -277,7 +277,7 @@ func TestSolveExactHugePriorities(t *testing.T) {
 		}
 		relaxed := !e.ftf
 		paths[relaxed]++
-		tiers = max(tiers, len(ws.tiers))
+		tiers = max(tiers, len(ws.ex.tiers))
 		for j, pr := range sol.Priority {
 			if math.Abs(pr-e.prio[j]) > 1e-12*e.prio[j] {
 				t.Fatalf("case %d: priority %d is %v, want %v", it, j, pr, e.prio[j])
@@ -287,11 +287,11 @@ func TestSolveExactHugePriorities(t *testing.T) {
 			t.Fatalf("case %d: relaxed %v, brute force %v", it, sol.Relaxed, relaxed)
 		}
 		want := Optimal
-		if ws.coarse {
+		if ws.ex.coarse {
 			want = Feasible
 		}
 		if sol.Status != want {
-			t.Fatalf("case %d: status %v (coarse %v)", it, sol.Status, ws.coarse)
+			t.Fatalf("case %d: status %v (coarse %v)", it, sol.Status, ws.ex.coarse)
 		}
 		if !e.feasible(sol.Count) {
 			t.Fatalf("case %d: plan breaks the FTF constraints", it)
@@ -309,7 +309,7 @@ func TestSolveExactHugePriorities(t *testing.T) {
 			slack += 0x1p-50 * nt * c.k * max(tau, bestTau)
 		}
 		gap := new(big.Float).Sub(bestV, got)
-		if g, _ := gap.Float64(); g > slack && !ws.coarse {
+		if g, _ := gap.Float64(); g > slack && !ws.ex.coarse {
 			t.Fatalf("case %d: plan %v scores %.17g·NT, the optimum %v scores %.17g·NT (gap %g, slack %g); priorities %v",
 				it, sol.Count, got, best, bestV, g, slack, e.prio)
 		}
@@ -351,20 +351,20 @@ func TestSolveGridOptimal(t *testing.T) {
 			t.Fatal(err)
 		}
 		N := len(p.Jobs)
-		s := make([]uint64, ws.W)
+		s := make([]uint64, ws.ex.limbs)
 		n32 := make([]int32, N)
 		for _, n := range packableCounts(p, ws.cfg.T) {
 			ok := true
 			for j := range n {
 				n32[j] = int32(n[j])
-				ok = ok && n32[j] >= ws.lo0[j]
+				ok = ok && n32[j] >= ws.bb.baseLo[j]
 			}
 			if !ok {
 				continue
 			}
 			ws.evalCounts(n32, s)
-			if cmpNum(s, ws.inc) > 0 {
-				t.Fatalf("case %d: counts %v score %g above the plan %v (%g), status %v", it, n, ws.objective(s, make([]uint64, ws.W)), sol.Count, sol.Objective, sol.Status)
+			if cmpNum(s, ws.inc.score) > 0 {
+				t.Fatalf("case %d: counts %v score %g above the plan %v (%g), status %v", it, n, ws.objective(s, make([]uint64, ws.ex.limbs)), sol.Count, sol.Objective, sol.Status)
 			}
 		}
 	}
@@ -386,8 +386,8 @@ func TestCoarseLayout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !ws.coarse || sol.Status != Feasible || !sol.Relaxed {
-		t.Fatalf("coarse %v, status %v, relaxed %v (tiers %+v)", ws.coarse, sol.Status, sol.Relaxed, ws.tiers)
+	if !ws.ex.coarse || sol.Status != Feasible || !sol.Relaxed {
+		t.Fatalf("coarse %v, status %v, relaxed %v (tiers %+v)", ws.ex.coarse, sol.Status, sol.Relaxed, ws.ex.tiers)
 	}
 	c := bruteConfig(p.Config)
 	e := newExactProgram(p, cappedPriorities(p, c), false)

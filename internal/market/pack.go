@@ -52,6 +52,31 @@ import (
 // "unknown", which the solver treats as unpackable and reports by returning
 // Feasible rather than Optimal.
 
+// packing is the greedy's state: the free GPUs of each round and the
+// assignment it builds.
+type packing struct {
+	free   []int32 // per round: free GPUs
+	byFree []int32 // the rounds by free GPUs desc, then index asc
+	merged []int32 // mergeOrd's scratch
+	x      []bool  // job-major N×T: job j runs in round t at j·T+t
+	exact  bool    // the widths in use make the greedy exact (the theorem)
+	unsure bool    // some packing was left undecided: the solve is Feasible at best
+}
+
+// packSearch is the exact packing search's state (packDFS).
+type packSearch struct {
+	// ord, pick and groups hold each depth's rounds by free GPUs, its
+	// group counts and its groups' starts: depth pos owns
+	// ord[pos·T:(pos+1)·T] and pick, groups [pos·(T+1):(pos+1)·(T+1)].
+	ord, pick, groups []int32
+	budget            int   // nodes left for this search
+	left              int   // nodes left for the whole solve
+	rest              []int // rest[pos]: GPU-rounds the jobs from position pos on need
+	freeTotal         int   // free GPU-rounds over the window
+	key               []byte
+	failed            map[string]struct{} // refuted states (stateKey)
+}
+
 // exactPacking reports whether the widths in use satisfy the theorem.
 func exactPacking(widths []int32, m int32) bool {
 	for i := 0; i+1 < len(widths); i++ {
@@ -62,27 +87,27 @@ func exactPacking(widths []int32, m int32) bool {
 	return true
 }
 
-// pack runs the greedy on counts, writing the assignment to w.x. On failure
-// it returns the position in w.order of the job that did not fit: the jobs
+// pack runs the greedy on counts, writing the assignment to w.pk.x. On failure
+// it returns the position in w.tab.order of the job that did not fit: the jobs
 // at positions ≤ fail (with non-zero counts) cannot be packed together when
 // the greedy is exact.
 func (w *Workspace) pack(counts []int32) (ok bool, fail int) {
-	T, M := w.cfg.T, int32(w.M)
-	free, ord := w.free[:T], w.ord[:T]
+	T, M := w.cfg.T, int32(w.p.GPUs)
+	free, ord := w.pk.free[:T], w.pk.byFree[:T]
 	for t := range free {
 		free[t], ord[t] = M, int32(t)
 	}
-	clear(w.x)
-	for pos, j := range w.order {
+	clear(w.pk.x)
+	for pos, j := range w.tab.order {
 		n := int(counts[j])
 		if n == 0 {
 			continue
 		}
-		wj := w.wid[j]
+		wj := w.tab.width[j]
 		if free[ord[n-1]] < wj {
 			return false, pos
 		}
-		row := w.x[int(j)*T : int(j)*T+T]
+		row := w.pk.x[int(j)*T : int(j)*T+T]
 		for _, t := range ord[:n] {
 			free[t] -= wj
 			row[t] = true
@@ -96,7 +121,7 @@ func (w *Workspace) pack(counts []int32) (ok bool, fail int) {
 // its first n rounds lost the same number of GPUs: both runs are sorted.
 func (w *Workspace) mergeOrd(n int) {
 	T := w.cfg.T
-	free, ord, tmp := w.free, w.ord[:T], w.tmp[:T]
+	free, ord, tmp := w.pk.free, w.pk.byFree[:T], w.pk.merged[:T]
 	a, b, o := 0, n, 0
 	for a < n && b < T {
 		ta, tb := ord[a], ord[b]
@@ -127,85 +152,85 @@ const packBudget = 20000
 // solveBudget bounds the exact search's nodes over one solve.
 const solveBudget = 400000
 
-// packCounts packs counts into w.x, exactly: the greedy, then, when the
+// packCounts packs counts into w.pk.x, exactly: the greedy, then, when the
 // greedy is not guaranteed exact and fails, the depth-first search.
 func (w *Workspace) packCounts(counts []int32) (packResult, int) {
 	ok, fail := w.pack(counts)
 	if ok {
 		return packed, -1
 	}
-	if w.exactPack {
+	if w.pk.exact {
 		return unpackable, fail
 	}
 	switch w.packDFS(counts) {
 	case packed:
 		return packed, -1
 	case unpackable:
-		return unpackable, len(w.order) - 1
+		return unpackable, len(w.tab.order) - 1
 	}
-	return undecided, len(w.order) - 1
+	return undecided, len(w.tab.order) - 1
 }
 
-// packDFS is the exact search: jobs in w.order, each choosing how many of
+// packDFS is the exact search: jobs in w.tab.order, each choosing how many of
 // its rounds come from each group of rounds with equal free GPUs (rounds in
 // a group are interchangeable), most free first.
 func (w *Workspace) packDFS(counts []int32) packResult {
-	T, N := w.cfg.T, len(w.order)
+	T, N := w.cfg.T, len(w.tab.order)
 	for t := 0; t < T; t++ {
-		w.free[t] = int32(w.M)
+		w.pk.free[t] = int32(w.p.GPUs)
 	}
-	clear(w.x)
-	w.dfsOrd = grow(w.dfsOrd, N*T)
-	w.dfsPick = grow(w.dfsPick, N*(T+1))
-	w.dfsGrp = grow(w.dfsGrp, N*(T+1))
+	clear(w.pk.x)
+	w.dfs.ord = grow(w.dfs.ord, N*T)
+	w.dfs.pick = grow(w.dfs.pick, N*(T+1))
+	w.dfs.groups = grow(w.dfs.groups, N*(T+1))
 	// Each search gets packBudget nodes, all of a solve's searches together
 	// solveBudget; past that, undecided at once.
-	w.budget = min(packBudget, w.dfsLeft)
-	defer func() { w.dfsLeft -= min(packBudget, w.dfsLeft) - max(w.budget, 0) }()
+	w.dfs.budget = min(packBudget, w.dfs.left)
+	defer func() { w.dfs.left -= min(packBudget, w.dfs.left) - max(w.dfs.budget, 0) }()
 	// rest[pos]: GPU-rounds the jobs from position pos on still need.
-	w.dfsRest = grow(w.dfsRest, N+1)
-	w.dfsRest[N] = 0
+	w.dfs.rest = grow(w.dfs.rest, N+1)
+	w.dfs.rest[N] = 0
 	for pos := N - 1; pos >= 0; pos-- {
-		j := w.order[pos]
-		w.dfsRest[pos] = w.dfsRest[pos+1] + int(w.wid[j])*int(counts[j])
+		j := w.tab.order[pos]
+		w.dfs.rest[pos] = w.dfs.rest[pos+1] + int(w.tab.width[j])*int(counts[j])
 	}
-	w.dfsFree = w.M * T
-	if w.dfsFail == nil {
-		w.dfsFail = make(map[string]struct{})
+	w.dfs.freeTotal = w.p.GPUs * T
+	if w.dfs.failed == nil {
+		w.dfs.failed = make(map[string]struct{})
 	}
-	clear(w.dfsFail)
+	clear(w.dfs.failed)
 	return w.dfsJob(0, counts)
 }
 
-// dfsJob places the jobs from position pos of w.order on.
+// dfsJob places the jobs from position pos of w.tab.order on.
 func (w *Workspace) dfsJob(pos int, counts []int32) packResult {
-	for pos < len(w.order) && counts[w.order[pos]] == 0 {
+	for pos < len(w.tab.order) && counts[w.tab.order[pos]] == 0 {
 		pos++
 	}
-	if pos == len(w.order) {
+	if pos == len(w.tab.order) {
 		return packed
 	}
-	if w.dfsRest[pos] > w.dfsFree {
+	if w.dfs.rest[pos] > w.dfs.freeTotal {
 		return unpackable
 	}
-	if w.budget--; w.budget < 0 {
+	if w.dfs.budget--; w.dfs.budget < 0 {
 		return undecided
 	}
 	T := w.cfg.T
-	j := int(w.order[pos])
-	// Rounds by free desc, index asc; each depth owns a slice of w.dfsOrd.
-	ord := w.dfsOrd[pos*T : pos*T+T]
+	j := int(w.tab.order[pos])
+	// Rounds by free desc, index asc; each depth owns a slice of w.dfs.ord.
+	ord := w.dfs.ord[pos*T : pos*T+T]
 	for t := range ord {
 		ord[t] = int32(t)
 	}
-	free := w.free
+	free := w.pk.free
 	slices.SortFunc(ord, func(a, b int32) int {
 		if free[a] != free[b] {
 			return int(free[b] - free[a])
 		}
 		return int(a - b)
 	})
-	wj := w.wid[j]
+	wj := w.tab.width[j]
 	avail := 0
 	for avail < T && free[ord[avail]] >= wj {
 		avail++
@@ -215,14 +240,14 @@ func (w *Workspace) dfsJob(pos int, counts []int32) packResult {
 		return unpackable
 	}
 	// States (position, multiset of free GPUs) already refuted.
-	if _, seen := w.dfsFail[string(w.stateKey(pos, ord))]; seen { // no allocation
+	if _, seen := w.dfs.failed[string(w.stateKey(pos, ord))]; seen { // no allocation
 		return unpackable
 	}
 	// Enumerate selections as group counts, lexicographically from the most
 	// free group: pick[g] rounds of group g, taking each group's first rounds.
 	gstart := w.dfsGroups(pos, ord[:avail])
 	ng := len(gstart) - 1
-	pick := w.dfsPick[pos*(T+1) : pos*(T+1)+ng]
+	pick := w.dfs.pick[pos*(T+1) : pos*(T+1)+ng]
 	rest := n
 	for g := 0; g < ng; g++ {
 		pick[g] = int32(min(rest, int(gstart[g+1]-gstart[g])))
@@ -238,13 +263,13 @@ func (w *Workspace) dfsJob(pos int, counts []int32) packResult {
 		w.apply(j, ord, gstart, pick, wj)
 		if r == undecided {
 			result = undecided
-			if w.budget < 0 {
+			if w.dfs.budget < 0 {
 				return undecided
 			}
 		}
 		if !nextPick(pick, gstart) {
 			if result == unpackable {
-				w.dfsFail[string(w.stateKey(pos, ord))] = struct{}{}
+				w.dfs.failed[string(w.stateKey(pos, ord))] = struct{}{}
 			}
 			return result
 		}
@@ -253,23 +278,23 @@ func (w *Workspace) dfsJob(pos int, counts []int32) packResult {
 
 // stateKey builds the memo key of depth pos (position and free GPUs in
 // ord's order) in a reused buffer; ord is sorted by free desc. Index
-// w.dfsFail with string(key): a lookup does not allocate.
+// w.dfs.failed with string(key): a lookup does not allocate.
 func (w *Workspace) stateKey(pos int, ord []int32) []byte {
-	key := binary.LittleEndian.AppendUint32(w.dfsKey[:0], uint32(pos))
+	key := binary.LittleEndian.AppendUint32(w.dfs.key[:0], uint32(pos))
 	for _, t := range ord {
-		key = binary.LittleEndian.AppendUint32(key, uint32(w.free[t]))
+		key = binary.LittleEndian.AppendUint32(key, uint32(w.pk.free[t]))
 	}
-	w.dfsKey = key
+	w.dfs.key = key
 	return key
 }
 
 // dfsGroups splits ord (sorted by free desc) into runs of equal free GPUs
-// and returns their starts plus len(ord), in depth pos's slice of w.dfsGrp.
+// and returns their starts plus len(ord), in depth pos's slice of w.dfs.groups.
 func (w *Workspace) dfsGroups(pos int, ord []int32) []int32 {
 	T := w.cfg.T
-	g := w.dfsGrp[pos*(T+1) : pos*(T+1) : pos*(T+1)+T+1]
+	g := w.dfs.groups[pos*(T+1) : pos*(T+1) : pos*(T+1)+T+1]
 	for i := range ord {
-		if i == 0 || w.free[ord[i]] != w.free[ord[i-1]] {
+		if i == 0 || w.pk.free[ord[i]] != w.pk.free[ord[i-1]] {
 			g = append(g, int32(i))
 		}
 	}
@@ -281,10 +306,10 @@ func (w *Workspace) dfsGroups(pos int, ord []int32) []int32 {
 func (w *Workspace) apply(j int, ord, gstart, pick []int32, delta int32) {
 	T := w.cfg.T
 	for g, c := range pick {
-		w.dfsFree += int(delta) * int(c)
+		w.dfs.freeTotal += int(delta) * int(c)
 		for _, t := range ord[gstart[g] : gstart[g]+c] {
-			w.free[t] += delta
-			w.x[j*T+int(t)] = delta < 0
+			w.pk.free[t] += delta
+			w.pk.x[j*T+int(t)] = delta < 0
 		}
 	}
 }

@@ -56,21 +56,21 @@ func packWorkspace(t *testing.T, widths []int, M, T int) *Workspace {
 	if err := ws.setup(); err != nil {
 		t.Fatal(err)
 	}
-	for j := range ws.prio {
-		ws.prio[j] = 1
+	for j := range ws.tab.prio {
+		ws.tab.prio[j] = 1
 	}
 	ws.prepare()
 	return ws
 }
 
-// checkPacking verifies w.x against counts and the capacity.
+// checkPacking verifies w.pk.x against counts and the capacity.
 func checkPacking(t *testing.T, ws *Workspace, widths []int, counts []int32, M, T int) {
 	t.Helper()
 	used := make([]int, T)
 	for j := range widths {
 		n := 0
 		for r := 0; r < T; r++ {
-			if ws.x[j*T+r] {
+			if ws.pk.x[j*T+r] {
 				n++
 				used[r] += widths[j]
 			}
@@ -118,7 +118,7 @@ func TestPackGreedyExact(t *testing.T) {
 			continue
 		}
 		ws := packWorkspace(t, widths, M, T)
-		if !ws.exactPack {
+		if !ws.pk.exact {
 			t.Fatalf("widths %v on M=%d should satisfy the theorem", widths, M)
 		}
 		ok, _ := ws.pack(counts)
@@ -145,7 +145,7 @@ func TestPackOutsideTheorem(t *testing.T) {
 	widths := []int{3, 3, 2, 2, 2}
 	counts := []int32{1, 1, 1, 1, 1}
 	ws := packWorkspace(t, widths, 6, 2)
-	if ws.exactPack {
+	if ws.pk.exact {
 		t.Fatal("{2,3} must not count as exact")
 	}
 	if ok, _ := ws.pack(counts); ok {

@@ -32,96 +32,38 @@ import (
 // TestRankAgainstBruteForce measures it against the exact re-ranking on small
 // instances.
 
-// rankRounds reorders the plan in w.incX and returns the ranking cost.
+// ranking is rankRounds' state.
+type ranking struct {
+	weight      []float64 // per job: p_j/n_j (0 for n_j = 0)
+	byRank      []int32   // the jobs by rank, best first
+	rankOf      []int32   // job → its rank
+	roundWeight []float64 // per round: Σ_{j in t} p_j/n_j
+	perm        []int32   // the rounds by weight, heaviest first
+	row         []bool    // one job's row, permuted
+	free        []int32   // per round: free GPUs
+	// movable lists the jobs that can move (0 < n_j < T) by width class,
+	// each class in rank order from movStart[class].
+	movable, movStart []int32
+	swapA, swapB      []int32 // improvePair's scratch: the swap candidates
+}
+
+// output is the emitted plan's storage: Solution.Rounds and Backfill point
+// into planned and extra.
+type output struct {
+	backfillOrder          []int32 // the jobs by remaining runtime desc, ID asc
+	planned, extra         []int   // each round's planned and backfilled jobs, concatenated
+	roundStart, extraStart []int   // where each round starts in planned, extra
+}
+
+// rankRounds reorders the plan in w.inc.x and returns the ranking cost.
 func (w *Workspace) rankRounds(ctx context.Context, counts []int32) float64 {
-	N, T := len(counts), w.cfg.T
-	x := w.incX
-	jobs := w.p.Jobs
-	c := w.c[:N]
-	for j := range c {
-		c[j] = 0
-		if counts[j] > 0 {
-			c[j] = w.prio[j] / float64(counts[j])
-		}
-	}
-	// Ranks.
-	by := w.byPi[:0]
-	for j := range N {
-		by = append(by, int32(j))
-	}
-	slices.SortFunc(by, func(a, b int32) int {
-		if c[a] != c[b] {
-			return cmp.Compare(c[b], c[a])
-		}
-		if jobs[a].Remaining != jobs[b].Remaining {
-			return cmp.Compare(jobs[b].Remaining, jobs[a].Remaining)
-		}
-		return cmp.Compare(jobs[a].ID, jobs[b].ID)
-	})
-	for q, j := range by {
-		w.pi[j] = int32(q)
-	}
-	w.byPi = by
+	T := w.cfg.T
+	w.rankJobs(counts)
 	// 1. Rounds by weight.
-	colw, perm := w.colw[:T], w.perm[:T]
-	for t := range T {
-		colw[t], perm[t] = 0, int32(t)
-	}
-	for j := range N {
-		if c[j] == 0 {
-			continue
-		}
-		for t, in := range x[j*T : j*T+T] {
-			if in {
-				colw[t] += c[j]
-			}
-		}
-	}
-	slices.SortStableFunc(perm, func(a, b int32) int { return cmp.Compare(colw[b], colw[a]) })
-	row := w.rowTmp[:T]
-	for j := range N {
-		xr := x[j*T : j*T+T]
-		for t := range T {
-			row[t] = xr[perm[t]]
-		}
-		copy(xr, row)
-	}
+	w.permuteRounds()
 	// 2. Moves and swaps between pairs of rounds, among the movable jobs.
-	mov := by[:0]
-	for _, j := range w.byPi[:N] {
-		if counts[j] > 0 && int(counts[j]) < T {
-			mov = append(mov, j)
-		}
-	}
-	free := w.free[:T]
-	for t := range T {
-		free[t] = int32(w.M)
-	}
-	for j := range N {
-		for t, in := range x[j*T : j*T+T] {
-			if in {
-				free[t] -= w.wid[j]
-			}
-		}
-	}
-	// The movable jobs by width class, each in rank order (swaps stay
-	// within a class).
-	K := len(w.cw)
-	w.movStart = grow(w.movStart, K+1)
-	clear(w.movStart)
-	for _, j := range mov {
-		w.movStart[w.cls[j]+1]++
-	}
-	for cl := 1; cl <= K; cl++ {
-		w.movStart[cl] += w.movStart[cl-1]
-	}
-	w.movCls = grow(w.movCls, len(mov))
-	fill := w.swapA[:0]
-	fill = append(fill, w.movStart[:K]...)
-	for _, j := range mov {
-		w.movCls[fill[w.cls[j]]] = j
-		fill[w.cls[j]]++
-	}
+	mov := w.movableJobs(counts)
+	K := len(w.ks.classWidth)
 	for pass := 0; pass < 4*T && len(mov) > 0; pass++ {
 		if deadline.Done(ctx) {
 			break
@@ -138,6 +80,118 @@ func (w *Workspace) rankRounds(ctx context.Context, counts []int32) float64 {
 			break
 		}
 	}
+	return w.rankCost()
+}
+
+// rankJobs sets each job's weight p_j/n_j and ranks the jobs by weight
+// desc, then R_j desc, then ID asc.
+func (w *Workspace) rankJobs(counts []int32) {
+	N := len(counts)
+	jobs := w.p.Jobs
+	c := w.rk.weight[:N]
+	for j := range c {
+		c[j] = 0
+		if counts[j] > 0 {
+			c[j] = w.tab.prio[j] / float64(counts[j])
+		}
+	}
+	by := w.rk.byRank[:0]
+	for j := range N {
+		by = append(by, int32(j))
+	}
+	slices.SortFunc(by, func(a, b int32) int {
+		if c[a] != c[b] {
+			return cmp.Compare(c[b], c[a])
+		}
+		if jobs[a].Remaining != jobs[b].Remaining {
+			return cmp.Compare(jobs[b].Remaining, jobs[a].Remaining)
+		}
+		return cmp.Compare(jobs[a].ID, jobs[b].ID)
+	})
+	for q, j := range by {
+		w.rk.rankOf[j] = int32(q)
+	}
+	w.rk.byRank = by
+}
+
+// permuteRounds sorts the plan's rounds by weight Σ_{j∈t} p_j/n_j,
+// heaviest first (stable).
+func (w *Workspace) permuteRounds() {
+	T, N := w.cfg.T, len(w.p.Jobs)
+	x, c := w.inc.x, w.rk.weight
+	colw, perm := w.rk.roundWeight[:T], w.rk.perm[:T]
+	for t := range T {
+		colw[t], perm[t] = 0, int32(t)
+	}
+	for j := range N {
+		if c[j] == 0 {
+			continue
+		}
+		for t, in := range x[j*T : j*T+T] {
+			if in {
+				colw[t] += c[j]
+			}
+		}
+	}
+	slices.SortStableFunc(perm, func(a, b int32) int { return cmp.Compare(colw[b], colw[a]) })
+	row := w.rk.row[:T]
+	for j := range N {
+		xr := x[j*T : j*T+T]
+		for t := range T {
+			row[t] = xr[perm[t]]
+		}
+		copy(xr, row)
+	}
+}
+
+// movableJobs returns the jobs that can change rounds (0 < n_j < T) in
+// rank order, filtered in place in w.rk.byRank, and sets up what
+// improvePair reads: each round's free GPUs and the movable jobs by width
+// class, each class in rank order (swaps stay within a class).
+func (w *Workspace) movableJobs(counts []int32) []int32 {
+	T, N := w.cfg.T, len(counts)
+	x := w.inc.x
+	mov := w.rk.byRank[:0]
+	for _, j := range w.rk.byRank[:N] {
+		if counts[j] > 0 && int(counts[j]) < T {
+			mov = append(mov, j)
+		}
+	}
+	free := w.rk.free[:T]
+	for t := range T {
+		free[t] = int32(w.p.GPUs)
+	}
+	for j := range N {
+		for t, in := range x[j*T : j*T+T] {
+			if in {
+				free[t] -= w.tab.width[j]
+			}
+		}
+	}
+	K := len(w.ks.classWidth)
+	start := grow(w.rk.movStart, K+1)
+	w.rk.movStart = start
+	clear(start)
+	for _, j := range mov {
+		start[w.ks.class[j]+1]++
+	}
+	for cl := 1; cl <= K; cl++ {
+		start[cl] += start[cl-1]
+	}
+	w.rk.movable = grow(w.rk.movable, len(mov))
+	fill := append(w.rk.swapA[:0], start[:K]...)
+	for _, j := range mov {
+		w.rk.movable[fill[w.ks.class[j]]] = j
+		fill[w.ks.class[j]]++
+	}
+	return mov
+}
+
+// rankCost is the re-ranking objective Σ_j (p_j/n_j)·Σ_t t·x_{j,t} of the
+// plan in w.inc.x.
+func (w *Workspace) rankCost() float64 {
+	T, N := w.cfg.T, len(w.p.Jobs)
+	x, c := w.inc.x, w.rk.weight
 	cost := 0.0
 	for j := range N {
 		if c[j] == 0 {
@@ -157,16 +211,16 @@ func (w *Workspace) rankRounds(ctx context.Context, counts []int32) float64 {
 // improvePair moves and swaps jobs between rounds b < a (see rankRounds).
 func (w *Workspace) improvePair(mov []int32, b, a, K int) bool {
 	T := w.cfg.T
-	x, free := w.incX, w.free
+	x, free := w.inc.x, w.rk.free
 	changed := false
 	// Moves into b's idle GPUs, best rank first.
 	if free[b] > 0 {
 		for _, j := range mov {
 			r := int(j) * T
-			if x[r+a] && !x[r+b] && w.wid[j] <= free[b] {
+			if x[r+a] && !x[r+b] && w.tab.width[j] <= free[b] {
 				x[r+a], x[r+b] = false, true
-				free[a] += w.wid[j]
-				free[b] -= w.wid[j]
+				free[a] += w.tab.width[j]
+				free[b] -= w.tab.width[j]
 				changed = true
 			}
 		}
@@ -174,8 +228,8 @@ func (w *Workspace) improvePair(mov []int32, b, a, K int) bool {
 	// Swaps within each width class: the best-ranked of a\b against the
 	// worst-ranked of b\a, pairwise while that improves.
 	for cl := 0; cl < K; cl++ {
-		A, B := w.swapA[:0], w.swapB[:0]
-		for _, j := range w.movCls[w.movStart[cl]:w.movStart[cl+1]] {
+		A, B := w.rk.swapA[:0], w.rk.swapB[:0]
+		for _, j := range w.rk.movable[w.rk.movStart[cl]:w.rk.movStart[cl+1]] {
 			r := int(j) * T
 			if x[r+a] && !x[r+b] {
 				A = append(A, j)
@@ -185,7 +239,7 @@ func (w *Workspace) improvePair(mov []int32, b, a, K int) bool {
 		}
 		for q := 0; q < len(A) && q < len(B); q++ {
 			ja, ib := A[q], B[len(B)-1-q]
-			if w.pi[ja] >= w.pi[ib] {
+			if w.rk.rankOf[ja] >= w.rk.rankOf[ib] {
 				break
 			}
 			ra, rb := int(ja)*T, int(ib)*T
@@ -193,7 +247,7 @@ func (w *Workspace) improvePair(mov []int32, b, a, K int) bool {
 			x[rb+b], x[rb+a] = false, true
 			changed = true
 		}
-		w.swapA, w.swapB = A, B
+		w.rk.swapA, w.rk.swapB = A, B
 	}
 	return changed
 }
@@ -203,9 +257,9 @@ func (w *Workspace) improvePair(mov []int32, b, a, K int) bool {
 // remaining runtime desc (then ID asc), first fit, as construct_schedules does.
 func (w *Workspace) emit(sol *Solution, backfill bool) {
 	N, T := len(w.p.Jobs), w.cfg.T
-	x := w.incX
+	x := w.inc.x
 	jobs := w.p.Jobs
-	bf := w.bfOrder[:0]
+	bf := w.out.backfillOrder[:0]
 	for j := range N {
 		bf = append(bf, int32(j))
 	}
@@ -215,35 +269,35 @@ func (w *Workspace) emit(sol *Solution, backfill bool) {
 		}
 		return cmp.Compare(jobs[a].ID, jobs[b].ID)
 	})
-	w.bfOrder = bf
-	planned, extra := w.plannedBuf[:0], w.extraBuf[:0]
-	w.roundStart = append(w.roundStart[:0], 0)
-	w.extraStart = append(w.extraStart[:0], 0)
+	w.out.backfillOrder = bf
+	planned, extra := w.out.planned[:0], w.out.extra[:0]
+	w.out.roundStart = append(w.out.roundStart[:0], 0)
+	w.out.extraStart = append(w.out.extraStart[:0], 0)
 	for t := range T {
-		free := int32(w.M)
+		free := int32(w.p.GPUs)
 		for j := range N {
 			if x[j*T+t] {
 				planned = append(planned, j)
-				free -= w.wid[j]
+				free -= w.tab.width[j]
 			}
 		}
 		for _, j := range bf {
 			if free <= 0 || !backfill {
 				break
 			}
-			if !x[int(j)*T+t] && w.wid[j] <= free {
+			if !x[int(j)*T+t] && w.tab.width[j] <= free {
 				extra = append(extra, int(j))
-				free -= w.wid[j]
+				free -= w.tab.width[j]
 			}
 		}
-		w.roundStart = append(w.roundStart, len(planned))
-		w.extraStart = append(w.extraStart, len(extra))
+		w.out.roundStart = append(w.out.roundStart, len(planned))
+		w.out.extraStart = append(w.out.extraStart, len(extra))
 	}
-	w.plannedBuf, w.extraBuf = planned, extra
+	w.out.planned, w.out.extra = planned, extra
 	sol.Rounds = sol.Rounds[:0]
 	sol.Backfill = sol.Backfill[:0]
 	for t := range T {
-		sol.Rounds = append(sol.Rounds, planned[w.roundStart[t]:w.roundStart[t+1]:w.roundStart[t+1]])
-		sol.Backfill = append(sol.Backfill, extra[w.extraStart[t]:w.extraStart[t+1]:w.extraStart[t+1]])
+		sol.Rounds = append(sol.Rounds, planned[w.out.roundStart[t]:w.out.roundStart[t+1]:w.out.roundStart[t+1]])
+		sol.Backfill = append(sol.Backfill, extra[w.out.extraStart[t]:w.out.extraStart[t+1]:w.out.extraStart[t+1]])
 	}
 }

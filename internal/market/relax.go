@@ -17,25 +17,49 @@ type marg struct {
 	j, n int32
 }
 
+// knapsack is the count relaxation's separable knapsack W(τ): the width
+// classes, each class's marginal gains sorted, and the DP over capacity.
+type knapsack struct {
+	capacity   int     // C = min(M·T, Σ_j w_j·top_j): the GPU-rounds the DP spans
+	classWidth []int32 // the distinct widths, ascending
+	class      []int32 // job → its class
+	// classStart[c] is where class c's marginals start in margs (the
+	// classes in order, each with Σ top_j entries).
+	classStart []int32
+	fill       []int32 // sortMarginals' scratch: the next free slot per class
+	margs      []marg
+	// choice[c·(C+1)+b] is the count class c takes at capacity b in the last
+	// evaluation (for c ≥ 1; class 0 takes all it can).
+	choice   []int32
+	maxCount []int32  // per class: the largest count H_c was built for
+	least    []int32  // per job: the least count meeting the makespan (forced)
+	h        []uint64 // H_c(m), m = 0.., one number each (buildH)
+	// row and next are the DP rows over capacity 0..C, one number per
+	// cell; gathered holds one residue's cells of row, contiguously.
+	row, next, gathered []uint64
+	lastCap             int // the capacity of the last evaluation
+}
+
 // classes groups the jobs by width.
 func (w *Workspace) classes(nj int) {
-	w.cw = w.cw[:0]
+	ks := &w.ks
+	ks.classWidth = ks.classWidth[:0]
 	for j := 0; j < nj; j++ {
-		if !slices.Contains(w.cw, w.wid[j]) {
-			w.cw = append(w.cw, w.wid[j])
+		if !slices.Contains(ks.classWidth, w.tab.width[j]) {
+			ks.classWidth = append(ks.classWidth, w.tab.width[j])
 		}
 	}
-	slices.Sort(w.cw)
-	K := len(w.cw)
-	w.cstart = grow(w.cstart, K+1)
-	clear(w.cstart)
+	slices.Sort(ks.classWidth)
+	K := len(ks.classWidth)
+	ks.classStart = grow(ks.classStart, K+1)
+	clear(ks.classStart)
 	for j := 0; j < nj; j++ {
-		c, _ := slices.BinarySearch(w.cw, w.wid[j])
-		w.cls[j] = int32(c)
-		w.cstart[c+1] += w.top[j]
+		c, _ := slices.BinarySearch(ks.classWidth, w.tab.width[j])
+		ks.class[j] = int32(c)
+		ks.classStart[c+1] += w.tab.top[j]
 	}
 	for c := 1; c <= K; c++ {
-		w.cstart[c] += w.cstart[c-1]
+		ks.classStart[c] += ks.classStart[c-1]
 	}
 }
 
@@ -45,28 +69,29 @@ func (w *Workspace) classes(nj int) {
 // every prefix of the sorted list that respects the bounds is a prefix per
 // job.
 func (w *Workspace) sortMarginals(nj int) {
-	K := len(w.cw)
-	w.mg = grow(w.mg, int(w.cstart[K]))
-	fill := w.cfill[:0]
-	fill = append(fill, w.cstart[:K]...)
-	w.cfill = fill
+	ks := &w.ks
+	K := len(ks.classWidth)
+	ks.margs = grow(ks.margs, int(ks.classStart[K]))
+	fill := ks.fill[:0]
+	fill = append(fill, ks.classStart[:K]...)
+	ks.fill = fill
 	for j := 0; j < nj; j++ {
-		c := w.cls[j]
-		t := w.jt[j]
-		for n := int32(1); n <= w.top[j]; n++ {
+		c := ks.class[j]
+		t := w.ex.jobTier[j]
+		for n := int32(1); n <= w.tab.top[j]; n++ {
 			d := 0.0
 			if t >= 0 {
 				var f fbuild
-				f.tier(w.marginal(j, int(n)), w.tiers[t].exp)
+				f.tier(w.marginal(j, int(n)), w.ex.tiers[t].exp)
 				d = f.float()
 			}
-			w.mg[fill[c]] = marg{d: d, j: int32(j), n: n}
+			ks.margs[fill[c]] = marg{d: d, j: int32(j), n: n}
 			fill[c]++
 		}
 	}
-	rank := w.rankPos
+	rank := w.tab.orderPos
 	for c := 0; c < K; c++ {
-		slices.SortFunc(w.mg[w.cstart[c]:w.cstart[c+1]], func(a, b marg) int {
+		slices.SortFunc(ks.margs[ks.classStart[c]:ks.classStart[c+1]], func(a, b marg) int {
 			if a.d != b.d {
 				if a.d > b.d {
 					return -1
@@ -82,13 +107,13 @@ func (w *Workspace) sortMarginals(nj int) {
 			return cmp.Compare(a.n, b.n)
 		})
 	}
-	w.choice = grow(w.choice, K*(w.C+1))
-	w.mc = grow(w.mc, K)
+	ks.choice = grow(ks.choice, K*(ks.capacity+1))
+	ks.maxCount = grow(ks.maxCount, K)
 }
 
 // cmpMarg compares two marginals exactly (their float keys being equal).
 func (w *Workspace) cmpMarg(a, b marg) int {
-	ta, tb := w.jt[a.j], w.jt[b.j]
+	ta, tb := w.ex.jobTier[a.j], w.ex.jobTier[b.j]
 	if ta == tb {
 		if ta < 0 {
 			return 0
@@ -121,14 +146,14 @@ func isZero(x []uint64) bool {
 func (w *Workspace) lambda(j int, lo, hi int32, tau float64) int32 {
 	row := j * (w.cfg.T + 1)
 	for n := lo; n <= hi; n++ {
-		if w.res[row+int(n)] <= tau {
+		if w.tab.res[row+int(n)] <= tau {
 			return n
 		}
 	}
 	return -1
 }
 
-// forced sets w.lam to the least counts meeting makespan tau and returns
+// forced sets w.ks.least to the least counts meeting makespan tau and returns
 // the GPU-rounds they use, or −1 if some job cannot meet tau.
 func (w *Workspace) forced(tau float64, lo, hi []int32) int {
 	used := 0
@@ -137,8 +162,8 @@ func (w *Workspace) forced(tau float64, lo, hi []int32) int {
 		if n < 0 {
 			return -1
 		}
-		w.lam[j] = n
-		used += int(w.wid[j]) * int(n)
+		w.ks.least[j] = n
+		used += int(w.tab.width[j]) * int(n)
 	}
 	return used
 }
@@ -154,23 +179,24 @@ func (w *Workspace) forced(tau float64, lo, hi []int32) int {
 // combined by max-plus convolution with a concave kernel, whose argmax is
 // monotone, in O(C log C) per class by divide and conquer.
 func (w *Workspace) welfare(tau float64, lo, hi, counts []int32, total []uint64) bool {
+	ks := &w.ks
 	used := w.forced(tau, lo, hi)
-	if used < 0 || used > w.C {
+	if used < 0 || used > ks.capacity {
 		return false
 	}
-	W := w.W
+	W := w.ex.limbs
 	clear(total)
 	for j := range lo {
-		w.addGain(total, j, int(w.lam[j]))
+		w.addGain(total, j, int(ks.least[j]))
 	}
-	capacity := w.C - used
-	best, next := w.best[:(capacity+1)*W], w.next[:(capacity+1)*W]
-	K := len(w.cw)
+	capacity := ks.capacity - used
+	best, next := ks.row[:(capacity+1)*W], ks.next[:(capacity+1)*W]
+	K := len(ks.classWidth)
 	for c := 0; c < K; c++ {
-		wc := int(w.cw[c])
+		wc := int(ks.classWidth[c])
 		h := w.buildH(c, capacity/wc, hi)
 		mc := len(h)/W - 1
-		w.mc[c] = int32(mc)
+		ks.maxCount[c] = int32(mc)
 		if c == 0 {
 			for b := 0; b <= capacity; b++ {
 				m := min(b/wc, mc)
@@ -178,12 +204,13 @@ func (w *Workspace) welfare(tau float64, lo, hi, counts []int32, total []uint64)
 			}
 			continue
 		}
-		cv := convolver{out: next, arg: w.choice[c*(w.C+1) : c*(w.C+1)+capacity+1], h: h, mc: mc, s: wc, W: W}
+		at := c * (ks.capacity + 1) // class c's choices
+		cv := convolver{out: next, arg: ks.choice[at : at+capacity+1], h: h, mc: mc, s: wc, W: W}
 		for r := 0; r < wc && r <= capacity; r++ {
 			// Gather the residue's cells: the scans below then run over
 			// contiguous memory.
 			L := (capacity - r) / wc
-			g := w.gath[:(L+1)*W]
+			g := ks.gathered[:(L+1)*W]
 			for i := 0; i <= L; i++ {
 				copy(g[i*W:i*W+W], best[(r+wc*i)*W:])
 			}
@@ -195,7 +222,7 @@ func (w *Workspace) welfare(tau float64, lo, hi, counts []int32, total []uint64)
 	if K > 0 {
 		add(total, total, best[capacity*W:capacity*W+W])
 	}
-	w.lastCap = capacity
+	ks.lastCap = capacity
 	if counts != nil {
 		w.argmax(hi, counts)
 	}
@@ -205,54 +232,57 @@ func (w *Workspace) welfare(tau float64, lo, hi, counts []int32, total []uint64)
 // argmax writes the counts attaining the last welfare evaluation's value
 // (its forced counts, choices and capacity are still in the workspace).
 func (w *Workspace) argmax(hi, counts []int32) {
-	copy(counts, w.lam)
-	b := w.lastCap
-	for c := len(w.cw) - 1; c >= 0; c-- {
-		wc := int(w.cw[c])
+	ks := &w.ks
+	copy(counts, ks.least)
+	b := ks.lastCap
+	for c := len(ks.classWidth) - 1; c >= 0; c-- {
+		wc := int(ks.classWidth[c])
 		var m int
 		if c == 0 {
 			m = b / wc
 		} else {
-			m = int(w.choice[c*(w.C+1)+b])
+			m = int(ks.choice[c*(ks.capacity+1)+b])
 		}
 		b -= m * wc
-		w.take(c, min(m, int(w.mc[c])), hi, counts)
+		w.take(c, min(m, int(ks.maxCount[c])), hi, counts)
 	}
 }
 
-// buildH fills w.h with H_c(m), m = 0..limit at most, one number each: the
+// buildH fills w.ks.h with H_c(m), m = 0..limit at most, one number each: the
 // welfare of the m best optional increments of class c above the forced
-// counts w.lam.
+// counts w.ks.least.
 func (w *Workspace) buildH(c, limit int, hi []int32) []uint64 {
-	W := w.W
-	h := w.h[:W]
+	ks := &w.ks
+	W := w.ex.limbs
+	h := ks.h[:W]
 	clear(h)
 	if limit == 0 {
 		return h
 	}
-	for _, e := range w.mg[w.cstart[c]:w.cstart[c+1]] {
-		if e.n > w.lam[e.j] && e.n <= hi[e.j] {
+	for _, e := range ks.margs[ks.classStart[c]:ks.classStart[c+1]] {
+		if e.n > ks.least[e.j] && e.n <= hi[e.j] {
 			k := len(h)
 			h = append(h, h[k-W:k]...)
-			if t := w.jt[e.j]; t >= 0 {
-				addAt(h[k:], w.tiers[t].off, w.marginal(int(e.j), int(e.n)))
+			if t := w.ex.jobTier[e.j]; t >= 0 {
+				addAt(h[k:], w.ex.tiers[t].off, w.marginal(int(e.j), int(e.n)))
 			}
 			if len(h)/W > limit {
 				break
 			}
 		}
 	}
-	w.h = h
+	ks.h = h
 	return h
 }
 
 // take adds class c's m best optional increments to counts.
 func (w *Workspace) take(c, m int, hi, counts []int32) {
-	for _, e := range w.mg[w.cstart[c]:w.cstart[c+1]] {
+	ks := &w.ks
+	for _, e := range ks.margs[ks.classStart[c]:ks.classStart[c+1]] {
 		if m == 0 {
 			return
 		}
-		if e.n > w.lam[e.j] && e.n <= hi[e.j] {
+		if e.n > ks.least[e.j] && e.n <= hi[e.j] {
 			counts[e.j]++
 			m--
 		}
@@ -376,6 +406,20 @@ func (c *convolver) bestN(mid, lo, hi int) int {
 	return bi
 }
 
+// tauSearch is the count relaxation's search over makespan candidates.
+type tauSearch struct {
+	cand  []float64  // the candidates τ, ascending
+	wval  []uint64   // W(cand[i]), one number each, as evaluated
+	stack [][2]int32 // candidate intervals still to split
+	// lastEval is the candidate the last welfare evaluation was for: its
+	// choices are still in the knapsack.
+	lastEval int
+	best     []uint64 // the best score so far
+	probe    []uint64 // a score or bound being compared
+	found    []uint64 // the score of the counts returned (relaxation.best)
+	bound    []uint64 // the bound returned (relaxation.bound)
+}
+
 // relaxation is the outcome of one count relaxation.
 type relaxation struct {
 	feasible bool
@@ -395,18 +439,49 @@ type relaxation struct {
 // W(τ_b) − k·τ_a is no better than the best found. Scores are compared
 // exactly on the grid (exact.go).
 func (w *Workspace) relax(ctx context.Context, lo, hi, counts []int32) relaxation {
-	T := w.cfg.T
-	W := w.W
+	W := w.ex.limbs
+	cand := w.tauCandidates(lo, hi)
+	first, ok := w.leastFeasible(cand, lo, hi)
+	if !ok {
+		return relaxation{}
+	}
+	besti, complete := w.searchTau(ctx, first, lo, hi)
+	probe := w.tau.probe[:W]
+	if w.tau.lastEval == besti {
+		w.argmax(hi, counts)
+	} else {
+		w.welfare(cand[besti], lo, hi, counts, probe)
+	}
+	res := relaxation{feasible: true, complete: complete, best: w.tau.found[:W], bound: w.tau.bound[:W]}
+	res.tau = w.evalCounts(counts, res.best)
+	// The bound: the counts found, or what an interval left unsplit
+	// (the context ended) could still hold.
+	copy(res.bound, res.best)
+	for _, iv := range w.tau.stack {
+		if cmpNum(w.tauScore(probe, int(iv[1]), int(iv[0])+1), res.bound) > 0 {
+			copy(res.bound, probe)
+		}
+	}
+	w.tau.stack = w.tau.stack[:0]
+	return res
+}
+
+// tauCandidates lists the makespans the optimum can have, ascending and
+// distinct: the values res_j(n), lo_j ≤ n ≤ hi_j, between the least
+// makespan reachable (every job at hi) and the largest one needed (every
+// job at lo).
+func (w *Workspace) tauCandidates(lo, hi []int32) []float64 {
+	T, res := w.cfg.T, w.tab.res
 	floor, top := 0.0, 0.0
 	for j := range lo {
-		floor = max(floor, w.res[j*(T+1)+int(hi[j])])
-		top = max(top, w.res[j*(T+1)+int(lo[j])])
+		floor = max(floor, res[j*(T+1)+int(hi[j])])
+		top = max(top, res[j*(T+1)+int(lo[j])])
 	}
-	cand := w.cand[:0]
+	cand := w.tau.cand[:0]
 	for j := range lo {
 		row := j * (T + 1)
 		for n := lo[j]; n <= hi[j]; n++ {
-			if v := w.res[row+int(n)]; v >= floor && v <= top {
+			if v := res[row+int(n)]; v >= floor && v <= top {
 				cand = append(cand, v)
 			}
 		}
@@ -416,47 +491,52 @@ func (w *Workspace) relax(ctx context.Context, lo, hi, counts []int32) relaxatio
 	}
 	slices.Sort(cand)
 	cand = slices.Compact(cand)
-	w.cand = cand
-	// Least feasible τ: aggregate capacity is monotone in τ.
-	if u := w.forced(cand[len(cand)-1], lo, hi); u < 0 || u > w.C {
-		return relaxation{}
+	w.tau.cand = cand
+	return cand
+}
+
+// leastFeasible returns the index of the least candidate whose forced
+// counts fit the aggregate capacity (which is monotone in τ), or false
+// when none does.
+func (w *Workspace) leastFeasible(cand []float64, lo, hi []int32) (int, bool) {
+	if u := w.forced(cand[len(cand)-1], lo, hi); u < 0 || u > w.ks.capacity {
+		return 0, false
 	}
 	a, b := 0, len(cand)-1
 	for a < b {
 		m := (a + b) / 2
-		if u := w.forced(cand[m], lo, hi); u >= 0 && u <= w.C {
+		if u := w.forced(cand[m], lo, hi); u >= 0 && u <= w.ks.capacity {
 			b = m
 		} else {
 			a = m + 1
 		}
 	}
-	first, last := a, len(cand)-1
-	wv := grow(w.wv, len(cand)*W)
-	w.wv = wv
-	lastEval := -1
-	eval := func(i int) {
-		w.welfare(cand[i], lo, hi, nil, wv[i*W:i*W+W])
-		lastEval = i
-	}
-	// sc(iw, it): the score of W(cand[iw]) with makespan cand[it].
-	sc := func(z []uint64, iw, it int) []uint64 {
-		w.mkInto(z, cand[it])
-		add(z, z, wv[iw*W:iw*W+W])
-		return z
-	}
-	bs, ub := w.relBS[:W], w.relUB[:W]
+	return a, true
+}
+
+// searchTau finds the best candidate from cand[first] on: W is
+// non-decreasing, so an interval [a, b] of candidates is split only while
+// its bound W(τ_b) − k·τ_{a+1} beats the best score. It returns the best
+// candidate's index and whether the search finished (false: the context
+// ended, and w.tau.stack holds the intervals left).
+func (w *Workspace) searchTau(ctx context.Context, first int, lo, hi []int32) (int, bool) {
+	W := w.ex.limbs
+	last := len(w.tau.cand) - 1
+	w.tau.wval = grow(w.tau.wval, len(w.tau.cand)*W)
+	w.tau.lastEval = -1
+	bs, ub := w.tau.best[:W], w.tau.probe[:W]
 	// The least feasible τ is evaluated last: it wins most often, and the
 	// last evaluation's choices give the counts without a rerun.
 	if last != first {
-		eval(last)
+		w.tauEval(last, lo, hi)
 	}
-	eval(first)
+	w.tauEval(first, lo, hi)
 	besti := first
-	if last != first && cmpNum(sc(ub, last, last), sc(bs, first, first)) > 0 {
+	if last != first && cmpNum(w.tauScore(ub, last, last), w.tauScore(bs, first, first)) > 0 {
 		besti = last
 	}
-	sc(bs, besti, besti)
-	stack := w.stack[:0]
+	w.tauScore(bs, besti, besti)
+	stack := w.tau.stack[:0]
 	if last-first > 1 {
 		stack = append(stack, [2]int32{int32(first), int32(last)})
 	}
@@ -465,7 +545,7 @@ func (w *Workspace) relax(ctx context.Context, lo, hi, counts []int32) relaxatio
 		iv := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
 		ia, ib := int(iv[0]), int(iv[1])
-		if cmpNum(sc(ub, ib, ia+1), bs) <= 0 {
+		if cmpNum(w.tauScore(ub, ib, ia+1), bs) <= 0 {
 			continue
 		}
 		if deadline.Done(ctx) {
@@ -474,8 +554,8 @@ func (w *Workspace) relax(ctx context.Context, lo, hi, counts []int32) relaxatio
 			break
 		}
 		m := (ia + ib) / 2
-		eval(m)
-		if cmpNum(sc(ub, m, m), bs) > 0 {
+		w.tauEval(m, lo, hi)
+		if cmpNum(w.tauScore(ub, m, m), bs) > 0 {
 			besti = m
 			copy(bs, ub)
 		}
@@ -486,21 +566,23 @@ func (w *Workspace) relax(ctx context.Context, lo, hi, counts []int32) relaxatio
 			stack = append(stack, [2]int32{int32(ia), int32(m)})
 		}
 	}
-	if lastEval == besti {
-		w.argmax(hi, counts)
-	} else {
-		w.welfare(cand[besti], lo, hi, counts, ub)
-	}
-	res := relaxation{feasible: true, complete: complete, best: w.relBest[:W], bound: w.relBound[:W]}
-	res.tau = w.evalCounts(counts, res.best)
-	copy(res.bound, res.best)
-	for _, iv := range stack {
-		if cmpNum(sc(ub, int(iv[1]), int(iv[0])+1), res.bound) > 0 {
-			copy(res.bound, ub)
-		}
-	}
-	w.stack = stack[:0]
-	return res
+	w.tau.stack = stack
+	return besti, complete
+}
+
+// tauEval evaluates W(cand[i]) into its slot of w.tau.wval.
+func (w *Workspace) tauEval(i int, lo, hi []int32) {
+	W := w.ex.limbs
+	w.welfare(w.tau.cand[i], lo, hi, nil, w.tau.wval[i*W:i*W+W])
+	w.tau.lastEval = i
+}
+
+// tauScore sets z to the score of W(cand[iw]) with makespan cand[it].
+func (w *Workspace) tauScore(z []uint64, iw, it int) []uint64 {
+	W := w.ex.limbs
+	w.mkInto(z, w.tau.cand[it])
+	add(z, z, w.tau.wval[iw*W:iw*W+W])
+	return z
 }
 
 // evalCounts sets z to the score of the counts n (gains form, exact.go)
@@ -509,7 +591,7 @@ func (w *Workspace) evalCounts(n []int32, z []uint64) float64 {
 	T := w.cfg.T
 	tau := 0.0
 	for j, c := range n {
-		tau = max(tau, w.res[j*(T+1)+int(c)])
+		tau = max(tau, w.tab.res[j*(T+1)+int(c)])
 	}
 	w.mkInto(z, tau)
 	for j, c := range n {

@@ -13,7 +13,7 @@ import (
 // the same exact grid arithmetic. dp and nx hold C+1 numbers, ok and nok
 // C+1 flags (false: no counts reach that capacity).
 func plainDP(w *Workspace, tau float64, lo, hi []int32, dp, nx []uint64, ok, nok []bool) ([]uint64, bool) {
-	W, C := w.W, w.C
+	W, C := w.ex.limbs, w.ks.capacity
 	clear(dp)
 	for b := range ok[:C+1] {
 		ok[b] = true
@@ -24,7 +24,7 @@ func plainDP(w *Workspace, tau float64, lo, hi []int32, dp, nx []uint64, ok, nok
 		if lam < 0 {
 			return nil, false
 		}
-		wj := int(w.wid[j])
+		wj := int(w.tab.width[j])
 		for b := 0; b <= C; b++ {
 			nok[b] = false
 			for n := int(lam); n <= int(hi[j]) && n*wj <= b; n++ {
@@ -66,16 +66,16 @@ func TestWelfareMatchesPlainDP(t *testing.T) {
 			t.Fatal(err)
 		}
 		// The workspace now holds the last path's tables and bounds.
-		N, W := len(p.Jobs), ws.W
+		N, W := len(p.Jobs), ws.ex.limbs
 		limbs[min(W, 5)]++
-		lo, hi := ws.lo0[:N], ws.hi0[:N]
-		dp, nx := make([]uint64, (ws.C+1)*W), make([]uint64, (ws.C+1)*W)
-		ok, nok := make([]bool, ws.C+1), make([]bool, ws.C+1)
+		lo, hi := ws.bb.baseLo[:N], ws.bb.baseHi[:N]
+		dp, nx := make([]uint64, (ws.ks.capacity+1)*W), make([]uint64, (ws.ks.capacity+1)*W)
+		ok, nok := make([]bool, ws.ks.capacity+1), make([]bool, ws.ks.capacity+1)
 		got := make([]uint64, W)
 		for _, tau := range []float64{0, 100, 1000, 5000, math.Inf(1)} {
 			want, wantOK := plainDP(ws, tau, lo, hi, dp, nx, ok, nok)
-			if !ws.welfare(tau, lo, hi, ws.counts[:N], got) {
-				if wantOK && ws.forced(tau, lo, hi) >= 0 && ws.forced(tau, lo, hi) <= ws.C {
+			if !ws.welfare(tau, lo, hi, ws.bb.counts[:N], got) {
+				if wantOK && ws.forced(tau, lo, hi) >= 0 && ws.forced(tau, lo, hi) <= ws.ks.capacity {
 					t.Fatalf("case %d τ=%v: welfare infeasible, DP feasible", it, tau)
 				}
 				continue
@@ -85,15 +85,15 @@ func TestWelfareMatchesPlainDP(t *testing.T) {
 			}
 			// The counts it returns attain the value and fit.
 			s, used := make([]uint64, W), 0
-			for j, n := range ws.counts[:N] {
+			for j, n := range ws.bb.counts[:N] {
 				ws.addGain(s, j, int(n))
-				used += int(ws.wid[j]) * int(n)
-				if n < lo[j] || n > hi[j] || ws.res[j*(ws.cfg.T+1)+int(n)] > tau {
+				used += int(ws.tab.width[j]) * int(n)
+				if n < lo[j] || n > hi[j] || ws.tab.res[j*(ws.cfg.T+1)+int(n)] > tau {
 					t.Fatalf("case %d: job %d count %d outside its bounds", it, j, n)
 				}
 			}
-			if used > ws.C || cmpNum(s, got) != 0 {
-				t.Fatalf("case %d: counts use %d of %d, value %x vs %x", it, used, ws.C, s, got)
+			if used > ws.ks.capacity || cmpNum(s, got) != 0 {
+				t.Fatalf("case %d: counts use %d of %d, value %x vs %x", it, used, ws.ks.capacity, s, got)
 			}
 			checked++
 		}
@@ -114,13 +114,13 @@ func BenchmarkWelfare(b *testing.B) {
 		b.Fatal(err)
 	}
 	N := len(p.Jobs)
-	lo, hi := ws.lo0[:N], ws.hi0[:N]
+	lo, hi := ws.bb.baseLo[:N], ws.bb.baseHi[:N]
 	tau := 0.0
 	for j := range lo {
-		tau = max(tau, ws.res[j*(ws.cfg.T+1)+int(hi[j])])
+		tau = max(tau, ws.tab.res[j*(ws.cfg.T+1)+int(hi[j])])
 	}
 	tau += 600
-	total := make([]uint64, ws.W)
+	total := make([]uint64, ws.ex.limbs)
 	b.Run("classes", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
@@ -128,9 +128,9 @@ func BenchmarkWelfare(b *testing.B) {
 		}
 	})
 	b.Run("plainDP", func(b *testing.B) {
-		W := ws.W
-		dp, nx := make([]uint64, (ws.C+1)*W), make([]uint64, (ws.C+1)*W)
-		ok, nok := make([]bool, ws.C+1), make([]bool, ws.C+1)
+		W := ws.ex.limbs
+		dp, nx := make([]uint64, (ws.ks.capacity+1)*W), make([]uint64, (ws.ks.capacity+1)*W)
+		ok, nok := make([]bool, ws.ks.capacity+1), make([]bool, ws.ks.capacity+1)
 		for b.Loop() {
 			plainDP(ws, tau, lo, hi, dp, nx, ok, nok)
 		}

@@ -20,39 +20,65 @@ import (
 // (pack the lower bounds, then as many of the other rounds as fit) supplies
 // incumbents.
 
+// branchBound is the branch and bound on packing covers.
+type branchBound struct {
+	baseLo, baseHi []int32 // the path's bounds on the counts: the root node
+	lo, hi, counts []int32 // the node being solved: its bounds, its relaxation's counts
+	nodes          []node
+	ubs            []uint64 // node id → its upper bound, one number each
+	heap           []int32  // the open nodes (pushID, popNode)
+	processed      int      // nodes solved
+	open           []uint64 // the best bound of a node dropped unfinished
+	bound          []uint64 // the bound on the optimum (search's result)
+	gapTmp         []uint64 // prune's scratch
+	// repair's scratch: the repaired counts, the jobs by residual, the score.
+	repCounts, repOrder []int32
+	repScore            []uint64
+	// branch's scratch: the jobs branched on and the loss of one round less.
+	branchJobs []int32
+	branchLoss []float64
+}
+
+// incumbent is the best plan found so far.
+type incumbent struct {
+	counts []int32  // n_j
+	x      []bool   // its packing, as packing.x
+	score  []uint64 // its score (gains form, exact.go)
+}
+
 // node is a branch-and-bound node: its parent's bounds with one job's bounds
-// tightened to [lo, hi]. Its upper bound (a score) is number id of w.ubs.
+// tightened to [lo, hi]. Its upper bound (a score) is number id of w.bb.ubs.
 type node struct {
 	parent int32
 	job    int32 // −1 at the root
 	lo, hi int32
 }
 
-// search runs the branch and bound from the bounds w.lo0, w.hi0. The caller
+// search runs the branch and bound from the bounds w.bb.baseLo, w.bb.baseHi. The caller
 // has packed the lower bounds and made them the incumbent. It returns the
 // status and writes an upper bound on the program's optimum (a score) to
 // bound.
 func (w *Workspace) search(ctx context.Context, bound []uint64) Status {
-	N := len(w.lo0)
-	lo, hi, counts := w.lo[:N], w.hi[:N], w.counts[:N]
+	N := len(w.bb.baseLo)
+	lo, hi, counts := w.bb.lo[:N], w.bb.hi[:N], w.bb.counts[:N]
 
 	// The root's bound: every job gets all the rounds it can use.
-	w.nodes = w.nodes[:0]
-	w.ubs = w.ubs[:0]
+	w.bb.nodes = w.bb.nodes[:0]
+	w.bb.ubs = w.bb.ubs[:0]
 	w.newNode(node{parent: -1, job: -1}, nil)
-	root := w.num(w.ubs, 0)
-	w.evalCounts(w.hi0, root)
-	w.heap = append(w.heap[:0], 0)
+	root := w.num(w.bb.ubs, 0)
+	w.evalCounts(w.bb.baseHi, root)
+	w.bb.heap = append(w.bb.heap[:0], 0)
 	proven := true
-	open := w.open[:w.W] // best bound of nodes dropped unfinished
+	open := w.bb.open[:w.ex.limbs] // best bound of nodes dropped unfinished
 	hasOpen := false
 	processed := 0
-	for len(w.heap) > 0 {
+	for len(w.bb.heap) > 0 {
 		if deadline.Done(ctx) || processed >= w.cfg.maxNodes {
 			break
 		}
 		id := w.popNode()
-		if w.prune(w.num(w.ubs, int(id)), &proven) {
+		if w.prune(w.num(w.bb.ubs, int(id)), &proven) {
 			continue
 		}
 		w.bounds(id, lo, hi)
@@ -70,7 +96,7 @@ func (w *Workspace) search(ctx context.Context, bound []uint64) Status {
 		}
 		res, fail := w.packCounts(counts)
 		if res == packed {
-			if cmpNum(r.best, w.inc) > 0 {
+			if cmpNum(r.best, w.inc.score) > 0 {
 				w.setIncumbent(counts, r.best)
 			}
 			continue
@@ -81,17 +107,17 @@ func (w *Workspace) search(ctx context.Context, bound []uint64) Status {
 		w.repair(lo, counts)
 		w.branch(id, fail, lo, hi, counts, r.tau, r.bound)
 	}
-	w.nodesRun = processed
-	copy(bound, w.inc)
+	w.bb.processed = processed
+	copy(bound, w.inc.score)
 	if hasOpen && cmpNum(open, bound) > 0 {
 		copy(bound, open)
 	}
-	for _, id := range w.heap {
-		if ub := w.num(w.ubs, int(id)); cmpNum(ub, bound) > 0 {
+	for _, id := range w.bb.heap {
+		if ub := w.num(w.bb.ubs, int(id)); cmpNum(ub, bound) > 0 {
 			copy(bound, ub)
 		}
 	}
-	if len(w.heap) > 0 || hasOpen || !proven {
+	if len(w.bb.heap) > 0 || hasOpen || !proven {
 		return Feasible
 	}
 	return Optimal
@@ -99,27 +125,27 @@ func (w *Workspace) search(ctx context.Context, bound []uint64) Status {
 
 // newNode appends a node with upper bound ub (nil: set by the caller).
 func (w *Workspace) newNode(nd node, ub []uint64) int32 {
-	w.nodes = append(w.nodes, nd)
-	k := len(w.ubs)
-	for range w.W {
-		w.ubs = append(w.ubs, 0)
+	w.bb.nodes = append(w.bb.nodes, nd)
+	k := len(w.bb.ubs)
+	for range w.ex.limbs {
+		w.bb.ubs = append(w.bb.ubs, 0)
 	}
 	if ub != nil {
-		copy(w.ubs[k:], ub)
+		copy(w.bb.ubs[k:], ub)
 	}
-	return int32(len(w.nodes) - 1)
+	return int32(len(w.bb.nodes) - 1)
 }
 
 // prune reports whether a node with upper bound ub cannot beat the
 // incumbent (exactly); a node pruned only thanks to the Gap tolerance
 // clears proven.
 func (w *Workspace) prune(ub []uint64, proven *bool) bool {
-	if cmpNum(ub, w.inc) <= 0 {
+	if cmpNum(ub, w.inc.score) <= 0 {
 		return true
 	}
 	if w.cfg.gap > 0 {
-		tmp := w.gapTmp[:w.W]
-		inc := w.objective(w.inc, tmp)
+		tmp := w.bb.gapTmp[:w.ex.limbs]
+		inc := w.objective(w.inc.score, tmp)
 		if w.objective(ub, tmp)-inc <= w.cfg.gap*math.Abs(inc) {
 			*proven = false
 			return true
@@ -128,19 +154,19 @@ func (w *Workspace) prune(ub []uint64, proven *bool) bool {
 	return false
 }
 
-// setIncumbent records counts (packed in w.x) as the best plan so far.
+// setIncumbent records counts (packed in w.pk.x) as the best plan so far.
 func (w *Workspace) setIncumbent(counts []int32, s []uint64) {
-	copy(w.incCounts, counts)
-	copy(w.incX, w.x)
-	copy(w.inc, s)
+	copy(w.inc.counts, counts)
+	copy(w.inc.x, w.pk.x)
+	copy(w.inc.score, s)
 }
 
 // bounds writes node id's bounds: the base bounds tightened along its path.
 func (w *Workspace) bounds(id int32, lo, hi []int32) {
-	copy(lo, w.lo0)
-	copy(hi, w.hi0)
-	for ; id >= 0; id = w.nodes[id].parent {
-		nd := &w.nodes[id]
+	copy(lo, w.bb.baseLo)
+	copy(hi, w.bb.baseHi)
+	for ; id >= 0; id = w.bb.nodes[id].parent {
+		nd := &w.bb.nodes[id]
 		if nd.job >= 0 {
 			lo[nd.job] = max(lo[nd.job], nd.lo)
 			hi[nd.job] = min(hi[nd.job], nd.hi)
@@ -149,7 +175,7 @@ func (w *Workspace) bounds(id int32, lo, hi []int32) {
 }
 
 // branch splits node id, whose counts do not pack, on the cover
-// S = w.order[:fail+1]: no packable point has n_s ≥ counts_s for every s in
+// S = w.tab.order[:fail+1]: no packable point has n_s ≥ counts_s for every s in
 // S, so the children "n_{s_i} ≤ counts_{s_i} − 1 and n_{s_h} ≥ counts_{s_h}
 // for h < i" partition the node's packable points. Only the jobs of S above
 // their lower bound can give up a round; with none, the node is infeasible.
@@ -158,21 +184,21 @@ func (w *Workspace) bounds(id int32, lo, hi []int32) {
 // nodes that are never solved (their relaxation is the parent's).
 func (w *Workspace) branch(id int32, fail int, lo, hi, counts []int32, tau float64, ub []uint64) {
 	T, k := w.cfg.T, w.cfg.k
-	L := w.brJobs[:0]
-	for _, j := range w.order[:fail+1] {
+	L := w.bb.branchJobs[:0]
+	for _, j := range w.tab.order[:fail+1] {
 		if counts[j] > 0 && counts[j] > lo[j] {
 			L = append(L, j)
 		}
 	}
-	loss := w.brLoss[:len(w.p.Jobs)]
+	loss := w.bb.branchLoss[:len(w.p.Jobs)]
 	for _, j := range L {
 		row, n := int(j)*(T+1), int(counts[j])
-		loss[j] = w.val[row+n] - w.val[row+n-1] + float64(k*max(0, w.res[row+n-1]-tau))
+		loss[j] = w.tab.val[row+n] - w.tab.val[row+n-1] + float64(k*max(0, w.tab.res[row+n-1]-tau))
 	}
 	slices.SortStableFunc(L, func(a, b int32) int { return cmp.Compare(loss[a], loss[b]) })
-	w.brJobs = L
+	w.bb.branchJobs = L
 	prev := id
-	first := len(w.nodes)
+	first := len(w.bb.nodes)
 	for _, s := range L {
 		w.newNode(node{parent: prev, job: s, lo: lo[s], hi: counts[s] - 1}, ub)
 		prev = w.newNode(node{parent: prev, job: s, lo: counts[s], hi: hi[s]}, ub)
@@ -191,46 +217,46 @@ func (w *Workspace) repair(lo, counts []int32) {
 		return
 	}
 	T := w.cfg.T
-	got := w.rep[:len(lo)]
+	got := w.bb.repCounts[:len(lo)]
 	copy(got, lo)
-	by := w.repOrd[:0]
-	for _, j := range w.order {
+	by := w.bb.repOrder[:0]
+	for _, j := range w.tab.order {
 		if counts[j] > lo[j] {
 			by = append(by, j)
 		}
 	}
 	slices.SortStableFunc(by, func(a, b int32) int {
-		return cmp.Compare(w.res[int(b)*(T+1)+int(lo[b])], w.res[int(a)*(T+1)+int(lo[a])])
+		return cmp.Compare(w.tab.res[int(b)*(T+1)+int(lo[b])], w.tab.res[int(a)*(T+1)+int(lo[a])])
 	})
-	w.repOrd = by
+	w.bb.repOrder = by
 	for _, j := range by {
 		extra := counts[j] - lo[j]
-		wj := w.wid[j]
-		row := w.x[int(j)*T : int(j)*T+T]
+		wj := w.tab.width[j]
+		row := w.pk.x[int(j)*T : int(j)*T+T]
 		for q := 0; q < T && extra > 0; q++ {
-			t := w.ord[q]
-			if w.free[t] < wj {
+			t := w.pk.byFree[q]
+			if w.pk.free[t] < wj {
 				break
 			}
 			if !row[t] {
 				row[t] = true
-				w.free[t] -= wj
+				w.pk.free[t] -= wj
 				got[j]++
 				extra--
 			}
 		}
 		w.sortOrd()
 	}
-	s := w.repS[:w.W]
-	if w.evalCounts(got, s); cmpNum(s, w.inc) > 0 {
+	s := w.bb.repScore[:w.ex.limbs]
+	if w.evalCounts(got, s); cmpNum(s, w.inc.score) > 0 {
 		w.setIncumbent(got, s)
 	}
 }
 
-// sortOrd re-sorts w.ord by free desc, index asc (insertion sort: T is small
+// sortOrd re-sorts w.pk.byFree by free desc, index asc (insertion sort: T is small
 // and the order nearly sorted).
 func (w *Workspace) sortOrd() {
-	ord, free := w.ord[:w.cfg.T], w.free
+	ord, free := w.pk.byFree[:w.cfg.T], w.pk.free
 	for i := 1; i < len(ord); i++ {
 		t := ord[i]
 		k := i
@@ -245,7 +271,7 @@ func (w *Workspace) sortOrd() {
 // The open nodes form a binary max-heap on ub; ties go to the newer node,
 // which makes the search depth-first among equal bounds.
 func (w *Workspace) nodeLess(a, b int32) bool {
-	if c := cmpNum(w.num(w.ubs, int(a)), w.num(w.ubs, int(b))); c != 0 {
+	if c := cmpNum(w.num(w.bb.ubs, int(a)), w.num(w.bb.ubs, int(b))); c != 0 {
 		return c < 0
 	}
 	return a < b
@@ -253,7 +279,7 @@ func (w *Workspace) nodeLess(a, b int32) bool {
 
 // pushID adds node id to the heap of open nodes.
 func (w *Workspace) pushID(id int32) {
-	h := append(w.heap, id)
+	h := append(w.bb.heap, id)
 	i := len(h) - 1
 	for i > 0 {
 		p := (i - 1) / 2
@@ -263,12 +289,12 @@ func (w *Workspace) pushID(id int32) {
 		h[p], h[i] = h[i], h[p]
 		i = p
 	}
-	w.heap = h
+	w.bb.heap = h
 }
 
 // popNode removes and returns the open node with the best bound.
 func (w *Workspace) popNode() int32 {
-	h := w.heap
+	h := w.bb.heap
 	top := h[0]
 	last := len(h) - 1
 	h[0] = h[last]
@@ -288,6 +314,6 @@ func (w *Workspace) popNode() int32 {
 		h[i], h[m] = h[m], h[i]
 		i = m
 	}
-	w.heap = h
+	w.bb.heap = h
 	return top
 }

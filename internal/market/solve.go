@@ -40,84 +40,24 @@ type Solution struct {
 
 // Workspace holds every buffer a solve needs; reusing one makes steady-state
 // solves allocation-free. A Workspace is not safe for concurrent use.
+//
+// Its parts follow the phases of a solve (see the package doc); each is
+// declared in the file that implements its phase.
 type Workspace struct {
 	p   *Problem
-	cfg config
-	M   int
-	C   int // min(M·T, Σ_j w_j·top_j): the GPU-rounds the DP tables span
+	cfg config // p.Config, resolved
 
-	wid      []int32
-	val, res []float64 // per job, n = 0..T (val: heuristics and the layout)
-	top      []int32
-	prio     []float64
-	order    []int32 // packing order: width desc, p desc, R desc, ID asc
-	rankPos  []int32 // position in order
-	ids      []int32
-
-	// exact arithmetic (exact.go): W limbs per number
-	W            int
-	tiers        []tier
-	jt           []int32 // job → tier, −1 for a term that is always 0
-	mt           int32   // the makespan term's tier, or −1
-	coarse       bool
-	full         []tier // a coarsened solve's full layout (reporting)
-	fullJT       []int32
-	fullMT       int32
-	fullBuf      []uint64
-	items        []item
-	suf          []float64
-	tauMax       float64
-	goff         []int32  // job → offset of its grid table in gv
-	gv           []uint64 // per job and n: G_j(n), then G_j(n) − G_j(n−1)
-	c0w, mmax    []uint64 // Σ_j V_j(0) and M(τmax)
-	scratch      []uint64 // the numbers below, one allocation
-	relBS, relUB []uint64
-	relBest      []uint64
-	relBound     []uint64
-	repS, gapTmp []uint64
-	inc, open    []uint64
-	bnd, fin     []uint64
-
-	// relaxation
-	cw, cls, cstart, cfill []int32
-	mg                     []marg
-	choice, mc, lam        []int32
-	h, best, next, gath    []uint64
-	cand                   []float64
-	lastCap                int // capacity of the last welfare evaluation
-	wv                     []uint64
-	stack                  [][2]int32
-
-	// packing
-	free, ord, tmp          []int32
-	x                       []bool // job-major N×T
-	exactPack, unsure       bool
-	dfsOrd, dfsPick, dfsGrp []int32
-	budget                  int
-	dfsKey                  []byte
-	dfsRest                 []int
-	dfsFree, dfsLeft        int
-	dfsFail                 map[string]struct{}
-
-	// search
-	lo0, hi0, lo, hi, counts, incCounts, rep []int32
-	repOrd, brJobs                           []int32
-	brLoss                                   []float64
-	incX                                     []bool
-	nodes                                    []node
-	ubs                                      []uint64 // node id → its upper bound
-	heap                                     []int32
-	nodesRun                                 int
-
-	// ranking and output
-	c, colw                []float64
-	byPi, pi, perm, swapA  []int32
-	swapB, bfOrder         []int32
-	movCls, movStart       []int32 // movable jobs by class (rankRounds)
-	rowTmp                 []bool
-	plannedBuf, extraBuf   []int
-	roundStart, extraStart []int
-	sol                    Solution
+	tab tables      // value.go: per-job value tables, widths, priorities, order
+	ex  exactArith  // exact.go: the tier layout of exact numbers, grid tables
+	ks  knapsack    // relax.go: width classes, sorted marginals, DP rows
+	tau tauSearch   // relax.go: the count relaxation's makespan search
+	pk  packing     // pack.go: the greedy's free GPUs and the assignment
+	dfs packSearch  // pack.go: the exact packing search
+	bb  branchBound // search.go: the branch and bound on packing covers
+	inc incumbent   // search.go: the best plan found so far
+	rk  ranking     // rank.go: the re-ranking of the plan's rounds
+	out output      // rank.go: the plan's rounds and the backfill
+	sol Solution
 }
 
 // NewWorkspace returns an empty Workspace; buffers grow on first use.
@@ -154,82 +94,94 @@ func (w *Workspace) Solve(ctx context.Context, p *Problem) (*Solution, error) {
 	sol := &w.sol
 	*sol = Solution{Rounds: sol.Rounds[:0], Backfill: sol.Backfill[:0],
 		Count: grow(sol.Count, N), Epochs: grow(sol.Epochs, N), Priority: grow(sol.Priority, N)}
-
-	// First attempt: finish-time-fairness constraints as lower bounds.
-	for j := range w.prio {
-		w.prio[j] = 1
-	}
-	w.prepare()
-	fair := w.ftfLower(p, w.lo0)
-	if fair {
-		fair = w.demand(w.lo0) <= w.C
-	}
-	if fair {
-		switch r, _ := w.packCounts(w.lo0); r {
-		case unpackable:
-			fair = false
-		case undecided:
-			fair, w.unsure = false, true
-		}
-	}
-	if !fair {
+	if !w.fairAttempt() {
 		if w.cfg.noRelax {
 			sol.Status = Infeasible
-			clear(w.incCounts)
-			clear(w.incX)
+			clear(w.inc.counts)
+			clear(w.inc.x)
 			w.finish(sol, nil, nil)
 			return sol, nil
 		}
 		sol.Relaxed = true
-		w.priorities(p, w.prio)
-		w.prepare()
-		clear(w.lo0)
-		w.pack(w.lo0)
+		w.relaxedPath()
 	}
 	w.exactTables()
-	copy(w.incCounts, w.lo0)
-	copy(w.incX, w.x)
-	w.evalCounts(w.lo0, w.inc)
-	status := w.search(ctx, w.bnd)
-	if w.unsure || w.coarse {
+	copy(w.inc.counts, w.bb.baseLo)
+	copy(w.inc.x, w.pk.x)
+	w.evalCounts(w.bb.baseLo, w.inc.score)
+	status := w.search(ctx, w.bb.bound)
+	if w.pk.unsure || w.ex.coarse {
 		status = Feasible
 	}
 	sol.Status = status
-	sol.Nodes = w.nodesRun
-	sol.RankCost = w.rankRounds(ctx, w.incCounts)
-	w.finish(sol, w.inc, w.bnd)
+	sol.Nodes = w.bb.processed
+	sol.RankCost = w.rankRounds(ctx, w.inc.counts)
+	w.finish(sol, w.inc.score, w.bb.bound)
 	return sol, nil
+}
+
+// fairAttempt prepares the first attempt, with the finish-time-fairness
+// constraints as lower bounds on the counts, and reports whether they can
+// all hold: the bounds exist, fit the aggregate capacity and pack (then
+// w.pk.x holds their packing).
+func (w *Workspace) fairAttempt() bool {
+	for j := range w.tab.prio {
+		w.tab.prio[j] = 1
+	}
+	w.prepare()
+	lo := w.bb.baseLo
+	if !w.ftfLower(w.p, lo) || w.demand(lo) > w.ks.capacity {
+		return false
+	}
+	switch r, _ := w.packCounts(lo); r {
+	case unpackable:
+		return false
+	case undecided:
+		w.pk.unsure = true
+		return false
+	}
+	return true
+}
+
+// relaxedPath prepares the relaxed program: priorities instead of the
+// finish-time-fairness constraints, no lower bounds, and the empty packing.
+func (w *Workspace) relaxedPath() {
+	w.priorities(w.p, w.tab.prio)
+	w.prepare()
+	clear(w.bb.baseLo)
+	w.pack(w.bb.baseLo)
 }
 
 // finish fills sol's numbers and rounds from the incumbent with score s and
 // the bound (both nil: the empty plan of an infeasible program). Objective,
 // Bound and Welfare are the exact values on the grid, correctly rounded.
 func (w *Workspace) finish(sol *Solution, s, bound []uint64) {
+	counts := w.inc.counts
 	if s != nil {
-		tmp := w.fin[:w.W]
+		tmp := w.ex.tmp[:w.ex.limbs]
 		sol.Objective = w.objective(s, tmp)
 		sol.Bound = w.objective(bound, tmp)
-		copy(tmp, w.c0w)
-		for j, n := range w.incCounts {
-			if t := w.jt[j]; t >= 0 {
-				subAt(tmp, w.tiers[t].off, w.gain(j, int(n)))
+		copy(tmp, w.ex.c0)
+		for j, n := range counts {
+			if t := w.ex.jobTier[j]; t >= 0 {
+				subAt(tmp, w.ex.tiers[t].off, w.gain(j, int(n)))
 			}
 		}
 		sol.Welfare = neg(w.real(tmp))
 		T := w.cfg.T
-		for j, n := range w.incCounts {
-			sol.Makespan = max(sol.Makespan, w.res[j*(T+1)+int(n)])
+		for j, n := range counts {
+			sol.Makespan = max(sol.Makespan, w.tab.res[j*(T+1)+int(n)])
 		}
-		if w.coarse { // the coarse grid rounded terms off: value the plan finely
-			sol.Welfare, sol.Objective = w.fullValue(w.incCounts, sol.Makespan)
+		if w.ex.coarse { // the coarse grid rounded terms off: value the plan finely
+			sol.Welfare, sol.Objective = w.fullValue(counts, sol.Makespan)
 		}
 	}
 	for j := range w.p.Jobs {
-		n := w.incCounts[j]
+		n := counts[j]
 		sol.Count[j] = int(n)
 		job := &w.p.Jobs[j]
 		sol.Epochs[j] = min(float64(n)*w.cfg.delta/job.MeanEpoch, float64(job.Epochs-job.Progress))
-		sol.Priority[j] = w.prio[j]
+		sol.Priority[j] = w.tab.prio[j]
 	}
 	w.emit(sol, sol.Status != Infeasible)
 }
@@ -238,56 +190,68 @@ func (w *Workspace) finish(sol *Solution, s, bound []uint64) {
 func (w *Workspace) setup() error {
 	p := w.p
 	N, T := len(p.Jobs), w.cfg.T
-	w.M = p.GPUs
-	w.unsure = false
-	w.dfsLeft = solveBudget
-	w.wid = grow(w.wid, N)
+	w.pk.unsure = false
+	w.dfs.left = solveBudget
+	tab := &w.tab
+	tab.width = grow(tab.width, N)
 	for j := range p.Jobs {
-		w.wid[j] = int32(p.Jobs[j].GPUs)
+		tab.width[j] = int32(p.Jobs[j].GPUs)
 	}
-	w.ids = grow(w.ids, N)
-	for j := range w.ids {
-		w.ids[j] = int32(j)
+	if err := w.uniqueIDs(); err != nil {
+		return err
 	}
-	slices.SortFunc(w.ids, func(a, b int32) int { return cmp.Compare(p.Jobs[a].ID, p.Jobs[b].ID) })
-	for q := 1; q < N; q++ {
-		if a, b := w.ids[q-1], w.ids[q]; p.Jobs[a].ID == p.Jobs[b].ID {
-			return invalid(jobField(int(max(a, b)), "id"), "%d is also the ID of jobs[%s]", p.Jobs[b].ID, strconv.Itoa(int(min(a, b))))
-		}
-	}
-	w.val = grow(w.val, N*(T+1))
-	w.res = grow(w.res, N*(T+1))
-	for _, s := range []*[]int32{&w.top, &w.order, &w.rankPos, &w.cls, &w.lam, &w.lo0, &w.hi0, &w.lo, &w.hi,
-		&w.counts, &w.incCounts, &w.rep, &w.repOrd, &w.brJobs, &w.byPi, &w.pi, &w.swapA, &w.swapB, &w.bfOrder} {
+	tab.val = grow(tab.val, N*(T+1))
+	tab.res = grow(tab.res, N*(T+1))
+	for _, s := range []*[]int32{&tab.top, &tab.order, &tab.orderPos, &w.ks.class, &w.ks.least,
+		&w.bb.baseLo, &w.bb.baseHi, &w.bb.lo, &w.bb.hi, &w.bb.counts, &w.bb.repCounts, &w.bb.repOrder,
+		&w.bb.branchJobs, &w.inc.counts, &w.rk.byRank, &w.rk.rankOf, &w.rk.swapA, &w.rk.swapB, &w.out.backfillOrder} {
 		*s = grow(*s, N)
 	}
-	w.prio = grow(w.prio, N)
-	w.c = grow(w.c, N)
-	w.brLoss = grow(w.brLoss, N)
-	for _, s := range []*[]int32{&w.free, &w.ord, &w.tmp, &w.perm} {
+	tab.prio = grow(tab.prio, N)
+	w.rk.weight = grow(w.rk.weight, N)
+	w.bb.branchLoss = grow(w.bb.branchLoss, N)
+	for _, s := range []*[]int32{&w.pk.free, &w.pk.byFree, &w.pk.merged, &w.rk.free, &w.rk.perm} {
 		*s = grow(*s, T)
 	}
-	w.colw = grow(w.colw, T)
-	w.rowTmp = grow(w.rowTmp, T)
-	w.x = grow(w.x, N*T)
-	w.incX = grow(w.incX, N*T)
-	w.jt = grow(w.jt, N)
-	w.goff = grow(w.goff, N)
+	w.rk.roundWeight = grow(w.rk.roundWeight, T)
+	w.rk.row = grow(w.rk.row, T)
+	w.pk.x = grow(w.pk.x, N*T)
+	w.inc.x = grow(w.inc.x, N*T)
+	w.ex.jobTier = grow(w.ex.jobTier, N)
+	w.ex.gainOff = grow(w.ex.gainOff, N)
 	return nil
 }
 
-// numbers sizes the workspace's scratch numbers for w.W limbs.
-func (w *Workspace) numbers() {
-	W := w.W
-	all := []*[]uint64{&w.relBS, &w.relUB, &w.relBest, &w.relBound,
-		&w.repS, &w.gapTmp, &w.inc, &w.open, &w.bnd, &w.fin, &w.c0w, &w.mmax}
-	w.scratch = grow(w.scratch, len(all)*W)
-	clear(w.scratch)
-	for i, p := range all {
-		*p = w.scratch[i*W : (i+1)*W : (i+1)*W]
+// uniqueIDs reports the later of two jobs sharing an ID.
+func (w *Workspace) uniqueIDs() error {
+	jobs := w.p.Jobs
+	ids := grow(w.tab.byID, len(jobs))
+	w.tab.byID = ids
+	for j := range ids {
+		ids[j] = int32(j)
 	}
-	if cap(w.h) < W {
-		w.h = make([]uint64, W, 64*W)
+	slices.SortFunc(ids, func(a, b int32) int { return cmp.Compare(jobs[a].ID, jobs[b].ID) })
+	for q := 1; q < len(ids); q++ {
+		if a, b := ids[q-1], ids[q]; jobs[a].ID == jobs[b].ID {
+			return invalid(jobField(int(max(a, b)), "id"), "%d is also the ID of jobs[%s]", jobs[b].ID, strconv.Itoa(int(min(a, b))))
+		}
+	}
+	return nil
+}
+
+// numbers sizes the workspace's scratch numbers for w.ex.limbs limbs, all
+// in one allocation.
+func (w *Workspace) numbers() {
+	W := w.ex.limbs
+	all := []*[]uint64{&w.tau.best, &w.tau.probe, &w.tau.found, &w.tau.bound,
+		&w.bb.repScore, &w.bb.gapTmp, &w.inc.score, &w.bb.open, &w.bb.bound, &w.ex.tmp, &w.ex.c0, &w.ex.mmax}
+	w.ex.scratch = grow(w.ex.scratch, len(all)*W)
+	clear(w.ex.scratch)
+	for i, p := range all {
+		*p = w.ex.scratch[i*W : (i+1)*W : (i+1)*W]
+	}
+	if cap(w.ks.h) < W {
+		w.ks.h = make([]uint64, W, 64*W)
 	}
 }
 
@@ -295,7 +259,7 @@ func (w *Workspace) numbers() {
 func (w *Workspace) demand(n []int32) int {
 	d := 0
 	for j, t := range n[:len(w.p.Jobs)] {
-		d += int(w.wid[j]) * int(t)
+		d += int(w.tab.width[j]) * int(t)
 	}
 	return d
 }
@@ -304,19 +268,19 @@ func (w *Workspace) demand(n []int32) int {
 // for the current priorities, and the base bounds [0, top]: what the first
 // attempt's packing test needs.
 func (w *Workspace) prepare() {
-	p := w.p
-	w.tables(p, w.prio)
+	p, tab := w.p, &w.tab
+	w.tables(p, tab.prio)
 	// Capacity no job can use is not worth a DP cell: the aggregate
 	// capacity is at most what all jobs could use.
-	w.C = w.M * w.cfg.T
-	if demand := w.demand(w.top); demand < w.C {
-		w.C = demand
+	w.ks.capacity = p.GPUs * w.cfg.T
+	if demand := w.demand(tab.top); demand < w.ks.capacity {
+		w.ks.capacity = demand
 	}
-	ord := w.order
+	ord := tab.order
 	for j := range ord {
 		ord[j] = int32(j)
 	}
-	jobs, prio := p.Jobs, w.prio
+	jobs, prio := p.Jobs, tab.prio
 	slices.SortFunc(ord, func(a, b int32) int {
 		ja, jb := &jobs[a], &jobs[b]
 		switch {
@@ -330,12 +294,12 @@ func (w *Workspace) prepare() {
 		return cmp.Compare(ja.ID, jb.ID)
 	})
 	for q, j := range ord {
-		w.rankPos[j] = int32(q)
+		tab.orderPos[j] = int32(q)
 	}
 	w.classes(len(jobs))
-	w.exactPack = exactPacking(w.cw, int32(w.M))
-	copy(w.hi0, w.top)
-	clear(w.lo0)
+	w.pk.exact = exactPacking(w.ks.classWidth, int32(p.GPUs))
+	copy(w.bb.baseHi, tab.top)
+	clear(w.bb.baseLo)
 }
 
 // exactTables builds, for the path taken, the exact arithmetic's layout and
@@ -345,7 +309,8 @@ func (w *Workspace) exactTables() {
 	w.numbers()
 	w.grid()
 	w.sortMarginals(len(w.p.Jobs))
-	w.best = grow(w.best, (w.C+1)*w.W)
-	w.next = grow(w.next, (w.C+1)*w.W)
-	w.gath = grow(w.gath, (w.C+1)*w.W)
+	n := (w.ks.capacity + 1) * w.ex.limbs
+	w.ks.row = grow(w.ks.row, n)
+	w.ks.next = grow(w.ks.next, n)
+	w.ks.gathered = grow(w.ks.gathered, n)
 }

@@ -1,5 +1,19 @@
 package market
 
+// tables are the per-job data every phase of a solve reads, for the
+// priorities of the path taken.
+type tables struct {
+	width []int32   // w_j, the job's GPUs
+	prio  []float64 // p_j (1 on the finish-time-fair path)
+	// val and res hold, for job j and count n = 0..T at j·(T+1)+n, the
+	// job's welfare term and its residual runtime (see [Workspace.tables]).
+	val, res []float64
+	top      []int32 // per job: the count past which its tables stay constant
+	order    []int32 // the packing order: width desc, p desc, R desc, ID asc
+	orderPos []int32 // job → its position in order
+	byID     []int32 // the jobs sorted by ID (the duplicate check's scratch)
+}
+
 // curve is the utility curve f of the welfare term at normalized progress u
 // in [0, 1].
 func (c *config) curve(u float64) float64 {
@@ -35,34 +49,35 @@ func (c *config) curve(u float64) float64 {
 func (w *Workspace) tables(p *Problem, prio []float64) {
 	T := w.cfg.T
 	nt := float64(len(p.Jobs)) * float64(T)
+	val, res, top := w.tab.val, w.tab.res, w.tab.top
 	for j := range p.Jobs {
 		job := &p.Jobs[j]
 		rem := float64(job.Epochs - job.Progress)
 		row := j * (T + 1)
-		w.top[j] = int32(T)
+		top[j] = int32(T)
 		for n := 0; n <= T; n++ {
 			y := float64(n) * w.cfg.delta / job.MeanEpoch
 			if y >= rem {
 				y = rem
-				if int32(n) < w.top[j] {
-					w.top[j] = int32(n)
+				if int32(n) < top[j] {
+					top[j] = int32(n)
 				}
 			}
 			u := (float64(job.Progress) + y) / float64(job.Epochs)
-			w.val[row+n] = min(float64(prio[j]*w.cfg.curve(u))/nt, 0) // f ≤ 0; no round-off above
-			w.res[row+n] = max(0, job.Remaining-float64(job.MeanEpoch*y))
+			val[row+n] = min(float64(prio[j]*w.cfg.curve(u))/nt, 0) // f ≤ 0; no round-off above
+			res[row+n] = max(0, job.Remaining-float64(job.MeanEpoch*y))
 		}
 		// Marginals must be non-negative and non-increasing (f is concave
 		// and non-decreasing); round-off could break that by an ulp.
 		for n := 1; n <= T; n++ {
-			if w.val[row+n] < w.val[row+n-1] {
-				w.val[row+n] = w.val[row+n-1]
+			if val[row+n] < val[row+n-1] {
+				val[row+n] = val[row+n-1]
 			}
 		}
 		for n := 2; n <= T; n++ {
-			d0 := w.val[row+n-1] - w.val[row+n-2]
-			if w.val[row+n]-w.val[row+n-1] > d0 {
-				w.val[row+n] = w.val[row+n-1] + d0
+			d0 := val[row+n-1] - val[row+n-2]
+			if val[row+n]-val[row+n-1] > d0 {
+				val[row+n] = val[row+n-1] + d0
 			}
 		}
 	}
@@ -117,8 +132,8 @@ func (w *Workspace) ftfLower(p *Problem, lo []int32) bool {
 		target := p.Jobs[j].FairFinish * w.cfg.rhoMax
 		row := j * (T + 1)
 		lo[j] = -1
-		for n := int32(0); n <= w.top[j]; n++ {
-			if end+w.res[row+int(n)]/s <= target {
+		for n := int32(0); n <= w.tab.top[j]; n++ {
+			if end+w.tab.res[row+int(n)]/s <= target {
 				lo[j] = n
 				break
 			}
