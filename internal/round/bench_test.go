@@ -48,13 +48,13 @@ func BenchmarkPlan(b *testing.B) {
 		}
 		st.Round = int(last/120) + 1
 		b.Run(fmt.Sprintf("%dx%d", len(st.Jobs), c.gpus), func(b *testing.B) {
-			var pl Planner
-			if _, err := pl.Plan(context.Background(), st); err != nil {
+			var ws Workspace
+			if _, err := ws.Plan(context.Background(), st); err != nil {
 				b.Fatal(err)
 			}
 			b.ReportAllocs()
 			for b.Loop() {
-				pl.Plan(context.Background(), st)
+				ws.Plan(context.Background(), st)
 			}
 		})
 	}

@@ -9,7 +9,7 @@ import (
 
 // Result is a plan for the window's T rounds, starting at Round.
 //
-// Slices point into the [Planner] that produced the Result and are
+// Slices point into the [Workspace] that produced the Result and are
 // overwritten by its next Plan.
 type Result struct {
 	Round     int           // absolute index of the window's first round
@@ -48,22 +48,23 @@ type JobResult struct {
 	Calibration float64
 }
 
-// Planner computes plans; it keeps the buffers of the predictor, the FT*
-// series and the market solver, so steady-state planning does not allocate.
-// A Planner is not safe for concurrent use.
-type Planner struct {
+// Workspace is the reusable planner: it keeps the buffers of the predictor,
+// the FT* series and the market solver, so steady-state planning does not
+// allocate. The zero value is ready to use. A Workspace is not safe for
+// concurrent use.
+type Workspace struct {
 	pred   predictor.Predictor
 	series predictor.FinishSeries
-	ws     market.Workspace
+	solver market.Workspace
 	prob   market.Problem
 	cur    []float64
 	res    Result
 	ids    []int
 }
 
-// Plan computes the plan of s with a fresh [Planner].
+// Plan computes the plan of s with a fresh [Workspace].
 func Plan(ctx context.Context, s *State) (*Result, error) {
-	return new(Planner).Plan(ctx, s)
+	return new(Workspace).Plan(ctx, s)
 }
 
 // Plan predicts every job's remaining runtime, mean epoch duration and fair
@@ -71,12 +72,12 @@ func Plan(ctx context.Context, s *State) (*Result, error) {
 // market) and returns the plan. It is a pure function of s: s is not
 // modified. Invalid input gives a *[FieldError]; a context that ends gives
 // the best plan found, never an error.
-func (pl *Planner) Plan(ctx context.Context, s *State) (*Result, error) {
-	if _, err := pl.predict(s); err != nil {
+func (w *Workspace) Plan(ctx context.Context, s *State) (*Result, error) {
+	if _, err := w.predict(s); err != nil {
 		return nil, err
 	}
-	res := &pl.res
-	sol, err := pl.ws.Solve(ctx, &pl.prob)
+	res := &w.res
+	sol, err := w.solver.Solve(ctx, &w.prob)
 	if err != nil {
 		return nil, fromMarket(err)
 	}
@@ -85,7 +86,7 @@ func (pl *Planner) Plan(ctx context.Context, s *State) (*Result, error) {
 	for i := range res.Jobs {
 		res.Jobs[i].Rounds, res.Jobs[i].Epochs, res.Jobs[i].Priority = sol.Count[i], sol.Epochs[i], sol.Priority[i]
 	}
-	ids := pl.ids[:0]
+	ids := w.ids[:0]
 	T := len(sol.Rounds)
 	for t := 0; t < T; t++ {
 		for _, j := range sol.Rounds[t] {
@@ -95,7 +96,7 @@ func (pl *Planner) Plan(ctx context.Context, s *State) (*Result, error) {
 			ids = append(ids, s.Jobs[j].ID)
 		}
 	}
-	pl.ids = ids
+	w.ids = ids
 	res.Rounds, res.Backfill = res.Rounds[:0], res.Backfill[:0]
 	at := 0
 	for t := 0; t < T; t++ {
@@ -107,25 +108,25 @@ func (pl *Planner) Plan(ctx context.Context, s *State) (*Result, error) {
 	return res, nil
 }
 
-// Predict returns what [Planner.Plan] predicts for every job before it
+// Predict returns what [Workspace.Plan] predicts for every job before it
 // solves the round program (steps 1 to 3 of the package doc): R_j and its
 // spread, D̄_j, FT*_j, this round's finish-time estimate and the
 // calibration factor. The plan fields (Rounds, Epochs, Priority) are zero.
 // It checks all of s as Plan does, so it fails exactly when Plan would.
-// The slice is overwritten by the Planner's next call.
-func (pl *Planner) Predict(s *State) ([]JobResult, error) {
-	jobs, err := pl.predict(s)
+// The slice is overwritten by the Workspace's next call.
+func (w *Workspace) Predict(s *State) ([]JobResult, error) {
+	jobs, err := w.predict(s)
 	if err != nil {
 		return nil, err
 	}
-	if err := pl.ws.Check(&pl.prob); err != nil {
+	if err := w.solver.Check(&w.prob); err != nil {
 		return nil, fromMarket(err)
 	}
 	return jobs, nil
 }
 
-// predict runs steps 1 to 3 and sets up pl.prob for the market.
-func (pl *Planner) predict(s *State) ([]JobResult, error) {
+// predict runs steps 1 to 3 and sets up w.prob for the market.
+func (w *Workspace) predict(s *State) ([]JobResult, error) {
 	if s.GPUs < 1 {
 		return nil, invalid("gpus", "%d GPUs (want ≥ 1)", s.GPUs)
 	}
@@ -149,12 +150,12 @@ func (pl *Planner) predict(s *State) ([]JobResult, error) {
 	if !finite(delta) || delta < 0 {
 		return nil, invalid("config.round_s", "%v (want a finite duration > 0)", cfg.Market.RoundSeconds)
 	}
-	pl.pred.Options = cfg.Predictor
-	pl.series.Momentum = cfg.Momentum
+	w.pred.Options = cfg.Predictor
+	w.series.Momentum = cfg.Momentum
 	N := len(s.Jobs)
-	res := &pl.res
+	res := &w.res
 	res.Jobs = grow(res.Jobs, N)
-	pl.prob.Jobs = grow(pl.prob.Jobs, N)
+	w.prob.Jobs = grow(w.prob.Jobs, N)
 	for i := range s.Jobs {
 		j := &s.Jobs[i]
 		if err := checkJob(i, j, s.GPUs, s.Round); err != nil {
@@ -172,19 +173,19 @@ func (pl *Planner) predict(s *State) ([]JobResult, error) {
 		} else {
 			dur := j.EpochDur
 			if len(j.Timeline) > 0 {
-				pl.cur = append(pl.cur[:0], j.EpochDur...)
+				w.cur = append(w.cur[:0], j.EpochDur...)
 				pre := j.ProfiledDur
 				if pre == nil {
 					pre = j.EpochDur
 				}
-				f, _, err := predictor.Calibrate(pl.cur, pre, j.SamplesPerEpoch, j.Timeline,
+				f, _, err := predictor.Calibrate(w.cur, pre, j.SamplesPerEpoch, j.Timeline,
 					predictor.CalibrateOptions{RoundSec: delta, Tolerance: cfg.Tolerance})
 				if err != nil {
 					return nil, fromPredictor(i, err)
 				}
-				jr.Calibration, dur = f, pl.cur
+				jr.Calibration, dur = f, w.cur
 			}
-			est, err := pl.pred.Predict(&predictor.Job{Epochs: j.Epochs, Progress: j.Progress,
+			est, err := w.pred.Predict(&predictor.Job{Epochs: j.Epochs, Progress: j.Progress,
 				EpochBS: j.EpochBS, EpochDur: dur, Modes: j.Modes, ModeDur: j.ModeDur})
 			if err != nil {
 				return nil, fromPredictor(i, err)
@@ -196,9 +197,9 @@ func (pl *Planner) predict(s *State) ([]JobResult, error) {
 		if k := j.Known; k != nil && k.FairFinish > 0 {
 			jr.FairFinish = k.FairFinish
 		} else {
-			pl.series.Reset()
+			w.series.Reset()
 			for _, p := range j.Finish {
-				if err := pl.series.Add(p.Round, p.Estimate); err != nil {
+				if err := w.series.Add(p.Round, p.Estimate); err != nil {
 					return nil, fromPredictor(i, err)
 				}
 			}
@@ -208,11 +209,11 @@ func (pl *Planner) predict(s *State) ([]JobResult, error) {
 					return nil, fromPredictor(i, err)
 				}
 				jr.Estimate = est
-				if err := pl.series.Add(s.Round, est); err != nil {
+				if err := w.series.Add(s.Round, est); err != nil {
 					return nil, fromPredictor(i, err)
 				}
 			}
-			ft, err := pl.series.Target(s.Round)
+			ft, err := w.series.Target(s.Round)
 			if err != nil {
 				return nil, fromPredictor(i, err)
 			}
@@ -221,16 +222,16 @@ func (pl *Planner) predict(s *State) ([]JobResult, error) {
 			}
 			jr.FairFinish = ft
 		}
-		pl.prob.Jobs[i] = market.Job{ID: j.ID, GPUs: j.GPUs, Epochs: E, Progress: j.Progress,
+		w.prob.Jobs[i] = market.Job{ID: j.ID, GPUs: j.GPUs, Epochs: E, Progress: j.Progress,
 			MeanEpoch: jr.MeanEpoch, Remaining: jr.Remaining, FairFinish: jr.FairFinish}
 	}
-	pl.prob.GPUs, pl.prob.Round, pl.prob.Config = s.GPUs, s.Round, cfg.Market
+	w.prob.GPUs, w.prob.Round, w.prob.Config = s.GPUs, s.Round, cfg.Market
 	return res.Jobs, nil
 }
 
-// Predict is [Planner.Predict] with a fresh Planner.
+// Predict is [Workspace.Predict] with a fresh Workspace.
 func Predict(s *State) ([]JobResult, error) {
-	return new(Planner).Predict(s)
+	return new(Workspace).Predict(s)
 }
 
 func grow[S ~[]E, E any](s S, n int) S {

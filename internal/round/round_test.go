@@ -289,7 +289,7 @@ func TestPlanMatchesMarket(t *testing.T) {
 		}
 	}
 	// Pure and deterministic: the same state plans the same, and st is intact.
-	again, err := new(Planner).Plan(context.Background(), st)
+	again, err := new(Workspace).Plan(context.Background(), st)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -328,11 +328,11 @@ func TestPlanAllocations(t *testing.T) {
 	for i := range st.Jobs {
 		st.Jobs[i].Progress = i % min(5, len(st.Jobs[i].EpochBS))
 	}
-	var pl Planner
-	if _, err := pl.Plan(context.Background(), st); err != nil {
+	var ws Workspace
+	if _, err := ws.Plan(context.Background(), st); err != nil {
 		t.Fatal(err)
 	}
-	if n := testing.AllocsPerRun(20, func() { pl.Plan(context.Background(), st) }); n != 0 {
+	if n := testing.AllocsPerRun(20, func() { ws.Plan(context.Background(), st) }); n != 0 {
 		t.Fatalf("%v allocations per steady-state plan", n)
 	}
 }

@@ -35,7 +35,7 @@ type Scheduler struct {
 	since  int  // rounds since the last periodic re-plan
 	dirty  bool // a re-plan is due
 	reest  bool // the next re-plan re-estimates FT* (arrival or completion)
-	pl     Planner
+	ws     Workspace
 }
 
 // New returns a Scheduler for a cluster of gpus GPUs, at round 0.
@@ -174,7 +174,7 @@ func (s *Scheduler) Schedule(ctx context.Context) ([]int, error) {
 		return nil, nil
 	}
 	s.state = State{GPUs: s.gpus, Round: s.round, Reestimate: s.reest, Jobs: s.jobs, Config: s.cfg}
-	res, err := s.pl.Plan(ctx, &s.state)
+	res, err := s.ws.Plan(ctx, &s.state)
 	if err != nil {
 		return nil, err
 	}
