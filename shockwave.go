@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/orrery/orrery/internal/market"
@@ -313,16 +315,114 @@ func (r *ShockwavePlanRequest) state() (*round.State, time.Duration, error) {
 	return st, limit(c.TimeLimitMs), nil
 }
 
-// planError turns a planner error into a wire error naming the field.
+// planError turns a planner error into a wire error naming the JSON path
+// of the field (see jsonKeys).
 func planError(err error) error {
 	var fe *round.FieldError
-	if errors.As(err, &fe) {
-		if errors.Is(err, market.ErrLimit) {
-			return &Error{Code: CodeLimit, Field: fe.Field, Message: fe.Err.Error(), err: err}
-		}
-		return fieldError(fe.Field, fe.Err)
+	if !errors.As(err, &fe) {
+		return &Error{Code: CodeInvalid, Message: err.Error(), err: err}
 	}
-	return &Error{Code: CodeInvalid, Message: err.Error(), err: err}
+	field, ok := jsonPath(fe)
+	if !ok { // a bug: TestJSONKeys covers every field of round.State
+		return &Error{Code: CodeInternal, Message: fmt.Sprintf("no JSON path for %v", err), err: err}
+	}
+	code := CodeInvalid
+	if errors.Is(err, market.ErrLimit) {
+		code = CodeLimit
+	}
+	return &Error{Code: code, Field: field, Message: fe.Err.Error(), err: err}
+}
+
+// jsonKeys is the one table from the engine's Go field names to the
+// schema's JSON keys: the engine's errors name fields of round.State, the
+// wire's name paths of the request. A key is a field's path from
+// round.State without element indices ("Jobs.Timeline.ItPerSec"), its value
+// the field's JSON key: "" for a struct whose fields the schema inlines
+// into its parent's object (the market's and the predictor's settings sit
+// in "config"), "-" for a field the schema does not have (the request
+// never sets it). TestJSONKeys checks that the table has every field of
+// round.State, and each path's place in [ShockwavePlanRequest].
+var jsonKeys = map[string]string{
+	"GPUs":                           "gpus",
+	"Round":                          "round",
+	"Reestimate":                     "reestimate",
+	"Config":                         "config",
+	"Config.Market":                  "",
+	"Config.Market.Rounds":           "rounds",
+	"Config.Market.RoundSeconds":     "round_s",
+	"Config.Market.K":                "k",
+	"Config.Market.Lambda":           "lambda",
+	"Config.Market.RhoMax":           "rho_max",
+	"Config.Market.Breakpoints":      "breakpoints",
+	"Config.Market.LogZero":          "log_zero",
+	"Config.Market.UrgentPower":      "urgent_power",
+	"Config.Market.Log":              "log",
+	"Config.Market.NoRelax":          "no_relax",
+	"Config.Market.Gap":              "gap",
+	"Config.Market.MaxNodes":         "max_nodes",
+	"Config.Predictor":               "",
+	"Config.Predictor.Estimator":     "estimator",
+	"Config.Predictor.PriorStrength": "prior_strength",
+	"Config.Momentum":                "momentum",
+	"Config.Tolerance":               "tolerance",
+	"Config.ReoptRounds":             "-", // the Scheduler's; Plan only checks it
+	"Jobs":                           "jobs",
+	"Jobs.ID":                        "id",
+	"Jobs.GPUs":                      "gpus",
+	"Jobs.Submit":                    "submit_s",
+	"Jobs.Epochs":                    "epochs",
+	"Jobs.Progress":                  "progress",
+	"Jobs.EpochBS":                   "epoch_bs",
+	"Jobs.EpochDur":                  "epoch_dur_s",
+	"Jobs.Modes":                     "modes",
+	"Jobs.ModeDur":                   "mode_dur_s",
+	"Jobs.ProfiledDur":               "profiled_dur_s",
+	"Jobs.SamplesPerEpoch":           "samples_per_epoch",
+	"Jobs.Timeline":                  "timeline",
+	"Jobs.Timeline.Round":            "round",
+	"Jobs.Timeline.ItPerSec":         "it_per_s",
+	"Jobs.Timeline.BatchSize":        "bs",
+	"Jobs.Finish":                    "finish",
+	"Jobs.Finish.Round":              "round",
+	"Jobs.Finish.Estimate":           "estimate_s",
+	"Jobs.Known":                     "known",
+	"Jobs.Known.Remaining":           "remaining_s",
+	"Jobs.Known.MeanEpoch":           "mean_epoch_s",
+	"Jobs.Known.Elapsed":             "elapsed_s",
+	"Jobs.Known.FairFinish":          "fair_finish_s",
+}
+
+// jsonPath returns the JSON path of the request value a round error names:
+// "Jobs[3].EpochDur[2]" (Job 3, Field "EpochDur[2]") is
+// "jobs[3].epoch_dur_s[2]", "Config.Market.Breakpoints[1]" is
+// "config.breakpoints[1]". It reports false for a path the table lacks.
+func jsonPath(fe *round.FieldError) (string, bool) {
+	path := fe.Field
+	if fe.Job >= 0 {
+		path = "Jobs[" + strconv.Itoa(fe.Job) + "]." + path
+	}
+	var key, out strings.Builder
+	for seg := range strings.SplitSeq(path, ".") {
+		name, index, _ := strings.Cut(seg, "[")
+		if key.Len() > 0 {
+			key.WriteByte('.')
+		}
+		key.WriteString(name)
+		k, ok := jsonKeys[key.String()]
+		if !ok || k == "-" || (k == "" && index != "") {
+			return "", false
+		}
+		if k != "" {
+			if out.Len() > 0 {
+				out.WriteByte('.')
+			}
+			out.WriteString(k)
+		}
+		if index != "" {
+			out.WriteString("[" + index)
+		}
+	}
+	return out.String(), true
 }
 
 // Plan runs "shockwave.plan": the next rounds of a GPU cluster from

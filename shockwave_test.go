@@ -1,4 +1,4 @@
-package orrery_test
+package orrery
 
 import (
 	"bytes"
@@ -7,10 +7,11 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/orrery/orrery"
 	"github.com/orrery/orrery/internal/eval/throughput"
 	"github.com/orrery/orrery/internal/eval/trace"
 	"github.com/orrery/orrery/internal/market"
@@ -32,44 +33,60 @@ func edit(t *testing.T, old, new string) string {
 }
 
 func TestShockwaveBadRequests(t *testing.T) {
-	if _, err := orrery.Call(context.Background(), "shockwave.plan", []byte(smallPlan)); err != nil {
+	if _, err := Call(context.Background(), "shockwave.plan", []byte(smallPlan)); err != nil {
 		t.Fatalf("base request: %v", err)
 	}
 	cases := []struct {
 		name, req, code, field string
 		is                     error
 	}{
-		{"empty window", edit(t, `"rounds": 4`, `"rounds": 0`), orrery.CodeInvalid, "config.rounds", market.ErrInvalid},
-		{"negative window", edit(t, `"rounds": 4`, `"rounds": -2`), orrery.CodeInvalid, "config.rounds", market.ErrInvalid},
-		{"huge window", edit(t, `"rounds": 4`, `"rounds": 5000`), orrery.CodeLimit, "config.rounds", market.ErrLimit},
-		{"zero round length", edit(t, `"rounds": 4`, `"rounds": 4, "round_s": 0`), orrery.CodeInvalid, "config.round_s", round.ErrInvalid},
-		{"negative k", edit(t, `"rounds": 4`, `"rounds": 4, "k": -1`), orrery.CodeInvalid, "config.k", round.ErrInvalid},
-		{"bad log", edit(t, `"rounds": 4`, `"rounds": 4, "log": "ln"`), orrery.CodeInvalid, "config.log", market.ErrInvalid},
-		{"bad estimator", edit(t, `"rounds": 4`, `"rounds": 4, "estimator": "magic"`), orrery.CodeInvalid, "config.estimator", predictor.ErrInvalid},
-		{"breakpoints", edit(t, `"rounds": 4`, `"rounds": 4, "breakpoints": [0, 0.5, 0.4, 1]`), orrery.CodeInvalid, "config.breakpoints[2]", market.ErrInvalid},
-		{"no GPUs", edit(t, `"gpus": 4`, `"gpus": 0`), orrery.CodeInvalid, "gpus", round.ErrInvalid},
-		{"job wider than the cluster", edit(t, `"id": 2, "gpus": 2`, `"id": 2, "gpus": 8`), orrery.CodeInvalid, "jobs[1].gpus", round.ErrInvalid},
-		{"negative duration", edit(t, `[36, 36, 36, 37`, `[36, -36, 36, 37`), orrery.CodeInvalid, "jobs[0].epoch_dur_s[1]", predictor.ErrInvalid},
-		{"short durations", edit(t, `[36, 36, 36, 37, 37, 37]`, `[36, 36]`), orrery.CodeInvalid, "jobs[0].epoch_dur_s", predictor.ErrLength},
-		{"zero epochs", edit(t, `"epoch_bs": [32, 32, 32, 64, 64, 64], "epoch_dur_s": [36, 36, 36, 37, 37, 37]`, `"epoch_bs": [], "epoch_dur_s": []`), orrery.CodeInvalid, "jobs[0].epoch_bs", predictor.ErrNoEpochs},
-		{"unknown batch size", edit(t, `"progress": 3,`, `"progress": 3, "modes": [32], "mode_dur_s": [36],`), orrery.CodeInvalid, "jobs[0].epoch_bs[3]", predictor.ErrUnknownBatchSize},
-		{"progress past the total", edit(t, `"progress": 30`, `"progress": 41`), orrery.CodeInvalid, "jobs[1].progress", market.ErrInvalid},
-		{"progress past the profile", edit(t, `"progress": 3`, `"progress": 7`), orrery.CodeInvalid, "jobs[0].progress", predictor.ErrProgress},
-		{"NaN-like known", edit(t, `"remaining_s": 600`, `"remaining_s": -1`), orrery.CodeInvalid, "jobs[1].known.remaining_s", round.ErrInvalid},
-		{"zero mean epoch", edit(t, `"mean_epoch_s": 60`, `"mean_epoch_s": 0`), orrery.CodeInvalid, "jobs[1].known.mean_epoch_s", round.ErrInvalid},
-		{"duplicate id", edit(t, `"id": 2`, `"id": 1`), orrery.CodeInvalid, "jobs[1].id", market.ErrInvalid},
-		{"finish out of order", edit(t, `"finish": [{"round": 0, "estimate_s": 1400}]`, `"finish": [{"round": 3, "estimate_s": 1400}, {"round": 1, "estimate_s": 1}]`), orrery.CodeInvalid, "jobs[0].finish[1].round", round.ErrInvalid},
-		{"timeline without dataset", edit(t, `"progress": 3,`, `"progress": 3, "timeline": [{"round": 2, "it_per_s": 4, "bs": 32}],`), orrery.CodeInvalid, "jobs[0].samples_per_epoch", round.ErrInvalid},
-		{"momentum", edit(t, `"rounds": 4`, `"rounds": 4, "momentum": 1.5`), orrery.CodeInvalid, "config.momentum", round.ErrInvalid},
-		{"unknown field", edit(t, `"rounds": 4`, `"rounds": 4, "window": 3`), orrery.CodeMalformed, "config.window", orrery.ErrMalformed},
-		{"wrong type", edit(t, `"gpus": 4`, `"gpus": 4.5`), orrery.CodeMalformed, "gpus", orrery.ErrMalformed},
+		{"empty window", edit(t, `"rounds": 4`, `"rounds": 0`), CodeInvalid, "config.rounds", market.ErrInvalid},
+		{"negative window", edit(t, `"rounds": 4`, `"rounds": -2`), CodeInvalid, "config.rounds", market.ErrInvalid},
+		{"huge window", edit(t, `"rounds": 4`, `"rounds": 5000`), CodeLimit, "config.rounds", market.ErrLimit},
+		{"zero round length", edit(t, `"rounds": 4`, `"rounds": 4, "round_s": 0`), CodeInvalid, "config.round_s", round.ErrInvalid},
+		{"negative k", edit(t, `"rounds": 4`, `"rounds": 4, "k": -1`), CodeInvalid, "config.k", round.ErrInvalid},
+		{"bad log", edit(t, `"rounds": 4`, `"rounds": 4, "log": "ln"`), CodeInvalid, "config.log", market.ErrInvalid},
+		{"bad estimator", edit(t, `"rounds": 4`, `"rounds": 4, "estimator": "magic"`), CodeInvalid, "config.estimator", predictor.ErrInvalid},
+		{"breakpoints", edit(t, `"rounds": 4`, `"rounds": 4, "breakpoints": [0, 0.5, 0.4, 1]`), CodeInvalid, "config.breakpoints[2]", market.ErrInvalid},
+		{"no GPUs", edit(t, `"gpus": 4`, `"gpus": 0`), CodeInvalid, "gpus", round.ErrInvalid},
+		{"job wider than the cluster", edit(t, `"id": 2, "gpus": 2`, `"id": 2, "gpus": 8`), CodeInvalid, "jobs[1].gpus", round.ErrInvalid},
+		{"negative duration", edit(t, `[36, 36, 36, 37`, `[36, -36, 36, 37`), CodeInvalid, "jobs[0].epoch_dur_s[1]", predictor.ErrInvalid},
+		{"short durations", edit(t, `[36, 36, 36, 37, 37, 37]`, `[36, 36]`), CodeInvalid, "jobs[0].epoch_dur_s", predictor.ErrLength},
+		{"zero epochs", edit(t, `"epoch_bs": [32, 32, 32, 64, 64, 64], "epoch_dur_s": [36, 36, 36, 37, 37, 37]`, `"epoch_bs": [], "epoch_dur_s": []`), CodeInvalid, "jobs[0].epoch_bs", predictor.ErrNoEpochs},
+		{"unknown batch size", edit(t, `"progress": 3,`, `"progress": 3, "modes": [32], "mode_dur_s": [36],`), CodeInvalid, "jobs[0].epoch_bs[3]", predictor.ErrUnknownBatchSize},
+		{"progress past the total", edit(t, `"progress": 30`, `"progress": 41`), CodeInvalid, "jobs[1].progress", market.ErrInvalid},
+		{"progress past the profile", edit(t, `"progress": 3`, `"progress": 7`), CodeInvalid, "jobs[0].progress", predictor.ErrProgress},
+		{"NaN-like known", edit(t, `"remaining_s": 600`, `"remaining_s": -1`), CodeInvalid, "jobs[1].known.remaining_s", round.ErrInvalid},
+		{"zero mean epoch", edit(t, `"mean_epoch_s": 60`, `"mean_epoch_s": 0`), CodeInvalid, "jobs[1].known.mean_epoch_s", round.ErrInvalid},
+		{"duplicate id", edit(t, `"id": 2`, `"id": 1`), CodeInvalid, "jobs[1].id", market.ErrInvalid},
+		{"finish out of order", edit(t, `"finish": [{"round": 0, "estimate_s": 1400}]`, `"finish": [{"round": 3, "estimate_s": 1400}, {"round": 1, "estimate_s": 1}]`), CodeInvalid, "jobs[0].finish[1].round", round.ErrInvalid},
+		{"timeline without dataset", edit(t, `"progress": 3,`, `"progress": 3, "timeline": [{"round": 2, "it_per_s": 4, "bs": 32}],`), CodeInvalid, "jobs[0].samples_per_epoch", round.ErrInvalid},
+		{"momentum", edit(t, `"rounds": 4`, `"rounds": 4, "momentum": 1.5`), CodeInvalid, "config.momentum", round.ErrInvalid},
+		{"prior strength past its cap", edit(t, `"rounds": 4`, `"rounds": 4, "prior_strength": 1e20`), CodeInvalid, "config.prior_strength", predictor.ErrInvalid},
+		{"finish estimate overflows", edit(t, `"submit_s": 120, "epochs": 40, "progress": 30, "known": {"remaining_s": 600`,
+			`"submit_s": 1.7e308, "epochs": 40, "progress": 30, "known": {"remaining_s": 1e308`), CodeInvalid, "jobs[1].known.remaining_s", predictor.ErrOverflow},
+		{"negative duration, calibrated", edit(t, `"progress": 3, "epoch_bs": [32, 32, 32, 64, 64, 64], "epoch_dur_s": [36, 36`,
+			`"progress": 3, "samples_per_epoch": 1000, "timeline": [{"round": 2, "it_per_s": 4, "bs": 32}], "epoch_bs": [32, 32, 32, 64, 64, 64], "epoch_dur_s": [36, -36`),
+			CodeInvalid, "jobs[0].epoch_dur_s[1]", predictor.ErrInvalid},
+		{"zero profiled durations", edit(t, `"progress": 3,`,
+			`"progress": 3, "samples_per_epoch": 1000, "timeline": [{"round": 2, "it_per_s": 4, "bs": 32}], "profiled_dur_s": [0, 0, 0, 0, 0, 0],`),
+			CodeInvalid, "jobs[0].profiled_dur_s", market.ErrInvalid},
+		{"timeline", edit(t, `"progress": 3,`, `"progress": 3, "samples_per_epoch": 1000, "timeline": [{"round": 2, "it_per_s": -4, "bs": 32}],`),
+			CodeInvalid, "jobs[0].timeline[0].it_per_s", predictor.ErrInvalid},
+		{"too many GPU-rounds", edit(t, `"gpus": 4, "round": 6, "config": {"rounds": 4}`, `"gpus": 1000000, "round": 6, "config": {"rounds": 5}`),
+			CodeLimit, "gpus", market.ErrLimit},
+		{"unknown field", edit(t, `"rounds": 4`, `"rounds": 4, "window": 3`), CodeMalformed, "config.window", ErrMalformed},
+		{"wrong type", edit(t, `"gpus": 4`, `"gpus": 4.5`), CodeMalformed, "gpus", ErrMalformed},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := orrery.Call(context.Background(), "shockwave.plan", []byte(c.req))
-			var we *orrery.Error
+			_, err := Call(context.Background(), "shockwave.plan", []byte(c.req))
+			var we *Error
 			if !errors.As(err, &we) || we.Code != c.code || we.Field != c.field || !errors.Is(err, c.is) {
 				t.Fatalf("got %v (%+v), want code %s field %q wrapping %v", err, we, c.code, c.field, c.is)
+			}
+			if err := resolveJSON(reflect.TypeFor[ShockwavePlanRequest](), we.Field); err != nil && c.code != CodeMalformed {
+				t.Errorf("the field is not in the request: %v", err)
 			}
 		})
 	}
@@ -87,15 +104,15 @@ func traceRequest(t testing.TB, n, gpus int) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req := orrery.ShockwavePlanRequest{GPUs: gpus, Round: 45, Reestimate: true}
+	req := ShockwavePlanRequest{GPUs: gpus, Round: 45, Reestimate: true}
 	for i := 0; i < n; i++ {
 		p, err := trace.Derive(&jobs[i], tab, trace.DeriveOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		req.Jobs = append(req.Jobs, orrery.ShockwaveJob{ID: jobs[i].ID, GPUs: jobs[i].GPUs, SubmitS: jobs[i].Arrival,
+		req.Jobs = append(req.Jobs, ShockwaveJob{ID: jobs[i].ID, GPUs: jobs[i].GPUs, SubmitS: jobs[i].Arrival,
 			Progress: (i * 13) % (p.Epochs() / 2), EpochBS: p.EpochBS, EpochDurS: p.MetadataDurations(nil),
-			Finish: []orrery.FinishSpec{{Round: 10, EstimateS: jobs[i].Arrival + 3*jobs[i].Duration}}})
+			Finish: []FinishSpec{{Round: 10, EstimateS: jobs[i].Arrival + 3*jobs[i].Duration}}})
 	}
 	b, err := json.Marshal(req)
 	if err != nil {
@@ -109,15 +126,15 @@ func traceRequest(t testing.TB, n, gpus int) []byte {
 // rounds) and byte-identical responses on repeated calls.
 func TestShockwaveTrace(t *testing.T) {
 	req := traceRequest(t, 60, 16)
-	out, err := orrery.Call(context.Background(), "shockwave.plan", req)
+	out, err := Call(context.Background(), "shockwave.plan", req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var r orrery.ShockwavePlanResponse
+	var r ShockwavePlanResponse
 	if err := json.Unmarshal(out, &r); err != nil {
 		t.Fatal(err)
 	}
-	var q orrery.ShockwavePlanRequest
+	var q ShockwavePlanRequest
 	json.Unmarshal(req, &q)
 	gpus := map[int]int{}
 	for _, j := range q.Jobs {
@@ -149,7 +166,7 @@ func TestShockwaveTrace(t *testing.T) {
 		}
 	}
 	for i := 0; i < 3; i++ {
-		again, err := orrery.Call(context.Background(), "shockwave.plan", req)
+		again, err := Call(context.Background(), "shockwave.plan", req)
 		if err != nil || !bytes.Equal(again, out) {
 			t.Fatalf("call %d differs", i)
 		}
@@ -169,25 +186,30 @@ func FuzzShockwavePlan(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, req []byte) {
-		out, err := orrery.Call(context.Background(), "shockwave.plan", req)
+		out, err := Call(context.Background(), "shockwave.plan", req)
 		// shockwave.predict checks the same state the same way.
-		pout, perr := orrery.Call(context.Background(), "shockwave.predict", req)
+		pout, perr := Call(context.Background(), "shockwave.predict", req)
 		if (err == nil) != (perr == nil) || (err != nil && err.Error() != perr.Error()) {
 			t.Fatalf("plan error %v, predict error %v", err, perr)
 		}
 		if err != nil {
-			var we *orrery.Error
-			if !errors.As(err, &we) || we.Code == orrery.CodeInternal || we.Message == "" {
+			var we *Error
+			if !errors.As(err, &we) || we.Code == CodeInternal || we.Message == "" {
 				t.Fatalf("bad error %v", err)
+			}
+			if we.Code != CodeMalformed {
+				if err := resolveJSON(reflect.TypeFor[ShockwavePlanRequest](), we.Field); we.Field != "" && err != nil {
+					t.Fatalf("%v: the field is not in the request: %v", we, err)
+				}
 			}
 			return
 		}
-		var pr orrery.ShockwavePredictResponse
+		var pr ShockwavePredictResponse
 		if json.Unmarshal(pout, &pr) != nil {
 			t.Fatalf("undecodable prediction: %s", pout)
 		}
-		var q orrery.ShockwavePlanRequest
-		var r orrery.ShockwavePlanResponse
+		var q ShockwavePlanRequest
+		var r ShockwavePlanResponse
 		if json.Unmarshal(req, &q) != nil || json.Unmarshal(out, &r) != nil {
 			t.Fatalf("undecodable request or response: %s", out)
 		}
@@ -208,4 +230,143 @@ func FuzzShockwavePlan(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestJSONKeys: jsonKeys, the one table from the engine's Go field names to
+// JSON keys, has every field of round.State (the engine names no other:
+// package round's TestFieldNames), none else, and each path it gives is the
+// request's (ShockwavePlanRequest's by JSON tags), a list where the Go
+// field is a slice. A field missing here would fail every error naming it
+// with code "internal".
+func TestJSONKeys(t *testing.T) {
+	req := reflect.TypeFor[ShockwavePlanRequest]()
+	seen := map[string]bool{}
+	var walk func(reflect.Type, string, string)
+	walk = func(typ reflect.Type, key, path string) {
+		for typ.Kind() == reflect.Pointer {
+			typ = typ.Elem()
+		}
+		if typ.Kind() != reflect.Struct {
+			return
+		}
+		for f := range typ.Fields() {
+			k, p := f.Name, f.Name
+			if key != "" {
+				k, p = key+"."+k, path+"."+p
+			}
+			seen[k] = true
+			json, ok := jsonKeys[k]
+			ft := f.Type
+			for ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			switch {
+			case !ok:
+				t.Errorf("round.State field %s has no JSON key", k)
+			case json == "-":
+				if _, ok := jsonPath(&round.FieldError{Job: -1, Field: p}); ok {
+					t.Errorf("%s is not in the schema, yet it has a JSON path", k)
+				}
+			default:
+				jp, ok := jsonPath(&round.FieldError{Job: -1, Field: p})
+				if !ok {
+					t.Errorf("%s: no JSON path", p)
+					break
+				}
+				jt, err := jsonType(req, jp)
+				if err != nil {
+					t.Errorf("%s is %s: %v", p, jp, err)
+					break
+				}
+				if (ft.Kind() == reflect.Slice) != (jt.Kind() == reflect.Slice) || (ft.Kind() == reflect.Struct) != (jt.Kind() == reflect.Struct) {
+					t.Errorf("%s is a %v, its JSON path %s a %v", p, ft.Kind(), jp, jt.Kind())
+				}
+			}
+			if ft.Kind() == reflect.Slice {
+				p += "[0]"
+				ft = ft.Elem()
+			}
+			walk(ft, k, p)
+		}
+	}
+	walk(reflect.TypeFor[round.State](), "", "")
+	for k := range jsonKeys {
+		if !seen[k] {
+			t.Errorf("jsonKeys has %s, which is not a field of round.State", k)
+		}
+	}
+	if len(seen) < 45 {
+		t.Fatalf("only %d fields walked", len(seen))
+	}
+	for _, c := range []struct {
+		fe   round.FieldError
+		want string // "" for no path
+	}{
+		{round.FieldError{Job: 3, Field: "EpochDur[2]"}, "jobs[3].epoch_dur_s[2]"},
+		{round.FieldError{Job: 1, Field: "Timeline[0].ItPerSec"}, "jobs[1].timeline[0].it_per_s"},
+		{round.FieldError{Job: 2, Field: "Known.MeanEpoch"}, "jobs[2].known.mean_epoch_s"},
+		{round.FieldError{Job: 0, Field: "Finish"}, "jobs[0].finish"},
+		{round.FieldError{Job: -1, Field: "Config.Market.Breakpoints[1]"}, "config.breakpoints[1]"},
+		{round.FieldError{Job: -1, Field: "Config.Predictor.PriorStrength"}, "config.prior_strength"},
+		{round.FieldError{Job: -1, Field: "GPUs"}, "gpus"},
+		{round.FieldError{Job: -1, Field: "Config.ReoptRounds"}, ""},
+		{round.FieldError{Job: -1, Field: "Config.Market[1]"}, ""},
+		{round.FieldError{Job: 0, Field: "unmapped market Foo"}, ""},
+		{round.FieldError{Job: -1, Field: "j.GPUs"}, ""},
+	} {
+		got, ok := jsonPath(&c.fe)
+		if got != c.want || ok != (c.want != "") {
+			t.Errorf("jsonPath(%+v) = %q, %v; want %q", c.fe, got, ok, c.want)
+		}
+	}
+	// A name the table lacks is an internal error, never a silent guess.
+	err := planError(&round.FieldError{Job: 0, ID: 7, Field: "Nope", Err: round.ErrInvalid})
+	var we *Error
+	if !errors.As(err, &we) || we.Code != CodeInternal || we.Field != "" {
+		t.Errorf("unknown field: %v (%+v), want code internal without a field", err, we)
+	}
+}
+
+// jsonType returns the type at a JSON path of t ("jobs[1].timeline[0].bs"),
+// following JSON tags.
+func jsonType(t reflect.Type, path string) (reflect.Type, error) {
+	for seg := range strings.SplitSeq(path, ".") {
+		name, index, _ := strings.Cut(seg, "[")
+		for t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		if t.Kind() != reflect.Struct {
+			return nil, errors.New(seg + " is not in an object")
+		}
+		var found bool
+		for f := range t.Fields() {
+			tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if tag == name {
+				t, found = f.Type, true
+				break
+			}
+		}
+		if !found {
+			return nil, errors.New(name + " is not a key of " + t.String())
+		}
+		if index != "" {
+			if _, err := strconv.Atoi(strings.TrimSuffix(index, "]")); err != nil || !strings.HasSuffix(index, "]") {
+				return nil, errors.New(seg + ": bad index")
+			}
+			if t.Kind() != reflect.Slice {
+				return nil, errors.New(seg + " indexes a " + t.Kind().String())
+			}
+			t = t.Elem()
+		}
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t, nil
+}
+
+// resolveJSON checks that path is a JSON path of t.
+func resolveJSON(t reflect.Type, path string) error {
+	_, err := jsonType(t, path)
+	return err
 }

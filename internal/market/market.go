@@ -1,8 +1,6 @@
 package market
 
 import (
-	"errors"
-	"fmt"
 	"math"
 	"strconv"
 )
@@ -135,32 +133,6 @@ type Problem struct {
 	Config Config
 }
 
-// Sentinel errors. Validation failures are *[FieldError] values wrapping one.
-var (
-	ErrInvalid = errors.New("market: invalid problem")
-	ErrLimit   = errors.New("market: problem too large")
-)
-
-// FieldError names the field of a [Problem] that is invalid. Field is the
-// JSON-style path used by the wire schema: "gpus", "jobs[3].mean_epoch_s",
-// "config.rounds".
-type FieldError struct {
-	Field string
-	Err   error // wraps ErrInvalid or ErrLimit
-}
-
-// Error returns "field: message".
-func (e *FieldError) Error() string { return e.Field + ": " + e.Err.Error() }
-
-// Unwrap returns the sentinel-wrapping cause.
-func (e *FieldError) Unwrap() error { return e.Err }
-
-func invalid(field, format string, args ...any) error {
-	return &FieldError{Field: field, Err: fmt.Errorf("%w: "+format, append([]any{ErrInvalid}, args...)...)}
-}
-
-func jobField(i int, name string) string { return "jobs[" + strconv.Itoa(i) + "]." + name }
-
 func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 
 // config is a Config with defaults applied and breakpoint logs computed.
@@ -187,78 +159,84 @@ func (c *Config) resolve(d *config) error {
 		d.T = DefaultRounds
 	}
 	if d.T < 0 {
-		return invalid("config.rounds", "%d rounds (want ≥ 1)", c.Rounds)
+		return invalid("Config.Rounds", "%d rounds (want ≥ 1)", c.Rounds)
 	}
 	if d.T > MaxRounds {
-		return &FieldError{"config.rounds", fmt.Errorf("%w: %d rounds, above %d", ErrLimit, c.Rounds, MaxRounds)}
-	}
-	pos := func(field string, v, def float64) (float64, error) {
-		if !finite(v) || v < 0 {
-			return 0, invalid(field, "%v (want a finite number ≥ 0)", v)
-		}
-		if v == 0 {
-			return def, nil
-		}
-		return v, nil
+		return tooLarge("Config.Rounds", "%d rounds, above %d", c.Rounds, MaxRounds)
 	}
 	var err error
-	if d.delta, err = pos("config.round_s", c.RoundSeconds, DefaultRoundSeconds); err != nil {
+	if d.delta, err = orDefault("Config.RoundSeconds", c.RoundSeconds, DefaultRoundSeconds); err != nil {
 		return err
 	}
-	if d.k, err = pos("config.k", c.K, DefaultK); err != nil {
+	if d.k, err = orDefault("Config.K", c.K, DefaultK); err != nil {
 		return err
 	}
-	if d.lambda, err = pos("config.lambda", c.Lambda, DefaultLambda); err != nil {
+	if d.lambda, err = orDefault("Config.Lambda", c.Lambda, DefaultLambda); err != nil {
 		return err
 	}
-	if d.rhoMax, err = pos("config.rho_max", c.RhoMax, DefaultRhoMax); err != nil {
+	if d.rhoMax, err = orDefault("Config.RhoMax", c.RhoMax, DefaultRhoMax); err != nil {
 		return err
 	}
-	if d.urgent, err = pos("config.urgent_power", c.UrgentPower, DefaultUrgentPower); err != nil {
+	if d.urgent, err = orDefault("Config.UrgentPower", c.UrgentPower, DefaultUrgentPower); err != nil {
 		return err
 	}
-	if d.logZero, err = pos("config.log_zero", c.LogZero, DefaultLogZero); err != nil {
+	if d.logZero, err = orDefault("Config.LogZero", c.LogZero, DefaultLogZero); err != nil {
 		return err
 	}
 	if d.logZero >= 1 {
-		return invalid("config.log_zero", "%v (want a value in (0, 1))", c.LogZero)
+		return invalid("Config.LogZero", "%v (want a value in (0, 1))", c.LogZero)
 	}
 	if !finite(c.Gap) || c.Gap < 0 || c.Gap >= 1 {
-		return invalid("config.gap", "%v (want a value in [0, 1))", c.Gap)
+		return invalid("Config.Gap", "%v (want a value in [0, 1))", c.Gap)
 	}
 	d.gap = c.Gap
 	if c.MaxNodes < 0 {
-		return invalid("config.max_nodes", "%d (want ≥ 0)", c.MaxNodes)
+		return invalid("Config.MaxNodes", "%d (want ≥ 0)", c.MaxNodes)
 	}
 	d.maxNodes = c.MaxNodes
 	if d.maxNodes == 0 {
 		d.maxNodes = DefaultMaxNodes
 	}
 	if c.Log != PiecewiseLog && c.Log != ExactLog {
-		return invalid("config.log", "unknown mode %d", c.Log)
+		return invalid("Config.Log", "unknown mode %d", c.Log)
 	}
 	d.log = c.Log
 	d.noRelax = c.NoRelax
+	return c.resolveBreakpoints(d)
+}
 
+// orDefault checks a knob that must be a finite number ≥ 0 and applies its
+// default to 0.
+func orDefault(field string, v, def float64) (float64, error) {
+	if !finite(v) || v < 0 {
+		return 0, invalid(field, "%v (want a finite number ≥ 0)", v)
+	}
+	if v == 0 {
+		return def, nil
+	}
+	return v, nil
+}
+
+// resolveBreakpoints checks c.Breakpoints and fills d.bp and their logs.
+func (c *Config) resolveBreakpoints(d *config) error {
 	bp := c.Breakpoints
 	d.bp, d.bpLogs = d.bp[:0], d.bpLogs[:0]
 	if bp == nil {
 		d.bp = append(d.bp, 0, 0.2, 0.4, 0.6, 0.8, 1)
 	} else {
 		if len(bp) < 2 {
-			return invalid("config.breakpoints", "%d breakpoints (want at least 0 and 1)", len(bp))
+			return invalid("Config.Breakpoints", "%d breakpoints (want at least 0 and 1)", len(bp))
 		}
 		for i, b := range bp {
-			f := func() string { return "config.breakpoints[" + strconv.Itoa(i) + "]" }
 			switch {
 			case !finite(b):
-				return invalid(f(), "%v is not finite", b)
+				return invalidAt("Config.Breakpoints[]", i, "%v is not finite", b)
 			case i == 0 && b != 0:
-				return invalid(f(), "%v (the first breakpoint must be 0)", b)
+				return invalidAt("Config.Breakpoints[]", i, "%v (the first breakpoint must be 0)", b)
 			case i == len(bp)-1 && b != 1:
-				return invalid(f(), "%v (the last breakpoint must be 1)", b)
+				return invalidAt("Config.Breakpoints[]", i, "%v (the last breakpoint must be 1)", b)
 			case i > 0 && b <= bp[i-1]:
-				return invalid(f(), "%v is not above the previous breakpoint %v", b, bp[i-1])
+				return invalidAt("Config.Breakpoints[]", i, "%v is not above the previous breakpoint %v", b, bp[i-1])
 			}
 		}
 		d.bp = append(d.bp, bp...)
@@ -279,39 +257,39 @@ func (p *Problem) validate(cfg *config) error {
 		return err
 	}
 	if p.GPUs < 1 {
-		return invalid("gpus", "%d GPUs (want ≥ 1)", p.GPUs)
+		return invalid("GPUs", "%d GPUs (want ≥ 1)", p.GPUs)
 	}
 	if int64(p.GPUs)*int64(cfg.T) > MaxCapacity {
-		return &FieldError{"gpus", fmt.Errorf("%w: %d GPUs × %d rounds is above %d GPU-rounds", ErrLimit, p.GPUs, cfg.T, MaxCapacity)}
+		return tooLarge("GPUs", "%d GPUs × %d rounds is above %d GPU-rounds", p.GPUs, cfg.T, MaxCapacity)
 	}
 	if p.Round < 0 || p.Round > MaxRound {
-		return invalid("round", "%d (want 0..%d)", p.Round, MaxRound)
+		return invalid("Round", "%d (want 0..%d)", p.Round, MaxRound)
 	}
 	if len(p.Jobs) > MaxJobs {
-		return &FieldError{"jobs", fmt.Errorf("%w: %d jobs, above %d", ErrLimit, len(p.Jobs), MaxJobs)}
+		return tooLarge("Jobs", "%d jobs, above %d", len(p.Jobs), MaxJobs)
 	}
 	if int64(len(p.Jobs))*int64(cfg.T+1) > MaxCells {
-		return &FieldError{"jobs", fmt.Errorf("%w: %d jobs × %d rounds is above %d", ErrLimit, len(p.Jobs), cfg.T, MaxCells)}
+		return tooLarge("Jobs", "%d jobs × %d rounds is above %d", len(p.Jobs), cfg.T, MaxCells)
 	}
 	for i := range p.Jobs {
 		j := &p.Jobs[i]
 		switch {
 		case j.GPUs < 1 || j.GPUs > p.GPUs:
-			return invalid(jobField(i, "gpus"), "%d GPUs on a %d-GPU cluster", j.GPUs, p.GPUs)
+			return p.jobInvalid(i, "GPUs", "%d GPUs on a %d-GPU cluster", j.GPUs, p.GPUs)
 		case j.Epochs < 1:
-			return invalid(jobField(i, "epochs"), "%d (want ≥ 1)", j.Epochs)
+			return p.jobInvalid(i, "Epochs", "%d (want ≥ 1)", j.Epochs)
 		case j.Progress < 0 || j.Progress > j.Epochs:
-			return invalid(jobField(i, "progress"), "%d epochs done of %d", j.Progress, j.Epochs)
+			return p.jobInvalid(i, "Progress", "%d epochs done of %d", j.Progress, j.Epochs)
 		case !finite(j.MeanEpoch) || j.MeanEpoch <= 0:
-			return invalid(jobField(i, "mean_epoch_s"), "%v (want a finite duration > 0)", j.MeanEpoch)
+			return p.jobInvalid(i, "MeanEpoch", "%v (want a finite duration > 0)", j.MeanEpoch)
 		case !finite(j.Remaining) || j.Remaining < 0:
-			return invalid(jobField(i, "remaining_s"), "%v (want a finite duration ≥ 0)", j.Remaining)
+			return p.jobInvalid(i, "Remaining", "%v (want a finite duration ≥ 0)", j.Remaining)
 		case !finite(j.FairFinish) || j.FairFinish <= 0:
-			return invalid(jobField(i, "fair_finish_s"), "%v (want a finite time > 0)", j.FairFinish)
+			return p.jobInvalid(i, "FairFinish", "%v (want a finite time > 0)", j.FairFinish)
 		case cfg.k*j.Remaining > MaxPriority:
 			// The exact arithmetic sums k·τ with the welfare; both must
 			// stay far inside float64's range.
-			return invalid("config.k", "%v: k·remaining_s of jobs[%d] is above %g", cfg.k, i, float64(MaxPriority))
+			return invalid("Config.K", "%v: k × job %d's remaining runtime is above %g", cfg.k, j.ID, float64(MaxPriority))
 		}
 	}
 	return nil

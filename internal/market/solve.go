@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"slices"
-	"strconv"
 )
 
 // Solution is a round plan for the window's T rounds.
@@ -233,7 +232,7 @@ func (w *Workspace) uniqueIDs() error {
 	slices.SortFunc(ids, func(a, b int32) int { return cmp.Compare(jobs[a].ID, jobs[b].ID) })
 	for q := 1; q < len(ids); q++ {
 		if a, b := ids[q-1], ids[q]; jobs[a].ID == jobs[b].ID {
-			return invalid(jobField(int(max(a, b)), "id"), "%d is also the ID of jobs[%s]", jobs[b].ID, strconv.Itoa(int(min(a, b))))
+			return w.p.jobInvalid(int(max(a, b)), "ID", "%d is also the ID of the job at index %d", jobs[b].ID, min(a, b))
 		}
 	}
 	return nil

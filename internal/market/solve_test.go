@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -75,39 +76,62 @@ func TestSolveInfeasible(t *testing.T) {
 	}
 }
 
+// TestValidate: every invalid value is a *FieldError naming its Go field
+// (and the job, by index and ID), wrapping the sentinel, and the message
+// names it once.
 func TestValidate(t *testing.T) {
-	ok := Job{ID: 1, GPUs: 1, Epochs: 3, MeanEpoch: 10, Remaining: 30, FairFinish: 100}
+	ok := Job{ID: 7, GPUs: 1, Epochs: 3, MeanEpoch: 10, Remaining: 30, FairFinish: 100}
 	cases := []struct {
 		name  string
 		edit  func(*Problem)
+		job   int // −1: a field of the Problem
 		field string
 		want  error
 	}{
-		{"gpus", func(p *Problem) { p.GPUs = 0 }, "gpus", ErrInvalid},
-		{"rounds", func(p *Problem) { p.Config.Rounds = -1 }, "config.rounds", ErrInvalid},
-		{"too many rounds", func(p *Problem) { p.Config.Rounds = MaxRounds + 1 }, "config.rounds", ErrLimit},
-		{"capacity", func(p *Problem) { p.GPUs = 1 << 20; p.Jobs[0].GPUs = 1 }, "gpus", ErrLimit},
-		{"NaN k", func(p *Problem) { p.Config.K = math.NaN() }, "config.k", ErrInvalid},
-		{"k·remaining overflows", func(p *Problem) { p.Config.K = 1e299 }, "config.k", ErrInvalid},
-		{"round", func(p *Problem) { p.Round = MaxRound + 1 }, "round", ErrInvalid},
-		{"breakpoints", func(p *Problem) { p.Config.Breakpoints = []float64{0, 0.5, 0.5, 1} }, "config.breakpoints[2]", ErrInvalid},
-		{"last breakpoint", func(p *Problem) { p.Config.Breakpoints = []float64{0, 0.5} }, "config.breakpoints[1]", ErrInvalid},
-		{"log mode", func(p *Problem) { p.Config.Log = 9 }, "config.log", ErrInvalid},
-		{"width", func(p *Problem) { p.Jobs[0].GPUs = 5 }, "jobs[0].gpus", ErrInvalid},
-		{"epochs", func(p *Problem) { p.Jobs[0].Epochs = 0 }, "jobs[0].epochs", ErrInvalid},
-		{"progress", func(p *Problem) { p.Jobs[0].Progress = 4 }, "jobs[0].progress", ErrInvalid},
-		{"mean epoch", func(p *Problem) { p.Jobs[0].MeanEpoch = math.Inf(1) }, "jobs[0].mean_epoch_s", ErrInvalid},
-		{"remaining", func(p *Problem) { p.Jobs[0].Remaining = -1 }, "jobs[0].remaining_s", ErrInvalid},
-		{"fair finish", func(p *Problem) { p.Jobs[0].FairFinish = 0 }, "jobs[0].fair_finish_s", ErrInvalid},
-		{"duplicate", func(p *Problem) { p.Jobs = append(p.Jobs, p.Jobs[0]) }, "jobs[1].id", ErrInvalid},
+		{"gpus", func(p *Problem) { p.GPUs = 0 }, -1, "GPUs", ErrInvalid},
+		{"rounds", func(p *Problem) { p.Config.Rounds = -1 }, -1, "Config.Rounds", ErrInvalid},
+		{"too many rounds", func(p *Problem) { p.Config.Rounds = MaxRounds + 1 }, -1, "Config.Rounds", ErrLimit},
+		{"capacity", func(p *Problem) { p.GPUs = 1 << 20; p.Jobs[0].GPUs = 1 }, -1, "GPUs", ErrLimit},
+		{"round length", func(p *Problem) { p.Config.RoundSeconds = -1 }, -1, "Config.RoundSeconds", ErrInvalid},
+		{"NaN k", func(p *Problem) { p.Config.K = math.NaN() }, -1, "Config.K", ErrInvalid},
+		{"k·remaining overflows", func(p *Problem) { p.Config.K = 1e299 }, -1, "Config.K", ErrInvalid},
+		{"lambda", func(p *Problem) { p.Config.Lambda = math.Inf(1) }, -1, "Config.Lambda", ErrInvalid},
+		{"rho max", func(p *Problem) { p.Config.RhoMax = -2 }, -1, "Config.RhoMax", ErrInvalid},
+		{"urgent power", func(p *Problem) { p.Config.UrgentPower = -2 }, -1, "Config.UrgentPower", ErrInvalid},
+		{"log zero", func(p *Problem) { p.Config.LogZero = 1 }, -1, "Config.LogZero", ErrInvalid},
+		{"gap", func(p *Problem) { p.Config.Gap = 1 }, -1, "Config.Gap", ErrInvalid},
+		{"max nodes", func(p *Problem) { p.Config.MaxNodes = -1 }, -1, "Config.MaxNodes", ErrInvalid},
+		{"round", func(p *Problem) { p.Round = MaxRound + 1 }, -1, "Round", ErrInvalid},
+		{"too few breakpoints", func(p *Problem) { p.Config.Breakpoints = []float64{0} }, -1, "Config.Breakpoints", ErrInvalid},
+		{"breakpoints", func(p *Problem) { p.Config.Breakpoints = []float64{0, 0.5, 0.5, 1} }, -1, "Config.Breakpoints[2]", ErrInvalid},
+		{"last breakpoint", func(p *Problem) { p.Config.Breakpoints = []float64{0, 0.5} }, -1, "Config.Breakpoints[1]", ErrInvalid},
+		{"log mode", func(p *Problem) { p.Config.Log = 9 }, -1, "Config.Log", ErrInvalid},
+		{"width", func(p *Problem) { p.Jobs[0].GPUs = 5 }, 0, "GPUs", ErrInvalid},
+		{"epochs", func(p *Problem) { p.Jobs[0].Epochs = 0 }, 0, "Epochs", ErrInvalid},
+		{"progress", func(p *Problem) { p.Jobs[0].Progress = 4 }, 0, "Progress", ErrInvalid},
+		{"mean epoch", func(p *Problem) { p.Jobs[0].MeanEpoch = math.Inf(1) }, 0, "MeanEpoch", ErrInvalid},
+		{"remaining", func(p *Problem) { p.Jobs[0].Remaining = -1 }, 0, "Remaining", ErrInvalid},
+		{"fair finish", func(p *Problem) { p.Jobs[0].FairFinish = 0 }, 0, "FairFinish", ErrInvalid},
+		{"duplicate", func(p *Problem) { p.Jobs = append(p.Jobs, p.Jobs[0]) }, 1, "ID", ErrInvalid},
 	}
 	for _, c := range cases {
 		p := &Problem{GPUs: 4, Jobs: []Job{ok}}
 		c.edit(p)
 		_, err := Solve(context.Background(), p)
 		var fe *FieldError
-		if !errors.As(err, &fe) || fe.Field != c.field || !errors.Is(err, c.want) {
-			t.Errorf("%s: got %v, want field %q wrapping %v", c.name, err, c.field, c.want)
+		if !errors.As(err, &fe) || fe.Job != c.job || fe.Field != c.field || !errors.Is(err, c.want) {
+			t.Errorf("%s: got %v (%+v), want job %d field %q wrapping %v", c.name, err, fe, c.job, c.field, c.want)
+			continue
+		}
+		prefix := c.field + ": "
+		if c.job >= 0 {
+			prefix = "job 7: " + prefix
+			if fe.ID != 7 {
+				t.Errorf("%s: ID %d, want 7", c.name, fe.ID)
+			}
+		}
+		if msg := err.Error(); !strings.HasPrefix(msg, prefix) || strings.Count(msg, c.field+": ") != 1 {
+			t.Errorf("%s: %q does not start with %q or names the field more than once", c.name, msg, prefix)
 		}
 	}
 }

@@ -86,13 +86,13 @@ func Calibrate(cur, pre []float64, samplesPerEpoch float64, timeline []Sample, o
 	var meas float64
 	for i, s := range timeline {
 		if s.Round < 0 || (i > 0 && s.Round <= timeline[i-1].Round) {
-			return 1, false, fieldErr("timeline.Round", i, strconv.Itoa(s.Round), ErrRound)
+			return 1, false, fieldErr("timeline[].Round", i, strconv.Itoa(s.Round), ErrRound)
 		}
 		if !(s.ItPerSec >= 0) || math.IsInf(s.ItPerSec, 1) {
-			return 1, false, fieldErr("timeline.ItPerSec", i, ftoa(s.ItPerSec), ErrInvalid)
+			return 1, false, fieldErr("timeline[].ItPerSec", i, ftoa(s.ItPerSec), ErrInvalid)
 		}
 		if s.BatchSize <= 0 {
-			return 1, false, fieldErr("timeline.BatchSize", i, strconv.Itoa(s.BatchSize), ErrInvalid)
+			return 1, false, fieldErr("timeline[].BatchSize", i, strconv.Itoa(s.BatchSize), ErrInvalid)
 		}
 		meas += float64(float64(s.BatchSize) * (s.ItPerSec * delta * float64(s.Round-prev)))
 		prev = s.Round

@@ -19,8 +19,11 @@ var (
 	ErrOverflow         = errors.New("predictor: values too large: a result overflows float64")
 )
 
-// FieldError reports which input field was bad. Index is the element index
-// for slice fields and -1 otherwise.
+// FieldError reports which input was bad, by its Go name: a field of [Job],
+// [Options] or [CalibrateOptions] ("Job.EpochDur", "Options.Estimator"), or
+// an argument of the function called ("pre", "samplesPerEpoch",
+// "timeline[].Round", "remaining"). Index is the element index, −1 when
+// there is none; "[]" in Field marks where it goes, else it follows Field.
 type FieldError struct {
 	Field string
 	Index int
@@ -28,11 +31,22 @@ type FieldError struct {
 	Err   error
 }
 
-func (e *FieldError) Error() string {
-	s := "predictor: " + e.Field
-	if e.Index >= 0 {
-		s += "[" + strconv.Itoa(e.Index) + "]"
+// path returns Field with Index in place: "Job.EpochDur[3]",
+// "timeline[2].Round".
+func (e *FieldError) path() string {
+	if e.Index < 0 {
+		return e.Field
 	}
+	i := "[" + strconv.Itoa(e.Index) + "]"
+	if strings.Contains(e.Field, "[]") {
+		return strings.Replace(e.Field, "[]", i, 1)
+	}
+	return e.Field + i
+}
+
+// Error returns "predictor: path = value: message".
+func (e *FieldError) Error() string {
+	s := "predictor: " + e.path()
 	if e.Value != "" {
 		s += " = " + e.Value
 	}
@@ -42,6 +56,9 @@ func (e *FieldError) Error() string {
 // Unwrap returns the sentinel.
 func (e *FieldError) Unwrap() error { return e.Err }
 
+// fieldErr builds every *FieldError of the package. Its field argument is
+// always a string literal, so that the names the package can report are in
+// its source for tests to list (package round's TestFieldNames).
 func fieldErr(field string, index int, value string, err error) error {
 	return &FieldError{Field: field, Index: index, Value: value, Err: err}
 }

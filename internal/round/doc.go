@@ -28,6 +28,13 @@
 // estimates and throughput samples), the result carries what to append to
 // it. The [Scheduler] does that bookkeeping itself.
 //
+// # Errors
+//
+// Invalid input is a *[FieldError] naming the Go field of the [State] the
+// value came from, whichever package found it (this one, predictor or
+// market): "Config.Market.Rounds: ...", or for a job its index, its ID and
+// its field: "job 7: EpochDur[2]: ...".
+//
 // # When the Scheduler re-plans
 //
 // As in the authors' simulator: on an arrival ([Scheduler.Add]) or a

@@ -79,7 +79,7 @@ func (w *Workspace) Plan(ctx context.Context, s *State) (*Result, error) {
 	res := &w.res
 	sol, err := w.solver.Solve(ctx, &w.prob)
 	if err != nil {
-		return nil, fromMarket(err)
+		return nil, fromMarket(s, res.Jobs, err)
 	}
 	res.Round, res.Status, res.Relaxed = s.Round, sol.Status, sol.Relaxed
 	res.Objective, res.Bound, res.Welfare, res.Makespan, res.Nodes = sol.Objective, sol.Bound, sol.Welfare, sol.Makespan, sol.Nodes
@@ -120,36 +120,18 @@ func (w *Workspace) Predict(s *State) ([]JobResult, error) {
 		return nil, err
 	}
 	if err := w.solver.Check(&w.prob); err != nil {
-		return nil, fromMarket(err)
+		return nil, fromMarket(s, jobs, err)
 	}
 	return jobs, nil
 }
 
 // predict runs steps 1 to 3 and sets up w.prob for the market.
 func (w *Workspace) predict(s *State) ([]JobResult, error) {
-	if s.GPUs < 1 {
-		return nil, invalid("gpus", "%d GPUs (want ≥ 1)", s.GPUs)
-	}
-	if s.Round < 0 || s.Round > market.MaxRound {
-		return nil, invalid("round", "%d (want 0..%d)", s.Round, market.MaxRound)
+	delta, err := checkState(s)
+	if err != nil {
+		return nil, err
 	}
 	cfg := &s.Config
-	if !finite(cfg.Momentum) || cfg.Momentum < 0 || cfg.Momentum > 1 {
-		return nil, invalid("config.momentum", "%v (want a value in [0, 1])", cfg.Momentum)
-	}
-	if !finite(cfg.Tolerance) || cfg.Tolerance < 0 {
-		return nil, invalid("config.tolerance", "%v (want a finite value ≥ 0)", cfg.Tolerance)
-	}
-	if cfg.ReoptRounds < 0 {
-		return nil, invalid("config.reopt_rounds", "%d (want ≥ 0)", cfg.ReoptRounds)
-	}
-	delta := cfg.Market.RoundSeconds
-	if delta == 0 {
-		delta = market.DefaultRoundSeconds
-	}
-	if !finite(delta) || delta < 0 {
-		return nil, invalid("config.round_s", "%v (want a finite duration > 0)", cfg.Market.RoundSeconds)
-	}
 	w.pred.Options = cfg.Predictor
 	w.series.Momentum = cfg.Momentum
 	N := len(s.Jobs)
@@ -163,70 +145,118 @@ func (w *Workspace) predict(s *State) ([]JobResult, error) {
 		}
 		jr := &res.Jobs[i]
 		*jr = JobResult{ID: j.ID, Calibration: 1}
+		elapsed, err := w.runtime(s, i, delta, jr)
+		if err != nil {
+			return nil, err
+		}
+		if err := w.fairFinish(s, i, elapsed, jr); err != nil {
+			return nil, err
+		}
 		E := j.Epochs
 		if E == 0 {
 			E = len(j.EpochBS)
-		}
-		var elapsed float64
-		if k := j.Known; k != nil {
-			jr.Remaining, jr.MeanEpoch, elapsed = k.Remaining, k.MeanEpoch, k.Elapsed
-		} else {
-			dur := j.EpochDur
-			if len(j.Timeline) > 0 {
-				w.cur = append(w.cur[:0], j.EpochDur...)
-				pre := j.ProfiledDur
-				if pre == nil {
-					pre = j.EpochDur
-				}
-				f, _, err := predictor.Calibrate(w.cur, pre, j.SamplesPerEpoch, j.Timeline,
-					predictor.CalibrateOptions{RoundSec: delta, Tolerance: cfg.Tolerance})
-				if err != nil {
-					return nil, fromPredictor(i, err)
-				}
-				jr.Calibration, dur = f, w.cur
-			}
-			est, err := w.pred.Predict(&predictor.Job{Epochs: j.Epochs, Progress: j.Progress,
-				EpochBS: j.EpochBS, EpochDur: dur, Modes: j.Modes, ModeDur: j.ModeDur})
-			if err != nil {
-				return nil, fromPredictor(i, err)
-			}
-			jr.Remaining, jr.RemainingStd, jr.MeanEpoch, elapsed = est.Remaining, est.Std(), est.MeanEpoch, est.Elapsed
-		}
-		// FT*: the caller's, or the momentum average of the history plus
-		// (on re-estimation) this round's uniform-share estimate.
-		if k := j.Known; k != nil && k.FairFinish > 0 {
-			jr.FairFinish = k.FairFinish
-		} else {
-			w.series.Reset()
-			for _, p := range j.Finish {
-				if err := w.series.Add(p.Round, p.Estimate); err != nil {
-					return nil, fromPredictor(i, err)
-				}
-			}
-			if s.Reestimate || len(j.Finish) == 0 {
-				est, err := predictor.FinishEstimate(j.Submit, elapsed, jr.Remaining, s.GPUs, N)
-				if err != nil {
-					return nil, fromPredictor(i, err)
-				}
-				jr.Estimate = est
-				if err := w.series.Add(s.Round, est); err != nil {
-					return nil, fromPredictor(i, err)
-				}
-			}
-			ft, err := w.series.Target(s.Round)
-			if err != nil {
-				return nil, fromPredictor(i, err)
-			}
-			if !(ft > 0) {
-				return nil, invalid(jobField(i, "finish"), "fair finish time %v s is not positive", ft)
-			}
-			jr.FairFinish = ft
 		}
 		w.prob.Jobs[i] = market.Job{ID: j.ID, GPUs: j.GPUs, Epochs: E, Progress: j.Progress,
 			MeanEpoch: jr.MeanEpoch, Remaining: jr.Remaining, FairFinish: jr.FairFinish}
 	}
 	w.prob.GPUs, w.prob.Round, w.prob.Config = s.GPUs, s.Round, cfg.Market
 	return res.Jobs, nil
+}
+
+// checkState validates the State's own fields and returns the round length.
+func checkState(s *State) (delta float64, err error) {
+	if s.GPUs < 1 {
+		return 0, invalid("GPUs", "%d GPUs (want ≥ 1)", s.GPUs)
+	}
+	if s.Round < 0 || s.Round > market.MaxRound {
+		return 0, invalid("Round", "%d (want 0..%d)", s.Round, market.MaxRound)
+	}
+	cfg := &s.Config
+	if !finite(cfg.Momentum) || cfg.Momentum < 0 || cfg.Momentum > 1 {
+		return 0, invalid("Config.Momentum", "%v (want a value in [0, 1])", cfg.Momentum)
+	}
+	if !finite(cfg.Tolerance) || cfg.Tolerance < 0 {
+		return 0, invalid("Config.Tolerance", "%v (want a finite value ≥ 0)", cfg.Tolerance)
+	}
+	if cfg.ReoptRounds < 0 {
+		return 0, invalid("Config.ReoptRounds", "%d (want ≥ 0)", cfg.ReoptRounds)
+	}
+	delta = cfg.Market.RoundSeconds
+	if delta == 0 {
+		delta = market.DefaultRoundSeconds
+	}
+	if !finite(delta) || delta < 0 {
+		return 0, invalid("Config.Market.RoundSeconds", "%v (want a finite duration > 0)", cfg.Market.RoundSeconds)
+	}
+	return delta, nil
+}
+
+// runtime fills job i's remaining runtime, its spread, the mean epoch
+// duration and the calibration factor (steps 1 and 2), from the caller's
+// Known or from the calibrated profile, and returns the elapsed time.
+func (w *Workspace) runtime(s *State, i int, delta float64, jr *JobResult) (elapsed float64, err error) {
+	j := &s.Jobs[i]
+	if k := j.Known; k != nil {
+		jr.Remaining, jr.MeanEpoch = k.Remaining, k.MeanEpoch
+		return k.Elapsed, nil
+	}
+	dur := j.EpochDur
+	if len(j.Timeline) > 0 {
+		w.cur = append(w.cur[:0], j.EpochDur...)
+		pre := j.ProfiledDur
+		if pre == nil {
+			pre = j.EpochDur
+		}
+		f, _, err := predictor.Calibrate(w.cur, pre, j.SamplesPerEpoch, j.Timeline,
+			predictor.CalibrateOptions{RoundSec: delta, Tolerance: s.Config.Tolerance})
+		if err != nil {
+			return 0, fromPredictor(s, i, -1, err)
+		}
+		jr.Calibration, dur = f, w.cur
+	}
+	est, err := w.pred.Predict(&predictor.Job{Epochs: j.Epochs, Progress: j.Progress,
+		EpochBS: j.EpochBS, EpochDur: dur, Modes: j.Modes, ModeDur: j.ModeDur})
+	if err != nil {
+		return 0, fromPredictor(s, i, -1, err)
+	}
+	jr.Remaining, jr.RemainingStd, jr.MeanEpoch = est.Remaining, est.Std(), est.MeanEpoch
+	return est.Elapsed, nil
+}
+
+// fairFinish fills job i's FT* (step 3): the caller's, or the momentum
+// average of its history plus, on re-estimation, this round's
+// uniform-share estimate.
+func (w *Workspace) fairFinish(s *State, i int, elapsed float64, jr *JobResult) error {
+	j := &s.Jobs[i]
+	if k := j.Known; k != nil && k.FairFinish > 0 {
+		jr.FairFinish = k.FairFinish
+		return nil
+	}
+	w.series.Reset()
+	for k, p := range j.Finish {
+		if err := w.series.Add(p.Round, p.Estimate); err != nil {
+			return fromPredictor(s, i, k, err)
+		}
+	}
+	if s.Reestimate || len(j.Finish) == 0 {
+		est, err := predictor.FinishEstimate(j.Submit, elapsed, jr.Remaining, s.GPUs, len(s.Jobs))
+		if err != nil {
+			return fromPredictor(s, i, -1, err)
+		}
+		jr.Estimate = est
+		if err := w.series.Add(s.Round, est); err != nil {
+			return fromPredictor(s, i, -1, err)
+		}
+	}
+	ft, err := w.series.Target(s.Round)
+	if err != nil {
+		return fromPredictor(s, i, -1, err)
+	}
+	if !(ft > 0) {
+		return jobInvalid(i, j, "Finish", "fair finish time %v s is not positive", ft)
+	}
+	jr.FairFinish = ft
+	return nil
 }
 
 // Predict is [Workspace.Predict] with a fresh Workspace.

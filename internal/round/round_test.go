@@ -3,6 +3,7 @@ package round
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"path/filepath"
 	"slices"
@@ -204,15 +205,31 @@ func TestSchedulerTriggers(t *testing.T) {
 	if !slices.Equal(rounds, []int{0, 5, 7}) {
 		t.Fatalf("job 0 finish estimates made in rounds %v, want [0 5 7]", rounds)
 	}
-	// Errors.
-	if err := s.Add(knownJob(9, 1, 10, 500, 30)); !errors.Is(err, ErrDuplicate) {
-		t.Fatalf("duplicate add: %v", err)
+	// Errors name the method's arguments.
+	wide := knownJob(10, 1, 10, 500, 30)
+	wide.GPUs = 9
+	late := knownJob(11, 1, 10, 500, 30)
+	late.Finish = []FinishPoint{{Round: 99}}
+	if err := s.Observe(0, predictor.Sample{Round: 9, ItPerSec: 1, BatchSize: 32}); err != nil {
+		t.Fatal(err)
 	}
-	if err := s.Remove(42); !errors.Is(err, ErrUnknownID) {
-		t.Fatalf("unknown remove: %v", err)
-	}
-	if err := s.Progress(0, 51); !errors.Is(err, ErrInvalid) {
-		t.Fatalf("progress past the end: %v", err)
+	for _, c := range []struct {
+		name  string
+		err   error
+		field string
+		want  error
+	}{
+		{"duplicate add", s.Add(knownJob(9, 1, 10, 500, 30)), "j.ID", ErrDuplicate},
+		{"too wide", s.Add(wide), "j.GPUs", ErrInvalid},
+		{"estimate from the future", s.Add(late), "j.Finish[0].Round", ErrInvalid},
+		{"unknown remove", s.Remove(42), "id", ErrUnknownID},
+		{"progress past the end", s.Progress(0, 51), "epochs", ErrInvalid},
+		{"sample out of order", s.Observe(0, predictor.Sample{Round: 9}), "sample.Round", ErrInvalid},
+	} {
+		var fe *FieldError
+		if !errors.As(c.err, &fe) || fe.Job != -1 || fe.Field != c.field || !errors.Is(c.err, c.want) {
+			t.Errorf("%s: %v (%+v), want field %q wrapping %v", c.name, c.err, fe, c.field, c.want)
+		}
 	}
 }
 
@@ -337,6 +354,9 @@ func TestPlanAllocations(t *testing.T) {
 	}
 }
 
+// TestPlanBadInput: invalid input is a *FieldError naming the Go field of
+// the State it came from (for a job: its index, its ID and its field),
+// whichever package found it, wrapping that package's sentinel.
 func TestPlanBadInput(t *testing.T) {
 	base := func() *State {
 		return &State{GPUs: 4, Round: 3, Jobs: []Job{
@@ -344,35 +364,61 @@ func TestPlanBadInput(t *testing.T) {
 			{ID: 2, GPUs: 2, Epochs: 5, Known: &Known{Remaining: 100, MeanEpoch: 20}},
 		}}
 	}
+	timeline := func(s *State) {
+		s.Jobs[0].SamplesPerEpoch = 1000
+		s.Jobs[0].Timeline = []predictor.Sample{{Round: 1, ItPerSec: 3, BatchSize: 32}}
+	}
 	cases := []struct {
 		name  string
 		edit  func(*State)
+		job   int // −1: a field of the State
 		field string
 		want  error
 	}{
-		{"gpus", func(s *State) { s.GPUs = 0 }, "gpus", ErrInvalid},
-		{"round", func(s *State) { s.Round = market.MaxRound + 1 }, "round", ErrInvalid},
-		{"k", func(s *State) { s.Config.Market.K = 1e300 }, "config.k", market.ErrInvalid},
-		{"job wider than cluster", func(s *State) { s.Jobs[0].GPUs = 8 }, "jobs[0].gpus", ErrInvalid},
-		{"NaN duration", func(s *State) { s.Jobs[0].EpochDur[1] = math.NaN() }, "jobs[0].epoch_dur_s[1]", predictor.ErrInvalid},
-		{"negative duration", func(s *State) { s.Jobs[0].EpochDur[0] = -1 }, "jobs[0].epoch_dur_s[0]", predictor.ErrInvalid},
-		{"zero epochs", func(s *State) { s.Jobs[0].EpochBS, s.Jobs[0].EpochDur = nil, nil }, "jobs[0].epoch_bs", predictor.ErrNoEpochs},
-		{"progress past total", func(s *State) { s.Jobs[0].Progress = 4 }, "jobs[0].progress", predictor.ErrProgress},
+		{"gpus", func(s *State) { s.GPUs = 0 }, -1, "GPUs", ErrInvalid},
+		{"round", func(s *State) { s.Round = market.MaxRound + 1 }, -1, "Round", ErrInvalid},
+		{"k", func(s *State) { s.Config.Market.K = 1e300 }, -1, "Config.Market.K", market.ErrInvalid},
+		{"round length", func(s *State) { s.Config.Market.RoundSeconds = -1 }, -1, "Config.Market.RoundSeconds", ErrInvalid},
+		{"breakpoint", func(s *State) { s.Config.Market.Breakpoints = []float64{0, 2} }, -1, "Config.Market.Breakpoints[1]", market.ErrInvalid},
+		{"too many GPU-rounds", func(s *State) { s.GPUs = 1 << 20 }, -1, "GPUs", market.ErrLimit},
+		{"prior strength", func(s *State) { s.Config.Predictor.PriorStrength = 1e20 }, -1, "Config.Predictor.PriorStrength", predictor.ErrInvalid},
+		{"reopt rounds", func(s *State) { s.Config.ReoptRounds = -1 }, -1, "Config.ReoptRounds", ErrInvalid},
+		{"job wider than cluster", func(s *State) { s.Jobs[0].GPUs = 8 }, 0, "GPUs", ErrInvalid},
+		{"NaN duration", func(s *State) { s.Jobs[0].EpochDur[1] = math.NaN() }, 0, "EpochDur[1]", predictor.ErrInvalid},
+		{"negative duration", func(s *State) { s.Jobs[0].EpochDur[0] = -1 }, 0, "EpochDur[0]", predictor.ErrInvalid},
+		{"negative duration, calibrated", func(s *State) { timeline(s); s.Jobs[0].EpochDur[1] = -1 }, 0, "EpochDur[1]", predictor.ErrInvalid},
+		{"negative profiled duration", func(s *State) {
+			timeline(s)
+			s.Jobs[0].ProfiledDur = []float64{10, -10, 8}
+		}, 0, "ProfiledDur[1]", predictor.ErrInvalid},
+		{"zero profiled durations", func(s *State) { // calibrated to a mean epoch of 0
+			timeline(s)
+			s.Jobs[0].Timeline[0].ItPerSec = 1
+			s.Jobs[0].ProfiledDur = []float64{0, 0, 0}
+			s.Jobs[0].Finish = []FinishPoint{{Round: 0, Estimate: 1000}}
+		}, 0, "ProfiledDur", market.ErrInvalid},
+		{"timeline", func(s *State) { timeline(s); s.Jobs[0].Timeline[0].ItPerSec = -3 }, 0, "Timeline[0].ItPerSec", predictor.ErrInvalid},
+		{"zero epochs", func(s *State) { s.Jobs[0].EpochBS, s.Jobs[0].EpochDur = nil, nil }, 0, "EpochBS", predictor.ErrNoEpochs},
+		{"progress past total", func(s *State) { s.Jobs[0].Progress = 4 }, 0, "Progress", predictor.ErrProgress},
 		{"unknown batch size", func(s *State) {
 			s.Jobs[0].Modes, s.Jobs[0].ModeDur = []int{32}, []float64{10}
-		}, "jobs[0].epoch_bs[2]", predictor.ErrUnknownBatchSize},
-		{"known NaN", func(s *State) { s.Jobs[1].Known.Remaining = math.NaN() }, "jobs[1].known.remaining_s", ErrInvalid},
-		{"known progress", func(s *State) { s.Jobs[1].Progress = 6 }, "jobs[1].progress", market.ErrInvalid},
-		{"duplicate id", func(s *State) { s.Jobs[1].ID = 1 }, "jobs[1].id", market.ErrInvalid},
-		{"empty window", func(s *State) { s.Config.Market.Rounds = -1 }, "config.rounds", market.ErrInvalid},
+		}, 0, "EpochBS[2]", predictor.ErrUnknownBatchSize},
+		{"known NaN", func(s *State) { s.Jobs[1].Known.Remaining = math.NaN() }, 1, "Known.Remaining", ErrInvalid},
+		{"known progress", func(s *State) { s.Jobs[1].Progress = 6 }, 1, "Progress", market.ErrInvalid},
+		{"finish estimate overflows", func(s *State) {
+			s.Jobs[1].Submit, s.Jobs[1].Known.Remaining = 1.7e308, 1e308
+		}, 1, "Known.Remaining", predictor.ErrOverflow},
+		{"duplicate id", func(s *State) { s.Jobs[1].ID = 1 }, 1, "ID", market.ErrInvalid},
+		{"empty window", func(s *State) { s.Config.Market.Rounds = -1 }, -1, "Config.Market.Rounds", market.ErrInvalid},
 		{"finish order", func(s *State) {
 			s.Jobs[0].Finish = []FinishPoint{{Round: 2, Estimate: 5}, {Round: 1, Estimate: 6}}
-		}, "jobs[0].finish[1].round", ErrInvalid},
-		{"finish in the future", func(s *State) { s.Jobs[0].Finish = []FinishPoint{{Round: 9, Estimate: 5}} }, "jobs[0].finish[0].round", ErrInvalid},
-		{"momentum", func(s *State) { s.Config.Momentum = 2 }, "config.momentum", ErrInvalid},
+		}, 0, "Finish[1].Round", ErrInvalid},
+		{"finish in the future", func(s *State) { s.Jobs[0].Finish = []FinishPoint{{Round: 9, Estimate: 5}} }, 0, "Finish[0].Round", ErrInvalid},
+		{"fair finish not positive", func(s *State) { s.Jobs[0].Finish = []FinishPoint{{Round: 0, Estimate: -5}} }, 0, "Finish", ErrInvalid},
+		{"momentum", func(s *State) { s.Config.Momentum = 2 }, -1, "Config.Momentum", ErrInvalid},
 		{"calibration without dataset size", func(s *State) {
 			s.Jobs[0].Timeline = []predictor.Sample{{Round: 1, ItPerSec: 3, BatchSize: 32}}
-		}, "jobs[0].samples_per_epoch", ErrInvalid},
+		}, 0, "SamplesPerEpoch", ErrInvalid},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -383,24 +429,23 @@ func TestPlanBadInput(t *testing.T) {
 			c.edit(s)
 			_, err := Plan(context.Background(), s)
 			var fe *FieldError
-			if !errors.As(err, &fe) || fe.Field != c.field || !errors.Is(err, c.want) {
-				t.Fatalf("got %v (field %q), want field %q wrapping %v", err, fieldOf(err), c.field, c.want)
+			if !errors.As(err, &fe) || fe.Job != c.job || fe.Field != c.field || !errors.Is(err, c.want) {
+				t.Fatalf("got %v (%+v), want job %d field %q wrapping %v", err, fe, c.job, c.field, c.want)
 			}
-			// The field once ("round" is also this package's prefix).
-			if c.field != "round" && strings.Count(err.Error(), c.field+": ") != 1 {
-				t.Errorf("%q names %s other than once", err, c.field)
+			prefix := c.field + ": "
+			if c.job >= 0 {
+				prefix = fmt.Sprintf("job %d: %s", s.Jobs[c.job].ID, prefix)
+				if fe.ID != s.Jobs[c.job].ID {
+					t.Errorf("ID %d, want %d", fe.ID, s.Jobs[c.job].ID)
+				}
+			}
+			// The field once: no error of this package wraps another.
+			if msg := err.Error(); !strings.HasPrefix(msg, prefix) || strings.Count(msg, prefix) != 1 {
+				t.Errorf("%q does not start with %q or names the field more than once", msg, prefix)
 			}
 			if _, perr := Predict(s); perr == nil || perr.Error() != err.Error() {
 				t.Fatalf("Predict: %v, Plan: %v (they check the same)", perr, err)
 			}
 		})
 	}
-}
-
-func fieldOf(err error) string {
-	var fe *FieldError
-	if errors.As(err, &fe) {
-		return fe.Field
-	}
-	return ""
 }

@@ -2,7 +2,6 @@ package round
 
 import (
 	"context"
-	"fmt"
 	"slices"
 
 	"github.com/orrery/orrery/internal/predictor"
@@ -41,10 +40,10 @@ type Scheduler struct {
 // New returns a Scheduler for a cluster of gpus GPUs, at round 0.
 func New(gpus int, cfg Config) (*Scheduler, error) {
 	if gpus < 1 {
-		return nil, invalid("gpus", "%d GPUs (want ≥ 1)", gpus)
+		return nil, argErr("gpus", ErrInvalid, "%d GPUs (want ≥ 1)", gpus)
 	}
 	if cfg.ReoptRounds < 0 {
-		return nil, invalid("config.reopt_rounds", "%d (want ≥ 0)", cfg.ReoptRounds)
+		return nil, argErr("cfg.ReoptRounds", ErrInvalid, "%d (want ≥ 0)", cfg.ReoptRounds)
 	}
 	return &Scheduler{gpus: gpus, cfg: cfg, dirty: true}, nil
 }
@@ -74,7 +73,7 @@ func (s *Scheduler) find(id int) int {
 // j's slices.
 func (s *Scheduler) Add(j Job) error {
 	if s.find(j.ID) >= 0 {
-		return &FieldError{Field: "id", Err: fmt.Errorf("%w: %d is already active", ErrDuplicate, j.ID)}
+		return argErr("j.ID", ErrDuplicate, "%d is already active", j.ID)
 	}
 	if err := checkJob(-1, &j, s.gpus, s.round); err != nil {
 		return err
@@ -105,7 +104,7 @@ func (s *Scheduler) Add(j Job) error {
 func (s *Scheduler) Remove(id int) error {
 	i := s.find(id)
 	if i < 0 {
-		return &FieldError{Field: "id", Err: fmt.Errorf("%w: %d", ErrUnknownID, id)}
+		return argErr("id", ErrUnknownID, "%d", id)
 	}
 	s.jobs = slices.Delete(s.jobs, i, i+1)
 	s.dirty, s.reest = true, true
@@ -117,7 +116,7 @@ func (s *Scheduler) Remove(id int) error {
 func (s *Scheduler) Progress(id, epochs int) error {
 	i := s.find(id)
 	if i < 0 {
-		return &FieldError{Field: "id", Err: fmt.Errorf("%w: %d", ErrUnknownID, id)}
+		return argErr("id", ErrUnknownID, "%d", id)
 	}
 	j := &s.jobs[i]
 	E := j.Epochs
@@ -125,7 +124,7 @@ func (s *Scheduler) Progress(id, epochs int) error {
 		E = len(j.EpochBS)
 	}
 	if epochs < 0 || epochs > E {
-		return invalid("progress", "%d epochs of %d", epochs, E)
+		return argErr("epochs", ErrInvalid, "%d epochs of %d", epochs, E)
 	}
 	j.Progress = epochs
 	return nil
@@ -136,11 +135,11 @@ func (s *Scheduler) Progress(id, epochs int) error {
 func (s *Scheduler) Observe(id int, sample predictor.Sample) error {
 	i := s.find(id)
 	if i < 0 {
-		return &FieldError{Field: "id", Err: fmt.Errorf("%w: %d", ErrUnknownID, id)}
+		return argErr("id", ErrUnknownID, "%d", id)
 	}
 	j := &s.jobs[i]
 	if n := len(j.Timeline); n > 0 && sample.Round <= j.Timeline[n-1].Round {
-		return invalid("round", "%d does not follow the previous sample's round %d", sample.Round, j.Timeline[n-1].Round)
+		return argErr("sample.Round", ErrInvalid, "%d does not follow the previous sample's round %d", sample.Round, j.Timeline[n-1].Round)
 	}
 	j.Timeline = append(j.Timeline, sample)
 	return nil

@@ -1,10 +1,7 @@
 package round
 
 import (
-	"errors"
-	"fmt"
 	"math"
-	"strconv"
 
 	"github.com/orrery/orrery/internal/market"
 	"github.com/orrery/orrery/internal/predictor"
@@ -93,113 +90,43 @@ type State struct {
 	Config     Config
 }
 
-// Sentinel errors. Invalid input is a *[FieldError] wrapping one of them
-// (or the market's or predictor's sentinels).
-var (
-	ErrInvalid   = errors.New("round: invalid state")
-	ErrUnknownID = errors.New("round: unknown job ID")
-	ErrDuplicate = errors.New("round: duplicate job ID")
-)
-
-// FieldError names the invalid field with its JSON path ("jobs[2].epoch_dur_s[7]").
-type FieldError struct {
-	Field string
-	Err   error
-}
-
-// Error returns "field: message".
-func (e *FieldError) Error() string { return e.Field + ": " + e.Err.Error() }
-
-// Unwrap returns the cause, which wraps a sentinel of this package,
-// package market or package predictor.
-func (e *FieldError) Unwrap() error { return e.Err }
-
-func jobField(i int, name string) string { return "jobs[" + strconv.Itoa(i) + "]." + name }
-
-func invalid(field, format string, args ...any) error {
-	return &FieldError{Field: field, Err: fmt.Errorf("%w: "+format, append([]any{ErrInvalid}, args...)...)}
-}
-
-// fromPredictor renames a predictor error's field to the JSON path of job i.
-func fromPredictor(i int, err error) error {
-	var pe *predictor.FieldError
-	if !errors.As(err, &pe) {
-		return &FieldError{Field: "jobs[" + strconv.Itoa(i) + "]", Err: err}
-	}
-	name := map[string]string{
-		"Job.Epochs": "epochs", "Job.Progress": "progress", "Job.EpochBS": "epoch_bs",
-		"Job.EpochDur": "epoch_dur_s", "Job.Modes": "modes", "Job.ModeDur": "mode_dur_s",
-		"pre": "profiled_dur_s", "cur": "epoch_dur_s", "samplesPerEpoch": "samples_per_epoch",
-		"timeline": "timeline", "timeline.Round": "timeline", "timeline.ItPerSec": "timeline", "timeline.BatchSize": "timeline",
-		"submit": "submit_s",
-	}[pe.Field]
-	suffix := map[string]string{"timeline.Round": ".round", "timeline.ItPerSec": ".it_per_s", "timeline.BatchSize": ".bs"}[pe.Field]
-	if name == "" {
-		return &FieldError{Field: "jobs[" + strconv.Itoa(i) + "]", Err: err}
-	}
-	f := jobField(i, name)
-	if pe.Index >= 0 {
-		f += "[" + strconv.Itoa(pe.Index) + "]"
-	}
-	return &FieldError{Field: f + suffix, Err: err}
-}
-
-// fromMarket passes a market error on with its field path, which is the
-// same in the wire schema (the config is flat there). The cause is the
-// market error's own, so the field is named once.
-func fromMarket(err error) error {
-	var me *market.FieldError
-	if !errors.As(err, &me) {
-		return err
-	}
-	return &FieldError{Field: me.Field, Err: me.Err}
-}
-
 func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 
-// checkJob validates what Plan reads directly (the predictor and the market
-// check the rest).
-//
-// Fields are named "jobs[i].name", or just "name" when i < 0 (Scheduler.Add).
+// checkJob validates what Plan reads directly from job i (the predictor
+// and the market check the rest); i < 0 is the job of [Scheduler.Add].
 func checkJob(i int, j *Job, gpus, round int) error {
-	f := func(name string) string {
-		if i < 0 {
-			return name
-		}
-		return jobField(i, name)
-	}
 	switch {
 	case j.GPUs < 1 || j.GPUs > gpus:
-		return invalid(f("gpus"), "%d GPUs on a %d-GPU cluster", j.GPUs, gpus)
+		return jobInvalid(i, j, "GPUs", "%d GPUs on a %d-GPU cluster", j.GPUs, gpus)
 	case !finite(j.Submit):
-		return invalid(f("submit_s"), "%v is not finite", j.Submit)
+		return jobInvalid(i, j, "Submit", "%v is not finite", j.Submit)
 	case j.Epochs < 0:
-		return invalid(f("epochs"), "%d (want ≥ 1, or 0 for the profile's length)", j.Epochs)
+		return jobInvalid(i, j, "Epochs", "%d (want ≥ 1, or 0 for the profile's length)", j.Epochs)
 	}
 	for k, p := range j.Finish {
 		if p.Round < 0 || p.Round > round || (k > 0 && p.Round < j.Finish[k-1].Round) {
-			return invalid(f("finish["+strconv.Itoa(k)+"].round"), "%d (rounds must not decrease and not pass the current round %d)", p.Round, round)
+			return jobInvalidAt(i, j, "Finish[].Round", k, "%d (rounds must not decrease and not pass the current round %d)", p.Round, round)
 		}
 		if !finite(p.Estimate) {
-			return invalid(f("finish["+strconv.Itoa(k)+"].estimate_s"), "%v is not finite", p.Estimate)
+			return jobInvalidAt(i, j, "Finish[].Estimate", k, "%v is not finite", p.Estimate)
 		}
 	}
 	if len(j.Timeline) > 0 && !(j.SamplesPerEpoch > 0 && finite(j.SamplesPerEpoch)) {
-		return invalid(f("samples_per_epoch"), "%v (calibration needs the dataset size)", j.SamplesPerEpoch)
+		return jobInvalid(i, j, "SamplesPerEpoch", "%v (calibration needs the dataset size)", j.SamplesPerEpoch)
 	}
 	if k := j.Known; k != nil {
 		switch {
 		case !finite(k.Remaining) || k.Remaining < 0:
-			return invalid(f("known.remaining_s"), "%v (want a finite duration ≥ 0)", k.Remaining)
+			return jobInvalid(i, j, "Known.Remaining", "%v (want a finite duration ≥ 0)", k.Remaining)
 		case !finite(k.MeanEpoch) || k.MeanEpoch <= 0:
-			return invalid(f("known.mean_epoch_s"), "%v (want a finite duration > 0)", k.MeanEpoch)
+			return jobInvalid(i, j, "Known.MeanEpoch", "%v (want a finite duration > 0)", k.MeanEpoch)
 		case !finite(k.Elapsed) || k.Elapsed < 0:
-			return invalid(f("known.elapsed_s"), "%v (want a finite duration ≥ 0)", k.Elapsed)
+			return jobInvalid(i, j, "Known.Elapsed", "%v (want a finite duration ≥ 0)", k.Elapsed)
 		case !finite(k.FairFinish) || k.FairFinish < 0:
-			return invalid(f("known.fair_finish_s"), "%v (want a finite time ≥ 0)", k.FairFinish)
+			return jobInvalid(i, j, "Known.FairFinish", "%v (want a finite time ≥ 0)", k.FairFinish)
 		}
 		if j.Epochs < 1 && len(j.EpochBS) == 0 {
-			return invalid(f("epochs"), "%d (a job with known predictions needs its epoch count)", j.Epochs)
+			return jobInvalid(i, j, "Epochs", "%d (a job with known predictions needs its epoch count)", j.Epochs)
 		}
 	}
 	return nil
