@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/orrery/orrery/internal/eval/throughput"
 	"github.com/orrery/orrery/internal/eval/trace"
 	"github.com/orrery/orrery/internal/market"
@@ -210,9 +212,6 @@ func TestSchedulerTriggers(t *testing.T) {
 	wide.GPUs = 9
 	late := knownJob(11, 1, 10, 500, 30)
 	late.Finish = []FinishPoint{{Round: 99}}
-	if err := s.Observe(0, predictor.Sample{Round: 9, ItPerSec: 1, BatchSize: 32}); err != nil {
-		t.Fatal(err)
-	}
 	for _, c := range []struct {
 		name  string
 		err   error
@@ -224,13 +223,96 @@ func TestSchedulerTriggers(t *testing.T) {
 		{"estimate from the future", s.Add(late), "j.Finish[0].Round", ErrInvalid},
 		{"unknown remove", s.Remove(42), "id", ErrUnknownID},
 		{"progress past the end", s.Progress(0, 51), "epochs", ErrInvalid},
-		{"sample out of order", s.Observe(0, predictor.Sample{Round: 9}), "sample.Round", ErrInvalid},
+		{"sample without a dataset size", s.Observe(0, predictor.Sample{Round: 9, ItPerSec: 1, BatchSize: 32}), "id", ErrInvalid},
 	} {
 		var fe *FieldError
 		if !errors.As(c.err, &fe) || fe.Job != -1 || fe.Field != c.field || !errors.Is(c.err, c.want) {
 			t.Errorf("%s: %v (%+v), want field %q wrapping %v", c.name, c.err, fe, c.field, c.want)
 		}
 	}
+}
+
+// profiled is a job with a profile of n epochs of 30 s at batch size 32,
+// ready for calibration samples.
+func profiled(id, n int) Job {
+	j := Job{ID: id, GPUs: 1, SamplesPerEpoch: 50000, EpochBS: make([]int, n), EpochDur: make([]float64, n)}
+	for e := range n {
+		j.EpochBS[e], j.EpochDur[e] = 32, 30
+	}
+	return j
+}
+
+// TestSchedulerRejectsAtTheDoor: what Add and Observe admit can never make a
+// later Schedule fail. A bad job or sample is refused with its field, and
+// the Scheduler is exactly as it was before the call.
+func TestSchedulerRejectsAtTheDoor(t *testing.T) {
+	s, err := New(4, Config{Market: market.Config{Rounds: 4}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Add(profiled(1, 10)); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if _, err := s.Schedule(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		s.EndRound()
+	}
+	if err := s.Observe(1, predictor.Sample{Round: 1, ItPerSec: 50, BatchSize: 32}); err != nil {
+		t.Fatal(err)
+	}
+	edit := func(f func(*Job)) Job { j := profiled(2, 10); f(&j); return j }
+	nan := math.NaN()
+	for _, c := range []struct {
+		name, field string
+		call        func() error
+	}{
+		{"NaN epoch duration", "j.EpochDur[3]", func() error { return s.Add(edit(func(j *Job) { j.EpochDur[3] = nan })) }},
+		{"negative epoch duration", "j.EpochDur[0]", func() error { return s.Add(edit(func(j *Job) { j.EpochDur[0] = -1 })) }},
+		{"lists of different lengths", "j.EpochDur", func() error { return s.Add(edit(func(j *Job) { j.EpochDur = j.EpochDur[:7] })) }},
+		{"progress past the epochs", "j.Progress", func() error { return s.Add(edit(func(j *Job) { j.Progress = 11 })) }},
+		{"infinite submit time", "j.Submit", func() error { return s.Add(edit(func(j *Job) { j.Submit = math.Inf(1) })) }},
+		{"NaN throughput", "sample.ItPerSec", func() error { return s.Observe(1, predictor.Sample{Round: 2, ItPerSec: nan, BatchSize: 32}) }},
+		{"infinite throughput", "sample.ItPerSec", func() error { return s.Observe(1, predictor.Sample{Round: 2, ItPerSec: math.Inf(1), BatchSize: 32}) }},
+		{"negative throughput", "sample.ItPerSec", func() error { return s.Observe(1, predictor.Sample{Round: 2, ItPerSec: -3, BatchSize: 32}) }},
+		{"batch size 0", "sample.BatchSize", func() error { return s.Observe(1, predictor.Sample{Round: 2, ItPerSec: 5, BatchSize: 0}) }},
+		{"round -5", "sample.Round", func() error { return s.Observe(1, predictor.Sample{Round: -5, ItPerSec: 5, BatchSize: 32}) }},
+		{"a round not yet played", "sample.Round", func() error { return s.Observe(1, predictor.Sample{Round: 5, ItPerSec: 5, BatchSize: 32}) }},
+		{"progress -1", "epochs", func() error { return s.Progress(1, -1) }},
+	} {
+		before := snapshot(s)
+		err := c.call()
+		var fe *FieldError
+		if !errors.As(err, &fe) || fe.Field != c.field {
+			t.Errorf("%s: %v (%+v), want field %q", c.name, err, fe, c.field)
+		}
+		if diff := cmp.Diff(before, snapshot(s)); diff != "" {
+			t.Errorf("%s: the rejected call changed the Scheduler (-before +after):\n%s", c.name, diff)
+		}
+		if _, err := s.Schedule(context.Background()); err != nil {
+			t.Errorf("%s: Schedule fails after the rejected call: %v", c.name, err)
+		}
+	}
+	if _, err := New(4, Config{Momentum: 2}); err == nil {
+		t.Error("New accepted a momentum of 2, which every Schedule would refuse")
+	}
+}
+
+// snapshot is what a Scheduler's callers can observe of it, deeply copied:
+// its round, its jobs and their histories.
+func snapshot(s *Scheduler) any {
+	type view struct {
+		Round int
+		Jobs  []Job
+	}
+	v := view{Round: s.round}
+	for _, j := range s.jobs {
+		j.EpochBS, j.EpochDur, j.ProfiledDur = slices.Clone(j.EpochBS), slices.Clone(j.EpochDur), slices.Clone(j.ProfiledDur)
+		j.Timeline, j.Finish = slices.Clone(j.Timeline), slices.Clone(j.Finish)
+		v.Jobs = append(v.Jobs, j)
+	}
+	return v
 }
 
 // TestSchedulerWindow re-plans once the cached window is used up.

@@ -2,8 +2,10 @@ package round
 
 import (
 	"context"
+	"errors"
 	"slices"
 
+	"github.com/orrery/orrery/internal/market"
 	"github.com/orrery/orrery/internal/predictor"
 )
 
@@ -35,6 +37,8 @@ type Scheduler struct {
 	dirty  bool // a re-plan is due
 	reest  bool // the next re-plan re-estimates FT* (arrival or completion)
 	ws     Workspace
+	check  Workspace // for admissible, so that checking never overwrites a cached plan
+	probe  State
 }
 
 // New returns a Scheduler for a cluster of gpus GPUs, at round 0.
@@ -45,7 +49,25 @@ func New(gpus int, cfg Config) (*Scheduler, error) {
 	if cfg.ReoptRounds < 0 {
 		return nil, argErr("cfg.ReoptRounds", ErrInvalid, "%d (want ≥ 0)", cfg.ReoptRounds)
 	}
+	if _, err := checkState(&State{GPUs: gpus, Config: cfg}); err != nil {
+		return nil, err
+	}
 	return &Scheduler{gpus: gpus, cfg: cfg, dirty: true}, nil
+}
+
+// admissible checks job j as Plan checks each job, alone on the cluster at
+// the current round, so that what the Scheduler admits can never make a
+// later Schedule fail. Errors name j's fields as the argument of Add does
+// ("j.EpochDur[2]").
+func (s *Scheduler) admissible(j *Job) error {
+	s.probe = State{GPUs: s.gpus, Round: s.round, Jobs: append(s.probe.Jobs[:0], *j), Config: s.cfg}
+	_, err := s.check.Predict(&s.probe)
+	s.probe.Jobs[0] = Job{} // keep no reference to the caller's slices
+	var fe *FieldError
+	if errors.As(err, &fe) && fe.Job == 0 {
+		return jobErr(-1, j, fe.Field, fe.Err)
+	}
+	return err
 }
 
 // Round returns the index of the current round.
@@ -76,6 +98,9 @@ func (s *Scheduler) Add(j Job) error {
 		return argErr("j.ID", ErrDuplicate, "%d is already active", j.ID)
 	}
 	if err := checkJob(-1, &j, s.gpus, s.round); err != nil {
+		return err
+	}
+	if err := s.admissible(&j); err != nil {
 		return err
 	}
 	j.EpochBS = slices.Clone(j.EpochBS)
@@ -131,19 +156,52 @@ func (s *Scheduler) Progress(id, epochs int) error {
 }
 
 // Observe appends a throughput measurement to a job's timeline (the lease
-// that ended in sample.Round), used by calibration; rounds must increase.
+// that ended in sample.Round, numbered as the authors' timeline is: the
+// lease of the current round ends in Round()+1), used by calibration;
+// rounds must increase and not pass Round()+1, and the job needs its
+// SamplesPerEpoch. A rejected sample leaves the job as it was.
 func (s *Scheduler) Observe(id int, sample predictor.Sample) error {
 	i := s.find(id)
 	if i < 0 {
 		return argErr("id", ErrUnknownID, "%d", id)
 	}
 	j := &s.jobs[i]
-	if n := len(j.Timeline); n > 0 && sample.Round <= j.Timeline[n-1].Round {
+	switch n := len(j.Timeline); {
+	case sample.Round < 0 || sample.Round > s.round+1:
+		return argErr("sample.Round", ErrInvalid, "%d (want 0..%d: a lease cannot end after the current round)", sample.Round, s.round+1)
+	case n > 0 && sample.Round <= j.Timeline[n-1].Round:
 		return argErr("sample.Round", ErrInvalid, "%d does not follow the previous sample's round %d", sample.Round, j.Timeline[n-1].Round)
+	case !(sample.ItPerSec >= 0) || sample.ItPerSec > maxItPerSec:
+		return argErr("sample.ItPerSec", ErrInvalid, "%v (want a finite throughput ≥ 0)", sample.ItPerSec)
+	case sample.BatchSize < 1:
+		return argErr("sample.BatchSize", ErrInvalid, "%d (want ≥ 1)", sample.BatchSize)
+	case !(j.SamplesPerEpoch > 0):
+		return argErr("id", ErrInvalid, "job %d was added without SamplesPerEpoch, which calibrating against a sample needs", id)
 	}
-	j.Timeline = append(j.Timeline, sample)
+	// Only calibration reads the timeline: check it with the sample, on
+	// scratch, exactly as the next plan will run it.
+	timeline := append(slices.Clip(j.Timeline), sample)
+	pre := j.ProfiledDur
+	if pre == nil {
+		pre = j.EpochDur
+	}
+	delta := s.cfg.Market.RoundSeconds
+	if delta == 0 {
+		delta = market.DefaultRoundSeconds
+	}
+	s.check.cur = append(s.check.cur[:0], j.EpochDur...)
+	if _, _, err := predictor.Calibrate(s.check.cur, pre, j.SamplesPerEpoch, timeline,
+		predictor.CalibrateOptions{RoundSec: delta, Tolerance: s.cfg.Tolerance}); err != nil {
+		return argErr("sample", ErrInvalid, "%v", err)
+	}
+	j.Timeline = timeline
 	return nil
 }
+
+// maxItPerSec bounds a throughput sample (as the trace readers bound the
+// tables): far above any training job, and small enough that calibration's
+// sums cannot overflow.
+const maxItPerSec = 1e12
 
 // EndRound advances to the next round (increment_round_ptr) and forces a
 // re-plan every ReoptRounds rounds, as the authors' simulator does.
