@@ -248,7 +248,11 @@ func reason(err error, req RankRequest) string {
 		for i, j := range ie.Jobs {
 			ids[i] = req.Jobs[j].ID
 		}
-		return fmt.Sprintf("inconsistent loop: jobs %q on link %q exceed capacity by %d unit-ticks with the shifts the rest of the placement sets, %d at the link's own optimum", ids, req.Links[ie.Link].ID, ie.Excess, ie.Optimum)
+		what := "inconsistent loop: no shifts keep every link of a cycle at its own optimum"
+		if ie.Status != link.Optimal {
+			what = fmt.Sprintf("undecided loop: the search for shifts that keep every link of a cycle at its own optimum stopped (%v) before finding any", ie.Status)
+		}
+		return fmt.Sprintf("%s; jobs %q on link %q exceed capacity by %d unit-ticks with the shifts the rest of the placement sets, %d at the link's own optimum", what, ids, req.Links[ie.Link].ID, ie.Excess, ie.Optimum)
 	case errors.Is(err, circle.ErrPerimeterTooLarge), errors.Is(err, link.ErrTooLarge):
 		return "perimeter: " + err.Error() + " (set round_periods to round iteration times up to a coarser grid)"
 	}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package affinity
+
+const raceScale = 1
