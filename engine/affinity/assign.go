@@ -151,9 +151,9 @@ type assigner struct {
 	shift  []int   // the final shift of each job
 	outs   []Outcome
 
-	cons    []*constraint
-	consOf  [][]int // per group: indices into cons, its smallest capacity first
-	holds1  []bool  // per constraint: holds at the walk's shifts
+	cons    []constraint // group by group, each group's by capacity
+	consAt  []int        // group gi's constraints are cons[consAt[gi]:consAt[gi+1]]
+	moved   []bool       // per group: its jobs' final shifts may not be the walk's
 	effort  effort
 	extra   int64 // work outside the budget: link searches, scoring
 	status  link.Status
@@ -168,7 +168,22 @@ func newAssigner(ctx context.Context, w *link.Workspace, g Graph, jobs []profile
 		byJob:  make([][]int, g.Jobs),
 		walked: make([]int, g.Jobs),
 		outs:   make([]Outcome, len(g.Groups)),
+		moved:  make([]bool, len(g.Groups)),
 		effort: newEffort(ctx, lopt.Budget),
+	}
+	// Each job's groups, sliced out of one array.
+	n := make([]int, g.Jobs+1)
+	for _, gr := range g.Groups {
+		for _, j := range gr.Jobs {
+			n[j+1]++
+		}
+	}
+	for j := range g.Jobs {
+		n[j+1] += n[j]
+	}
+	flat := make([]int, n[g.Jobs])
+	for j := range a.byJob {
+		a.byJob[j] = flat[n[j]:n[j]:n[j+1]]
 	}
 	for gi, gr := range g.Groups {
 		for _, j := range gr.Jobs {
@@ -218,9 +233,13 @@ func (a *assigner) walk() {
 // settle fixes the final shifts of one connected set of constraining
 // groups (comp: its jobs in walk order, its constraints).
 func (a *assigner) settle(comp component, policy Policy) error {
-	strict, weak := comp.cons, comp.weak()
+	strict := comp.cons
 	if a.allHold(strict) {
 		return nil // the walk's shifts
+	}
+	weak := comp.weak()
+	for _, i := range comp.cons {
+		a.moved[a.cons[i].group] = true
 	}
 	if len(strict) > len(weak) {
 		if ok, err := a.search(comp.jobs, strict); ok || err != nil {
@@ -240,36 +259,92 @@ func (a *assigner) settle(comp component, policy Policy) error {
 // shifts.
 func (a *assigner) allHold(cs []int) bool {
 	for _, c := range cs {
-		if !a.holds1[c] {
+		if !a.cons[c].walkOK {
 			return false
 		}
 	}
 	return true
 }
 
-// score recomputes every member link's excess at the final shifts.
+// score sets every member link's excess at the final shifts. It is
+// evaluated unless known: 0 where the jobs' summed peaks fit, and in Exact
+// mode the group's own optimum where the walk placed the group by it (its
+// jobs moved by whole periods of their own), or the excess the walk's check
+// found.
 func (a *assigner) score() error {
+	links := 0
+	for _, gr := range a.g.Groups {
+		links += len(gr.Links)
+	}
+	excess, scores := make([]int64, 0, links), make([]float64, 0, links)
 	for gi, gr := range a.g.Groups {
 		oc := &a.outs[gi]
+		oc.Excess, oc.Scores = excess[len(excess):len(excess):len(excess)+len(gr.Links)], scores[len(scores):len(scores):len(scores)+len(gr.Links)]
+		excess, scores = excess[:len(excess)+len(gr.Links)], scores[:len(scores)+len(gr.Links)]
 		oc.Points = points(a.jobs, gr.Jobs, a.lopt.Mode)
-		sh := a.gather(a.shift, gr.Jobs)
-		var last int32
-		var e int64
-		for k, li := range gr.Links {
+		var peaks int64
+		for _, j := range gr.Jobs {
+			peaks += int64(a.jobs[j].Peak())
+		}
+		last, e := int32(-1), int64(0)
+		for _, li := range gr.Links {
 			c := a.g.Links[li].Capacity
-			if k == 0 || c != last {
-				if err := a.reset(&a.chk, gr.Jobs, c); err != nil {
+			if c != last {
+				last = c
+				var err error
+				if e, err = a.excessAt(gi, c, peaks); err != nil {
 					return err
 				}
-				e = a.chk.Excess(sh)
-				a.extra += a.chk.Evaluated()
-				last = c
 			}
 			oc.Excess = append(oc.Excess, e)
 			oc.Scores = append(oc.Scores, 1-float64(e)/(float64(oc.Points)*float64(c)))
 		}
 	}
 	return nil
+}
+
+// excessAt returns group gi's excess at capacity c at the final shifts.
+func (a *assigner) excessAt(gi int, c int32, peaks int64) (int64, error) {
+	if peaks <= int64(c) {
+		return 0, nil
+	}
+	if a.lopt.Mode == link.Exact && !a.moved[gi] {
+		if c == a.g.Groups[gi].Capacity && !a.outs[gi].Constrained {
+			return a.opt[gi].Excess, nil
+		}
+		for _, k := range a.cons[a.consAt[gi]:a.consAt[gi+1]] {
+			if k.capacity == c && k.walked >= 0 {
+				return k.walked, nil
+			}
+		}
+	}
+	return a.evaluate(a.g.Groups[gi].Jobs, c, a.shift)
+}
+
+// evaluate returns the excess at capacity c of the jobs on at the shifts t
+// (indexed by job, each in [0, T_j)). Exact mode evaluates with the link
+// workspace, whose buffers outlive the call: a check per cycle and per
+// scored link allocates nothing in steady state.
+func (a *assigner) evaluate(on []int, c int32, t []int) (int64, error) {
+	a.ps = a.ps[:0]
+	for _, j := range on {
+		a.ps = append(a.ps, a.jobs[j])
+	}
+	sh := a.gather(t, on)
+	if a.lopt.Mode == link.Exact {
+		e, n, err := a.w.Evaluate(link.Problem{Jobs: a.ps, Capacity: c}, a.lopt, sh)
+		if err != nil {
+			return 0, fmt.Errorf("affinity: link of jobs %v: %w", on, err)
+		}
+		a.effort.work += int64(len(on)) * int64(n)
+		return e, nil
+	}
+	if err := a.chk.Reset(link.Problem{Jobs: a.ps, Capacity: c}, a.lopt); err != nil {
+		return 0, fmt.Errorf("affinity: link of jobs %v: %w", on, err)
+	}
+	e := a.chk.Excess(sh)
+	a.effort.work += a.chk.Evaluated()
+	return e, nil
 }
 
 // reset prepares chk for the link carrying the given jobs at capacity c.

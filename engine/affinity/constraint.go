@@ -16,6 +16,8 @@ type constraint struct {
 	capacity int32
 	target   int64 // the excess of the link's own optimization
 	strict   bool  // a member link above the group's smallest capacity
+	walked   int64 // Exact mode: its excess at the walk's shifts, if checked; else -1
+	walkOK   bool  // it holds at the walk's shifts
 
 	// Set by prepare, for the search.
 	ready   bool
@@ -31,7 +33,7 @@ type constraint struct {
 // member links (optimized here), skipping those the jobs' summed peaks
 // fit. It then checks each at the walk's shifts.
 func (a *assigner) constrain() error {
-	a.consOf = make([][]int, len(a.g.Groups))
+	a.consAt = make([]int, len(a.g.Groups)+1)
 	var caps []int32
 	for gi, gr := range a.g.Groups {
 		var peaks int64
@@ -61,17 +63,22 @@ func (a *assigner) constrain() error {
 				a.extra += res.Evaluated
 				target = res.Excess
 			}
-			a.consOf[gi] = append(a.consOf[gi], len(a.cons))
-			a.cons = append(a.cons, &constraint{group: gi, jobs: gr.Jobs, capacity: c, target: target, strict: k > 0})
+			a.cons = append(a.cons, constraint{group: gi, jobs: gr.Jobs, capacity: c, target: target, strict: k > 0, walked: -1})
 		}
+		a.consAt[gi+1] = len(a.cons)
 	}
-	a.holds1 = make([]bool, len(a.cons))
-	for i, c := range a.cons {
-		ok, err := a.holds(c, a.walked)
+	for i := range a.cons {
+		c := &a.cons[i]
+		if !c.strict && !a.outs[c.group].Constrained {
+			// The walk placed every job of the group by its optimum.
+			c.walkOK = true
+			continue
+		}
+		ok, e, err := a.check(c, a.walked)
 		if err != nil {
 			return err
 		}
-		a.holds1[i] = ok
+		c.walkOK, c.walked = ok, e
 	}
 	return nil
 }
@@ -81,7 +88,7 @@ func (a *assigner) constrain() error {
 type component struct {
 	jobs []int
 	cons []int // indices into assigner.cons
-	all  []*constraint
+	all  []constraint
 }
 
 // weak returns the component's constraints at their groups' smallest
@@ -99,25 +106,46 @@ func (c component) weak() []int {
 // components splits the constraints into connected sets, ordered by their
 // first job in the walk.
 func (a *assigner) components() []component {
-	root := unionFind(a.g.Jobs, a.cons)
-	index := map[int]int{}
+	union, find := unionFind(a.g.Jobs)
+	for _, c := range a.cons {
+		union(c.jobs)
+	}
+	index := make([]int, a.g.Jobs) // root -> component
+	for i := range index {
+		index[i] = -1
+	}
 	var comps []component
+	var jobs, cons []int // per component, its jobs then its constraints' counts
 	for _, j := range a.order {
-		r := root(j)
-		if _, ok := index[r]; ok || !a.constrained(j) {
-			continue
+		if r := find(j); a.constrained(j) && index[r] < 0 {
+			index[r] = len(comps)
+			comps = append(comps, component{all: a.cons})
 		}
-		index[r] = len(comps)
-		comps = append(comps, component{all: a.cons})
+	}
+	jobs, cons = make([]int, len(comps)+1), make([]int, len(comps)+1)
+	for _, j := range a.order {
+		if a.constrained(j) {
+			jobs[index[find(j)]+1]++
+		}
+	}
+	for _, c := range a.cons {
+		cons[index[find(c.jobs[0])]+1]++
+	}
+	flatJobs, flatCons := make([]int, 0, len(a.order)), make([]int, 0, len(a.cons))
+	for k := range comps {
+		jobs[k+1] += jobs[k]
+		cons[k+1] += cons[k]
+		comps[k].jobs = flatJobs[jobs[k]:jobs[k]:jobs[k+1]]
+		comps[k].cons = flatCons[cons[k]:cons[k]:cons[k+1]]
 	}
 	for _, j := range a.order {
 		if a.constrained(j) {
-			c := &comps[index[root(j)]]
+			c := &comps[index[find(j)]]
 			c.jobs = append(c.jobs, j)
 		}
 	}
 	for i, c := range a.cons {
-		comp := &comps[index[root(c.jobs[0])]]
+		comp := &comps[index[find(c.jobs[0])]]
 		comp.cons = append(comp.cons, i)
 	}
 	return comps
@@ -126,43 +154,49 @@ func (a *assigner) components() []component {
 // constrained reports whether job j is in some constraint.
 func (a *assigner) constrained(j int) bool {
 	for _, gi := range a.byJob[j] {
-		if len(a.consOf[gi]) > 0 {
+		if a.consAt[gi+1] > a.consAt[gi] {
 			return true
 		}
 	}
 	return false
 }
 
-// unionFind joins the jobs of each constraint and returns the root finder.
-func unionFind(n int, cons []*constraint) func(int) int {
+// unionFind returns a disjoint-set forest over n items: union joins a set
+// of items, find returns an item's root.
+func unionFind(n int) (union func(on []int), find func(int) int) {
 	parent := make([]int, n)
 	for i := range parent {
 		parent[i] = i
 	}
-	find := func(x int) int {
+	find = func(x int) int {
 		for parent[x] != x {
 			parent[x] = parent[parent[x]]
 			x = parent[x]
 		}
 		return x
 	}
-	for _, c := range cons {
-		for _, j := range c.jobs[1:] {
-			if ra, rb := find(j), find(c.jobs[0]); ra != rb {
+	union = func(on []int) {
+		for _, j := range on[1:] {
+			if ra, rb := find(j), find(on[0]); ra != rb {
 				parent[max(ra, rb)] = min(ra, rb)
 			}
 		}
 	}
-	return find
+	return union, find
 }
 
-// holds reports whether constraint c holds at the job shifts t.
-func (a *assigner) holds(c *constraint, t []int) (bool, error) {
+// check reports whether constraint c holds at the job shifts t and, in
+// Exact mode, the link's excess there (-1 in Paper mode).
+func (a *assigner) check(c *constraint, t []int) (bool, int64, error) {
+	if a.lopt.Mode == link.Exact {
+		e, err := a.evaluate(c.jobs, c.capacity, t)
+		return e <= c.target, e, err
+	}
 	chk := c.chk
 	if chk == nil {
 		chk = &a.chk
 		if err := a.reset(chk, c.jobs, c.capacity); err != nil {
-			return false, err
+			return false, 0, err
 		}
 	}
 	a.sh = a.sh[:0]
@@ -172,7 +206,7 @@ func (a *assigner) holds(c *constraint, t []int) (bool, error) {
 	before := chk.Evaluated()
 	ok := a.holdsOn(chk, c, a.sh)
 	a.effort.work += chk.Evaluated() - before
-	return ok, nil
+	return ok, -1, nil
 }
 
 // holdsOn reports whether c holds at the shifts sh of its jobs, with chk

@@ -48,19 +48,20 @@ func (a *assigner) fallback(comp component, policy Policy) error {
 	stop := a.effort.stop
 	for _, gi := range visit {
 		gr := a.g.Groups[gi]
-		c := a.cons[a.consOf[gi][0]] // the smallest capacity
-		ok, err := a.holds(c, a.shift)
-		if err != nil || ok {
-			if err != nil {
-				return err
-			}
+		c := &a.cons[a.consAt[gi]] // the smallest capacity
+		ok, e, err := a.check(c, a.shift)
+		if err != nil {
+			return err
+		}
+		if ok {
 			continue
 		}
 		if policy != Reoptimize {
-			if err := a.reset(&a.chk, gr.Jobs, gr.Capacity); err != nil {
-				return err
+			if e < 0 { // Paper mode: the sampled excess
+				if e, err = a.evaluate(gr.Jobs, gr.Capacity, a.shift); err != nil {
+					return err
+				}
 			}
-			e := a.chk.Excess(a.gather(a.shift, gr.Jobs))
 			return &InconsistentError{Jobs: gr.Jobs, Link: gr.Links[0], Excess: e, Optimum: c.target, Status: stop}
 		}
 		oc := &a.outs[gi]

@@ -78,7 +78,7 @@ func (a *assigner) search(jobs []int, cs []int) (bool, error) {
 	s := &solver{a: a, consOf: make([][]int, a.g.Jobs), mod: make([]int, a.g.Jobs),
 		dom: make([][]uint64, a.g.Jobs), placed: make([]bool, a.g.Jobs), t: make([]int, a.g.Jobs)}
 	for _, i := range cs {
-		c := a.cons[i]
+		c := &a.cons[i]
 		if err := a.prepare(c); err != nil {
 			return false, err
 		}
@@ -100,7 +100,10 @@ func (a *assigner) search(jobs []int, cs []int) (bool, error) {
 	}
 	// Constraints that every shift satisfies may have split the component:
 	// search each part on its own, its first job held.
-	root := unionFind(a.g.Jobs, s.cons)
+	union, root := unionFind(a.g.Jobs)
+	for _, c := range s.cons {
+		union(c.jobs)
+	}
 	var parts [][]int
 	index := map[int]int{}
 	for _, j := range jobs {

@@ -106,7 +106,7 @@ type Outcome struct {
 	Links  []LinkScore // shared links, by link index
 	Shifts []int       // per job, in ticks
 	Grid   int         // 1, or the grid its jobs' periods were rounded up to (Options.Link.Circle.Round)
-	Status Status      // Discarded, or the worst status of its link searches
+	Status Status      // Discarded, or the worst status of its link searches and its loop search
 
 	// Err says why the candidate was discarded, or is nil: an
 	// *affinity.LoopError or *affinity.InconsistentError (with link
@@ -163,77 +163,118 @@ type Workspace struct {
 
 // Rank is [Rank], reusing ws's link-search workspaces (and its cache).
 func (ws *Workspace) Rank(ctx context.Context, jobs []profile.Profile, links []Link, cands []Candidate, opt Options) (Ranking, error) {
-	for j, p := range jobs {
-		if err := p.Validate(); err != nil {
-			return Ranking{}, fmt.Errorf("%w: job %d: %w", ErrInvalid, j, err)
-		}
+	if err := validate(jobs, links, cands, opt); err != nil {
+		return Ranking{}, err
 	}
-	for i, l := range links {
-		if l.Capacity < 1 {
-			return Ranking{}, fmt.Errorf("%w: link %d: capacity %d", ErrInvalid, i, l.Capacity)
-		}
-	}
-	if len(cands) == 0 {
-		return Ranking{}, fmt.Errorf("%w: no candidates", ErrInvalid)
-	}
-	if opt.Aggregate != Mean && opt.Aggregate != Min {
-		return Ranking{}, fmt.Errorf("%w: aggregate %v", ErrInvalid, opt.Aggregate)
-	}
-	if opt.Loops != affinity.Resolve && opt.Loops != affinity.Paper && opt.Loops != affinity.Reoptimize {
-		return Ranking{}, fmt.Errorf("%w: loop policy %v", ErrInvalid, opt.Loops)
-	}
-
-	// Shared links, merged graphs and period grids, per candidate.
 	r := Ranking{Outcomes: make([]Outcome, len(cands)), Best: -1}
-	graphs := make([]affinity.Graph, len(cands))
-	linkIndex := make([][]int, len(cands)) // candidate -> shared link -> link index
-	groupProb := make([][]int, len(cands)) // candidate -> group -> problem
-	var probs []problem
-	index := map[string]int{}
-	for c, cand := range cands {
-		shared, err := sharedLinks(len(jobs), links, cand)
-		if err != nil {
-			return Ranking{}, fmt.Errorf("candidate %d: %w", c, err)
-		}
-		g, err := affinity.Build(len(jobs), shared.links, opt.Loops)
-		if err != nil {
-			var le *affinity.LoopError
-			if errors.As(err, &le) {
-				r.Outcomes[c].Err = &affinity.LoopError{Job: le.Job, Link: shared.index[le.Link]}
-				continue
-			}
-			return Ranking{}, fmt.Errorf("candidate %d: %w", c, err)
-		}
-		grid, err := gridOf(jobs, g.Groups, opt.Link)
-		if err != nil {
-			r.Outcomes[c].Err = err
-			continue
-		}
-		graphs[c], linkIndex[c], r.Outcomes[c].Grid = g, shared.index, grid
-		for _, gr := range g.Groups {
-			key := problemKey(gr.Jobs, gr.Capacity, grid)
-			id, ok := index[key]
-			if !ok {
-				id = len(probs)
-				index[key] = id
-				probs = append(probs, problem{gr.Jobs, gr.Capacity, grid})
-			}
-			groupProb[c] = append(groupProb[c], id)
-		}
+	pl, err := plan(jobs, links, cands, opt, r.Outcomes)
+	if err != nil {
+		return Ranking{}, err
 	}
-	r.Searches = len(probs)
-
+	r.Searches = len(pl.probs)
 	lopt := opt.Link
 	lopt.Circle.Round = false // periods are rounded here, one grid per candidate
 	workers := opt.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
+	sol, err := ws.solve(ctx, jobs, pl.probs, lopt, workers)
+	if err != nil {
+		return Ranking{}, err
+	}
+	r.Cached = sol.cached
+	if err := ws.assign(ctx, jobs, pl, sol, lopt, opt, workers, r.Outcomes); err != nil {
+		return Ranking{}, err
+	}
+	r.order()
+	return r, nil
+}
 
-	// Solve each distinct link problem once.
+// validate checks Rank's inputs.
+func validate(jobs []profile.Profile, links []Link, cands []Candidate, opt Options) error {
+	for j, p := range jobs {
+		if err := p.Validate(); err != nil {
+			return fmt.Errorf("%w: job %d: %w", ErrInvalid, j, err)
+		}
+	}
+	for i, l := range links {
+		if l.Capacity < 1 {
+			return fmt.Errorf("%w: link %d: capacity %d", ErrInvalid, i, l.Capacity)
+		}
+	}
+	if len(cands) == 0 {
+		return fmt.Errorf("%w: no candidates", ErrInvalid)
+	}
+	if opt.Aggregate != Mean && opt.Aggregate != Min {
+		return fmt.Errorf("%w: aggregate %v", ErrInvalid, opt.Aggregate)
+	}
+	if opt.Loops != affinity.Resolve && opt.Loops != affinity.Paper && opt.Loops != affinity.Reoptimize {
+		return fmt.Errorf("%w: loop policy %v", ErrInvalid, opt.Loops)
+	}
+	return nil
+}
+
+// planned is every candidate's merged affinity graph and the distinct link
+// problems among them.
+type planned struct {
+	graphs    []affinity.Graph
+	linkIndex [][]int // candidate -> shared link -> link index
+	groupProb [][]int // candidate -> group -> problem
+	probs     []problem
+}
+
+// plan builds each candidate's shared links, merged graph and period grid,
+// and lists the distinct link problems. A candidate ruled out here gets its
+// reason in outs.
+func plan(jobs []profile.Profile, links []Link, cands []Candidate, opt Options, outs []Outcome) (planned, error) {
+	pl := planned{graphs: make([]affinity.Graph, len(cands)), linkIndex: make([][]int, len(cands)), groupProb: make([][]int, len(cands))}
+	index := map[string]int{}
+	for c, cand := range cands {
+		shared, err := sharedLinks(len(jobs), links, cand)
+		if err != nil {
+			return planned{}, fmt.Errorf("candidate %d: %w", c, err)
+		}
+		g, err := affinity.Build(len(jobs), shared.links, opt.Loops)
+		if err != nil {
+			var le *affinity.LoopError
+			if errors.As(err, &le) {
+				outs[c].Err = &affinity.LoopError{Job: le.Job, Link: shared.index[le.Link]}
+				continue
+			}
+			return planned{}, fmt.Errorf("candidate %d: %w", c, err)
+		}
+		grid, err := gridOf(jobs, g.Groups, opt.Link)
+		if err != nil {
+			outs[c].Err = err
+			continue
+		}
+		pl.graphs[c], pl.linkIndex[c], outs[c].Grid = g, shared.index, grid
+		for _, gr := range g.Groups {
+			key := problemKey(gr.Jobs, gr.Capacity, grid)
+			id, ok := index[key]
+			if !ok {
+				id = len(pl.probs)
+				index[key] = id
+				pl.probs = append(pl.probs, problem{gr.Jobs, gr.Capacity, grid})
+			}
+			pl.groupProb[c] = append(pl.groupProb[c], id)
+		}
+	}
+	return pl, nil
+}
+
+// solved is every distinct link problem's own optimum.
+type solved struct {
+	optima []affinity.Optimum
+	status []link.Status
+	cached int // answered by the cache
+}
+
+// solve searches each distinct link problem once, in parallel, through the
+// cache.
+func (ws *Workspace) solve(ctx context.Context, jobs []profile.Profile, probs []problem, lopt link.Options, workers int) (solved, error) {
 	limit := ws.Cache
-	optima := make([]affinity.Optimum, len(probs))
-	status := make([]link.Status, len(probs))
+	sol := solved{optima: make([]affinity.Optimum, len(probs)), status: make([]link.Status, len(probs))}
 	cached := make([]bool, len(probs))
 	errs := make([]error, len(probs))
 	perr := ws.parallel(workers, len(probs), func(w *link.Workspace, i int) {
@@ -246,8 +287,8 @@ func (ws *Workspace) Rank(ctx context.Context, jobs []profile.Profile, links []L
 		if limit > 0 {
 			key = hashProblem(ps, pr.capacity, lopt)
 			if e, ok := ws.cache.get(key, ps, pr.capacity, lopt); ok {
-				optima[i] = affinity.Optimum{Shifts: e.shifts, Excess: e.excess}
-				status[i], cached[i] = e.status, true
+				sol.optima[i] = affinity.Optimum{Shifts: e.shifts, Excess: e.excess}
+				sol.status[i], cached[i] = e.status, true
 				return
 			}
 		}
@@ -256,29 +297,33 @@ func (ws *Workspace) Rank(ctx context.Context, jobs []profile.Profile, links []L
 			errs[i] = fmt.Errorf("link problem (jobs %v, capacity %d): %w", pr.jobs, pr.capacity, err)
 			return
 		}
-		optima[i] = affinity.Optimum{Shifts: res.Shifts, Excess: res.Excess}
-		status[i] = res.Status
+		sol.optima[i] = affinity.Optimum{Shifts: res.Shifts, Excess: res.Excess}
+		sol.status[i] = res.Status
 		ws.cache.put(key, limit, ps, pr.capacity, lopt, res)
 	})
 	if err := errors.Join(perr, errors.Join(errs...)); err != nil {
-		return Ranking{}, err
+		return solved{}, err
 	}
 	for _, c := range cached {
 		if c {
-			r.Cached++
+			sol.cached++
 		}
 	}
+	return sol, nil
+}
 
-	// Algorithm 1 per candidate.
-	errs = make([]error, len(cands))
-	perr = ws.parallel(workers, len(cands), func(w *link.Workspace, c int) {
-		if r.Outcomes[c].Err != nil {
+// assign runs Algorithm 1 on every candidate still in the running, in
+// parallel, and writes its outcome.
+func (ws *Workspace) assign(ctx context.Context, jobs []profile.Profile, pl planned, sol solved, lopt link.Options, opt Options, workers int, outs []Outcome) error {
+	errs := make([]error, len(outs))
+	perr := ws.parallel(workers, len(outs), func(w *link.Workspace, c int) {
+		if outs[c].Err != nil {
 			return
 		}
-		g, grid := graphs[c], r.Outcomes[c].Grid
+		g, grid := pl.graphs[c], outs[c].Grid
 		opts := make([]affinity.Optimum, len(g.Groups))
-		for i, id := range groupProb[c] {
-			opts[i] = optima[id]
+		for i, id := range pl.groupProb[c] {
+			opts[i] = sol.optima[id]
 		}
 		ps := jobs
 		if grid > 1 {
@@ -291,19 +336,23 @@ func (ws *Workspace) Rank(ctx context.Context, jobs []profile.Profile, links []L
 		if err != nil {
 			var ie *affinity.InconsistentError
 			if errors.As(err, &ie) {
-				r.Outcomes[c].Err = &affinity.InconsistentError{Jobs: ie.Jobs, Link: linkIndex[c][ie.Link], Excess: ie.Excess, Optimum: ie.Optimum}
+				e := *ie
+				e.Link = pl.linkIndex[c][ie.Link]
+				outs[c].Err = &e
 			} else {
 				errs[c] = fmt.Errorf("candidate %d: %w", c, err)
 			}
 			return
 		}
-		r.Outcomes[c] = outcome(g, a, linkIndex[c], groupProb[c], status, opt.Aggregate)
-		r.Outcomes[c].Grid = grid
+		outs[c] = outcome(g, a, pl.linkIndex[c], pl.groupProb[c], sol.status, opt.Aggregate)
+		outs[c].Grid = grid
 	})
-	if err := errors.Join(perr, errors.Join(errs...)); err != nil {
-		return Ranking{}, err
-	}
+	return errors.Join(perr, errors.Join(errs...))
+}
 
+// order marks discarded candidates and sorts the rest, best first (ties:
+// input order).
+func (r *Ranking) order() {
 	for c := range r.Outcomes {
 		o := &r.Outcomes[c]
 		if o.Err != nil {
@@ -316,12 +365,11 @@ func (ws *Workspace) Rank(ctx context.Context, jobs []profile.Profile, links []L
 	if len(r.Order) > 0 {
 		r.Best = r.Order[0]
 	}
-	return r, nil
 }
 
 // outcome collects a candidate's link scores, in link order.
 func outcome(g affinity.Graph, a affinity.Assignment, linkIndex, probOf []int, status []link.Status, agg Aggregate) Outcome {
-	o := Outcome{Shifts: a.Shifts, Score: 1, Status: Optimal}
+	o := Outcome{Shifts: a.Shifts, Score: 1, Status: Status(a.Status)}
 	for gi, gr := range g.Groups {
 		oc := a.Outcomes[gi]
 		st := max(status[probOf[gi]], oc.Status)
