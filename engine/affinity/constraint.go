@@ -1,11 +1,11 @@
 package affinity
 
 import (
+	"fmt"
 	"slices"
 
 	"github.com/orrery/orrery/engine/circle"
 	"github.com/orrery/orrery/engine/link"
-	"github.com/orrery/orrery/engine/profile"
 )
 
 // constraint is one link capacity of a group that its jobs' summed peaks
@@ -14,7 +14,7 @@ type constraint struct {
 	group    int
 	jobs     []int // the group's jobs
 	capacity int32
-	target   int64 // the excess of the link's own optimization
+	target   int64 // the excess of the link's own optimization; -1 until searched (above the smallest capacity)
 	strict   bool  // a member link above the group's smallest capacity
 	walked   int64 // Exact mode: its excess at the walk's shifts, if checked; else -1
 	walkOK   bool  // it holds at the walk's shifts
@@ -52,16 +52,7 @@ func (a *assigner) constrain() error {
 			}
 			target := a.opt[gi].Excess
 			if k > 0 {
-				ps := make([]profile.Profile, len(gr.Jobs))
-				for i, j := range gr.Jobs {
-					ps[i] = a.jobs[j]
-				}
-				res, err := a.w.Search(a.effort.ctx, link.Problem{Jobs: ps, Capacity: c}, a.lopt, nil)
-				if err != nil {
-					return err
-				}
-				a.extra += res.Evaluated
-				target = res.Excess
+				target = -1 // searched when first needed
 			}
 			a.cons = append(a.cons, constraint{group: gi, jobs: gr.Jobs, capacity: c, target: target, strict: k > 0, walked: -1})
 		}
@@ -185,12 +176,36 @@ func unionFind(n int) (union func(on []int), find func(int) int) {
 	return union, find
 }
 
+// optimize sets c's target, if not yet known, by searching its link.
+func (a *assigner) optimize(c *constraint) error {
+	if c.target >= 0 {
+		return nil
+	}
+	a.ps = a.ps[:0]
+	for _, j := range c.jobs {
+		a.ps = append(a.ps, a.jobs[j])
+	}
+	res, err := a.w.Search(a.effort.ctx, link.Problem{Jobs: a.ps, Capacity: c.capacity}, a.lopt, nil)
+	if err != nil {
+		return fmt.Errorf("affinity: link of jobs %v at capacity %d: %w", c.jobs, c.capacity, err)
+	}
+	a.extra += res.Evaluated
+	c.target = res.Excess
+	return nil
+}
+
 // check reports whether constraint c holds at the job shifts t and, in
 // Exact mode, the link's excess there (-1 in Paper mode).
 func (a *assigner) check(c *constraint, t []int) (bool, int64, error) {
 	if a.lopt.Mode == link.Exact {
 		e, err := a.evaluate(c.jobs, c.capacity, t)
-		return e <= c.target, e, err
+		if err != nil || e == 0 {
+			return err == nil, e, err // no excess is optimal at any capacity
+		}
+		if err := a.optimize(c); err != nil {
+			return false, 0, err
+		}
+		return e <= c.target, e, nil
 	}
 	chk := c.chk
 	if chk == nil {
@@ -204,18 +219,24 @@ func (a *assigner) check(c *constraint, t []int) (bool, int64, error) {
 		a.sh = append(a.sh, t[j])
 	}
 	before := chk.Evaluated()
-	ok := a.holdsOn(chk, c, a.sh)
-	a.effort.work += chk.Evaluated() - before
-	return ok, -1, nil
+	defer func() { a.effort.work += chk.Evaluated() - before }()
+	if c.target < 0 && a.holdsOn(chk, a.sh, 0) {
+		return true, -1, nil // no excess is optimal at any capacity
+	}
+	if err := a.optimize(c); err != nil {
+		return false, 0, err
+	}
+	return a.holdsOn(chk, a.sh, c.target), -1, nil
 }
 
-// holdsOn reports whether c holds at the shifts sh of its jobs, with chk
-// prepared for c. In Exact mode that is its excess; in Paper mode, whether
-// sh is an optimal rotation (the first job at 0, the others on the
-// 5-degree grid) plus a common offset o, o = sh[0] + n*T_0 for some n.
-func (a *assigner) holdsOn(chk *link.Checker, c *constraint, sh []int) bool {
+// holdsOn reports whether a constraint holds at the shifts sh of its jobs
+// when its own optimum has the given excess, with chk prepared for it. In
+// Exact mode that is its excess; in Paper mode, whether sh is an optimal
+// rotation (the first job at 0, the others on the 5-degree grid) plus a
+// common offset o, o = sh[0] + n*T_0 for some n.
+func (a *assigner) holdsOn(chk *link.Checker, sh []int, target int64) bool {
 	if a.lopt.Mode == link.Exact {
-		return chk.Excess(sh) <= c.target
+		return chk.Excess(sh) <= target
 	}
 	a.rot = append(a.rot[:0], sh...)
 	rot := a.rot
@@ -228,7 +249,7 @@ func (a *assigner) holdsOn(chk *link.Checker, c *constraint, sh []int) bool {
 			rot[i] = circle.Mod(sh[i]-o, chk.Period(i))
 			ok = onGrid(rot[i], p)
 		}
-		if ok && chk.Excess(rot) <= c.target {
+		if ok && chk.Excess(rot) <= target {
 			return true
 		}
 	}
@@ -250,6 +271,9 @@ func (a *assigner) prepare(c *constraint) error {
 		return nil
 	}
 	c.ready = true
+	if err := a.optimize(c); err != nil {
+		return err
+	}
 	if len(c.jobs) == 2 {
 		if err := a.reset(&a.chk, c.jobs, c.capacity); err != nil {
 			return err

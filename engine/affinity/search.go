@@ -65,6 +65,14 @@ type solver struct {
 	words  []uint64 // saved domain words
 	sh     []int
 	scan   []int64
+
+	// split's scratch: per job its part and the stamp of the split that
+	// set it, a stack, and per depth the parts.
+	label, stamps []int
+	stamp         int
+	stack         []int
+	bufs          [][]int
+	cuts          [][][]int
 }
 
 // saved is a domain as it was before a filter.
@@ -98,14 +106,7 @@ func (a *assigner) search(jobs []int, cs []int) (bool, error) {
 	if a.effort.stop != link.Optimal {
 		return false, nil
 	}
-	// Constraints that every shift satisfies may have split the component:
-	// search each part on its own, its first job held.
-	union, root := unionFind(a.g.Jobs)
-	for _, c := range s.cons {
-		union(c.jobs)
-	}
-	var parts [][]int
-	index := map[int]int{}
+	var vars []int
 	for _, j := range jobs {
 		if s.mod[j] == 0 {
 			continue // in trivial constraints only: keeps its walk shift
@@ -114,36 +115,59 @@ func (a *assigner) search(jobs []int, cs []int) (bool, error) {
 		for r := range s.mod[j] {
 			s.dom[j][r/64] |= 1 << (r % 64)
 		}
-		k, ok := index[root(j)]
-		if !ok {
-			k = len(parts)
-			index[root(j)] = k
-			parts = append(parts, nil)
-		}
-		parts[k] = append(parts[k], j)
+		vars = append(vars, j)
 	}
-	for _, part := range parts {
-		if !s.dfs(part, 0) {
-			return false, nil
-		}
-		for _, j := range part {
-			a.shift[j] = s.t[j]
-		}
+	s.label, s.stamps = make([]int, a.g.Jobs), make([]int, a.g.Jobs)
+	if !s.solve(vars, 0, true) {
+		return false, nil
+	}
+	for _, j := range vars {
+		a.shift[j] = s.t[j]
 	}
 	return true, nil
 }
 
-// dfs places order[i:] and reports whether it found shifts for all of them
-// that satisfy every constraint.
-func (s *solver) dfs(order []int, i int) bool {
-	if i == len(order) {
+// solve places the jobs vars (not placed, in walk order) and reports
+// whether it found shifts for all of them that satisfy every constraint;
+// when it did not, none of them is left placed. The jobs fall into parts
+// that no constraint with two of its jobs unplaced joins: given the jobs
+// already placed, the parts are independent, so each is solved on its own
+// (the first consistent assignment of each is the first of the whole), and
+// one part with none fails them all without trying the others' shifts
+// again. With hold set (nothing placed yet), each part holds its first
+// job at its walk shift: a common shift of a part changes none of its
+// constraints.
+func (s *solver) solve(vars []int, depth int, hold bool) bool {
+	if len(vars) == 0 {
 		return true
 	}
-	v := order[i]
+	parts := s.split(vars, depth)
+	if len(parts) == 1 {
+		return s.branch(vars, depth, hold)
+	}
+	mark := len(s.trail)
+	for k, part := range parts {
+		if !s.branch(part, depth, hold) {
+			for _, done := range parts[:k] {
+				for _, v := range done {
+					s.unmark(v)
+				}
+			}
+			s.restore(mark)
+			return false
+		}
+	}
+	return true
+}
+
+// branch places vars[0] at each shift of its domain in turn, from its walk
+// shift upward (only that one if hold is set), and solves the rest.
+func (s *solver) branch(vars []int, depth int, hold bool) bool {
+	v := vars[0]
 	pref, period, m := s.a.walked[v], s.a.jobs[v].Period, s.mod[v]
 	tries := m
-	if i == 0 {
-		tries = 1 // a common shift changes no constraint: hold the first job
+	if hold {
+		tries = 1
 	}
 	for d := range tries {
 		r := (pref + d) % m
@@ -155,16 +179,72 @@ func (s *solver) dfs(order []int, i int) bool {
 		}
 		s.t[v] = (pref + d) % period
 		mark := len(s.trail)
-		if s.place(v) && s.dfs(order, i+1) {
+		if s.place(v) && s.solve(vars[1:], depth+1, false) {
 			return true
 		}
-		s.unplace(v, mark)
+		s.unmark(v)
+		s.restore(mark)
 		if s.a.effort.stop != link.Optimal {
 			return false
 		}
 	}
 	return false
 }
+
+// split groups vars (in walk order) into the parts that constraints with
+// two or more unplaced jobs join, each in walk order, the parts in the
+// order of their first job. The parts live in a buffer of the given depth.
+func (s *solver) split(vars []int, depth int) [][]int {
+	for len(s.bufs) <= depth {
+		s.bufs = append(s.bufs, nil)
+		s.cuts = append(s.cuts, nil)
+	}
+	s.stamp++
+	n := 0 // parts
+	for _, v := range vars {
+		if s.seen(v) {
+			continue
+		}
+		// Label v's part by a walk over its open constraints.
+		s.mark(v, n)
+		s.stack = append(s.stack[:0], v)
+		for len(s.stack) > 0 {
+			u := s.stack[len(s.stack)-1]
+			s.stack = s.stack[:len(s.stack)-1]
+			for _, ci := range s.consOf[u] {
+				if s.open[ci] < 2 {
+					continue
+				}
+				for _, x := range s.cons[ci].jobs {
+					if !s.placed[x] && !s.seen(x) {
+						s.mark(x, n)
+						s.stack = append(s.stack, x)
+					}
+				}
+			}
+		}
+		n++
+	}
+	buf, cuts := s.bufs[depth][:0], s.cuts[depth][:0]
+	if n == 1 {
+		cuts = append(cuts, vars)
+	} else {
+		for k := range n {
+			start := len(buf)
+			for _, v := range vars {
+				if s.label[v] == k {
+					buf = append(buf, v)
+				}
+			}
+			cuts = append(cuts, buf[start:len(buf):len(buf)])
+		}
+	}
+	s.bufs[depth], s.cuts[depth] = buf, cuts
+	return cuts
+}
+
+func (s *solver) mark(v, part int) { s.label[v], s.stamps[v] = part, s.stamp }
+func (s *solver) seen(v int) bool  { return s.stamps[v] == s.stamp }
 
 // place marks v placed and filters the domain of every job left alone in
 // one of v's constraints. It reports false if a domain empties.
@@ -191,12 +271,16 @@ func (s *solver) place(v int) bool {
 	return true
 }
 
-// unplace undoes place(v) and every filter since mark.
-func (s *solver) unplace(v, mark int) {
+// unmark undoes place(v) but for its filters.
+func (s *solver) unmark(v int) {
 	s.placed[v] = false
 	for _, ci := range s.consOf[v] {
 		s.open[ci]++
 	}
+}
+
+// restore undoes every filter since mark.
+func (s *solver) restore(mark int) {
 	for n := len(s.trail) - 1; n >= mark; n-- {
 		e := s.trail[n]
 		copy(s.dom[e.job], s.words[e.at:])
@@ -216,46 +300,74 @@ func (s *solver) filter(c *constraint, k int) bool {
 	if !s.a.effort.spend(int64(m)) {
 		return false
 	}
-	keep := s.allowed(c, k)
-	var any uint64
-	for w := range dom {
-		for x := dom[w]; x != 0; x &= x - 1 {
-			r := w*64 + bits.TrailingZeros64(x)
-			if !keep(r) {
-				dom[w] &^= 1 << (r % 64)
+	switch {
+	case c.rel != nil:
+		// Shift class r is allowed if rel[(r - t_a) mod g] (k = 1) or
+		// rel[(t_b - r) mod g] (k = 0): walk the index along r.
+		g := c.mod
+		at, step := circle.Mod(-s.t[c.jobs[0]], g), 1
+		if k == 0 {
+			at, step = circle.Mod(s.t[c.jobs[1]], g), g-1
+		}
+		keepWhere(dom, m, func() bool {
+			ok := c.rel[at]
+			if at += step; at >= g {
+				at -= g
+			}
+			return ok
+		})
+	case s.a.lopt.Mode == link.Exact:
+		// One scan of the job's shifts; class r is scan entry r mod mods[k].
+		s.gatherPlaced(c)
+		before := c.chk.Evaluated()
+		s.scan = c.chk.Scan(s.scan, s.sh, k)
+		s.a.effort.work += c.chk.Evaluated() - before
+		at, n := 0, c.mods[k]
+		keepWhere(dom, m, func() bool {
+			ok := s.scan[at] <= c.target
+			if at++; at == n {
+				at = 0
+			}
+			return ok
+		})
+	default:
+		s.gatherPlaced(c)
+		before := c.chk.Evaluated()
+		for w := range dom {
+			for x := dom[w]; x != 0; x &= x - 1 {
+				b := bits.TrailingZeros64(x)
+				if s.sh[k] = w*64 + b; !s.a.holdsOn(c.chk, s.sh, c.target) {
+					dom[w] &^= 1 << b
+				}
 			}
 		}
-		any |= dom[w]
+		s.a.effort.work += c.chk.Evaluated() - before
+	}
+	var any uint64
+	for _, x := range dom {
+		any |= x
 	}
 	return s.a.effort.spend(0) && any != 0
 }
 
-// allowed returns whether each shift class r of c's k-th job satisfies c,
-// its other jobs placed.
-func (s *solver) allowed(c *constraint, k int) func(r int) bool {
-	if c.rel != nil {
-		a, b := s.t[c.jobs[0]], s.t[c.jobs[1]]
-		if k == 1 {
-			return func(r int) bool { return c.rel[circle.Mod(r-a, c.mod)] }
+// keepWhere clears bit r of dom, for r in [0, m) in increasing order, where
+// the r-th call of ok returns false.
+func keepWhere(dom []uint64, m int, ok func() bool) {
+	for w := range dom {
+		var keep uint64
+		for b := range min(64, m-64*w) {
+			if ok() {
+				keep |= 1 << b
+			}
 		}
-		return func(r int) bool { return c.rel[circle.Mod(b-r, c.mod)] }
+		dom[w] &= keep
 	}
+}
+
+// gatherPlaced sets s.sh to the shifts of c's jobs.
+func (s *solver) gatherPlaced(c *constraint) {
 	s.sh = s.sh[:0]
 	for _, j := range c.jobs {
 		s.sh = append(s.sh, s.t[j])
-	}
-	if s.a.lopt.Mode == link.Exact {
-		// One scan of the job's shifts, modulo c.mods[k].
-		before := c.chk.Evaluated()
-		s.scan = c.chk.Scan(s.scan, s.sh, k)
-		s.a.effort.work += c.chk.Evaluated() - before
-		return func(r int) bool { return s.scan[r%c.mods[k]] <= c.target }
-	}
-	return func(r int) bool {
-		s.sh[k] = r
-		before := c.chk.Evaluated()
-		ok := s.a.holdsOn(c.chk, c, s.sh)
-		s.a.effort.work += c.chk.Evaluated() - before
-		return ok
 	}
 }
