@@ -69,7 +69,10 @@ type Assignment struct {
 // depth-first search with forward checking: jobs in the walk's order, the
 // first job's shift held (a common shift changes no group), each job's
 // shifts tried from its walk shift upward in ticks. The first consistent
-// assignment in that order wins, so results are deterministic.
+// assignment in that order wins, so results are deterministic. (Jobs left
+// to place that no group with two of them unplaced joins are independent
+// parts, each searched on its own: the same first assignment, found
+// without retrying one part's shifts for every shift of another.)
 //
 // Member links above their group's smallest capacity are held to their own
 // optimum too where some consistent assignment allows it: each connected
@@ -132,6 +135,9 @@ func validate(g Graph, jobs []profile.Profile, opt []Optimum) error {
 		for _, li := range gr.Links {
 			if li < 0 || li >= len(g.Links) {
 				return fmt.Errorf("%w: group %d: link %d of %d", ErrInvalid, gi, li, len(g.Links))
+			}
+			if l := g.Links[li]; l.Capacity < gr.Capacity || !slices.Equal(l.Jobs, gr.Jobs) {
+				return fmt.Errorf("%w: group %d (jobs %v, capacity %d): member link %d carries jobs %v at capacity %d", ErrInvalid, gi, gr.Jobs, gr.Capacity, li, l.Jobs, l.Capacity)
 			}
 		}
 	}

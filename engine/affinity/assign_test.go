@@ -415,6 +415,18 @@ func TestAssignBadInput(t *testing.T) {
 			t.Errorf("%s: err = %v, want ErrInvalid", name, err)
 		}
 	}
+	for name, bad := range map[string]func(g *Graph){
+		"group above its link's capacity": func(g *Graph) { g.Groups[0].Capacity = 9 },
+		"link of other jobs":              func(g *Graph) { g.Links = []Link{{Jobs: []int{0}, Capacity: 5}} },
+		"no member link":                  func(g *Graph) { g.Groups[0].Links = nil },
+		"member link out of range":        func(g *Graph) { g.Groups[0].Links = []int{3} },
+	} {
+		g, _ := Build(2, []Link{{Jobs: []int{0, 1}, Capacity: 5}}, Resolve)
+		bad(&g)
+		if _, err := Assign(context.Background(), &w, g, jobs, []Optimum{{Shifts: []int{0, 0}}}, link.Options{}, Resolve); !errors.Is(err, ErrInvalid) {
+			t.Errorf("%s: err = %v, want ErrInvalid", name, err)
+		}
+	}
 }
 
 // idleThen is a job of period t ticks, idle for its first idle ticks, then
