@@ -160,6 +160,7 @@ type assigner struct {
 	cons    []constraint // group by group, each group's by capacity
 	consAt  []int        // group gi's constraints are cons[consAt[gi]:consAt[gi+1]]
 	moved   []bool       // per group: its jobs' final shifts may not be the walk's
+	peaks   []int64      // per group: its jobs' summed peak demands
 	effort  effort
 	extra   int64 // work outside the budget: link searches, scoring
 	status  link.Status
@@ -288,10 +289,7 @@ func (a *assigner) score() error {
 		oc.Excess, oc.Scores = excess[len(excess):len(excess):len(excess)+len(gr.Links)], scores[len(scores):len(scores):len(scores)+len(gr.Links)]
 		excess, scores = excess[:len(excess)+len(gr.Links)], scores[:len(scores)+len(gr.Links)]
 		oc.Points = points(a.jobs, gr.Jobs, a.lopt.Mode)
-		var peaks int64
-		for _, j := range gr.Jobs {
-			peaks += int64(a.jobs[j].Peak())
-		}
+		peaks := a.peaks[gi]
 		last, e := int32(-1), int64(0)
 		for _, li := range gr.Links {
 			c := a.g.Links[li].Capacity

@@ -34,12 +34,21 @@ type constraint struct {
 // fit. It then checks each at the walk's shifts.
 func (a *assigner) constrain() error {
 	a.consAt = make([]int, len(a.g.Groups)+1)
+	a.cons = make([]constraint, 0, len(a.g.Groups))
+	a.peaks = make([]int64, len(a.g.Groups))
+	peak := make([]int32, a.g.Jobs)
+	for j, js := range a.byJob {
+		if len(js) > 0 {
+			peak[j] = a.jobs[j].Peak()
+		}
+	}
 	var caps []int32
 	for gi, gr := range a.g.Groups {
 		var peaks int64
 		for _, j := range gr.Jobs {
-			peaks += int64(a.jobs[j].Peak())
+			peaks += int64(peak[j])
 		}
+		a.peaks[gi] = peaks
 		caps = caps[:0]
 		for _, li := range gr.Links {
 			caps = append(caps, a.g.Links[li].Capacity)

@@ -180,7 +180,7 @@ func checkReported(t *testing.T, it int, in cyclic, g Graph, a Assignment, mode 
 	}
 }
 
-// TestResolveDeterministic: the same graph gives the same assignment, and
+// TestResolveBudget: the same graph gives the same assignment twice, and
 // a search stopped by its budget says so.
 func TestResolveBudget(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 3))
