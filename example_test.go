@@ -81,3 +81,36 @@ func ExampleSimulateShockwave() {
 	// Shockwave: makespan 17574 s, worst finish-time fairness 1.20
 	// Gavel: makespan 17694 s, worst finish-time fairness 2.36
 }
+
+// The incremental scheduler: jobs arrive, each round asks which jobs run,
+// and the scheduler re-plans when due.
+func ExampleScheduler() {
+	ctx := context.Background()
+	rounds := 4
+	s, err := orrery.NewScheduler(2, orrery.ShockwaveConfig{Rounds: &rounds})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for id, d := range []float64{120, 300, 60} {
+		s.Add(orrery.ShockwaveJob{ID: id + 1, GPUs: 1, EpochBS: []int{32, 32, 64}, EpochDurS: []float64{d, d, d / 2}})
+	}
+	done := map[int]int{}
+	for range 3 {
+		ids, err := s.Schedule(ctx)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Printf("round %d: jobs %v\n", s.Round(), ids)
+		for _, id := range ids { // say each ran one epoch
+			done[id]++
+			s.Progress(id, done[id])
+		}
+		s.EndRound()
+	}
+	// Output:
+	// round 0: jobs [2 3]
+	// round 1: jobs [1 2]
+	// round 2: jobs [1 2]
+}

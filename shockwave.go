@@ -47,7 +47,8 @@ import (
 //	    "prior_strength": 0,      // Dirichlet prior total (0 = E, the authors')
 //	    "momentum": 0.9,          // FT* weight of the time-weighted mean (0..1)
 //	    "tolerance": 0.4,         // calibration tolerance
-//	    "time_limit_ms": 0        // wall-clock limit (0 none; results then depend on the host's speed)
+//	    "time_limit_ms": 0,       // wall-clock limit (0 none; results then depend on the host's speed)
+//	    "reopt_rounds": 8         // a Scheduler's periodic re-plan (plan ignores it)
 //	  },
 //	  "jobs": [{
 //	    "id": 7,                  // unique integer; the last tie-breaker
@@ -122,6 +123,7 @@ type ShockwaveConfig struct {
 	Momentum      *float64  `json:"momentum,omitempty"`
 	Tolerance     *float64  `json:"tolerance,omitempty"`
 	TimeLimitMs   float64   `json:"time_limit_ms,omitempty"`
+	ReoptRounds   int       `json:"reopt_rounds,omitempty"` // Scheduler: re-plan every this many rounds; 0 = 8 (plan ignores it)
 }
 
 // ShockwaveJob is one active job.
@@ -234,11 +236,23 @@ func optional(field string, v *float64, upTo float64) (float64, error) {
 
 // state converts the request to the round planner's state.
 func (r *ShockwavePlanRequest) state() (*round.State, time.Duration, error) {
-	c := &r.Config
+	cfg, limit, err := r.Config.config()
+	if err != nil {
+		return nil, 0, err
+	}
+	st := &round.State{GPUs: r.GPUs, Round: r.Round, Reestimate: r.Reestimate, Config: cfg, Jobs: make([]round.Job, len(r.Jobs))}
+	for i := range r.Jobs {
+		st.Jobs[i] = r.Jobs[i].job()
+	}
+	return st, limit, nil
+}
+
+// config converts the configuration to the planner's, and its time limit.
+func (c *ShockwaveConfig) config() (round.Config, time.Duration, error) {
 	var mc market.Config
 	if c.Rounds != nil {
 		if *c.Rounds < 1 {
-			return nil, 0, fieldError("config.rounds", fmt.Errorf("%w: %d rounds, the window is empty", market.ErrInvalid, *c.Rounds))
+			return round.Config{}, 0, fieldError("config.rounds", fmt.Errorf("%w: %d rounds, the window is empty", market.ErrInvalid, *c.Rounds))
 		}
 		mc.Rounds = *c.Rounds
 	}
@@ -258,7 +272,7 @@ func (r *ShockwavePlanRequest) state() (*round.State, time.Duration, error) {
 		{"config.urgent_power", c.UrgentPower, &mc.UrgentPower, inf},
 	} {
 		if *f.dst, err = optional(f.name, f.v, f.upTo); err != nil {
-			return nil, 0, err
+			return round.Config{}, 0, err
 		}
 	}
 	if c.Breakpoints != nil {
@@ -269,7 +283,7 @@ func (r *ShockwavePlanRequest) state() (*round.State, time.Duration, error) {
 	case "exact":
 		mc.Log = market.ExactLog
 	default:
-		return nil, 0, fieldError("config.log", fmt.Errorf("%w: %q (want \"piecewise\" or \"exact\")", market.ErrInvalid, c.Log))
+		return round.Config{}, 0, fieldError("config.log", fmt.Errorf("%w: %q (want \"piecewise\" or \"exact\")", market.ErrInvalid, c.Log))
 	}
 	mc.NoRelax, mc.Gap, mc.MaxNodes = c.NoRelax, c.Gap, c.MaxNodes
 	cfg := round.Config{Market: mc}
@@ -280,39 +294,45 @@ func (r *ShockwavePlanRequest) state() (*round.State, time.Duration, error) {
 	case "oracle":
 		cfg.Predictor.Estimator = predictor.Oracle
 	default:
-		return nil, 0, fieldError("config.estimator", fmt.Errorf("%w: %q (want \"faithful\", \"posterior\" or \"oracle\")", predictor.ErrInvalid, c.Estimator))
+		return round.Config{}, 0, fieldError("config.estimator", fmt.Errorf("%w: %q (want \"faithful\", \"posterior\" or \"oracle\")", predictor.ErrInvalid, c.Estimator))
 	}
 	if !(c.PriorStrength >= 0) || math.IsInf(c.PriorStrength, 0) {
-		return nil, 0, fieldError("config.prior_strength", fmt.Errorf("%w: %v", predictor.ErrInvalid, c.PriorStrength))
+		return round.Config{}, 0, fieldError("config.prior_strength", fmt.Errorf("%w: %v", predictor.ErrInvalid, c.PriorStrength))
 	}
 	cfg.Predictor.PriorStrength = c.PriorStrength
 	if cfg.Momentum, err = optional("config.momentum", c.Momentum, 1); err != nil {
-		return nil, 0, err
+		return round.Config{}, 0, err
 	}
 	if cfg.Tolerance, err = optional("config.tolerance", c.Tolerance, inf); err != nil {
-		return nil, 0, err
+		return round.Config{}, 0, err
 	}
 	if c.TimeLimitMs < 0 || c.TimeLimitMs > maxTimeLimitMs || math.IsNaN(c.TimeLimitMs) {
-		return nil, 0, fieldError("config.time_limit_ms", fmt.Errorf("%w: %v (want 0..%v)", round.ErrInvalid, c.TimeLimitMs, maxTimeLimitMs))
+		return round.Config{}, 0, fieldError("config.time_limit_ms", fmt.Errorf("%w: %v (want 0..%v)", round.ErrInvalid, c.TimeLimitMs, maxTimeLimitMs))
 	}
-	st := &round.State{GPUs: r.GPUs, Round: r.Round, Reestimate: r.Reestimate, Config: cfg, Jobs: make([]round.Job, len(r.Jobs))}
-	for i := range r.Jobs {
-		j := &r.Jobs[i]
-		rj := round.Job{ID: j.ID, GPUs: j.GPUs, Submit: j.SubmitS, Epochs: j.Epochs, Progress: j.Progress,
-			EpochBS: j.EpochBS, EpochDur: j.EpochDurS, Modes: j.Modes, ModeDur: j.ModeDurS,
-			ProfiledDur: j.ProfiledDurS, SamplesPerEpoch: j.SamplesPerEpoch}
-		for _, s := range j.Timeline {
-			rj.Timeline = append(rj.Timeline, predictor.Sample{Round: s.Round, ItPerSec: s.ItPerS, BatchSize: s.BS})
-		}
-		for _, f := range j.Finish {
-			rj.Finish = append(rj.Finish, round.FinishPoint{Round: f.Round, Estimate: f.EstimateS})
-		}
-		if k := j.Known; k != nil {
-			rj.Known = &round.Known{Remaining: k.RemainingS, MeanEpoch: k.MeanEpochS, Elapsed: k.ElapsedS, FairFinish: k.FairFinishS}
-		}
-		st.Jobs[i] = rj
+	cfg.ReoptRounds = c.ReoptRounds
+	return cfg, limit(c.TimeLimitMs), nil
+}
+
+// job converts a job to the planner's; its slices are shared.
+func (j *ShockwaveJob) job() round.Job {
+	rj := round.Job{ID: j.ID, GPUs: j.GPUs, Submit: j.SubmitS, Epochs: j.Epochs, Progress: j.Progress,
+		EpochBS: j.EpochBS, EpochDur: j.EpochDurS, Modes: j.Modes, ModeDur: j.ModeDurS,
+		ProfiledDur: j.ProfiledDurS, SamplesPerEpoch: j.SamplesPerEpoch}
+	for _, s := range j.Timeline {
+		rj.Timeline = append(rj.Timeline, s.sample())
 	}
-	return st, limit(c.TimeLimitMs), nil
+	for _, f := range j.Finish {
+		rj.Finish = append(rj.Finish, round.FinishPoint{Round: f.Round, Estimate: f.EstimateS})
+	}
+	if k := j.Known; k != nil {
+		rj.Known = &round.Known{Remaining: k.RemainingS, MeanEpoch: k.MeanEpochS, Elapsed: k.ElapsedS, FairFinish: k.FairFinishS}
+	}
+	return rj
+}
+
+// sample converts a throughput measurement to the predictor's.
+func (s ThroughputSpec) sample() predictor.Sample {
+	return predictor.Sample{Round: s.Round, ItPerSec: s.ItPerS, BatchSize: s.BS}
 }
 
 // planError turns a planner error into a wire error naming the JSON path
@@ -365,7 +385,7 @@ var jsonKeys = map[string]string{
 	"Config.Predictor.PriorStrength": "prior_strength",
 	"Config.Momentum":                "momentum",
 	"Config.Tolerance":               "tolerance",
-	"Config.ReoptRounds":             "-", // the Scheduler's; Plan only checks it
+	"Config.ReoptRounds":             "reopt_rounds", // the Scheduler's; Plan only checks it
 	"Jobs":                           "jobs",
 	"Jobs.ID":                        "id",
 	"Jobs.GPUs":                      "gpus",
@@ -439,6 +459,11 @@ func Plan(ctx context.Context, req ShockwavePlanRequest) (ShockwavePlanResponse,
 	if err != nil {
 		return ShockwavePlanResponse{}, planError(err)
 	}
+	return planResponse(res), nil
+}
+
+// planResponse copies a plan into the schema's response.
+func planResponse(res *round.Result) ShockwavePlanResponse {
 	resp := ShockwavePlanResponse{
 		Round: res.Round, Window: len(res.Rounds), Status: res.Status.String(), Relaxed: res.Relaxed,
 		Objective: res.Objective, Bound: res.Bound, Welfare: res.Welfare, MakespanS: res.Makespan, Nodes: res.Nodes,
@@ -452,7 +477,7 @@ func Plan(ctx context.Context, req ShockwavePlanRequest) (ShockwavePlanResponse,
 	for i, j := range res.Jobs {
 		resp.Jobs[i] = ShockwaveJobPlan{ID: j.ID, Rounds: j.Rounds, Epochs: j.Epochs, Priority: j.Priority, ShockwavePrediction: prediction(j)}
 	}
-	return resp, nil
+	return resp
 }
 
 // Predict runs "shockwave.predict": what Plan predicts for every job (the

@@ -309,7 +309,7 @@ func TestJSONKeys(t *testing.T) {
 		{round.FieldError{Job: -1, Field: "Config.Market.Breakpoints[1]"}, "config.breakpoints[1]"},
 		{round.FieldError{Job: -1, Field: "Config.Predictor.PriorStrength"}, "config.prior_strength"},
 		{round.FieldError{Job: -1, Field: "GPUs"}, "gpus"},
-		{round.FieldError{Job: -1, Field: "Config.ReoptRounds"}, ""},
+		{round.FieldError{Job: -1, Field: "Config.ReoptRounds"}, "config.reopt_rounds"},
 		{round.FieldError{Job: -1, Field: "Config.Market[1]"}, ""},
 		{round.FieldError{Job: 0, Field: "unmapped market Foo"}, ""},
 		{round.FieldError{Job: -1, Field: "j.GPUs"}, ""},
