@@ -1,0 +1,263 @@
+package cassini
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+	fwk "k8s.io/kube-scheduler/framework"
+
+	"github.com/orrery/orrery/bindings/k8s/plan"
+)
+
+// Reserve records the pod's node and, when this cycle ranked the pod's job,
+// the time shifts of the candidate it was placed by: the best-ranked
+// placement that puts a pod on the node (or, in a pod-group cycle, the
+// placement NormalizePlacementScore ranked). Shifts are relative, so each
+// connected group of jobs is moved as a whole to keep as many running jobs
+// on their current shifts as possible. Reserve never fails.
+func (p *Plugin) Reserve(ctx context.Context, state fwk.CycleState, pod *v1.Pod, node string) *fwk.Status {
+	job := p.cfg.jobKey(pod)
+	if job == "" {
+		return nil
+	}
+	rk, c, ok := p.chosen(state, node)
+	if !ok {
+		p.led.reserve(pod.UID, job, node, nil, nil)
+		return nil
+	}
+	plans := p.plans(rk, c)
+	planned := make([]string, len(rk.nodes[c]))
+	for i, n := range rk.nodes[c] {
+		planned[i] = rk.fab.names[n]
+	}
+	p.led.reserve(pod.UID, job, node, plans, planned)
+	klog.FromContext(ctx).V(4).Info("Cassini reserved", "pod", klog.KObj(pod), "node", node, "score", rk.r.Outcomes[c].Score)
+	return nil
+}
+
+// Unreserve undoes the pod's Reserve.
+func (p *Plugin) Unreserve(_ context.Context, _ fwk.CycleState, pod *v1.Pod, _ string) {
+	p.led.unreserve(pod.UID)
+}
+
+// chosen returns the ranking and candidate a Reserve on node follows.
+func (p *Plugin) chosen(state fwk.CycleState, node string) (ranked, int, bool) {
+	if ps := state.GetPlacementCycleState(); ps != nil {
+		if d, err := ps.Read(stateKey); err == nil {
+			if pd, ok := d.(*groupChoice); ok {
+				return pd.rk, pd.cand, true
+			}
+		}
+	}
+	c, err := readCycle(state)
+	if err != nil {
+		return ranked{}, 0, false
+	}
+	ci, ok := c.cand[node]
+	return c.rk, ci, ok
+}
+
+// plans returns the plan of every job in candidate c's affinity graph.
+func (p *Plugin) plans(rk ranked, c int) map[string]shiftPlan {
+	o := rk.r.Outcomes[c]
+	grid := max(o.Grid, 1)
+	parent := make([]int, len(rk.jobs))
+	for i := range parent {
+		parent[i] = i
+	}
+	var find func(int) int
+	find = func(i int) int {
+		for parent[i] != i {
+			parent[i] = parent[parent[i]]
+			i = parent[i]
+		}
+		return i
+	}
+	linked := make([]bool, len(rk.jobs))
+	for _, l := range o.Links {
+		for _, j := range l.Jobs {
+			linked[j] = true
+			parent[find(j)] = find(l.Jobs[0])
+		}
+	}
+	groups := map[int][]int{}
+	for j := range rk.jobs {
+		if linked[j] {
+			groups[find(j)] = append(groups[find(j)], j)
+		}
+	}
+	out := map[string]shiftPlan{}
+	for _, g := range groups {
+		p.align(rk, o.Shifts, grid, o.Score, g, out)
+	}
+	if !linked[0] {
+		// The job shares no link: it may send at any time.
+		self := rk.jobs[0].prof
+		out[rk.jobs[0].key] = shiftPlan{shift: 0, period: self.p.Period, comm: self.comm, score: o.Score}
+	}
+	return out
+}
+
+// align sets the plans of one connected group of jobs: the ranked shifts
+// plus the common delay that keeps the most jobs on their current shifts
+// (delaying every job of a group alike leaves every link's score as it is).
+func (p *Plugin) align(rk ranked, shifts []int, grid int, score float64, group []int, out map[string]shiftPlan) {
+	periods := make([]int, len(group))
+	cur := make([]shiftPlan, len(group))
+	has := make([]bool, len(group))
+	for k, j := range group {
+		periods[k] = roundUp(rk.jobs[j].prof.p.Period, grid)
+		cur[k], has[k] = p.current(rk.jobs[j])
+	}
+	best, bestN := 0, -1
+	for k := range group {
+		if !has[k] || cur[k].period != periods[k] {
+			continue
+		}
+		off := mod(cur[k].shift-shifts[group[k]], periods[k])
+		n := 0
+		for m := range group {
+			if has[m] && cur[m].period == periods[m] && mod(shifts[group[m]]+off, periods[m]) == cur[m].shift {
+				n++
+			}
+		}
+		if n > bestN || n == bestN && off < best {
+			best, bestN = off, n
+		}
+	}
+	for k, j := range group {
+		job := rk.jobs[j]
+		out[job.key] = shiftPlan{shift: mod(shifts[j]+best, periods[k]), period: periods[k], comm: job.prof.comm, score: score}
+	}
+}
+
+// current returns a job's plan: the ledger's, else the one on its pods
+// (written before a restart of the scheduler).
+func (p *Plugin) current(j *runJob) (shiftPlan, bool) {
+	if pl, _, ok := p.led.plan(j.key); ok {
+		return pl, true
+	}
+	if j.plan == "" {
+		return shiftPlan{}, false
+	}
+	q, err := plan.Parse([]byte(j.plan))
+	if err != nil || !q.Reference.Equal(p.cfg.reference) {
+		return shiftPlan{}, false
+	}
+	tick := p.cfg.quantum.Tick
+	if q.Shift%tick != 0 || q.Period%tick != 0 {
+		return shiftPlan{}, false
+	}
+	return shiftPlan{shift: int(q.Shift / tick), period: int(q.Period / tick), comm: int(q.CommOffset / tick), score: q.Score}, true
+}
+
+func roundUp(t, g int) int { return (t + g - 1) / g * g }
+
+func mod(a, m int) int {
+	a %= m
+	if a < 0 {
+		a += m
+	}
+	return a
+}
+
+// PreBindPreFlight skips PreBind for a pod without a plan to write.
+func (p *Plugin) PreBindPreFlight(_ context.Context, _ fwk.CycleState, pod *v1.Pod, _ string) (*fwk.PreBindPreFlightResult, *fwk.Status) {
+	job := p.cfg.jobKey(pod)
+	if _, _, ok := p.led.plan(job); job == "" || !ok {
+		if len(p.led.unwritten()) == 0 {
+			return nil, fwk.NewStatus(fwk.Skip)
+		}
+	}
+	return &fwk.PreBindPreFlightResult{AllowParallel: true}, nil
+}
+
+// PreBind writes the pod's plan on it (the annotation the agent reads), then
+// brings the bound pods of every job whose plan changed since it was last
+// written up to date. A failed write is logged and retried at the next
+// PreBind, never an error: a pod without a plan still runs, unshifted.
+func (p *Plugin) PreBind(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, _ string) *fwk.Status {
+	logger := klog.FromContext(ctx)
+	if job := p.cfg.jobKey(pod); job != "" {
+		if pl, gen, ok := p.led.plan(job); ok {
+			if err := p.annotate(ctx, pod, p.planText(job, pl, gen)); err != nil {
+				logger.Error(err, "Cassini could not write the plan", "pod", klog.KObj(pod))
+			}
+		}
+	}
+	for _, job := range p.led.unwritten() {
+		pl, gen, ok := p.led.plan(job)
+		if !ok {
+			continue
+		}
+		text := p.planText(job, pl, gen)
+		pods, err := p.jobPods(job)
+		failed := err != nil
+		for _, q := range pods {
+			if q.Spec.NodeName == "" || q.UID == pod.UID {
+				continue
+			}
+			if err := p.annotate(ctx, q, text); err != nil {
+				logger.Error(err, "Cassini could not re-plan", "pod", klog.KObj(q))
+				failed = true
+			}
+		}
+		if !failed {
+			p.led.markWritten(job, gen)
+		}
+	}
+	return nil
+}
+
+// PostBind forgets the pod's reservation: it is bound, its plan stays.
+func (p *Plugin) PostBind(_ context.Context, _ fwk.CycleState, pod *v1.Pod, _ string) {
+	p.led.bound(pod.UID)
+}
+
+// planText is the annotation's value for job's plan.
+func (p *Plugin) planText(job string, pl shiftPlan, gen int64) string {
+	tick := p.cfg.quantum.Tick
+	b, _ := json.Marshal(plan.Plan{Job: job, Reference: p.cfg.reference, Shift: time.Duration(pl.shift) * tick,
+		Period: time.Duration(pl.period) * tick, CommOffset: time.Duration(pl.comm) * tick, Score: pl.score, Generation: gen})
+	return string(b)
+}
+
+// annotate sets the plan annotation on pod, unless it is there already.
+func (p *Plugin) annotate(ctx context.Context, pod *v1.Pod, text string) error {
+	if pod.Annotations[p.cfg.planAnno] == text {
+		return nil
+	}
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{p.cfg.planAnno: text}}})
+	if err != nil {
+		return err
+	}
+	_, err = p.h.ClientSet().CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.MergePatchType, patch, metav1.PatchOptions{})
+	return err
+}
+
+// jobPods lists a job's pods from the informer.
+func (p *Plugin) jobPods(job string) ([]*v1.Pod, error) {
+	if p.pods == nil {
+		return nil, fmt.Errorf("cassini: no pod lister")
+	}
+	ns, name, _ := strings.Cut(job, "/")
+	sel := labels.Everything()
+	if !strings.HasPrefix(name, "podgroup:") {
+		sel = labels.SelectorFromSet(labels.Set{p.cfg.jobLabel: name})
+	}
+	all, err := p.pods.Pods(ns).List(sel)
+	if err != nil {
+		return nil, err
+	}
+	out := slices.DeleteFunc(all, func(q *v1.Pod) bool { return p.cfg.jobKey(q) != job })
+	return out, nil
+}

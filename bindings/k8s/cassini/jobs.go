@@ -1,0 +1,147 @@
+package cassini
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/orrery/orrery"
+	"github.com/orrery/orrery/engine/profile"
+)
+
+// Why a pod gets neutral scores; wrapped in the Skip status's message.
+var (
+	ErrNoJob     = errors.New("cassini: pod is not part of a training job")
+	ErrNoProfile = errors.New("cassini: training job has no traffic profile")
+	ErrProfile   = errors.New("cassini: bad traffic profile")
+)
+
+// jobKey names the job a pod belongs to, "" for none: namespace/value of the
+// job label, or namespace/podgroup:name of its PodGroup.
+func (c *config) jobKey(pod *v1.Pod) string {
+	if v := pod.Labels[c.jobLabel]; v != "" {
+		return pod.Namespace + "/" + v
+	}
+	if g := pod.Spec.SchedulingGroup; g != nil && g.PodGroupName != nil && *g.PodGroupName != "" {
+		return pod.Namespace + "/podgroup:" + *g.PodGroupName
+	}
+	return ""
+}
+
+// jobSize is the job's pod count from the size annotation, 0 if unknown.
+func (c *config) jobSize(pod *v1.Pod) int {
+	n, err := strconv.Atoi(pod.Annotations[c.sizeAnno])
+	if err != nil || n < 1 || n > 1<<20 {
+		return 0
+	}
+	return n
+}
+
+// jobProfile is a job's traffic, quantized.
+type jobProfile struct {
+	p    profile.Profile
+	comm int // tick the communication phase starts
+}
+
+// profiles parses traffic profiles, remembering them by their source text:
+// the running jobs' profiles are read every cycle.
+type profiles struct {
+	mu    sync.Mutex
+	cache map[string]profileEntry
+}
+
+type profileEntry struct {
+	p   *jobProfile
+	err error
+}
+
+const profileCacheSize = 8192
+
+// ConfigMapGetter returns a ConfigMap's data by namespace and name.
+type configMapGetter func(namespace, name string) (*v1.ConfigMap, error)
+
+// of returns pod's profile: the inline annotation, else the ConfigMap the
+// other annotation names.
+func (ps *profiles) of(pod *v1.Pod, c *config, cms configMapGetter) (*jobProfile, error) {
+	src, ok := pod.Annotations[c.profileAnno]
+	if !ok {
+		ref, ok := pod.Annotations[c.profileCMAnno]
+		if !ok {
+			return nil, ErrNoProfile
+		}
+		name, key, _ := strings.Cut(ref, "/")
+		if key == "" {
+			key = DefaultProfileKey
+		}
+		if cms == nil {
+			return nil, fmt.Errorf("%w: configmap %s/%s: no lister", ErrProfile, pod.Namespace, name)
+		}
+		cm, err := cms(pod.Namespace, name)
+		if err != nil {
+			return nil, fmt.Errorf("%w: configmap %s/%s: %w", ErrProfile, pod.Namespace, name, err)
+		}
+		s, ok := cm.Data[key]
+		if !ok {
+			return nil, fmt.Errorf("%w: configmap %s/%s has no key %q", ErrProfile, pod.Namespace, name, key)
+		}
+		src = s
+	}
+	ps.mu.Lock()
+	e, ok := ps.cache[src]
+	ps.mu.Unlock()
+	if ok {
+		return e.p, e.err
+	}
+	p, err := parseProfile(src, c)
+	ps.mu.Lock()
+	if ps.cache == nil || len(ps.cache) >= profileCacheSize {
+		ps.cache = make(map[string]profileEntry)
+	}
+	ps.cache[src] = profileEntry{p, err}
+	ps.mu.Unlock()
+	return p, err
+}
+
+// parseProfile reads a profile in the JSON of a cassini.rank job (id
+// optional) and quantizes it on the plugin's grid, with the root package's
+// validation: a bad field is named.
+func parseProfile(src string, c *config) (*jobProfile, error) {
+	var js orrery.JobSpec
+	d := json.NewDecoder(strings.NewReader(src))
+	d.DisallowUnknownFields()
+	if err := d.Decode(&js); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrProfile, err)
+	}
+	if d.More() {
+		return nil, fmt.Errorf("%w: data after the profile", ErrProfile)
+	}
+	if js.ID == "" {
+		js.ID = "job"
+	}
+	req := orrery.LinkRequest{CapacityGbps: 1, Jobs: []orrery.JobSpec{js},
+		SearchSpec: orrery.SearchSpec{TickMs: c.tickMs, UnitMbps: c.unitMbps}}
+	pr, _, err := req.Problem()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrProfile, err)
+	}
+	p := pr.Jobs[0]
+	return &jobProfile{p: p, comm: commOffset(p.Demand)}, nil
+}
+
+// commOffset is the tick the first communication phase starts: the first
+// tick with demand whose predecessor (cyclically) has none; 0 when the
+// demand never stops or never starts.
+func commOffset(d []int32) int {
+	for i, v := range d {
+		prev := d[(i+len(d)-1)%len(d)]
+		if v > 0 && prev == 0 {
+			return i
+		}
+	}
+	return 0
+}

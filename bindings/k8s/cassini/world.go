@@ -1,0 +1,232 @@
+package cassini
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	fwk "k8s.io/kube-scheduler/framework"
+
+	"github.com/orrery/orrery/engine/candidate"
+	"github.com/orrery/orrery/engine/profile"
+)
+
+// ErrBudget says the ranking did not finish within the cycle's time budget.
+var ErrBudget = errors.New("cassini: ranking ran past the cycle's time budget")
+
+// ErrNoPlacement says every candidate placement was discarded.
+var ErrNoPlacement = errors.New("cassini: every candidate placement was discarded")
+
+// runJob is a training job as the scheduler's snapshot shows it.
+type runJob struct {
+	key   string
+	prof  *jobProfile
+	nodes []int  // fabric nodes of its placed pods, with repeats, sorted
+	plan  string // a pod's plan annotation, "" if none
+	path  []int  // fabric links its ring crosses (not for the job being placed)
+}
+
+// world is the cluster as one scheduling cycle sees it.
+type world struct {
+	fab  *fabric
+	jobs []*runJob // by key
+	self int       // the job being placed
+}
+
+func (w *world) selfKey() string { return w.jobs[w.self].key }
+
+// world reads the snapshot: the fabric of every node, and every training
+// job's placed pods (pods reserved by this plugin but not yet in the
+// snapshot included), for the job pod belongs to.
+func (p *Plugin) world(pod *v1.Pod) (*world, error) {
+	key := p.cfg.jobKey(pod)
+	if key == "" {
+		return nil, ErrNoJob
+	}
+	prof, err := p.prof.of(pod, &p.cfg, p.cms)
+	if err != nil {
+		return nil, err
+	}
+	infos, err := p.h.SnapshotSharedLister().NodeInfos().List()
+	if err != nil {
+		return nil, fmt.Errorf("cassini: listing nodes: %w", err)
+	}
+	nodes := make([]*v1.Node, len(infos))
+	for i, n := range infos {
+		nodes[i] = n.Node()
+	}
+	w := &world{fab: newFabric(nodes, &p.cfg)}
+	byKey := map[string]*runJob{}
+	add := func(q *v1.Pod, node int) {
+		k := p.cfg.jobKey(q)
+		if k == "" {
+			return
+		}
+		j := byKey[k]
+		if j == nil {
+			j = &runJob{key: k}
+			byKey[k] = j
+		}
+		if j.prof == nil && k != key {
+			j.prof, _ = p.prof.of(q, &p.cfg, p.cms) // a job without a usable profile is left out
+		}
+		if j.plan == "" {
+			j.plan = q.Annotations[p.cfg.planAnno]
+		}
+		j.nodes = append(j.nodes, node)
+	}
+	for i, n := range infos {
+		for _, pi := range n.GetPods() {
+			add(pi.GetPod(), i)
+		}
+	}
+	for _, r := range p.led.reservations() {
+		node, ok := w.fab.index[r.node]
+		if !ok || hasPod(infos[node].GetPods(), r.uid) {
+			continue
+		}
+		if j := byKey[r.job]; j != nil || r.job == key {
+			if j == nil {
+				j = &runJob{key: key}
+				byKey[key] = j
+			}
+			j.nodes = append(j.nodes, node)
+		}
+	}
+	self := byKey[key]
+	if self == nil {
+		self = &runJob{key: key}
+		byKey[key] = self
+	}
+	self.prof = prof
+	for _, j := range byKey {
+		if j.prof != nil {
+			slices.Sort(j.nodes)
+			w.jobs = append(w.jobs, j)
+		}
+	}
+	slices.SortFunc(w.jobs, func(a, b *runJob) int { return cmp.Compare(a.key, b.key) })
+	for i, j := range w.jobs {
+		if j.key == key {
+			w.self = i
+		} else {
+			j.path = w.fab.ring(j.nodes, nil)
+		}
+	}
+	p.led.gc(byKey)
+	return w, nil
+}
+
+func hasPod(pods []fwk.PodInfo, uid types.UID) bool {
+	for _, pi := range pods {
+		if pi.GetPod().UID == uid {
+			return true
+		}
+	}
+	return false
+}
+
+// ranked is one ranking: the candidates of the job being placed, with the
+// jobs that share links with any of them.
+type ranked struct {
+	fab   *fabric
+	r     candidate.Ranking
+	jobs  []*runJob // rank job -> job; 0 is the job being placed
+	nodes [][]int   // candidate -> the job's nodes (placed ones first)
+}
+
+// rank ranks the placements cands of the job being placed (each its full
+// node list). Only the jobs connected to some candidate through shared
+// links take part: the others' links are the same in every candidate. A
+// ranking cut short by the budget is an error, so the caller abstains.
+func (p *Plugin) rank(ctx context.Context, w *world, cands [][]int) (ranked, error) {
+	rk := ranked{fab: w.fab, nodes: cands, jobs: []*runJob{w.jobs[w.self]}}
+	selfPaths := make([][]int, len(cands))
+	frontier := []int{}
+	for c, nodes := range cands {
+		selfPaths[c] = w.fab.ring(nodes, nil)
+		frontier = append(frontier, selfPaths[c]...)
+	}
+	on := map[int][]int{} // fabric link -> jobs crossing it
+	for i, j := range w.jobs {
+		for _, l := range j.path {
+			on[l] = append(on[l], i)
+		}
+	}
+	// Jobs reachable from the candidates' links through shared links.
+	in := make([]bool, len(w.jobs))
+	seen := map[int]bool{}
+	for len(frontier) > 0 {
+		l := frontier[len(frontier)-1]
+		frontier = frontier[:len(frontier)-1]
+		if seen[l] {
+			continue
+		}
+		seen[l] = true
+		for _, j := range on[l] {
+			if !in[j] {
+				in[j] = true
+				frontier = append(frontier, w.jobs[j].path...)
+			}
+		}
+	}
+	for i, j := range w.jobs {
+		if in[i] {
+			rk.jobs = append(rk.jobs, j)
+		}
+	}
+	// Only the links someone crosses, renumbered.
+	local := map[int]int{}
+	var links []candidate.Link
+	path := func(fl []int) []int {
+		out := make([]int, len(fl))
+		for k, l := range fl {
+			li, ok := local[l]
+			if !ok {
+				li = len(links)
+				local[l] = li
+				links = append(links, w.fab.links[l])
+			}
+			out[k] = li
+		}
+		return out
+	}
+	others := make([][]int, len(rk.jobs))
+	for k, j := range rk.jobs[1:] {
+		others[k+1] = path(j.path)
+	}
+	cs := make([]candidate.Candidate, len(cands))
+	for c := range cands {
+		paths := slices.Clone(others)
+		paths[0] = path(selfPaths[c])
+		cs[c].Paths = paths
+	}
+	if len(links) == 0 {
+		links = append(links, candidate.Link{Capacity: 1}) // no job crosses a link: every candidate scores 1
+	}
+	profs := make([]profile.Profile, len(rk.jobs))
+	for k, j := range rk.jobs {
+		profs[k] = j.prof.p
+	}
+	r, err := p.ws.Rank(ctx, profs, links, cs, p.cfg.rank)
+	if err != nil {
+		return rk, fmt.Errorf("cassini: ranking: %w", err)
+	}
+	if ctx.Err() != nil {
+		return rk, fmt.Errorf("%w (%v)", ErrBudget, p.cfg.budget)
+	}
+	for _, o := range r.Outcomes {
+		if o.Status == candidate.TimeLimit {
+			return rk, fmt.Errorf("%w (%v)", ErrBudget, p.cfg.budget)
+		}
+	}
+	if r.Best < 0 {
+		return rk, fmt.Errorf("%w: %v", ErrNoPlacement, r.Outcomes[0].Err)
+	}
+	rk.r = r
+	return rk, nil
+}
