@@ -60,6 +60,11 @@ type Tier struct {
 	// sum of its members' uplinks) to its own uplink capacity toward the
 	// next tier: 1 is non-blocking, 2 the paper's testbed. 0 means 1.
 	Oversubscription float64 `json:"oversubscription,omitempty"`
+	// UplinkGbps, instead, sets every domain's uplink capacity outright.
+	// Where a ring's few large flows are pinned by ECMP to single member
+	// links, one member's speed is what a flow sees: the paper's testbed
+	// (2:1, two 50 Gbps uplinks per rack) is uplinkGbps 50.
+	UplinkGbps float64 `json:"uplinkGbps,omitempty"`
 }
 
 // Args are the plugin's arguments (pluginConfig[].args in a
@@ -226,6 +231,14 @@ func (a Args) resolve(path *field.Path) (config, error) {
 			errs = append(errs, field.Duplicate(p.Child("label"), fmt.Sprintf("%s (also tiers[%d])", t.Label, j)))
 		}
 		seen[t.Label] = i
+		if t.UplinkGbps != 0 {
+			if t.Oversubscription != 0 {
+				errs = append(errs, field.Forbidden(p.Child("uplinkGbps"), "set oversubscription or uplinkGbps, not both"))
+			}
+			if !(t.UplinkGbps > 0 && t.UplinkGbps <= maxGbps) {
+				errs = append(errs, field.Invalid(p.Child("uplinkGbps"), t.UplinkGbps, fmt.Sprintf("must be in (0, %g]", float64(maxGbps))))
+			}
+		}
 		if t.Oversubscription == 0 {
 			t.Oversubscription = 1
 		}

@@ -79,7 +79,11 @@ func newFabric(nodes []*v1.Node, c *config) *fabric {
 			sum[d] += nic[i]
 		}
 		for _, s := range sum {
-			u := capUnits(s/over, c)
+			g := s / over
+			if tier.UplinkGbps > 0 {
+				g = tier.UplinkGbps
+			}
+			u := capUnits(g, c)
 			f.links = append(f.links, candidate.Link{Capacity: u}, candidate.Link{Capacity: u})
 		}
 	}

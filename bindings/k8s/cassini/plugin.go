@@ -32,7 +32,7 @@ type Plugin struct {
 	cms  configMapGetter
 
 	batchMu sync.Mutex // creating a pod-group cycle's batch
-	pods corelisters.PodLister
+	pods    corelisters.PodLister
 }
 
 var (
