@@ -17,22 +17,24 @@ type shiftPlan struct {
 type jobState struct {
 	plan    shiftPlan
 	has     bool     // plan is set
-	gen     int64    // ledger generation that set the plan (grows)
-	written int64    // generation last written to the job's bound pods
+	gen     int64    // ledger generation that set the plan: the annotation's
+	ver     int64    // ledger generation of the state's last change
+	written int64    // gen last written to the job's bound pods
 	planned []string // nodes of the placement the job's last Reserve chose
 }
 
 // reservation is a pod Reserve recorded and Unreserve may undo.
 type reservation struct {
-	uid  types.UID
-	job  string
-	node string
-	undo []change
+	uid   types.UID
+	job   string
+	node  string
+	plans map[string]shiftPlan // what the Reserve installed, changed or not
+	undo  []change
 }
 
-// change is one job's state before a Reserve changed it, and the
-// generation the Reserve set: Unreserve restores prev only if nothing
-// changed the job since.
+// change is one job's state before a Reserve changed it, and the version
+// the Reserve left: Unreserve restores prev (its version included, so
+// older changes still match) only if nothing changed the job since.
 type change struct {
 	job  string
 	prev jobState
@@ -58,7 +60,11 @@ func (l *ledger) reserve(uid types.UID, job, node string, plans map[string]shift
 	if l.jobs == nil {
 		l.jobs, l.pods = map[string]*jobState{}, map[types.UID]*reservation{}
 	}
-	r := &reservation{uid: uid, job: job, node: node}
+	if old, ok := l.pods[uid]; ok {
+		delete(l.pods, uid) // reserved twice without Unreserve: the later wins
+		l.undoLocked(old)
+	}
+	r := &reservation{uid: uid, job: job, node: node, plans: plans}
 	touch := func(k string) *jobState {
 		st, had := l.jobs[k]
 		if !had {
@@ -85,22 +91,24 @@ func (l *ledger) reserve(uid types.UID, job, node string, plans map[string]shift
 		st := touch(k)
 		st.plan, st.has = pl, true
 		l.gen++
-		st.gen = l.gen
+		st.gen, st.ver = l.gen, l.gen
 	}
-	if planned != nil {
-		touch(job).planned = planned
+	if st, ok := l.jobs[job]; planned != nil && (!ok || !slices.Equal(st.planned, planned)) {
+		st = touch(job)
+		st.planned = planned
+		l.gen++
+		st.ver = l.gen
 	}
 	for i := range r.undo {
-		r.undo[i].gen = l.jobs[r.undo[i].job].gen
-	}
-	if old, ok := l.pods[uid]; ok {
-		l.undoLocked(old) // a pod reserved twice without Unreserve: the later wins
+		r.undo[i].gen = l.jobs[r.undo[i].job].ver
 	}
 	l.pods[uid] = r
 }
 
 // unreserve forgets pod uid and undoes its Reserve's changes, newest
-// first, where no later Reserve changed the job since.
+// first, where no later Reserve changed the job since. A change another
+// live reservation relies on (it installed the same plan: the job's other
+// pods) passes to that reservation, to be undone with it.
 func (l *ledger) unreserve(uid types.UID) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -114,21 +122,33 @@ func (l *ledger) undoLocked(r *reservation) {
 	for i := len(r.undo) - 1; i >= 0; i-- {
 		c := r.undo[i]
 		st, ok := l.jobs[c.job]
-		if !ok || st.gen != c.gen {
+		if !ok || st.ver != c.gen {
+			continue
+		}
+		if heir := l.reliedOn(c.job, st.plan); heir != nil {
+			heir.undo = append([]change{c}, heir.undo...) // undone when the heir is
 			continue
 		}
 		if !c.had {
 			delete(l.jobs, c.job)
 			continue
 		}
-		written := st.written
+		written := st.written // a plan written since is to be written again
 		*st = c.prev
 		st.written = written
-		if st.has && st.gen != written {
-			l.gen++ // the restored plan is to be written again
-			st.gen = l.gen
+	}
+}
+
+// reliedOn returns a live reservation that installed plan for job (the
+// smallest uid), or nil.
+func (l *ledger) reliedOn(job string, plan shiftPlan) *reservation {
+	var heir *reservation
+	for _, r := range l.pods {
+		if p, ok := r.plans[job]; ok && p == plan && (heir == nil || r.uid < heir.uid) {
+			heir = r
 		}
 	}
+	return heir
 }
 
 // bound forgets pod uid's reservation, keeping its plans: the pod is bound.
