@@ -118,7 +118,7 @@ func (p *Plugin) PreScore(ctx context.Context, state fwk.CycleState, pod *v1.Pod
 		remaining = size - len(self.nodes)
 	}
 	placed := self.nodes
-	cands := preselect(w.fab, placed, p.led.planned(w.selfKey(), w.fab), remaining, feasible, p.cfg.candidates)
+	cands := preselect(w.fab, placed, p.led.planned(w.selfKey(), w.fab), remaining, feasible, p.cfg.candidates, w.on)
 	if len(cands) == 0 {
 		return skip(ctx, klog.KObj(pod), fmt.Errorf("%w: no candidate placement", ErrNoJob))
 	}

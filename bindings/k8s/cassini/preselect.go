@@ -9,17 +9,20 @@ import (
 
 // preselect returns up to n placements of a job, each its placed nodes
 // followed by remaining nodes from feasible: the topology's pre-selection,
-// which keeps the ranking within the cycle's budget.
+// which keeps the ranking within the cycle's budget. on maps each fabric
+// link to the running jobs crossing it.
 //
-// Each candidate starts at one rack (seed) and spills into the racks after
-// it, at a stride, nearest in the fabric first (racks of the seed's block
-// before others); seeds and strides run until enough distinct candidates
-// exist. The candidates are then ordered most compact first (fewest domains
-// at the top tier, then below), which is also the ranking's tie-break. The
-// job's planned placement from its previous pod, when its nodes are still
-// feasible, comes first, so a job placed pod by pod keeps to its plan
-// unless the ranking finds better.
-func preselect(f *fabric, placed, planned []int, remaining int, feasible []int, n int) [][]int {
+// Each candidate starts at one rack (seed) and spills into other racks in
+// two ways: nearest in the fabric first (the seed's block before others),
+// and least loaded first (fewest running jobs on the rack's uplinks); seeds
+// and strides through the racks run until a pool of 4n distinct candidates
+// exists. The pool is then ordered by how many running jobs a candidate
+// shares links with, then most compact first (fewest domains at the top
+// tier, then below), and cut to n; that order is also the ranking's
+// tie-break. The job's planned placement from its previous pod, when its
+// nodes are still feasible, comes first, so a job placed pod by pod keeps
+// to its plan unless the ranking finds better.
+func preselect(f *fabric, placed, planned []int, remaining int, feasible []int, n int, on map[int][]int) [][]int {
 	free := slices.Clone(feasible)
 	slices.SortFunc(free, f.less)
 	free = slices.Compact(free)
@@ -27,46 +30,79 @@ func preselect(f *fabric, placed, planned []int, remaining int, feasible []int, 
 	if remaining == 0 {
 		return nil
 	}
+	load := func(l int) int { return len(on[l]) }
+	nodeLoad := func(x int) int { return load(2*x) + load(2*x+1) }
+	slices.SortStableFunc(free, func(a, b int) int { // quiet NICs first within each rack
+		if f.rackOf(a) != f.rackOf(b) {
+			return f.less(a, b)
+		}
+		return cmp.Compare(nodeLoad(a), nodeLoad(b))
+	})
 	groups := racks(f, free)
+	rackLoad := make([]int, len(groups))
+	for i, g := range groups {
+		if d := f.rackOf(g[0]); d >= 0 {
+			rackLoad[i] = load(f.base[0]+2*d) + load(f.base[0]+2*d+1)
+		}
+	}
 	var out [][]int
 	keys := map[string]bool{}
-	addCand := func(nodes []int) bool {
-		k := key(nodes)
-		if keys[k] {
-			return false
+	addCand := func(nodes []int) {
+		if k := key(nodes); !keys[k] {
+			keys[k] = true
+			out = append(out, append(slices.Clone(placed), nodes...))
 		}
-		keys[k] = true
-		out = append(out, append(slices.Clone(placed), nodes...))
-		return true
 	}
 	if p := plannedNodes(planned, placed, free, remaining); p != nil {
 		addCand(p)
 	}
 	first := len(out)
-	want := first + 4*n // generate more than n, keep the most compact n
+	want := first + 4*n // generate more than n, keep the best n
 	for stride := 1; stride <= max(1, len(groups)-1) && len(out) < want; stride++ {
 		for seed := range groups {
-			if nodes := fill(f, groups, seed, stride, remaining); nodes != nil {
-				addCand(nodes)
+			for _, quiet := range []bool{false, true} {
+				if nodes := fill(f, groups, rackLoad, seed, stride, remaining, quiet); nodes != nil {
+					addCand(nodes)
+				}
 			}
 			if len(out) >= want {
 				break
 			}
 		}
 	}
-	type spanned struct {
+	type ordered struct {
 		nodes []int
-		span  []int // domains spanned, top tier first
+		key   []int // running jobs sharing links, then domains spanned, top tier first
 	}
-	rest := make([]spanned, 0, len(out)-first)
+	rest := make([]ordered, 0, len(out)-first)
+	var ring []int
 	for _, c := range out[first:] {
-		rest = append(rest, spanned{c, reverse(f.span(c))})
+		ring = f.ring(c, ring)
+		rest = append(rest, ordered{c, append([]int{conflicts(ring, on)}, reverse(f.span(c))...)})
 	}
-	slices.SortStableFunc(rest, func(a, b spanned) int { return slices.Compare(a.span, b.span) })
+	slices.SortStableFunc(rest, func(a, b ordered) int { return slices.Compare(a.key, b.key) })
 	for i, r := range rest {
 		out[first+i] = r.nodes
 	}
 	return out[:min(len(out), n)]
+}
+
+// conflicts counts the running jobs crossing any of links.
+func conflicts(links []int, on map[int][]int) int {
+	var jobs []int
+	for _, l := range links {
+		jobs = append(jobs, on[l]...)
+	}
+	slices.Sort(jobs)
+	return len(slices.Compact(jobs))
+}
+
+// rackOf returns node's bottom-tier domain, or -1 with no tier.
+func (f *fabric) rackOf(node int) int {
+	if f.tiers() == 0 {
+		return -1
+	}
+	return int(f.dom[0][node])
 }
 
 // racks groups nodes (in locality order) by their bottom tier's domain; with
@@ -85,8 +121,8 @@ func racks(f *fabric, nodes []int) [][]int {
 
 // fill takes remaining nodes starting at groups[seed], then every stride-th
 // group after it (cyclically, then the groups the stride skipped), the
-// seed's nearest groups first.
-func fill(f *fabric, groups [][]int, seed, stride, remaining int) []int {
+// seed's nearest groups first, or with quiet the least loaded first.
+func fill(f *fabric, groups [][]int, load []int, seed, stride, remaining int, quiet bool) []int {
 	order := make([]int, 0, len(groups))
 	visited := make([]bool, len(groups))
 	for i := seed; !visited[i]; i = (i + stride) % len(groups) {
@@ -100,6 +136,11 @@ func fill(f *fabric, groups [][]int, seed, stride, remaining int) []int {
 	}
 	s := groups[seed][0]
 	slices.SortStableFunc(order[1:], func(a, b int) int {
+		if quiet {
+			if c := cmp.Compare(load[a], load[b]); c != 0 {
+				return c
+			}
+		}
 		return cmp.Compare(f.distance(s, groups[a][0]), f.distance(s, groups[b][0]))
 	})
 	nodes := make([]int, 0, remaining)

@@ -3,13 +3,13 @@ package cassini
 import (
 	"context"
 	"fmt"
-	"maps"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -69,35 +69,56 @@ func newScenario() scenario {
 	return s
 }
 
-// bruteForce ranks every placement of a two-pod up30 job on the free nodes
-// (not only the ones the plugin pre-selects) with the running jobs, on the
-// plugin's fabric model, and returns the placements' scores.
-func bruteForce(t *testing.T, s scenario) map[[2]int]float64 {
+// placement is a running job: its nodes and profile.
+type placement struct {
+	nodes []int
+	prof  string
+}
+
+// rankAll ranks every placement of a new job of size pods with profile
+// prof on the free nodes (not only the ones the plugin pre-selects) beside the
+// running jobs, on the plugin's fabric model: the ranker's view of all the
+// scheduler's choices.
+func rankAll(t *testing.T, running map[string]placement, prof string, free []int, size int) (combos [][]int, r candidate.Ranking) {
 	t.Helper()
 	c := testConfig(t)
 	f := newFabric(paperNodeList(), &c)
-	pa, err := parseProfile(up30, &c)
+	p, err := parseProfile(prof, &c)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pc, _ := parseProfile(up60, &c)
-	jobs := []profile.Profile{pa.p, pa.p, pc.p} // new, a, c
-	var pairs [][2]int
-	var cands []candidate.Candidate
-	for i, x := range s.free {
-		for _, y := range s.free[i+1:] {
-			pairs = append(pairs, [2]int{x, y})
-			cands = append(cands, candidate.Candidate{Paths: [][]int{
-				f.ring([]int{x, y}, nil), f.ring(s.jobs["a"], nil), f.ring(s.jobs["c"], nil)}})
+	jobs := []profile.Profile{p.p}
+	var others [][]int
+	for _, k := range sortedKeys(running) {
+		q, err := parseProfile(running[k].prof, &c)
+		if err != nil {
+			t.Fatal(err)
 		}
+		jobs = append(jobs, q.p)
+		others = append(others, f.ring(running[k].nodes, nil))
 	}
-	r, err := candidate.Rank(context.Background(), jobs, f.links, cands, c.rank)
+	var cands []candidate.Candidate
+	combos = combinations(free, size)
+	for _, nodes := range combos {
+		cands = append(cands, candidate.Candidate{Paths: append([][]int{f.ring(nodes, nil)}, others...)})
+	}
+	r, err = candidate.Rank(context.Background(), jobs, f.links, cands, c.rank)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := map[[2]int]float64{}
-	for i, o := range r.Outcomes {
-		out[pairs[i]] = o.Score
+	return combos, r
+}
+
+// combinations returns every size-subset of s, in lexicographic order.
+func combinations(s []int, size int) [][]int {
+	if size == 0 {
+		return [][]int{nil}
+	}
+	var out [][]int
+	for i := range s {
+		for _, rest := range combinations(s[i+1:], size-1) {
+			out = append(out, append([]int{s[i]}, rest...))
+		}
 	}
 	return out
 }
@@ -111,86 +132,141 @@ func paperNodeList() []*v1.Node { return paperNodes() }
 // links with.
 func TestSchedulerPlacesWhereTheRankerPrefers(t *testing.T) {
 	s := newScenario()
-	scores := bruteForce(t, s)
-	best, bestScore := [2]int{}, -1e9
-	for _, pr := range [][2]int{{1, 5}, {1, 13}, {1, 17}, {5, 13}, {5, 17}, {13, 17}} {
-		if scores[pr] > bestScore {
-			best, bestScore = pr, scores[pr]
-		}
+	running := map[string]placement{"a": {s.jobs["a"], up30}, "c": {s.jobs["c"], up60}}
+	pairs, r := rankAll(t, running, up30, s.free, 2)
+	if best := pairs[r.Best]; !slices.Equal(best, []int{13, 17}) || !(r.Outcomes[0].Score < r.Outcomes[r.Best].Score) {
+		t.Fatalf("the scenario does not test the ranking: best %v, outcomes %+v", best, r.Outcomes)
 	}
-	if best != [2]int{13, 17} || !(scores[[2]int{1, 5}] < bestScore) {
-		t.Fatalf("the scenario does not test the ranking: scores %v", scores)
-	}
-
 	c := newCluster(t, "", s.objects...)
-	got := c.create(trainingPod("b", 0, 2, up30, ""), trainingPod("b", 1, 2, up30, ""))
-	placed := []string{got["b-0"], got["b-1"]}
-	slices.Sort(placed)
-	if want := []string{nodeName(best[0]), nodeName(best[1])}; !slices.Equal(placed, want) {
-		t.Fatalf("job b placed on %v, the ranker prefers %v (scores %v)", placed, want, scores)
-	}
-
-	// Every pod of a and b carries its job's plan; their shifts give each
-	// link they share the ranked score (1: they interleave).
-	plans := map[string]plan.Plan{}
-	for _, name := range []string{"a-0", "a-1", "b-0", "b-1"} {
-		p, err := plan.Parse([]byte(c.pod(name).Annotations[DefaultPlanAnnotation]))
-		if err != nil {
-			t.Fatalf("pod %s: %v", name, err)
-		}
-		job := name[:1]
-		if q, ok := plans[job]; ok && q != p {
-			t.Errorf("pods of job %s carry different plans: %+v and %+v", job, q, p)
-		}
-		plans[job] = p
-	}
+	c.arrive(t, running, "b", up30, 2, s.free, pairs, r)
 	if p, ok := c.pod("c-0").Annotations[DefaultPlanAnnotation]; ok {
 		t.Errorf("job c shares no link with b, yet was re-planned: %s", p)
 	}
-	t.Logf("b on %v; scores %v; plans %+v", placed, scores, plans)
-	checkLinks(t, testConfig(t), map[string][]int{"a": s.jobs["a"], "b": best[:]}, map[string]string{"a": up30, "b": up30}, plans, bestScore)
 }
 
-// checkLinks recomputes, from the plans' shifts alone, the score of every
-// link two of jobs share, and wants it equal to want.
-func checkLinks(t *testing.T, c config, jobs map[string][]int, profs map[string]string, plans map[string]plan.Plan, want float64) {
+// arrive submits a job of size pods and checks the scheduler placed it
+// where the ranking r of every placement (combos) prefers, and that the plans on
+// the pods give each link of the placement the ranked score. It adds the
+// job to running.
+func (c *cluster) arrive(t *testing.T, running map[string]placement, job, prof string, size int, free []int, combos [][]int, r candidate.Ranking) {
 	t.Helper()
-	f := newFabric(paperNodeList(), &c)
-	on := map[int][]string{}
-	for _, job := range sortedKeys(jobs) {
-		for _, l := range f.ring(jobs[job], nil) {
-			on[l] = append(on[l], job)
-		}
+	keys := append([]string{job}, sortedKeys(running)...) // the ranking's job order
+	var pods []*v1.Pod
+	for i := range size {
+		pods = append(pods, trainingPod(job, i, size, prof, ""))
 	}
+	got := c.create(pods...)
+	var nodes []int
+	for _, name := range got {
+		nodes = append(nodes, nodeIndex(t, name))
+	}
+	slices.Sort(nodes)
+	chosen := slices.IndexFunc(combos, func(x []int) bool { return slices.Equal(x, nodes) })
+	if chosen < 0 {
+		t.Fatalf("job %s placed on %v, not two of the free nodes %v", job, nodes, free)
+	}
+	o, best := r.Outcomes[chosen], r.Outcomes[r.Best]
+	if o.Score != best.Score {
+		t.Fatalf("job %s placed on %v scoring %v; the ranker prefers %v scoring %v", job, nodes, o.Score, combos[r.Best], best.Score)
+	}
+	running[job] = placement{nodes, prof}
+	t.Logf("job %s on %v: score %v (best of %d placements %v)", job, nodes, o.Score, len(combos), best.Score)
+
+	// The plans reproduce the ranked score of every link the job shares.
+	cfg := testConfig(t)
+	f := newFabric(paperNodeList(), &cfg)
 	var w link.Workspace
-	shared := 0
-	for _, l := range slices.Sorted(maps.Keys(on)) {
-		names := on[l]
-		if len(names) < 2 {
+	for _, ls := range o.Links {
+		if !slices.Contains(ls.Jobs, 0) {
 			continue
 		}
-		shared++
-		pr := link.Problem{Capacity: f.links[l].Capacity}
+		pr := link.Problem{Capacity: f.links[ls.Link].Capacity}
 		var shifts []int
-		for _, job := range names {
-			p, _ := parseProfile(profs[job], &c)
-			pl := plans[job]
-			if got, want := pl.Period, time.Duration(p.p.Period)*c.quantum.Tick; got != want {
-				t.Fatalf("job %s: plan period %v, profile %v", job, got, want)
-			}
+		for _, j := range ls.Jobs {
+			k := keys[j]
+			p, _ := parseProfile(running[k].prof, &cfg)
+			pl := c.plan(t, k)
 			pr.Jobs = append(pr.Jobs, p.p)
-			shifts = append(shifts, int(pl.Shift/c.quantum.Tick))
+			shifts = append(shifts, int(pl.Shift/cfg.quantum.Tick))
+			if want := time.Duration(roundUp(p.p.Period, max(o.Grid, 1))) * cfg.quantum.Tick; pl.Period != want {
+				t.Errorf("job %s: plan period %v, want %v", k, pl.Period, want)
+			}
 		}
-		excess, points, err := w.Evaluate(pr, c.rank.Link, shifts)
+		excess, points, err := w.Evaluate(pr, cfg.rank.Link, shifts)
 		if err != nil {
 			t.Fatal(err)
 		}
 		got := 1 - float64(excess)/(float64(points)*float64(pr.Capacity))
-		if diff := cmp.Diff(want, got); diff != "" {
-			t.Errorf("link %s (jobs %v, shifts %v): score from the plans (-ranked +got):\n%s", f.linkName(l), names, shifts, diff)
+		if diff := cmp.Diff(ls.Score, got); diff != "" {
+			t.Errorf("link %s (jobs %v, shifts %v): score from the plans (-ranked +got):\n%s", f.linkName(ls.Link), ls.Jobs, shifts, diff)
 		}
 	}
-	if shared == 0 {
-		t.Fatal("no shared link: the check checks nothing")
+}
+
+// plan returns the plan every pod of job carries (they must agree).
+func (c *cluster) plan(t *testing.T, job string) plan.Plan {
+	t.Helper()
+	var out *plan.Plan
+	for i := 0; ; i++ {
+		p, err := c.client.CoreV1().Pods(ns).Get(c.ctx, fmt.Sprintf("%s-%d", job, i), metav1.GetOptions{})
+		if err != nil {
+			break
+		}
+		q, err := plan.Parse([]byte(p.Annotations[DefaultPlanAnnotation]))
+		if err != nil {
+			t.Fatalf("pod %s: %v", p.Name, err)
+		}
+		if out != nil && *out != q {
+			t.Fatalf("pods of job %s carry different plans: %+v and %+v", job, *out, q)
+		}
+		out = &q
+	}
+	if out == nil {
+		t.Fatalf("job %s has no pods", job)
+	}
+	return *out
+}
+
+func nodeIndex(t *testing.T, name string) int {
+	var i int
+	if _, err := fmt.Sscanf(name, "node-%d", &i); err != nil {
+		t.Fatal(err)
+	}
+	return i
+}
+
+// TestSchedulerJobsArrive: jobs of three pods with different profiles and
+// periods arrive one after another on the paper's fabric with two free
+// nodes per rack, so each must cross racks; each lands where the ranker,
+// over every placement of the nodes then free, prefers it, and the plans on
+// all pods reproduce its links' ranked scores.
+func TestSchedulerJobsArrive(t *testing.T) {
+	running := map[string]placement{"a": {[]int{12, 16}, up30}, "c": {[]int{0, 4}, up60}}
+	var objs []runtime.Object
+	for _, n := range paperNodes() {
+		objs = append(objs, n)
+	}
+	var free []int
+	for i := range 24 {
+		switch {
+		case i%4 == 1 || i%4 == 2:
+			free = append(free, i)
+		case i == 0 || i == 4:
+			objs = append(objs, trainingPod("c", i/4, 2, up60, nodeName(i)))
+		case i == 12 || i == 16:
+			objs = append(objs, trainingPod("a", (i-12)/4, 2, up30, nodeName(i)))
+		default:
+			objs = append(objs, filler(i))
+		}
+	}
+	c := newCluster(t, "", objs...)
+	for _, j := range []struct{ name, prof string }{{"b", up30}, {"d", up60}, {"e", p60}, {"f", up30}} {
+		combos, r := rankAll(t, running, j.prof, free, 3)
+		c.arrive(t, running, j.name, j.prof, 3, free, combos, r)
+		free = slices.DeleteFunc(free, func(x int) bool { return slices.Contains(running[j.name].nodes, x) })
 	}
 }
+
+// p60 has another period: 60 ms against the others' 72 (unified circle
+// 360 ms).
+const p60 = `{"period_ms":60,"phases":[{"ms":20,"gbps":40},{"ms":40,"gbps":0}]}`

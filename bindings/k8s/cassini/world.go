@@ -33,8 +33,9 @@ type runJob struct {
 // world is the cluster as one scheduling cycle sees it.
 type world struct {
 	fab  *fabric
-	jobs []*runJob // by key
-	self int       // the job being placed
+	jobs []*runJob     // by key
+	self int           // the job being placed
+	on   map[int][]int // fabric link -> the other jobs crossing it
 }
 
 func (w *world) selfKey() string { return w.jobs[w.self].key }
@@ -110,11 +111,15 @@ func (p *Plugin) world(pod *v1.Pod) (*world, error) {
 		}
 	}
 	slices.SortFunc(w.jobs, func(a, b *runJob) int { return cmp.Compare(a.key, b.key) })
+	w.on = map[int][]int{}
 	for i, j := range w.jobs {
 		if j.key == key {
 			w.self = i
-		} else {
-			j.path = w.fab.ring(j.nodes, nil)
+			continue
+		}
+		j.path = w.fab.ring(j.nodes, nil)
+		for _, l := range j.path {
+			w.on[l] = append(w.on[l], i)
 		}
 	}
 	p.led.gc(byKey)
@@ -151,12 +156,7 @@ func (p *Plugin) rank(ctx context.Context, w *world, cands [][]int) (ranked, err
 		selfPaths[c] = w.fab.ring(nodes, nil)
 		frontier = append(frontier, selfPaths[c]...)
 	}
-	on := map[int][]int{} // fabric link -> jobs crossing it
-	for i, j := range w.jobs {
-		for _, l := range j.path {
-			on[l] = append(on[l], i)
-		}
-	}
+	on := w.on
 	// Jobs reachable from the candidates' links through shared links.
 	in := make([]bool, len(w.jobs))
 	seen := map[int]bool{}
