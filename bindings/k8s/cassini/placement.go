@@ -128,6 +128,7 @@ func (p *Plugin) NormalizePlacementScore(ctx context.Context, state fwk.PodGroup
 		}
 	}
 	normalize(len(raw), func(i int) *int64 { return &raw[i] })
+	p.groupRanks.Add(1)
 	for i := range scores {
 		scores[i].Score = raw[i]
 		if items[i].state != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -31,7 +32,8 @@ type Plugin struct {
 	led  ledger
 	cms  configMapGetter
 
-	batchMu sync.Mutex // creating a pod-group cycle's batch
+	batchMu    sync.Mutex   // creating a pod-group cycle's batch
+	groupRanks atomic.Int64 // pod-group cycles ranked, for tests
 	pods    corelisters.PodLister
 }
 

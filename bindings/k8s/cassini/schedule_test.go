@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/orrery/orrery/bindings/k8s/plan"
@@ -270,3 +271,53 @@ func TestSchedulerJobsArrive(t *testing.T) {
 // p60 has another period: 60 ms against the others' 72 (unified circle
 // 360 ms).
 const p60 = `{"period_ms":60,"phases":[{"ms":20,"gbps":40},{"ms":40,"gbps":0}]}`
+
+// TestSchedulerBindFailure: the binding of the job's second pod fails once;
+// the scheduler unreserves it (the plugin drops what its Reserve recorded)
+// and retries. The job still ends where the ranker prefers, with plans that
+// reproduce the ranked scores, and the plugin holds no reservation after.
+func TestSchedulerBindFailure(t *testing.T) {
+	s := newScenario()
+	running := map[string]placement{"a": {s.jobs["a"], up30}, "c": {s.jobs["c"], up60}}
+	pairs, r := rankAll(t, running, up30, s.free, 2)
+	c := newCluster(t, "", s.objects...)
+	c.failBind["b-1"] = 1
+	c.arrive(t, running, "b", up30, 2, s.free, pairs, r)
+	c.mu.Lock()
+	left := c.failBind["b-1"]
+	c.mu.Unlock()
+	if left != 0 {
+		t.Fatal("the binding did not fail: the test tests nothing")
+	}
+	err := wait.PollUntilContextTimeout(c.ctx, 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return len(c.plugin.led.reservations()) == 0, nil
+	})
+	if err != nil {
+		t.Errorf("reservations left after binding: %+v", c.plugin.led.reservations())
+	}
+}
+
+// TestSchedulerNeutral: pods the plugin cannot rank (no profile; a time
+// budget too small to rank in) are scheduled all the same, without a plan.
+func TestSchedulerNeutral(t *testing.T) {
+	for _, tc := range []struct{ name, extra, prof string }{
+		{"no profile", "", ""},
+		{"budget", "      timeBudget: 1ns", up30},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newScenario()
+			c := newCluster(t, tc.extra, s.objects...)
+			got := c.create(trainingPod("b", 0, 2, tc.prof, ""), trainingPod("b", 1, 2, tc.prof, ""))
+			for name := range got {
+				if p, ok := c.pod(name).Annotations[DefaultPlanAnnotation]; ok {
+					t.Errorf("pod %s has a plan: %s", name, p)
+				}
+			}
+			for _, name := range []string{"a-0", "a-1", "c-0", "c-1"} {
+				if p, ok := c.pod(name).Annotations[DefaultPlanAnnotation]; ok {
+					t.Errorf("running pod %s was re-planned: %s", name, p)
+				}
+			}
+		})
+	}
+}
