@@ -34,7 +34,7 @@ type Plugin struct {
 
 	batchMu    sync.Mutex   // creating a pod-group cycle's batch
 	groupRanks atomic.Int64 // pod-group cycles ranked, for tests
-	pods    corelisters.PodLister
+	pods       corelisters.PodLister
 }
 
 var (
