@@ -101,4 +101,14 @@ fma-check:
 fuzz:
 	./.ci/fuzz.sh $(FUZZTIME)
 
-ci: test fmt-check lint race test-paths cross fma-check wasm-test gen-check crosscheck bench-smoke fuzz
+ci: test fmt-check lint race test-paths cross fma-check wasm-test gen-check crosscheck bench-smoke fuzz k8s
+
+# The Kubernetes scheduler plugin, its own module (bindings/k8s): download,
+# vet and test the plugin (about 480 MB of modules; see .ci/k8s.sh), and
+# build the scheduler binary (not in CI: it compiles most of kube-scheduler).
+.PHONY: k8s k8s-build
+k8s:
+	./.ci/k8s.sh
+
+k8s-build:
+	cd bindings/k8s && $(GO) build -o ../../$(OUT)/orrery-scheduler ./cmd/orrery-scheduler

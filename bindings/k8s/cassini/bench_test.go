@@ -1,0 +1,116 @@
+package cassini
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
+)
+
+// benchProfiles are four kinds of job, with periods 72, 60 and 80 ms.
+var benchProfiles = []string{up30, up60, p60,
+	`{"period_ms":80,"phases":[{"ms":25,"gbps":35},{"ms":55,"gbps":5}]}`}
+
+// bigCluster is 1000 nodes in 50 racks of 20 under 5 blocks of 10 racks,
+// with 200 running jobs of four pods, profiles cycling through
+// benchProfiles. Every rack keeps 4 nodes free, so a job of 8 pods must
+// cross racks. Dense: job j has two pods in rack j%50 and two in rack
+// (j+1)%50 (some cross blocks), so every rack's uplinks carry 8 running
+// jobs, all in one affinity graph. Sparse: only jobs 0..49 cross racks that
+// way, the others stay in rack j%50: 2 running jobs per uplink.
+func bigCluster(dense bool) ([]*v1.Node, []*v1.Pod) {
+	var nodes []*v1.Node
+	for i := range 1000 {
+		nodes = append(nodes, &v1.Node{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("n%04d", i), Labels: map[string]string{
+				DefaultRackLabel: fmt.Sprintf("r%02d", i/20), blockLabel: fmt.Sprintf("b%d", i/200)}},
+			Status: v1.NodeStatus{Allocatable: v1.ResourceList{v1.ResourcePods: resource.MustParse("1")}},
+		})
+	}
+	var pods []*v1.Pod
+	used := make([]int, 50) // nodes used per rack
+	for j := range 200 {
+		for k := range 4 {
+			r := (j + k/2) % 50
+			if !dense && j >= 50 {
+				r = j % 50
+			}
+			n := r*20 + used[r]
+			used[r]++
+			pods = append(pods, trainingPod(fmt.Sprintf("job%03d", j), k, 4, benchProfiles[j%len(benchProfiles)], nodes[n].Name))
+		}
+	}
+	return nodes, pods
+}
+
+func benchHarness(b *testing.B, args *Args, dense bool) (*harness, *v1.Pod) {
+	nodes, pods := bigCluster(dense)
+	h := newHarness(b, args, nodes, pods)
+	if got := len(h.feasible()); got != 200 {
+		b.Fatalf("%d free nodes, want 200", got)
+	}
+	return h, trainingPod("new", 0, 8, up30, "")
+}
+
+func benchArgs(cache int) *Args {
+	return &Args{NodeGbps: 100, Tiers: []Tier{{Label: DefaultRackLabel, Oversubscription: 2}, {Label: blockLabel, Oversubscription: 2}},
+		TimeBudget: metav1.Duration{Duration: time.Second}, CacheSize: cache}
+}
+
+// BenchmarkPreScore ranks an eight-pod job's candidates on 1000 nodes beside
+// 200 running jobs: warm (link searches remembered across cycles, the
+// default) and cold (no cache), sparse and dense (see bigCluster). ns/op
+// is one cycle's PreScore.
+func BenchmarkPreScore(b *testing.B) {
+	for _, tc := range []struct {
+		name  string
+		dense bool
+		cache int
+	}{{"sparse/warm", false, 0}, {"sparse/cold", false, -1}, {"dense/warm", true, 0}, {"dense/cold", true, -1}} {
+		b.Run(tc.name, func(b *testing.B) {
+			h, pod := benchHarness(b, benchArgs(tc.cache), tc.dense)
+			free := h.feasible()
+			ctx := context.Background()
+			run := func() *cycle {
+				state := framework.NewCycleState()
+				if st := h.plugin.PreScore(ctx, state, pod, free); !st.IsSuccess() {
+					b.Fatalf("PreScore: %v", st)
+				}
+				c, _ := readCycle(state)
+				return c
+			}
+			c := run()
+			b.ReportAllocs()
+			for b.Loop() {
+				run()
+			}
+			b.ReportMetric(float64(len(c.rk.r.Outcomes)), "candidates")
+			b.ReportMetric(float64(len(c.rk.jobs)), "jobs")
+			b.ReportMetric(float64(c.rk.r.Searches), "searches")
+		})
+	}
+}
+
+// BenchmarkScore is one node's Score after PreScore: a lookup.
+func BenchmarkScore(b *testing.B) {
+	h, pod := benchHarness(b, benchArgs(0), false)
+	free := h.feasible()
+	ctx := context.Background()
+	state := framework.NewCycleState()
+	if st := h.plugin.PreScore(ctx, state, pod, free); !st.IsSuccess() {
+		b.Fatal(st)
+	}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		if _, st := h.plugin.Score(ctx, state, pod, free[i]); !st.IsSuccess() {
+			b.Fatal(st)
+		}
+		i = (i + 1) % len(free)
+	}
+}
