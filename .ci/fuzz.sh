@@ -28,7 +28,8 @@ grep -rl --include='*_test.go' '^func Fuzz' . | sort | while read -r f; do
 	for name in $(grep -o '^func Fuzz[A-Za-z0-9_]*' "$f" | sed 's/^func //'); do
 		for attempt in 1 2; do
 			echo "== $dir $name ($fuzztime)"
-			if go test -run '^$' -fuzz "^${name}\$" -fuzztime "$fuzztime" "$dir" >"$log" 2>&1; then
+			# From the target's directory: a nested module (bindings/k8s) is its own main module.
+			if (cd "$dir" && go test -run '^$' -fuzz "^${name}\$" -fuzztime "$fuzztime" .) >"$log" 2>&1; then
 				tail -n 3 "$log"
 				break
 			fi

@@ -59,7 +59,7 @@ func benchHarness(b *testing.B, args *Args, dense bool) (*harness, *v1.Pod) {
 
 func benchArgs(cache int) *Args {
 	return &Args{NodeGbps: 100, Tiers: []Tier{{Label: DefaultRackLabel, Oversubscription: 2}, {Label: blockLabel, Oversubscription: 2}},
-		TimeBudget: metav1.Duration{Duration: time.Second}, CacheSize: cache}
+		TimeBudget: metav1.Duration{Duration: time.Minute}, CacheSize: cache}
 }
 
 // BenchmarkPreScore ranks an eight-pod job's candidates on 1000 nodes beside

@@ -32,6 +32,10 @@ type Plugin struct {
 	led  ledger
 	cms  configMapGetter
 
+	fabMu    sync.Mutex
+	fabNodes []*v1.Node // the nodes fab was built from
+	fab      *fabric
+
 	batchMu    sync.Mutex   // creating a pod-group cycle's batch
 	groupRanks atomic.Int64 // pod-group cycles ranked, for tests
 	pods       corelisters.PodLister

@@ -56,11 +56,7 @@ func (p *Plugin) world(pod *v1.Pod) (*world, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cassini: listing nodes: %w", err)
 	}
-	nodes := make([]*v1.Node, len(infos))
-	for i, n := range infos {
-		nodes[i] = n.Node()
-	}
-	w := &world{fab: newFabric(nodes, &p.cfg)}
+	w := &world{fab: p.fabricOf(infos)}
 	byKey := map[string]*runJob{}
 	add := func(q *v1.Pod, node int) {
 		k := p.cfg.jobKey(q)
@@ -124,6 +120,27 @@ func (p *Plugin) world(pod *v1.Pod) (*world, error) {
 	}
 	p.led.gc(byKey)
 	return w, nil
+}
+
+// fabricOf returns the fabric of the snapshot's nodes, rebuilt only when a
+// node object (or the nodes' order) changed since the last cycle: the
+// informer replaces a node's object on every update, so the same pointers
+// mean the same labels.
+func (p *Plugin) fabricOf(infos []fwk.NodeInfo) *fabric {
+	p.fabMu.Lock()
+	defer p.fabMu.Unlock()
+	same := len(infos) == len(p.fabNodes)
+	for i := 0; same && i < len(infos); i++ {
+		same = infos[i].Node() == p.fabNodes[i]
+	}
+	if !same {
+		p.fabNodes = make([]*v1.Node, len(infos))
+		for i, n := range infos {
+			p.fabNodes[i] = n.Node()
+		}
+		p.fab = newFabric(p.fabNodes, &p.cfg)
+	}
+	return p.fab
 }
 
 func hasPod(pods []fwk.PodInfo, uid types.UID) bool {
