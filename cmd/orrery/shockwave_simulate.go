@@ -81,7 +81,7 @@ flags:
 	delta := fs.Float64("round-s", sim.DefaultRoundSeconds, "round length in `seconds`")
 	noForce := fs.Bool("no-force-complete", false, "disable the authors' hack that completes a job once it ran 1.5x its isolated time")
 	noPenalty := fs.Bool("no-restart-penalty", false, "disable the 20 s restart penalty")
-	overshoot := fs.Bool("complete-after-rescale", false, "complete a job whose batch-size change left it with no step to run (the authors drop it after five failed leases)")
+	rescaleDrop := fs.Bool("authors-rescale-drop", false, "keep the authors' flaw: a job that changes batch size in its last epoch never finishes and is dropped after five failed leases (default: it completes)")
 	reset := fs.Float64("reset-interval", 0, "baselines: minimum `seconds` between allocation recomputations (0: Gavel's 1000; negative: whenever needed)")
 	nodes := fs.Int("max-nodes", 0, "Shockwave: branch-and-bound `nodes` per plan (0: the solver's default)")
 	showTime := fs.Bool("time", false, "also report each replay's wall-clock time")
@@ -103,7 +103,7 @@ flags:
 		return fmt.Errorf("%w: --max-nodes %d", errUsage, *nodes)
 	}
 	c.Jobs, c.MaxNodes, c.ResetInterval, c.RoundSeconds = *n, *nodes, *reset, *delta
-	c.NoForceComplete, c.NoRestartPenalty, c.CompleteAfterRescale = *noForce, *noPenalty, *overshoot
+	c.NoForceComplete, c.NoRestartPenalty, c.AuthorsRescaleDrop = *noForce, *noPenalty, *rescaleDrop
 	if c.Policies, err = swPolicyList(*pol); err != nil {
 		return err
 	}

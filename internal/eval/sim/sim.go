@@ -44,13 +44,15 @@ type Options struct {
 	// RecordSchedule keeps the IDs of the jobs run in every round in
 	// [Result.Schedule].
 	RecordSchedule bool
-	// CompleteAfterRescale fixes a flaw of the authors' batch-size change:
-	// it rounds the completed epochs up, so a job that changes batch size
-	// in its last epoch can end up with more steps done than its new total
-	// and no way to finish (its leases then fail until it is dropped after
-	// five). With this option such a job completes at the end of the lease
-	// that changed its batch size. Off by default (the authors' behaviour).
-	CompleteAfterRescale bool
+	// AuthorsRescaleDrop keeps a flaw of the authors' batch-size change,
+	// for comparisons with their result files. The change rounds the
+	// completed epochs up, so a job that changes batch size in its last
+	// epoch can end up with more steps done than its new total. By default
+	// (false) such a job completes at the end of the lease that changed its
+	// batch size; with AuthorsRescaleDrop it never finishes, as upstream:
+	// its leases run no step and fail, and after five it is dropped (its
+	// JCT still counts, ending at its last successful lease).
+	AuthorsRescaleDrop bool
 }
 
 type resolved struct {
@@ -100,14 +102,14 @@ type running struct {
 }
 
 type sim struct {
-	w        *Workload
-	p        Policy
-	o        resolved
-	record   bool
-	overshot bool // Options.CompleteAfterRescale
-	jobs     []job
-	byID     map[int]int
-	taken    []bool
+	w      *Workload
+	p      Policy
+	o      resolved
+	record bool
+	drop   bool // Options.AuthorsRescaleDrop
+	jobs   []job
+	byID   map[int]int
+	taken  []bool
 
 	round, next, finished int
 	now, start            float64
@@ -137,7 +139,7 @@ func Run(ctx context.Context, w *Workload, p Policy, opts Options) (*Result, err
 	if p == nil {
 		return nil, fmt.Errorf("%w: no policy", ErrInvalid)
 	}
-	s := &sim{w: w, p: p, o: o, record: opts.RecordSchedule, overshot: opts.CompleteAfterRescale, jobs: make([]job, len(w.Jobs)),
+	s := &sim{w: w, p: p, o: o, record: opts.RecordSchedule, drop: opts.AuthorsRescaleDrop, jobs: make([]job, len(w.Jobs)),
 		byID: make(map[int]int, len(w.Jobs)), taken: make([]bool, o.gpus),
 		seen: make([]bool, len(w.Jobs))}
 	for i := range w.Jobs {
@@ -291,7 +293,7 @@ func (s *sim) complete() {
 		}
 		if !ended {
 			j.applyChange()
-			ended = s.overshot && j.total-j.run <= 0
+			ended = !s.drop && j.total-j.run <= 0
 		}
 		if ended {
 			j.state, j.completion, j.endRound = done, r.finish, c

@@ -251,19 +251,19 @@ func TestGNSChangeAppliedAtNextLeaseEnd(t *testing.T) {
 // 2600-step leases it asks to double after 7800 steps (epoch 10) and
 // changes at the end of the next lease, 10400 steps, inside its last epoch:
 // 14·391 = 5474 steps done of a new total of ⌈10611/2⌉ = 5306. It can never
-// finish: its leases run no step, fail, and after five it is dropped. With
-// CompleteAfterRescale it completes at the end of that lease.
+// finish under AuthorsRescaleDrop: its leases run no step, fail, and after
+// five it is dropped. By default it completes at the end of that lease.
 func TestRescaleOvershoot(t *testing.T) {
 	w := workload(t, line("ResNet-18 (batch size 64)", 10611, 1, "gns", 0))
-	res := run(t, w, &fifo{}, Options{GPUs: 1, RoundSeconds: 100})
+	res := run(t, w, &fifo{}, Options{GPUs: 1, RoundSeconds: 100, AuthorsRescaleDrop: true})
 	j := res.Jobs[0]
 	if !j.Dropped || j.Leases != 4+maxFailures || res.Dropped != 1 || j.Completion != 400 || j.FinalBatchSize != 128 {
-		t.Fatalf("faithful: %+v", j)
+		t.Fatalf("authors: %+v", j)
 	}
-	res = run(t, w, &fifo{}, Options{GPUs: 1, RoundSeconds: 100, CompleteAfterRescale: true})
+	res = run(t, w, &fifo{}, Options{GPUs: 1, RoundSeconds: 100})
 	j = res.Jobs[0]
-	if j.Dropped || j.Leases != 4 || j.Completion != 400 || res.Rounds != 4 {
-		t.Fatalf("fixed: %+v, %d rounds", j, res.Rounds)
+	if j.Dropped || j.Leases != 4 || j.Completion != 400 || res.Rounds != 4 || res.Dropped != 0 {
+		t.Fatalf("default: %+v, %d rounds", j, res.Rounds)
 	}
 }
 
