@@ -85,6 +85,28 @@ func BenchmarkPredict(b *testing.B) {
 			}
 		}
 	})
+	// The planner's steady state: one Tracker per job, each advanced to a
+	// new progress every re-plan (the Predict of /900 does the same work
+	// from scratch).
+	b.Run("900/tracker", func(b *testing.B) {
+		trk := make([]Tracker, len(jobs))
+		for i := range jobs {
+			if err := trk[i].Reset(&jobs[i], Options{}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportAllocs()
+		step := 0
+		for b.Loop() {
+			step++
+			for i := range jobs {
+				F := (jobs[i].Progress + step) % (len(jobs[i].EpochBS) + 1)
+				if _, err := trk[i].Estimate(F); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	})
 	b.Run("reference-900", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
@@ -106,4 +128,53 @@ func BenchmarkFinishTarget(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkCalibrate: one job's calibration check after each new sample, as
+// a planner does: Calibrate over the whole timeline and profile (/full)
+// against the incremental Calibrator (/incremental), 200 samples on a
+// 1 222-epoch profile per op.
+func BenchmarkCalibrate(b *testing.B) {
+	rng := rand.New(rand.NewPCG(21, 22))
+	pre := randomJobE(rng, 1222).EpochDur
+	samples := make([]Sample, 200)
+	for i := range samples {
+		samples[i] = Sample{Round: 2*i + 1, ItPerSec: 20 + rng.Float64(), BatchSize: 64}
+	}
+	cur := make([]float64, len(pre))
+	b.Run("full", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			copy(cur, pre)
+			for n := 1; n <= len(samples); n++ {
+				if _, _, err := Calibrate(cur, pre, 50000, samples[:n], CalibrateOptions{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	})
+	b.Run("incremental", func(b *testing.B) {
+		var c Calibrator
+		b.ReportAllocs()
+		for b.Loop() {
+			copy(cur, pre)
+			if err := c.Reset(pre, 50000, CalibrateOptions{}); err != nil {
+				b.Fatal(err)
+			}
+			for _, s := range samples {
+				if err := c.Observe(s); err != nil {
+					b.Fatal(err)
+				}
+				f, ok, err := c.Factor(cur)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if ok {
+					for e := range cur {
+						cur[e] = pre[e] * f
+					}
+				}
+			}
+		}
+	})
 }

@@ -2,6 +2,7 @@ package predictor
 
 import (
 	"math"
+	"sort"
 	"strconv"
 )
 
@@ -69,18 +70,9 @@ func Calibrate(cur, pre []float64, samplesPerEpoch float64, timeline []Sample, o
 	if !(samplesPerEpoch > 0) || math.IsInf(samplesPerEpoch, 1) {
 		return 1, false, fieldErr("samplesPerEpoch", -1, ftoa(samplesPerEpoch), ErrInvalid)
 	}
-	delta, tol := opts.RoundSec, opts.Tolerance
-	if delta == 0 {
-		delta = DefaultRoundSec
-	}
-	if tol == 0 {
-		tol = DefaultTolerance
-	}
-	if !(delta > 0) || math.IsInf(delta, 1) {
-		return 1, false, fieldErr("CalibrateOptions.RoundSec", -1, ftoa(delta), ErrInvalid)
-	}
-	if !(tol > 0) || math.IsInf(tol, 1) {
-		return 1, false, fieldErr("CalibrateOptions.Tolerance", -1, ftoa(tol), ErrInvalid)
+	delta, tol, err := calibrateOptions(opts)
+	if err != nil {
+		return 1, false, err
 	}
 	prev := 0
 	var meas float64
@@ -126,20 +118,178 @@ func Calibrate(cur, pre []float64, samplesPerEpoch float64, timeline []Sample, o
 	// Extreme but finite inputs (it/s near the float64 maximum, a huge Δ)
 	// overflow the sample counts; the rescaled durations are checked before
 	// cur is written, so an error leaves it as it was.
+	factor, applied, err = decide(pre, tol, meas, prof)
+	if applied {
+		for i := range cur {
+			cur[i] = pre[i] * factor
+		}
+	}
+	return factor, applied, err
+}
+
+// calibrateOptions returns the round length and tolerance of opts.
+func calibrateOptions(opts CalibrateOptions) (delta, tol float64, err error) {
+	delta, tol = opts.RoundSec, opts.Tolerance
+	if delta == 0 {
+		delta = DefaultRoundSec
+	}
+	if tol == 0 {
+		tol = DefaultTolerance
+	}
+	if !(delta > 0) || math.IsInf(delta, 1) {
+		return 0, 0, fieldErr("CalibrateOptions.RoundSec", -1, ftoa(delta), ErrInvalid)
+	}
+	if !(tol > 0) || math.IsInf(tol, 1) {
+		return 0, 0, fieldErr("CalibrateOptions.Tolerance", -1, ftoa(tol), ErrInvalid)
+	}
+	return delta, tol, nil
+}
+
+// Calibrator is [Calibrate] for a timeline that grows one sample at a time,
+// as a planner sees it: the pre-profiled durations' prefix sums are computed
+// once by [Calibrator.Reset], each [Calibrator.Observe] adds one sample to
+// the measured count, and [Calibrator.Factor] answers in O(log E) what
+// Calibrate would for the timeline so far, bit for bit. The zero value is
+// empty; a Calibrator is not safe for concurrent use.
+type Calibrator struct {
+	pre   []float64 // the pre-profiled durations (a copy)
+	cum   []float64 // cum[k] = Σ_{e<k} pre[e], added in order as Calibrate does
+	prof  []float64 // prof[k] = k sequential additions of samplesPerEpoch; nil when exact as k·spe
+	spe   float64
+	delta float64
+	tol   float64
+	opts  CalibrateOptions
+	meas  float64 // measured samples so far
+	last  int     // round of the last sample
+	n     int     // samples observed
+}
+
+// Reset starts an empty timeline for a job with the given pre-profiled
+// durations and dataset size, checked as Calibrate checks them.
+func (c *Calibrator) Reset(pre []float64, samplesPerEpoch float64, opts CalibrateOptions) error {
+	*c = Calibrator{pre: c.pre[:0], cum: c.cum[:0], prof: c.prof[:0]}
+	if len(pre) == 0 {
+		return fieldErr("pre", -1, "", ErrNoEpochs)
+	}
+	for i, d := range pre {
+		if !(d >= 0) || math.IsInf(d, 1) {
+			return fieldErr("pre", i, ftoa(d), ErrInvalid)
+		}
+	}
+	if !(samplesPerEpoch > 0) || math.IsInf(samplesPerEpoch, 1) {
+		return fieldErr("samplesPerEpoch", -1, ftoa(samplesPerEpoch), ErrInvalid)
+	}
+	delta, tol, err := calibrateOptions(opts)
+	if err != nil {
+		return err
+	}
+	c.pre = append(c.pre, pre...)
+	c.cum = append(c.cum, 0)
+	var covered float64
+	for _, d := range pre {
+		covered += d
+		c.cum = append(c.cum, covered)
+	}
+	// k additions of an integer below 2^53/k are exact: k·spe.
+	if samplesPerEpoch != math.Trunc(samplesPerEpoch) || samplesPerEpoch*float64(len(pre)) > 1<<53 {
+		var prof float64
+		c.prof = append(c.prof, 0)
+		for range pre {
+			prof += samplesPerEpoch
+			c.prof = append(c.prof, prof)
+		}
+	} else {
+		c.prof = c.prof[:0:0]
+	}
+	c.spe, c.delta, c.tol, c.opts = samplesPerEpoch, delta, tol, opts
+	return nil
+}
+
+// Len returns the number of samples observed since Reset.
+func (c *Calibrator) Len() int { return c.n }
+
+// Observe appends a sample to the timeline, checked as Calibrate checks its
+// timeline (rounds strictly increasing). A rejected sample changes nothing.
+func (c *Calibrator) Observe(s Sample) error {
+	i := c.n
+	if s.Round < 0 || (i > 0 && s.Round <= c.last) {
+		return fieldErr("timeline[].Round", i, strconv.Itoa(s.Round), ErrRound)
+	}
+	if !(s.ItPerSec >= 0) || math.IsInf(s.ItPerSec, 1) {
+		return fieldErr("timeline[].ItPerSec", i, ftoa(s.ItPerSec), ErrInvalid)
+	}
+	if s.BatchSize <= 0 {
+		return fieldErr("timeline[].BatchSize", i, strconv.Itoa(s.BatchSize), ErrInvalid)
+	}
+	prev := 0
+	if i > 0 {
+		prev = c.last
+	}
+	c.meas += float64(float64(s.BatchSize) * (s.ItPerSec * c.delta * float64(s.Round-prev)))
+	c.last, c.n = s.Round, c.n+1
+	return nil
+}
+
+// Factor returns what Calibrate(cur, pre, samplesPerEpoch, timeline, opts)
+// returns for the timeline observed so far, without writing cur: the factor
+// to apply to the pre-profiled durations (1 when none) and whether it
+// applies. Only the duration of the epoch the measured range ends in is
+// read from cur (the authors' partial-epoch quirk).
+func (c *Calibrator) Factor(cur []float64) (factor float64, applied bool, err error) {
+	if len(c.pre) == 0 {
+		return 1, false, fieldErr("pre", -1, "", ErrNoEpochs)
+	}
+	if len(cur) != len(c.pre) {
+		return 1, false, fieldErr("cur", -1, "len "+strconv.Itoa(len(cur))+", pre has "+strconv.Itoa(len(c.pre)), ErrLength)
+	}
+	if c.n == 0 {
+		return 1, false, nil
+	}
+	span := float64(c.delta * float64(c.last))
+	// The first epoch e whose end passes the range: cum[e+1] > span (cum
+	// does not decrease); every epoch fits when there is none.
+	E := len(c.pre)
+	e := sort.Search(E, func(e int) bool { return c.cum[e+1] > span })
+	whole := e
+	if e == E {
+		e = E - 1
+		whole = E
+	}
+	covered := c.cum[whole]
+	prof := float64(whole) * c.spe
+	if len(c.prof) > 0 {
+		prof = c.prof[whole]
+	}
+	if deficit := span - covered; deficit > 0 {
+		d := cur[e]
+		if !(d >= 0) || math.IsInf(d, 1) {
+			return 1, false, fieldErr("cur", e, ftoa(d), ErrInvalid)
+		}
+		if c.opts.ProfiledDeficit {
+			d = c.pre[e]
+		}
+		if d == 0 {
+			return 1, false, fieldErr("cur", e, "0 (partial epoch)", ErrInvalid)
+		}
+		prof += float64(c.spe * deficit / d)
+	}
+	return decide(c.pre, c.tol, c.meas, prof)
+}
+
+// decide compares measured and profiled samples and returns the factor to
+// apply to pre, checking that the rescaled durations stay finite.
+func decide(pre []float64, tol, meas, prof float64) (float64, bool, error) {
 	if math.IsInf(meas, 0) || math.IsInf(prof, 0) {
 		return 1, false, fieldErr("timeline", -1, "", ErrOverflow)
 	}
 	if meas <= 0 || prof <= 0 || math.Abs(meas-prof)/prof <= tol {
 		return 1, false, nil
 	}
-	factor = prof / meas
-	for i := range pre {
-		if math.IsInf(pre[i]*factor, 0) {
+	factor := prof / meas
+	for _, d := range pre {
+		if math.IsInf(d*factor, 0) {
 			return 1, false, fieldErr("timeline", -1, "", ErrOverflow)
 		}
-	}
-	for i := range cur {
-		cur[i] = pre[i] * factor
 	}
 	return factor, true, nil
 }

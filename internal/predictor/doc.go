@@ -87,6 +87,18 @@
 // Predict is O(E) in the job's epochs, with a small constant: it works on
 // runs of equal batch size (schedules are piecewise constant) and sums with
 // four accumulators. It does not allocate once its [Predictor] has seen a
-// job with as many modes and runs. A
-// Predictor is not safe for concurrent use; use one per goroutine.
+// job with as many modes and runs.
+//
+// A planner that predicts the same jobs at every re-plan keeps a [Tracker]
+// per job: [Tracker.Reset] does Predict's O(E) work once (modes, runs,
+// per-mode means, and the four accumulators after every block of four
+// epochs), and [Tracker.Estimate] at any progress costs O(modes + runs),
+// bit for bit Predict's answer (BenchmarkPredict/900/tracker: about 100x
+// less than /900/faithful). Likewise a [Calibrator] keeps the prefix sums
+// of the pre-profiled durations and the running measured count, so that
+// checking a timeline that grew by one sample costs O(log E) instead of
+// Calibrate's O(E + samples), with the same factors.
+//
+// A Predictor, Tracker or Calibrator is not safe for concurrent use; use
+// one per goroutine.
 package predictor

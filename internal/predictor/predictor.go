@@ -2,6 +2,7 @@ package predictor
 
 import (
 	"math"
+	"slices"
 	"strconv"
 )
 
@@ -105,100 +106,180 @@ const MaxPriorStrength = 1 << 40
 type Predictor struct {
 	Options Options
 
-	modes []int
-	runs  []run
-	obs   []int     // c_b: observed epochs (0..F) at each mode
-	cnt   []int     // profiled epochs at each mode
-	sum   []float64 // Σ d_e over profiled epochs at each mode
-	post  []float64 // α'_b
-	dbar  []float64 // d̄_b
+	t Tracker
 }
 
 // Predict returns the estimate for j. It returns a *FieldError wrapping
 // ErrInvalid, ErrNoEpochs, ErrLength, ErrProgress, ErrUnknownBatchSize or
 // ErrMissingDuration when j is malformed.
 func (p *Predictor) Predict(j *Job) (Estimate, error) {
-	opts := p.Options
+	E, n, err := shape(j, p.Options)
+	if err != nil {
+		return Estimate{}, err
+	}
+	if err := checkProgress(j.Progress, E, n); err != nil {
+		return Estimate{}, err
+	}
+	if err := checkOracle(p.Options, E, n); err != nil {
+		return Estimate{}, err
+	}
+	// The profile is borrowed for the call only: Job's slices are never kept.
+	err = p.t.reset(j, p.Options, E, n, j.EpochDur)
+	defer func() { p.t.dur = nil }()
+	if err != nil {
+		return Estimate{}, err
+	}
+	return p.t.estimate(j.Progress)
+}
+
+// Tracker follows one job's prediction as its progress advances: everything
+// that depends only on the profile (the modes, the runs of equal batch size,
+// the per-mode mean durations, prefix sums of the durations) is computed
+// once by [Tracker.Reset], so that [Tracker.Estimate] at any progress costs
+// O(modes + runs) instead of Predict's O(E). Its estimates equal Predict's
+// bit for bit (the prefix sums group the additions exactly as Predict's
+// sums do). A planner keeps one per job and resets it only when the
+// profile's durations change (calibration). The zero value is empty; a
+// Tracker is not safe for concurrent use.
+type Tracker struct {
+	opts   Options
+	E, n   int       // epochs; profiled epochs
+	prior  float64   // α_b, the same for every mode
+	modes  []int     // ascending
+	runs   []run     // runs of equal batch size, with their mode
+	cnt    []int     // profiled epochs at each mode
+	dbar   []float64 // d̄_b
+	dur    []float64 // the durations (owned by Reset, borrowed by Predict)
+	blocks [][4]float64
+	obs    []int     // scratch: c_b
+	post   []float64 // scratch: α'_b
+	r      []float64 // scratch: r_b
+}
+
+// Reset loads j's profile (j.Progress is ignored; [Tracker.Estimate] takes
+// it). It checks j as Predict does, except its progress, and keeps a copy
+// of j.EpochDur. On error the Tracker is empty.
+func (t *Tracker) Reset(j *Job, opts Options) error {
+	E, n, err := shape(j, opts)
+	if err == nil {
+		err = checkOracle(opts, E, n)
+	}
+	if err == nil {
+		err = t.reset(j, opts, E, n, append(t.dur[:0], j.EpochDur...))
+	}
+	if err != nil {
+		t.E = 0
+	}
+	return err
+}
+
+// Estimate returns the job's estimate at progress F (completed epochs),
+// equal to Predict's for the loaded job with Progress F. It returns
+// ErrProgress or ErrLength as Predict does for a progress out of range,
+// and ErrNoEpochs before a successful Reset.
+func (t *Tracker) Estimate(progress int) (Estimate, error) {
+	if t.E == 0 {
+		return Estimate{}, fieldErr("Job.EpochBS", -1, "none loaded (Tracker.Reset)", ErrNoEpochs)
+	}
+	if err := checkProgress(progress, t.E, t.n); err != nil {
+		return Estimate{}, err
+	}
+	return t.estimate(progress)
+}
+
+// shape checks the options and the profile's lengths and returns E and the
+// profiled epoch count n.
+func shape(j *Job, opts Options) (E, n int, err error) {
 	if opts.Estimator > Oracle {
-		return Estimate{}, fieldErr("Options.Estimator", -1, opts.Estimator.String(), ErrInvalid)
+		return 0, 0, fieldErr("Options.Estimator", -1, opts.Estimator.String(), ErrInvalid)
 	}
 	if s := opts.PriorStrength; !(s >= 0 && s <= MaxPriorStrength) {
-		return Estimate{}, fieldErr("Options.PriorStrength", -1, ftoa(s), ErrInvalid)
+		return 0, 0, fieldErr("Options.PriorStrength", -1, ftoa(s), ErrInvalid)
 	}
-	n := len(j.EpochBS)
+	n = len(j.EpochBS)
 	if len(j.EpochDur) != n {
-		return Estimate{}, fieldErr("Job.EpochDur", -1, "len "+strconv.Itoa(len(j.EpochDur))+", EpochBS has "+strconv.Itoa(n), ErrLength)
+		return 0, 0, fieldErr("Job.EpochDur", -1, "len "+strconv.Itoa(len(j.EpochDur))+", EpochBS has "+strconv.Itoa(n), ErrLength)
 	}
-	E := j.Epochs
+	E = j.Epochs
 	if E < 0 {
-		return Estimate{}, fieldErr("Job.Epochs", -1, strconv.Itoa(E), ErrInvalid)
+		return 0, 0, fieldErr("Job.Epochs", -1, strconv.Itoa(E), ErrInvalid)
 	}
 	if E == 0 {
 		E = n
 	}
 	if E == 0 {
-		return Estimate{}, fieldErr("Job.EpochBS", -1, "", ErrNoEpochs)
+		return 0, 0, fieldErr("Job.EpochBS", -1, "", ErrNoEpochs)
 	}
 	if n > E {
-		return Estimate{}, fieldErr("Job.EpochBS", -1, "len "+strconv.Itoa(n)+" > Epochs "+strconv.Itoa(E), ErrLength)
+		return 0, 0, fieldErr("Job.EpochBS", -1, "len "+strconv.Itoa(n)+" > Epochs "+strconv.Itoa(E), ErrLength)
 	}
-	F := j.Progress
-	if F < 0 || F > E {
-		return Estimate{}, fieldErr("Job.Progress", -1, strconv.Itoa(F)+" of "+strconv.Itoa(E)+" epochs", ErrProgress)
-	}
-	o := min(F+1, E) // observed epochs 0..F
-	if n < o {
-		return Estimate{}, fieldErr("Job.EpochBS", -1, "len "+strconv.Itoa(n)+" < Progress+1", ErrLength)
-	}
-	full := n == E
-	if opts.Estimator == Oracle && !full {
-		return Estimate{}, fieldErr("Job.EpochBS", -1, "len "+strconv.Itoa(n)+"; the oracle needs all "+strconv.Itoa(E)+" epochs", ErrLength)
-	}
-	if err := p.setModes(j, full); err != nil {
-		return Estimate{}, err
-	}
-	m := len(p.modes)
+	return E, n, nil
+}
 
+// checkOracle checks that the oracle has the whole profile.
+func checkOracle(opts Options, E, n int) error {
+	if opts.Estimator == Oracle && n != E {
+		return fieldErr("Job.EpochBS", -1, "len "+strconv.Itoa(n)+"; the oracle needs all "+strconv.Itoa(E)+" epochs", ErrLength)
+	}
+	return nil
+}
+
+// checkProgress checks F against E epochs of which n are profiled: the
+// observed epochs 0..F must be in the profile.
+func checkProgress(F, E, n int) error {
+	if F < 0 || F > E {
+		return fieldErr("Job.Progress", -1, strconv.Itoa(F)+" of "+strconv.Itoa(E)+" epochs", ErrProgress)
+	}
+	if o := min(F+1, E); n < o {
+		return fieldErr("Job.EpochBS", -1, "len "+strconv.Itoa(n)+" < Progress+1", ErrLength)
+	}
+	return nil
+}
+
+// reset loads the profile (shape already checked): the modes and runs, the
+// per-mode means and the prefix sums of dur, which holds j.EpochDur.
+func (t *Tracker) reset(j *Job, opts Options, E, n int, dur []float64) error {
+	t.opts, t.E, t.n, t.dur = opts, E, n, dur
+	if err := t.setModes(j, n == E); err != nil {
+		return err
+	}
+	m := len(t.modes)
 	strength := opts.PriorStrength
 	if strength == 0 {
 		strength = float64(E)
 	}
-	prior := strength / float64(m)
-	for i := range m {
-		p.obs[i], p.cnt[i], p.sum[i] = 0, 0, 0
+	t.prior = strength / float64(m)
+	if err := t.tally(j); err != nil {
+		return err
 	}
+	t.prefix()
+	return nil
+}
 
-	// One pass over the runs of equal batch size: validate, count, sum.
-	cur := 0 // mode of the current epoch F
-	for r, run := range p.runs {
-		end := n
-		if r+1 < len(p.runs) {
-			end = p.runs[r+1].start
-		}
-		k := p.find(run.bs)
+// tally validates the runs and computes each mode's mean duration d̄_b:
+// the declared one, or the mean over the profiled epochs at b.
+func (t *Tracker) tally(j *Job) error {
+	m := len(t.modes)
+	sum := t.r // scratch, m long
+	for i := range m {
+		t.cnt[i], sum[i] = 0, 0
+	}
+	for r := range t.runs {
+		run := &t.runs[r]
+		k := t.find(run.bs)
 		if k < 0 {
-			return Estimate{}, fieldErr("Job.EpochBS", run.start, strconv.Itoa(run.bs), ErrUnknownBatchSize)
+			return fieldErr("Job.EpochBS", run.start, strconv.Itoa(run.bs), ErrUnknownBatchSize)
 		}
-		s, bad := sumChecked(j.EpochDur[run.start:end])
+		run.mode = k
+		end := t.runEnd(r)
+		s, bad := sumChecked(t.dur[run.start:end])
 		if bad >= 0 {
 			e := run.start + bad
-			return Estimate{}, fieldErr("Job.EpochDur", e, ftoa(j.EpochDur[e]), ErrInvalid)
+			return fieldErr("Job.EpochDur", e, ftoa(t.dur[e]), ErrInvalid)
 		}
-		p.cnt[k] += end - run.start
-		p.sum[k] += s
-		if run.start < o {
-			p.obs[k] += min(end, o) - run.start
-		}
-		if run.start <= F && F < end {
-			cur = k
-		}
+		t.cnt[k] += end - run.start
+		sum[k] += s
 	}
-	for i := range m {
-		// The authors add 1 per observed epoch; addOnes rounds as that
-		// loop does.
-		p.post[i] = addOnes(prior, p.obs[i])
-	}
-
 	for i := range m {
 		var md float64
 		if j.ModeDur != nil {
@@ -206,66 +287,80 @@ func (p *Predictor) Predict(j *Job) (Estimate, error) {
 		}
 		switch {
 		case md > 0:
-			p.dbar[i] = md
-		case p.cnt[i] > 0:
-			p.dbar[i] = p.sum[i] / float64(p.cnt[i])
+			t.dbar[i] = md
+		case t.cnt[i] > 0:
+			t.dbar[i] = sum[i] / float64(t.cnt[i])
 		default:
-			return Estimate{}, fieldErr("Job.ModeDur", i, "none for batch size "+strconv.Itoa(p.modes[i]), ErrMissingDuration)
+			return fieldErr("Job.ModeDur", i, "none for batch size "+strconv.Itoa(t.modes[i]), ErrMissingDuration)
 		}
 	}
+	return nil
+}
 
-	elapsed, _ := sumChecked(j.EpochDur[:F]) // checked above
+// prefix records sumChecked's four accumulators after every block of four
+// durations, so that Σ_{e<F} d_e is recovered with the same roundings.
+func (t *Tracker) prefix() {
+	nb := len(t.dur) / 4
+	t.blocks = slices.Grow(t.blocks[:0], nb+1)[:nb+1]
+	var s [4]float64
+	t.blocks[0] = s
+	for b := range nb {
+		d := t.dur[4*b : 4*b+4]
+		s = [4]float64{s[0] + d[0], s[1] + d[1], s[2] + d[2], s[3] + d[3]}
+		t.blocks[b+1] = s
+	}
+}
+
+// elapsed is sumChecked(dur[:F]), bit for bit.
+func (t *Tracker) elapsed(F int) float64 {
+	s := t.blocks[F/4]
+	for _, d := range t.dur[F/4*4 : F] {
+		s[0] += d
+	}
+	return (s[0] + s[1]) + (s[2] + s[3])
+}
+
+func (t *Tracker) runEnd(r int) int {
+	if r+1 < len(t.runs) {
+		return t.runs[r+1].start
+	}
+	return t.n
+}
+
+// estimate computes the estimate at progress F (checked): the posterior
+// from the observed epochs 0..F, the authors' R, the posterior mean and
+// variance.
+func (t *Tracker) estimate(F int) (Estimate, error) {
+	E, m := t.E, len(t.modes)
+	o := min(F+1, E) // observed epochs 0..F
+	cur := t.observe(o, F)
+	for i := range m {
+		// The authors add 1 per observed epoch; addOnes rounds as that
+		// loop does.
+		t.post[i] = addOnes(t.prior, t.obs[i])
+	}
+	elapsed := t.elapsed(F)
 	observed := elapsed
 	if F < E {
-		observed += j.EpochDur[F]
+		observed += t.dur[F]
 	}
-	est := Estimate{
-		MeanEpoch: observed / float64(o),
-		Elapsed:   elapsed,
-	}
+	est := Estimate{MeanEpoch: observed / float64(o), Elapsed: elapsed}
 	var A float64 // Σα', summed in mode order as the authors do
 	for i := range m {
-		A += p.post[i]
+		A += t.post[i]
 	}
 	faithful := 1.0
-	if rem := E - F; rem > 0 {
-		var sr float64
-		for i := range m {
-			r := float64(E) * p.post[i] / A
-			// Decrementing r by 1 per observed epoch while r ≥ 1 equals
-			// subtracting min(c_b, ⌊r⌋), exactly: every step is exact in
-			// binary floating point when r ≥ 1.
-			r -= min(float64(p.obs[i]), math.Floor(r))
-			p.sum[i] = r // reuse: sum now holds r_b
-			sr += r
-		}
-		inflated := max(int(sr+1), rem)
-		var R float64
-		for i := range m {
-			R += float64(p.sum[i] * p.dbar[i])
-		}
-		faithful = R * (float64(rem) / float64(inflated))
-
-		u := float64(E - F - 1)
-		var mu float64
-		for i := range m {
-			mu += float64(p.post[i] / A * p.dbar[i])
-		}
-		var v float64
-		for i := range m {
-			dd := p.dbar[i] - mu
-			v += float64(p.post[i] / A * dd * dd)
-		}
-		est.Mean = p.dbar[cur] + float64(u*mu)
-		est.Var = u * (A + u) / (A + 1) * v
+	if E-F > 0 {
+		faithful = t.faithful(E, F, A)
+		est.Mean, est.Var = t.posterior(E, F, A, cur)
 	}
-	switch opts.Estimator {
+	switch t.opts.Estimator {
 	case Faithful:
 		est.Remaining = faithful
 	case Posterior:
 		est.Remaining = est.Mean
 	case Oracle:
-		est.Remaining, _ = sumChecked(j.EpochDur[F:]) // checked above
+		est.Remaining, _ = sumChecked(t.dur[F:]) // checked by reset
 	}
 	// Finite durations near float64's maximum can still overflow the sums
 	// and the variance (squares of differences).
@@ -277,10 +372,67 @@ func (p *Predictor) Predict(j *Job) (Estimate, error) {
 	return est, nil
 }
 
-// setModes splits the profile into runs of equal batch size, fills p.modes
+// observe counts the observed epochs 0..o−1 at each mode into t.obs and
+// returns the mode of epoch F.
+func (t *Tracker) observe(o, F int) (cur int) {
+	clear(t.obs)
+	for r, run := range t.runs {
+		if run.start >= o && run.start > F {
+			break
+		}
+		end := t.runEnd(r)
+		if run.start < o {
+			t.obs[run.mode] += min(end, o) - run.start
+		}
+		if run.start <= F && F < end {
+			cur = run.mode
+		}
+	}
+	return cur
+}
+
+// faithful is the authors' R = (Σ_b r_b·d̄_b)·(E − F)/Ĩ.
+func (t *Tracker) faithful(E, F int, A float64) float64 {
+	rem := E - F
+	var sr float64
+	for i := range t.modes {
+		r := float64(E) * t.post[i] / A
+		// Decrementing r by 1 per observed epoch while r ≥ 1 equals
+		// subtracting min(c_b, ⌊r⌋), exactly: every step is exact in
+		// binary floating point when r ≥ 1.
+		r -= min(float64(t.obs[i]), math.Floor(r))
+		t.r[i] = r
+		sr += r
+	}
+	inflated := max(int(sr+1), rem)
+	var R float64
+	for i := range t.modes {
+		R += float64(t.r[i] * t.dbar[i])
+	}
+	return R * (float64(rem) / float64(inflated))
+}
+
+// posterior is the Dirichlet-multinomial mean and variance of the remaining
+// runtime: the current epoch at its mode, then U = E−F−1 epochs drawn from
+// the posterior.
+func (t *Tracker) posterior(E, F int, A float64, cur int) (mean, variance float64) {
+	u := float64(E - F - 1)
+	var mu float64
+	for i := range t.modes {
+		mu += float64(t.post[i] / A * t.dbar[i])
+	}
+	var v float64
+	for i := range t.modes {
+		dd := t.dbar[i] - mu
+		v += float64(t.post[i] / A * dd * dd)
+	}
+	return t.dbar[cur] + float64(u*mu), u * (A + u) / (A + 1) * v
+}
+
+// setModes splits the profile into runs of equal batch size, fills t.modes
 // (declared, or the distinct profiled sizes) and sizes the per-mode scratch.
-func (p *Predictor) setModes(j *Job, full bool) error {
-	p.modes, p.runs = p.modes[:0], p.runs[:0]
+func (t *Tracker) setModes(j *Job, full bool) error {
+	t.modes, t.runs = t.modes[:0], t.runs[:0]
 	if j.Modes != nil {
 		if len(j.Modes) == 0 {
 			return fieldErr("Job.Modes", -1, "empty", ErrInvalid)
@@ -300,7 +452,7 @@ func (p *Predictor) setModes(j *Job, full bool) error {
 				}
 			}
 		}
-		p.modes = append(p.modes, j.Modes...)
+		t.modes = append(t.modes, j.Modes...)
 	} else {
 		if j.ModeDur != nil {
 			return fieldErr("Job.ModeDur", -1, "set without Modes", ErrInvalid)
@@ -315,29 +467,29 @@ func (p *Predictor) setModes(j *Job, full bool) error {
 		if b <= 0 {
 			return fieldErr("Job.EpochBS", e, strconv.Itoa(b), ErrInvalid)
 		}
-		p.runs = append(p.runs, run{start: e, bs: b})
+		t.runs = append(t.runs, run{start: e, bs: b})
 		if j.Modes == nil {
-			p.insertMode(b)
+			t.insertMode(b)
 		}
 		for e++; e < len(bs) && bs[e] == b; e++ {
 		}
 	}
-	m := len(p.modes)
-	if cap(p.obs) < m {
-		p.obs = make([]int, m)
-		p.cnt = make([]int, m)
-		p.sum = make([]float64, m)
-		p.post = make([]float64, m)
-		p.dbar = make([]float64, m)
+	m := len(t.modes)
+	if cap(t.obs) < m {
+		t.obs = make([]int, m)
+		t.cnt = make([]int, m)
+		t.post = make([]float64, m)
+		t.dbar = make([]float64, m)
+		t.r = make([]float64, m)
 	}
-	p.obs, p.cnt = p.obs[:m], p.cnt[:m]
-	p.sum, p.post, p.dbar = p.sum[:m], p.post[:m], p.dbar[:m]
+	t.obs, t.cnt = t.obs[:m], t.cnt[:m]
+	t.post, t.dbar, t.r = t.post[:m], t.dbar[:m], t.r[:m]
 	return nil
 }
 
 // run is a maximal range of epochs at one batch size, from start to the
-// next run's start.
-type run struct{ start, bs int }
+// next run's start, and the index of its mode.
+type run struct{ start, bs, mode int }
 
 // sumChecked returns the sum of d, or the index of the first element that
 // is negative, NaN or infinite. Four accumulators break the add latency
@@ -382,32 +534,32 @@ func addOnes(x float64, c int) float64 {
 	return x
 }
 
-// insertMode adds b to the sorted set p.modes.
-func (p *Predictor) insertMode(b int) {
+// insertMode adds b to the sorted set t.modes.
+func (t *Tracker) insertMode(b int) {
 	i := 0
-	for i < len(p.modes) && p.modes[i] < b {
+	for i < len(t.modes) && t.modes[i] < b {
 		i++
 	}
-	if i < len(p.modes) && p.modes[i] == b {
+	if i < len(t.modes) && t.modes[i] == b {
 		return
 	}
-	p.modes = append(p.modes, 0)
-	copy(p.modes[i+1:], p.modes[i:])
-	p.modes[i] = b
+	t.modes = append(t.modes, 0)
+	copy(t.modes[i+1:], t.modes[i:])
+	t.modes[i] = b
 }
 
-// find returns the index of b in p.modes, or -1.
-func (p *Predictor) find(b int) int {
-	lo, hi := 0, len(p.modes)
+// find returns the index of b in t.modes, or -1.
+func (t *Tracker) find(b int) int {
+	lo, hi := 0, len(t.modes)
 	for lo < hi {
 		h := int(uint(lo+hi) >> 1)
-		if p.modes[h] < b {
+		if t.modes[h] < b {
 			lo = h + 1
 		} else {
 			hi = h
 		}
 	}
-	if lo < len(p.modes) && p.modes[lo] == b {
+	if lo < len(t.modes) && t.modes[lo] == b {
 		return lo
 	}
 	return -1

@@ -461,6 +461,28 @@ func TestPredictDoesNotAllocate(t *testing.T) {
 			t.Errorf("Predict allocates %v times per call", n)
 		}
 	}
+	var tr Tracker
+	for _, j := range []*Job{&job, &decl} {
+		if err := tr.Reset(j, Options{}); err != nil {
+			t.Fatal(err)
+		}
+		F := 0
+		if n := testing.AllocsPerRun(100, func() { F = (F + 7) % 400; _, _ = tr.Estimate(F) }); n != 0 {
+			t.Errorf("Tracker.Estimate allocates %v times per call", n)
+		}
+	}
+	var c Calibrator
+	if err := c.Reset(d, 50000, CalibrateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	round := 0
+	if n := testing.AllocsPerRun(100, func() {
+		round++
+		_ = c.Observe(Sample{Round: round, ItPerSec: 10, BatchSize: 32})
+		_, _, _ = c.Factor(d)
+	}); n != 0 {
+		t.Errorf("Calibrator allocates %v times per sample", n)
+	}
 	var s FinishSeries
 	for r := range 64 {
 		_ = s.Add(r, float64(r))

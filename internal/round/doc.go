@@ -43,4 +43,16 @@
 // the current round is past the cached window. Between re-plans
 // [Scheduler.Schedule] returns the cached round, so only the first rounds of
 // a T-round plan are ever executed.
+//
+// # What a re-plan recomputes
+//
+// The Scheduler keeps, per job, a predictor.Tracker (the profile's modes,
+// runs and prefix sums) and a predictor.Calibrator (the pre-profiled
+// durations' prefix sums and the running measured count), so a re-plan
+// does not redo the predictor's O(E) work for every job: the posterior is
+// recomputed (in O(modes + runs)) only for a job whose progress moved, the
+// calibration (in O(log E)) only for a job whose timeline grew or whose
+// last check rescaled its durations, and the durations are reloaded only
+// when a rescale applies. Observe checks a sample the same way. Its plans
+// are Plan's on the same State bit for bit (TestSchedulerMatchesPlan).
 package round

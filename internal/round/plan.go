@@ -73,7 +73,22 @@ func Plan(ctx context.Context, s *State) (*Result, error) {
 // modified. Invalid input gives a *[FieldError]; a context that ends gives
 // the best plan found, never an error.
 func (w *Workspace) Plan(ctx context.Context, s *State) (*Result, error) {
-	if _, err := w.predict(s); err != nil {
+	return w.plan(ctx, s, nil)
+}
+
+// given is one job's remaining runtime, its spread, mean epoch, elapsed
+// time and calibration factor, computed by the caller (the Scheduler's
+// incremental trackers) exactly as steps 1 and 2 would; ok false means
+// "compute them".
+type given struct {
+	ok                                              bool
+	remaining, std, meanEpoch, elapsed, calibration float64
+}
+
+// plan is Plan with the predictions of the jobs whose g[i].ok is set
+// supplied by the caller (g may be nil).
+func (w *Workspace) plan(ctx context.Context, s *State, g []given) (*Result, error) {
+	if _, err := w.predict(s, g); err != nil {
 		return nil, err
 	}
 	res := &w.res
@@ -115,7 +130,7 @@ func (w *Workspace) Plan(ctx context.Context, s *State) (*Result, error) {
 // It checks all of s as Plan does, so it fails exactly when Plan would.
 // The slice is overwritten by the Workspace's next call.
 func (w *Workspace) Predict(s *State) ([]JobResult, error) {
-	jobs, err := w.predict(s)
+	jobs, err := w.predict(s, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -125,8 +140,9 @@ func (w *Workspace) Predict(s *State) ([]JobResult, error) {
 	return jobs, nil
 }
 
-// predict runs steps 1 to 3 and sets up w.prob for the market.
-func (w *Workspace) predict(s *State) ([]JobResult, error) {
+// predict runs steps 1 to 3 and sets up w.prob for the market; steps 1 and
+// 2 of job i come from g[i] when it is set.
+func (w *Workspace) predict(s *State, g []given) ([]JobResult, error) {
 	delta, err := checkState(s)
 	if err != nil {
 		return nil, err
@@ -145,8 +161,12 @@ func (w *Workspace) predict(s *State) ([]JobResult, error) {
 		}
 		jr := &res.Jobs[i]
 		*jr = JobResult{ID: j.ID, Calibration: 1}
-		elapsed, err := w.runtime(s, i, delta, jr)
-		if err != nil {
+		var elapsed float64
+		if g != nil && g[i].ok {
+			gi := &g[i]
+			jr.Remaining, jr.RemainingStd, jr.MeanEpoch, jr.Calibration = gi.remaining, gi.std, gi.meanEpoch, gi.calibration
+			elapsed = gi.elapsed
+		} else if elapsed, err = w.runtime(s, i, delta, jr); err != nil {
 			return nil, err
 		}
 		if err := w.fairFinish(s, i, elapsed, jr); err != nil {

@@ -531,3 +531,92 @@ func TestPlanBadInput(t *testing.T) {
 		})
 	}
 }
+
+// The Scheduler's incremental predictions (one predictor.Tracker and
+// Calibrator per job) give exactly the plan that Plan computes from
+// scratch on the same state, at every re-plan of a replay in which jobs
+// arrive, progress, report throughput (half the profiled rate for some, so
+// that calibration rescales, and rescales again through the partial-epoch
+// quirk) and leave.
+func TestSchedulerMatchesPlan(t *testing.T) {
+	const M, N = 16, 30
+	tjobs, jobs, cfg := traceJobs(t, N)
+	for i := range jobs {
+		jobs[i].SamplesPerEpoch = 50000
+		if i%4 == 1 {
+			jobs[i].Modes = slices.Sorted(slices.Values(slices.Compact(slices.Sorted(slices.Values(jobs[i].EpochBS)))))
+		}
+	}
+	s, err := New(M, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	delta := market.DefaultRoundSeconds
+	progress := make([]int, N)
+	rescaled, replans, admitted := 0, 0, 0
+	for r := 0; r < 400 && (admitted < N || s.Len() > 0); r++ {
+		for admitted < N && tjobs[admitted].Arrival <= float64(r)*delta {
+			if err := s.Add(jobs[admitted]); err != nil {
+				t.Fatal(err)
+			}
+			admitted++
+		}
+		before := s.round
+		state := State{GPUs: M, Round: s.round, Reestimate: s.reest, Jobs: cloneJobs(s.jobs), Config: cfg}
+		ids, err := s.Schedule(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pl := s.LastPlan(); pl != nil && pl.Round == before { // re-planned in this round
+			want, err := Plan(context.Background(), &state)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want, pl); diff != "" {
+				t.Fatalf("round %d: the Scheduler's plan differs from Plan's (-Plan +Scheduler):\n%s", r, diff)
+			}
+			replans++
+			for _, jr := range pl.Jobs {
+				if jr.Calibration != 1 {
+					rescaled++
+				}
+			}
+		}
+		ran := slices.Clone(ids)
+		for _, id := range ran {
+			j := &s.jobs[s.find(id)]
+			rate := 50000 / (float64(j.EpochBS[min(j.Progress, len(j.EpochBS)-1)]) * j.ProfiledDur[min(j.Progress, len(j.EpochBS)-1)])
+			if id%3 == 0 {
+				rate /= 2
+			}
+			if err := s.Observe(id, predictor.Sample{Round: s.round + 1, ItPerSec: rate, BatchSize: j.EpochBS[min(j.Progress, len(j.EpochBS)-1)]}); err != nil {
+				t.Fatal(err)
+			}
+			progress[id] = min(progress[id]+1+id%3, len(j.EpochBS))
+			if progress[id] == len(j.EpochBS) {
+				if err := s.Remove(id); err != nil {
+					t.Fatal(err)
+				}
+				continue
+			}
+			if err := s.Progress(id, progress[id]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		s.EndRound()
+	}
+	if replans < 20 || rescaled < 10 {
+		t.Fatalf("%d re-plans compared, %d calibrations applied: the test does not exercise the trackers", replans, rescaled)
+	}
+	t.Logf("%d re-plans compared, %d calibrations applied", replans, rescaled)
+}
+
+func cloneJobs(jobs []Job) []Job {
+	out := slices.Clone(jobs)
+	for i := range out {
+		j := &out[i]
+		j.EpochBS, j.EpochDur, j.ProfiledDur = slices.Clone(j.EpochBS), slices.Clone(j.EpochDur), slices.Clone(j.ProfiledDur)
+		j.Timeline, j.Finish, j.Modes = slices.Clone(j.Timeline), slices.Clone(j.Finish), slices.Clone(j.Modes)
+	}
+	return out
+}

@@ -28,7 +28,10 @@ type Scheduler struct {
 	gpus   int
 	cfg    Config
 	round  int
-	jobs   []Job // owned copies, in arrival order
+	jobs   []Job    // owned copies, in arrival order
+	trk    []*track // each job's incremental predictions, parallel to jobs
+	given  []given  // the trackers' answers for the next plan
+	dur    []float64
 	state  State
 	plan   *Result
 	cached [][]int // cached[t]: IDs of round cacheFrom+t
@@ -53,6 +56,52 @@ func New(gpus int, cfg Config) (*Scheduler, error) {
 		return nil, err
 	}
 	return &Scheduler{gpus: gpus, cfg: cfg, dirty: true}, nil
+}
+
+// track is what the Scheduler keeps per job so that a re-plan does not redo
+// the predictor's work: the posterior changes only when the job's progress
+// does, and the calibration only when its timeline does (or when the last
+// check rescaled the durations, as the authors' partial-epoch quirk can
+// then rescale again). Its answers are Plan's, bit for bit.
+type track struct {
+	pred    predictor.Tracker
+	cal     predictor.Calibrator
+	calErr  error // why the timeline cannot be calibrated (Calibrator.Reset)
+	recheck bool  // the timeline grew, or the last check rescaled
+	estF    int   // progress of est; −1 when est is stale
+	est     predictor.Estimate
+}
+
+// newTrack loads j (checked by admissible) into a track.
+func (s *Scheduler) newTrack(j *Job) (*track, error) {
+	t := &track{estF: -1, recheck: len(j.Timeline) > 0}
+	if j.Known != nil {
+		return t, nil
+	}
+	if err := t.pred.Reset(predictorJob(j, j.EpochDur), s.cfg.Predictor); err != nil {
+		return nil, err
+	}
+	if j.SamplesPerEpoch > 0 {
+		t.calErr = t.cal.Reset(j.ProfiledDur, j.SamplesPerEpoch, s.calibrateOptions())
+		for _, x := range j.Timeline {
+			if t.calErr == nil {
+				t.calErr = t.cal.Observe(x)
+			}
+		}
+	}
+	return t, nil
+}
+
+func predictorJob(j *Job, dur []float64) *predictor.Job {
+	return &predictor.Job{Epochs: j.Epochs, EpochBS: j.EpochBS, EpochDur: dur, Modes: j.Modes, ModeDur: j.ModeDur}
+}
+
+func (s *Scheduler) calibrateOptions() predictor.CalibrateOptions {
+	delta := s.cfg.Market.RoundSeconds
+	if delta == 0 {
+		delta = market.DefaultRoundSeconds
+	}
+	return predictor.CalibrateOptions{RoundSec: delta, Tolerance: s.cfg.Tolerance}
 }
 
 // admissible checks job j as Plan checks each job, alone on the cluster at
@@ -119,7 +168,12 @@ func (s *Scheduler) Add(j Job) error {
 		k := *j.Known
 		j.Known = &k
 	}
+	t, err := s.newTrack(&j)
+	if err != nil {
+		return jobErr(-1, &j, "", err) // unreachable: admissible predicted j
+	}
 	s.jobs = append(s.jobs, j)
+	s.trk = append(s.trk, t)
 	s.dirty, s.reest = true, true
 	return nil
 }
@@ -132,6 +186,7 @@ func (s *Scheduler) Remove(id int) error {
 		return argErr("id", ErrUnknownID, "%d", id)
 	}
 	s.jobs = slices.Delete(s.jobs, i, i+1)
+	s.trk = slices.Delete(s.trk, i, i+1)
 	s.dirty, s.reest = true, true
 	return nil
 }
@@ -178,23 +233,24 @@ func (s *Scheduler) Observe(id int, sample predictor.Sample) error {
 	case !(j.SamplesPerEpoch > 0):
 		return argErr("id", ErrInvalid, "job %d was added without SamplesPerEpoch, which calibrating against a sample needs", id)
 	}
-	// Only calibration reads the timeline: check it with the sample, on
-	// scratch, exactly as the next plan will run it.
-	timeline := append(slices.Clip(j.Timeline), sample)
-	pre := j.ProfiledDur
-	if pre == nil {
-		pre = j.EpochDur
+	// Only calibration reads the timeline: check it with the sample exactly
+	// as the next plan will run it (the job's calibrator in O(log E)), and
+	// keep the calibrator as it was if that fails.
+	t := s.trk[i]
+	if t.calErr != nil {
+		return argErr("sample", ErrInvalid, "%v", t.calErr)
 	}
-	delta := s.cfg.Market.RoundSeconds
-	if delta == 0 {
-		delta = market.DefaultRoundSeconds
+	saved := t.cal // Observe changes only its counters
+	err := t.cal.Observe(sample)
+	if err == nil {
+		_, _, err = t.cal.Factor(j.EpochDur)
 	}
-	s.check.cur = append(s.check.cur[:0], j.EpochDur...)
-	if _, _, err := predictor.Calibrate(s.check.cur, pre, j.SamplesPerEpoch, timeline,
-		predictor.CalibrateOptions{RoundSec: delta, Tolerance: s.cfg.Tolerance}); err != nil {
+	if err != nil {
+		t.cal = saved
 		return argErr("sample", ErrInvalid, "%v", err)
 	}
-	j.Timeline = timeline
+	j.Timeline = append(j.Timeline, sample)
+	t.recheck = true
 	return nil
 }
 
@@ -231,8 +287,12 @@ func (s *Scheduler) Schedule(ctx context.Context) ([]int, error) {
 		return nil, nil
 	}
 	s.state = State{GPUs: s.gpus, Round: s.round, Reestimate: s.reest, Jobs: s.jobs, Config: s.cfg}
-	res, err := s.ws.Plan(ctx, &s.state)
+	if err := s.track(); err != nil {
+		return nil, err
+	}
+	res, err := s.ws.plan(ctx, &s.state, s.given)
 	if err != nil {
+		s.resync()
 		return nil, err
 	}
 	for i := range s.jobs {
@@ -240,7 +300,8 @@ func (s *Scheduler) Schedule(ctx context.Context) ([]int, error) {
 		if jr.Estimate != 0 {
 			j.Finish = append(j.Finish, FinishPoint{Round: s.round, Estimate: jr.Estimate})
 		}
-		// Keep the calibrated durations, as the authors' JobMetaData does.
+		// Keep the calibrated durations, as the authors' JobMetaData does
+		// (the tracker already predicts with them).
 		if jr.Calibration != 1 {
 			for e := range j.EpochDur {
 				j.EpochDur[e] = j.ProfiledDur[e] * jr.Calibration
@@ -250,4 +311,63 @@ func (s *Scheduler) Schedule(ctx context.Context) ([]int, error) {
 	s.plan, s.cached, s.from = res, res.Rounds, s.round
 	s.dirty, s.reest = false, false
 	return s.cached[0], nil
+}
+
+// track brings every job's tracker up to date for the plan of s.state and
+// fills s.given: the calibration is checked again only when the timeline
+// grew or the last check rescaled, the posterior only when the progress
+// moved, and a rescale reloads the durations. Errors are Plan's.
+func (s *Scheduler) track() error {
+	s.given = grow(s.given, len(s.jobs))
+	for i := range s.jobs {
+		j, t := &s.jobs[i], s.trk[i]
+		s.given[i] = given{}
+		if j.Known != nil {
+			continue // Plan takes the caller's predictions
+		}
+		cal := 1.0
+		if t.recheck && len(j.Timeline) > 0 {
+			if t.calErr != nil {
+				return fromPredictor(&s.state, i, -1, t.calErr)
+			}
+			f, applied, err := t.cal.Factor(j.EpochDur)
+			if err != nil {
+				return fromPredictor(&s.state, i, -1, err)
+			}
+			t.recheck = applied
+			if applied {
+				cal = f
+				s.dur = s.dur[:0]
+				for _, d := range j.ProfiledDur {
+					s.dur = append(s.dur, d*f)
+				}
+				if err := t.pred.Reset(predictorJob(j, s.dur), s.cfg.Predictor); err != nil {
+					return fromPredictor(&s.state, i, -1, err)
+				}
+				t.estF = -1
+			}
+		}
+		if t.estF != j.Progress {
+			est, err := t.pred.Estimate(j.Progress)
+			if err != nil {
+				return fromPredictor(&s.state, i, -1, err)
+			}
+			t.est, t.estF = est, j.Progress
+		}
+		e := &t.est
+		s.given[i] = given{ok: true, remaining: e.Remaining, std: e.Std(), meanEpoch: e.MeanEpoch, elapsed: e.Elapsed, calibration: cal}
+	}
+	return nil
+}
+
+// resync makes the trackers start over from the jobs' state after a plan
+// that failed (its rescaled durations were not kept).
+func (s *Scheduler) resync() {
+	for i := range s.jobs {
+		j, t := &s.jobs[i], s.trk[i]
+		t.estF, t.recheck = -1, len(j.Timeline) > 0
+		if j.Known == nil {
+			_ = t.pred.Reset(predictorJob(j, j.EpochDur), s.cfg.Predictor) // loaded before with these durations' shape
+		}
+	}
 }

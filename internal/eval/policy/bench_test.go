@@ -29,16 +29,25 @@ func BenchmarkReplay120(b *testing.B) {
 const trace900 = "900_0.2_5_1000_5_15_0,0.5,0.5_0.6,0.3,0.09,0.01_multigpu_dynamic.trace"
 
 // BenchmarkReplay900 replays the authors' 900-job trace on 256 GPUs under
-// Shockwave (one op = one whole replay), the largest of their setups.
+// Shockwave (one op = one whole replay), the largest of their setups, with
+// the default rescale completion and with the authors' rescale drop.
 func BenchmarkReplay900(b *testing.B) {
 	w := authorsWorkload(b, trace900, "wisr_throughputs.json", 0)
 	cfg := authorsConfig(b, "scale_256gpus.json")
 	cfg.GPUs = 256
-	b.ReportAllocs()
-	for b.Loop() {
-		p, _ := New("shockwave", cfg)
-		if _, err := sim.Run(context.Background(), w, p, sim.Options{GPUs: 256}); err != nil {
-			b.Fatal(err)
+	for _, drop := range []bool{false, true} {
+		name := "default"
+		if drop {
+			name = "authors-rescale-drop"
 		}
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				p, _ := New("shockwave", cfg)
+				if _, err := sim.Run(context.Background(), w, p, sim.Options{GPUs: 256, AuthorsRescaleDrop: drop}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
