@@ -6,6 +6,8 @@
 //	finish_time_fairness     finish-time fairness, min max ρ ("Themis")
 //	min_total_duration       minimum makespan ("OSSP")
 //	max_sum_throughput_perf  maximum total throughput ("MST")
+//	allox                    AlloX, alpha 0.2 ("AlloX")
+//	gandiva_fair             Gandiva-Fair's equal split ("Gandiva-Fair")
 //
 // The names are the authors' (github.com/uw-mad-dash/shockwave,
 // scheduler/utils.py get_policy); [New] builds any of them and also accepts
@@ -26,7 +28,13 @@
 //     at a level is a closed-form hyperbola, the total is monotone);
 //   - [MinTotalDuration]: the smallest makespan T has the closed form
 //     max(max_j rem_j/tput_j, Σ_j w_j·rem_j/tput_j / M);
-//   - [MaxSumThroughput]: a fractional knapsack, solved greedily.
+//   - [MaxSumThroughput]: a fractional knapsack, solved greedily;
+//   - [AlloX]: a min-cost matching of the longest-waiting jobs to
+//     (worker, position) slots, solved exactly by the shortest augmenting
+//     path method with SciPy's tie-breaking, so that the same jobs win the
+//     same GPUs as in the authors' runs; the first job of each worker is
+//     allocated, and allocations persist across recomputations as upstream;
+//   - [GandivaFair]: x_j = min(1, M/N), closed form.
 //
 // When a program has several optima, the solver returns a documented
 // canonical one (the lexicographically fair point for the two fairness

@@ -26,17 +26,20 @@ type Config struct {
 // Names returns the policies [New] builds, by the authors' names, in the
 // order of their plots: Shockwave, then the baselines.
 func Names() []string {
-	return []string{"shockwave", "max_min_fairness", "finish_time_fairness", "min_total_duration", "max_sum_throughput_perf"}
+	return []string{"shockwave", "max_min_fairness", "finish_time_fairness", "min_total_duration", "max_sum_throughput_perf",
+		"allox", "gandiva_fair"}
 }
 
 // aliases maps the paper's legends to the authors' policy names.
 var aliases = map[string]string{
 	"gavel": "max_min_fairness", "themis": "finish_time_fairness", "ossp": "min_total_duration",
 	"mst": "max_sum_throughput_perf", "max_sum_throughput": "max_sum_throughput_perf",
+	"gandiva-fair": "gandiva_fair",
 }
 
 // Canonical returns the authors' name for a policy name or legend
-// ("gavel", "Themis", "OSSP", "MST" are accepted), or ErrUnknown.
+// ("gavel", "Themis", "OSSP", "MST", "Gandiva-Fair" are accepted), or
+// ErrUnknown.
 func Canonical(name string) (string, error) {
 	n := strings.ToLower(strings.TrimSpace(name))
 	if a, ok := aliases[n]; ok {
@@ -47,7 +50,7 @@ func Canonical(name string) (string, error) {
 			return n, nil
 		}
 	}
-	return "", fmt.Errorf("%w %q (known: %s; aliases gavel, themis, ossp, mst)", ErrUnknown, name, strings.Join(Names(), ", "))
+	return "", fmt.Errorf("%w %q (known: %s; aliases gavel, themis, ossp, mst, gandiva-fair)", ErrUnknown, name, strings.Join(Names(), ", "))
 }
 
 // Legend returns the name the paper's figures use for a policy.
@@ -63,6 +66,10 @@ func Legend(name string) string {
 		return "OSSP"
 	case "max_sum_throughput_perf":
 		return "MST"
+	case "allox":
+		return "AlloX"
+	case "gandiva_fair":
+		return "Gandiva-Fair"
 	}
 	return name
 }
@@ -85,6 +92,10 @@ func New(name string, c Config) (sim.Policy, error) {
 		a = &MinTotalDuration{}
 	case "max_sum_throughput_perf":
 		a = &MaxSumThroughput{}
+	case "allox":
+		a = &AlloX{}
+	case "gandiva_fair":
+		a = GandivaFair{}
 	}
 	return NewGavel(a, c.Gavel)
 }
