@@ -56,7 +56,7 @@ func runDemo(ctx context.Context, args []string, s stdio) error {
 		return fmt.Errorf("demo: cassini: %w", err)
 	}
 
-	fmt.Fprintf(s.out, "\n== Shockwave: the authors' 120-job trace on 32 GPUs, Shockwave against the baselines\n")
+	fmt.Fprintf(s.out, "\n== Shockwave: the authors' 120-job trace on 32 GPUs, Shockwave against the six baselines\n")
 	shockwavePlots, err := shockwaveSimulateDemo(ctx, s.out, *plotDir)
 	if err != nil {
 		return fmt.Errorf("demo: shockwave: %w", err)
