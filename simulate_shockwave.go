@@ -45,6 +45,12 @@ type ShockwaveSimulation struct {
 	// is dropped after five failed leases (job 35 of their 120-job trace).
 	// false (the default) completes it at the end of that lease.
 	AuthorsRescaleDrop bool `json:"authors_rescale_drop,omitempty"`
+	// AuthorsOptima makes the baselines return the optimum the authors'
+	// solvers return where a program has several, for comparisons with
+	// their result files: for MST the interior point ECOS returns (left-out
+	// jobs keep tiny fractions that order them in the round mechanism).
+	// false (the default) returns orrery's canonical optima.
+	AuthorsOptima bool `json:"authors_optima,omitempty"`
 	// ResetInterval is the baselines' minimum time between allocation
 	// recomputations: 0 means Gavel's 1000 s, negative whenever needed.
 	ResetInterval float64 `json:"reset_interval_s,omitempty"`
@@ -211,7 +217,8 @@ func (s ShockwaveSimulation) options() (sim.Options, policy.Config, []string, er
 		rc.Market.RoundSeconds = s.RoundSeconds
 	}
 	rc.Market.MaxNodes = s.MaxNodes
-	pcfg := policy.Config{GPUs: s.GPUs, Shockwave: rc, Gavel: policy.GavelOptions{ResetInterval: s.ResetInterval}}
+	pcfg := policy.Config{GPUs: s.GPUs, Shockwave: rc, Gavel: policy.GavelOptions{ResetInterval: s.ResetInterval},
+		AuthorsOptima: s.AuthorsOptima}
 	return opts, pcfg, canon, nil
 }
 

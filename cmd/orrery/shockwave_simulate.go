@@ -82,6 +82,7 @@ flags:
 	noForce := fs.Bool("no-force-complete", false, "disable the authors' hack that completes a job once it ran 1.5x its isolated time")
 	noPenalty := fs.Bool("no-restart-penalty", false, "disable the 20 s restart penalty")
 	rescaleDrop := fs.Bool("authors-rescale-drop", false, "keep the authors' flaw: a job that changes batch size in its last epoch never finishes and is dropped after five failed leases (default: it completes)")
+	optima := fs.Bool("authors-optima", false, "baselines: return the optimum the authors' solvers return where there are several (MST: ECOS's interior point) instead of the canonical one")
 	reset := fs.Float64("reset-interval", 0, "baselines: minimum `seconds` between allocation recomputations (0: Gavel's 1000; negative: whenever needed)")
 	nodes := fs.Int("max-nodes", 0, "Shockwave: branch-and-bound `nodes` per plan (0: the solver's default)")
 	showTime := fs.Bool("time", false, "also report each replay's wall-clock time")
@@ -104,6 +105,7 @@ flags:
 	}
 	c.Jobs, c.MaxNodes, c.ResetInterval, c.RoundSeconds = *n, *nodes, *reset, *delta
 	c.NoForceComplete, c.NoRestartPenalty, c.AuthorsRescaleDrop = *noForce, *noPenalty, *rescaleDrop
+	c.AuthorsOptima = *optima
 	if c.Policies, err = swPolicyList(*pol); err != nil {
 		return err
 	}

@@ -304,7 +304,21 @@ func (*MinTotalDuration) Allocate(dst []float64, jobs []Demand, gpus int) error 
 // It is a fractional knapsack, solved exactly by taking jobs in decreasing
 // tput_j/w_j; ties go to the smaller job ID, and at most one job gets a
 // fraction strictly between 0 and 1. The zero value is ready.
-type MaxSumThroughput struct{ idx []int }
+//
+// Interior returns instead the optimum an interior-point solver such as
+// the authors' ECOS returns, which decides their MST replays: the jobs tied
+// at the marginal throughput per GPU share the GPUs left evenly (the centre
+// of the optimal face), and every job left out gets a tiny positive
+// fraction, 10⁻¹²/(λ·w_j − tput_j) with λ the marginal throughput per GPU,
+// where ECOS stops at about 10⁻¹⁰-10⁻⁹ in the same order (measured with
+// ECOS on small instances). Those fractions are far below any allocated
+// job's but not 0, so Gavel's priorities x_j/share rank the left-out jobs
+// by throughput per GPU and time received rather than by deficit.
+type MaxSumThroughput struct {
+	Interior bool
+
+	idx []int
+}
 
 // Name returns "max_sum_throughput_perf".
 func (*MaxSumThroughput) Name() string { return "max_sum_throughput_perf" }
@@ -324,6 +338,10 @@ func (ms *MaxSumThroughput) Allocate(dst []float64, jobs []Demand, gpus int) err
 	slices.SortFunc(idx, func(a, b int) int {
 		return cmp.Or(cmp.Compare(dens(b), dens(a)), cmp.Compare(jobs[a].ID, jobs[b].ID))
 	})
+	if ms.Interior {
+		ms.interior(dst, jobs, gpus, dens)
+		return nil
+	}
 	left := float64(gpus)
 	for _, i := range idx {
 		if left <= 0 || jobs[i].Throughput <= 0 {
@@ -334,4 +352,60 @@ func (ms *MaxSumThroughput) Allocate(dst []float64, jobs []Demand, gpus int) err
 		left -= float64(dst[i] * w)
 	}
 	return nil
+}
+
+// interior fills dst with the interior-point optimum (see Interior), idx
+// sorted by decreasing throughput per GPU.
+func (ms *MaxSumThroughput) interior(dst []float64, jobs []Demand, gpus int, dens func(int) float64) {
+	idx := ms.idx
+	left := float64(gpus)
+	k := 0
+	for ; k < len(idx) && jobs[idx[k]].Throughput > 0; k++ {
+		// The whole group of equal density fits: every member gets 1.
+		g, sw := k, 0.0
+		for g < len(idx) && dens(idx[g]) == dens(idx[k]) {
+			sw += float64(jobs[idx[g]].GPUs)
+			g++
+		}
+		if sw > left {
+			break
+		}
+		for _, i := range idx[k:g] {
+			dst[i] = 1
+		}
+		left -= sw
+		k = g - 1
+	}
+	if k == len(idx) || jobs[idx[k]].Throughput <= 0 {
+		return
+	}
+	lambda := dens(idx[k])
+	if left <= 0 && k > 0 {
+		// No GPU left for the marginal group: the solver's price lies
+		// strictly between it and the last group in, and it is left out
+		// with the others.
+		lambda = (lambda + dens(idx[k-1])) / 2
+		ms.leftOut(dst, jobs, idx[k:], lambda)
+		return
+	}
+	// The marginal group shares what is left evenly.
+	g, sw := k, 0.0
+	for g < len(idx) && dens(idx[g]) == lambda {
+		sw += float64(jobs[idx[g]].GPUs)
+		g++
+	}
+	for _, i := range idx[k:g] {
+		dst[i] = left / sw
+	}
+	ms.leftOut(dst, jobs, idx[g:], lambda)
+}
+
+// leftOut gives the jobs left out of an interior-point optimum at price
+// lambda their tiny fractions 10⁻¹²/(λ·w_j − tput_j).
+func (*MaxSumThroughput) leftOut(dst []float64, jobs []Demand, idx []int, lambda float64) {
+	for _, i := range idx {
+		if s := float64(lambda*float64(jobs[i].GPUs)) - jobs[i].Throughput; s > 0 && jobs[i].Throughput > 0 {
+			dst[i] = 1e-12 / s
+		}
+	}
 }

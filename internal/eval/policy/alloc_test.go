@@ -286,3 +286,41 @@ func TestAllocatorsAllocs(t *testing.T) {
 		}
 	}
 }
+
+// The interior-point optimum of MST against what ECOS returns on the same
+// LPs (ECOSolveR 0.5, default tolerances): max 3a + 2b + 2c + d on 2 GPUs
+// gives (1, 0.5, 0.5, 4.8e-11), the tied jobs sharing the marginal GPU and
+// the left-out one a tiny fraction; max 3a + 2b + 1.5c + d + 0.5e gives
+// (1, 1, 1.2e-9, 2.1e-10, −1.2e-10), the left-out jobs in decreasing
+// throughput (the last clipped to 0 upstream). The canonical optimum gives
+// the marginal GPU to the lower ID and 0 to the rest.
+func TestMaxSumThroughputInterior(t *testing.T) {
+	jobs := func(tput ...float64) []Demand {
+		d := make([]Demand, len(tput))
+		for i, v := range tput {
+			d[i] = Demand{ID: i, GPUs: 1, Throughput: v, Remaining: 100}
+		}
+		return d
+	}
+	x := make([]float64, 4)
+	ms := &MaxSumThroughput{Interior: true}
+	if err := ms.Allocate(x, jobs(3, 2, 2, 1), 2); err != nil {
+		t.Fatal(err)
+	}
+	if x[0] != 1 || x[1] != 0.5 || x[2] != 0.5 || !(x[3] > 0 && x[3] < 1e-9) {
+		t.Fatalf("interior %v", x)
+	}
+	if err := (&MaxSumThroughput{}).Allocate(x, jobs(3, 2, 2, 1), 2); err != nil {
+		t.Fatal(err)
+	}
+	if x[0] != 1 || x[1] != 1 || x[2] != 0 || x[3] != 0 {
+		t.Fatalf("canonical %v", x)
+	}
+	y := make([]float64, 5)
+	if err := ms.Allocate(y, jobs(3, 2, 1.5, 1, 0.5), 2); err != nil {
+		t.Fatal(err)
+	}
+	if y[0] != 1 || y[1] != 1 || !(y[2] > y[3] && y[3] > y[4] && y[4] > 0 && y[2] < 1e-9) {
+		t.Fatalf("interior, left out %v", y)
+	}
+}

@@ -21,6 +21,10 @@ type Config struct {
 	GPUs      int          // M
 	Shockwave round.Config // the planner's configuration
 	Gavel     GavelOptions // the baselines' round mechanism
+	// AuthorsOptima makes the baselines return the optimum the authors'
+	// solvers return where a program has several (MaxSumThroughput.Interior
+	// for MST) instead of the canonical one; false is canonical.
+	AuthorsOptima bool
 }
 
 // Names returns the policies [New] builds, by the authors' names, in the
@@ -91,7 +95,7 @@ func New(name string, c Config) (sim.Policy, error) {
 	case "min_total_duration":
 		a = &MinTotalDuration{}
 	case "max_sum_throughput_perf":
-		a = &MaxSumThroughput{}
+		a = &MaxSumThroughput{Interior: c.AuthorsOptima}
 	case "allox":
 		a = &AlloX{}
 	case "gandiva_fair":
