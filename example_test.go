@@ -61,7 +61,7 @@ func ExampleLink_error() {
 		Jobs:         []orrery.JobSpec{{ID: "a", Phases: []orrery.PhaseSpec{{Ms: 30, Gbps: -1}}}},
 	})
 	fmt.Println(err)
-	// Output: jobs[0].phases[0].gbps: phase 0: profile: bandwidth is negative, NaN or infinite
+	// Output: jobs[0].phases[0].gbps: phase 0: bandwidth is negative, NaN or infinite
 }
 
 // Replay the first 30 jobs of the Shockwave authors' 120-job trace on their

@@ -11,12 +11,17 @@ type Op struct {
 	Name    string // "cassini.link": the envelope's "op"; the command line's "orrery cassini link"
 	Func    string // "Link": the typed function of this package that runs it
 	Summary string // one line: what it does
+
+	// Session marks a stateful operation: it runs only on a [Session]
+	// (Func is then "NewScheduler" or a method, "Scheduler.Add"), and
+	// the command line has no command for it.
+	Session bool
 }
 
 // op is an entry of the registry: an Op and how to run it on a JSON request.
 type op struct {
 	Op
-	run func(ctx context.Context, request []byte) (any, error)
+	run func(ctx context.Context, s *Session, request []byte) (any, error)
 }
 
 // registry is the one table of operations. Call and Handle dispatch through
@@ -25,23 +30,50 @@ type op struct {
 // binding (Go, JavaScript with its types, Python) lacks an entry. Sorted by
 // name.
 var registry = []op{
-	{Op{"cassini.link", "Link", "optimize the time shifts of jobs sharing one link"}, jsonOp(Link)},
-	{Op{"cassini.rank", "Rank", "rank placement candidates by link compatibility"}, jsonOp(Rank)},
-	{Op{"shockwave.plan", "Plan", "plan the next rounds of a GPU cluster with Shockwave"}, jsonOp(Plan)},
-	{Op{"shockwave.predict", "Predict", "predict the jobs' remaining runtimes and fair finish times"}, jsonOp(Predict)},
+	{Op{"cassini.link", "Link", "optimize the time shifts of jobs sharing one link", false}, jsonOp(Link)},
+	{Op{"cassini.rank", "Rank", "rank placement candidates by link compatibility", false}, jsonOp(Rank)},
+	{Op{"shockwave.plan", "Plan", "plan the next rounds of a GPU cluster with Shockwave", false}, jsonOp(Plan)},
+	{Op{"shockwave.predict", "Predict", "predict the jobs' remaining runtimes and fair finish times", false}, jsonOp(Predict)},
+	{Op{"shockwave.scheduler.add", "Scheduler.Add", "admit a job to a scheduler (add_metadata)", true}, sessionOp(schedulerAdd)},
+	{Op{"shockwave.scheduler.close", "Scheduler.Close", "release a scheduler's handle", true}, sessionOp(schedulerClose)},
+	{Op{"shockwave.scheduler.end_round", "Scheduler.EndRound", "advance a scheduler to its next round (increment_round_ptr)", true}, sessionOp(schedulerEndRound)},
+	{Op{"shockwave.scheduler.last_plan", "Scheduler.LastPlan", "a scheduler's most recent plan", true}, sessionOp(schedulerLastPlan)},
+	{Op{"shockwave.scheduler.new", "NewScheduler", "start Shockwave's incremental scheduler; answers its handle", true}, sessionOp(schedulerNew)},
+	{Op{"shockwave.scheduler.observe", "Scheduler.Observe", "record a job's measured throughput, for calibration", true}, sessionOp(schedulerObserve)},
+	{Op{"shockwave.scheduler.progress", "Scheduler.Progress", "set a job's completed epochs (schedule_progress)", true}, sessionOp(schedulerProgress)},
+	{Op{"shockwave.scheduler.remove", "Scheduler.Remove", "retire a job from a scheduler (remove_metadata)", true}, sessionOp(schedulerRemove)},
+	{Op{"shockwave.scheduler.schedule", "Scheduler.Schedule", "the jobs to run in a scheduler's current round (round_schedule)", true}, sessionOp(schedulerSchedule)},
 }
 
 // jsonOp adapts a typed operation to JSON: the request is decoded strictly
 // (see Call) into a Req, and the typed function's response is what Call
 // encodes. The typed function is the operation; the JSON form adds nothing
 // but decoding, so the two have the same semantics by construction.
-func jsonOp[Req, Resp any](f func(context.Context, Req) (Resp, error)) func(context.Context, []byte) (any, error) {
-	return func(ctx context.Context, data []byte) (any, error) {
+func jsonOp[Req, Resp any](f func(context.Context, Req) (Resp, error)) func(context.Context, *Session, []byte) (any, error) {
+	return func(ctx context.Context, _ *Session, data []byte) (any, error) {
 		var req Req
 		if err := decode(data, &req); err != nil {
 			return nil, err
 		}
 		resp, err := f(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		return resp, nil
+	}
+}
+
+// sessionOp is jsonOp for a stateful operation: it needs a Session.
+func sessionOp[Req, Resp any](f func(context.Context, *Session, Req) (Resp, error)) func(context.Context, *Session, []byte) (any, error) {
+	return func(ctx context.Context, s *Session, data []byte) (any, error) {
+		if s == nil {
+			return nil, &Error{Code: CodeInvalid, Field: "op", Message: "a stateful operation keeps its scheduler between calls: run it on a Session (orrery.NewSession), as the WebAssembly module, the C library and the bindings do"}
+		}
+		var req Req
+		if err := decode(data, &req); err != nil {
+			return nil, err
+		}
+		resp, err := f(ctx, s, req)
 		if err != nil {
 			return nil, err
 		}

@@ -124,7 +124,7 @@ func schedulerError(err error) error {
 	}
 	var fe *round.FieldError
 	if !errors.As(err, &fe) {
-		return &Error{Code: CodeInvalid, Message: err.Error(), err: err}
+		return &Error{Code: CodeInvalid, Message: message(err), err: err}
 	}
 	var field string
 	var ok bool
@@ -146,5 +146,5 @@ func schedulerError(err error) error {
 	if !ok {
 		return &Error{Code: CodeInternal, Message: "no schema name for " + err.Error(), err: err}
 	}
-	return &Error{Code: CodeInvalid, Field: field, Message: fe.Err.Error(), err: err}
+	return &Error{Code: CodeInvalid, Field: field, Message: message(fe.Err), err: err}
 }

@@ -340,7 +340,7 @@ func (s ThroughputSpec) sample() predictor.Sample {
 func planError(err error) error {
 	var fe *round.FieldError
 	if !errors.As(err, &fe) {
-		return &Error{Code: CodeInvalid, Message: err.Error(), err: err}
+		return &Error{Code: CodeInvalid, Message: message(err), err: err}
 	}
 	field, ok := jsonPath(fe)
 	if !ok { // a bug: TestJSONKeys covers every field of round.State
@@ -350,7 +350,7 @@ func planError(err error) error {
 	if errors.Is(err, market.ErrLimit) {
 		code = CodeLimit
 	}
-	return &Error{Code: code, Field: field, Message: fe.Err.Error(), err: err}
+	return &Error{Code: code, Field: field, Message: message(fe.Err), err: err}
 }
 
 // jsonKeys is the one table from the engine's Go field names to the

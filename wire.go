@@ -105,12 +105,17 @@ func fieldError(field string, err error) *Error {
 	if link.IsLimit(err) {
 		code = CodeLimit
 	}
-	return &Error{Code: code, Field: field, Message: err.Error(), err: err}
+	return &Error{Code: code, Field: field, Message: message(err), err: err}
 }
 
 // Call runs op on the JSON request and returns the JSON response. Errors are
-// *Error values.
+// *Error values. The stateful operations need a [Session] and are errors
+// here.
 func Call(ctx context.Context, op string, request []byte) ([]byte, error) {
+	return call(ctx, nil, op, request)
+}
+
+func call(ctx context.Context, s *Session, op string, request []byte) ([]byte, error) {
 	o, ok := lookup(op)
 	if !ok {
 		return nil, &Error{Code: CodeUnknownOp, Field: "op", Message: fmt.Sprintf("unknown operation %q (known: %s)", op, strings.Join(opNames(), ", "))}
@@ -118,17 +123,17 @@ func Call(ctx context.Context, op string, request []byte) ([]byte, error) {
 	if len(request) > MaxRequestBytes {
 		return nil, &Error{Code: CodeLimit, Message: fmt.Sprintf("request is %d bytes, above the %d byte limit", len(request), MaxRequestBytes)}
 	}
-	resp, err := o.run(ctx, request)
+	resp, err := o.run(ctx, s, request)
 	if err != nil {
 		var we *Error
-		if errors.As(err, &we) {
-			return nil, we
+		if !errors.As(err, &we) {
+			we = &Error{Code: CodeInvalid, Message: message(err), err: err}
 		}
-		return nil, &Error{Code: CodeInvalid, Message: err.Error(), err: err}
+		return nil, we
 	}
 	out, err := json.Marshal(resp)
 	if err != nil {
-		return nil, &Error{Code: CodeInternal, Message: err.Error(), err: err}
+		return nil, &Error{Code: CodeInternal, Message: message(err), err: err}
 	}
 	return out, nil
 }
@@ -157,8 +162,11 @@ func ErrorEnvelope(code, message string) []byte {
 
 // Handle runs the envelope {"op": ..., "request": ...} and returns the
 // response envelope. It never fails and never panics: every error, including
-// a bug in the engine, comes back as {"error": {...}}.
-func Handle(ctx context.Context, env []byte) (out []byte) {
+// a bug in the engine, comes back as {"error": {...}}. The stateful
+// operations need a [Session] and are errors here.
+func Handle(ctx context.Context, env []byte) []byte { return handle(ctx, nil, env) }
+
+func handle(ctx context.Context, s *Session, env []byte) (out []byte) {
 	r := reply{Version: Version}
 	defer func() {
 		if p := recover(); p != nil {
@@ -174,7 +182,7 @@ func Handle(ctx context.Context, env []byte) (out []byte) {
 		r.Error = asError(err)
 	} else {
 		r.Op = e.Op
-		resp, err := Call(ctx, e.Op, e.Request)
+		resp, err := call(ctx, s, e.Op, e.Request)
 		if err != nil {
 			r.Error = asError(err)
 		} else {
@@ -190,7 +198,7 @@ func asError(err error) *Error {
 	if errors.As(err, &we) {
 		return we
 	}
-	return &Error{Code: CodeInternal, Message: err.Error(), err: err}
+	return &Error{Code: CodeInternal, Message: message(err), err: err}
 }
 
 // decode unmarshals data into v strictly: unknown fields, trailing data and
@@ -224,7 +232,7 @@ func syntaxError(data []byte) *Error {
 	if err == nil {
 		return &Error{Code: CodeMalformed, Message: "trailing data after the request object"}
 	}
-	e := &Error{Code: CodeMalformed, Message: err.Error(), err: err}
+	e := &Error{Code: CodeMalformed, Message: message(err), err: err}
 	var se *json.SyntaxError
 	if errors.As(err, &se) {
 		line, col := position(data, se.Offset)
@@ -249,7 +257,7 @@ func position(data []byte, offset int64) (line, col int) {
 // ("jobs[1].phases[0].gbps"); encoding/json itself gives neither the array
 // indices nor, for an unknown field, the enclosing objects.
 func malformed(err error, data []byte, t reflect.Type) *Error {
-	e := &Error{Code: CodeMalformed, Message: err.Error(), err: err}
+	e := &Error{Code: CodeMalformed, Message: message(err), err: err}
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
 		e.Field = te.Field

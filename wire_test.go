@@ -188,7 +188,10 @@ func TestOps(t *testing.T) {
 	for i, o := range ops {
 		names[i] = o.Name
 	}
-	want := []string{"cassini.link", "cassini.rank", "shockwave.plan", "shockwave.predict"}
+	want := []string{"cassini.link", "cassini.rank", "shockwave.plan", "shockwave.predict",
+		"shockwave.scheduler.add", "shockwave.scheduler.close", "shockwave.scheduler.end_round", "shockwave.scheduler.last_plan",
+		"shockwave.scheduler.new", "shockwave.scheduler.observe", "shockwave.scheduler.progress", "shockwave.scheduler.remove",
+		"shockwave.scheduler.schedule"}
 	if !slices.IsSorted(names) || !slices.Equal(names, want) {
 		t.Fatalf("Ops() = %v, want %v", names, want)
 	}

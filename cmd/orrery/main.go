@@ -69,6 +69,9 @@ func commands(group string) map[string]command {
 		cmds = map[string]command{}
 	}
 	for _, op := range orrery.Ops() {
+		if op.Session {
+			continue // a one-shot process keeps no state: see orrery serve
+		}
 		if g, name, ok := strings.Cut(op.Name, "."); ok && g == group {
 			cmds[name] = command{jsonCommand(op.Name), op.Summary + " (JSON on stdin)"}
 		}

@@ -1,0 +1,263 @@
+package orrery
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+)
+
+// Session holds the objects of schema v1's stateful operations, by handle:
+// "shockwave.scheduler.new" starts a [Scheduler] and answers its handle,
+// the other "shockwave.scheduler.*" operations take the handle and run the
+// Scheduler's method, and "shockwave.scheduler.close" releases it. A host
+// keeps one Session per engine: the WebAssembly module one per instance,
+// the C library one per orrery_session (and one behind orrery_call), the
+// Go binding one per Scheduler's instance. [Call] and [Handle] have no
+// Session: they run the stateless operations only.
+//
+// Handles are integers from 1, never reused within a Session, so a stale
+// handle is an error rather than another caller's Scheduler. At most
+// [MaxHandles] are open at once.
+//
+// A Session is safe for concurrent use; calls on one handle run one at a
+// time, in the order they take its lock.
+type Session struct {
+	mu      sync.Mutex
+	next    int64
+	handles map[int64]*entry
+}
+
+// MaxHandles is the most handles a Session keeps open; a "new" past it is
+// a limit_exceeded error.
+const MaxHandles = 1024
+
+// entry is one open handle.
+type entry struct {
+	mu sync.Mutex
+	s  *idScheduler
+}
+
+// NewSession returns an empty Session.
+func NewSession() *Session { return &Session{handles: map[int64]*entry{}} }
+
+// Call runs op on the JSON request, as the package's [Call] does, with the
+// stateful operations on this Session.
+func (s *Session) Call(ctx context.Context, op string, request []byte) ([]byte, error) {
+	return call(ctx, s, op, request)
+}
+
+// Handle runs an envelope, as the package's [Handle] does, with the
+// stateful operations on this Session.
+func (s *Session) Handle(ctx context.Context, env []byte) []byte { return handle(ctx, s, env) }
+
+// Len returns the number of open handles.
+func (s *Session) Len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.handles)
+}
+
+// Close releases every handle.
+func (s *Session) Close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	clear(s.handles)
+}
+
+// open registers a Scheduler and returns its handle.
+func (s *Session) open(sc *idScheduler) (int64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.handles) >= MaxHandles {
+		return 0, &Error{Code: CodeLimit, Message: fmt.Sprintf("%d schedulers are open in this session: close one (shockwave.scheduler.close)", MaxHandles)}
+	}
+	if s.handles == nil {
+		s.handles = map[int64]*entry{}
+	}
+	s.next++
+	s.handles[s.next] = &entry{s: sc}
+	return s.next, nil
+}
+
+// ErrUnknownHandle is wrapped by the error of a stateful operation whose
+// handle is not open in the Session.
+var ErrUnknownHandle = errors.New("unknown handle")
+
+// with runs f on the Scheduler of handle h, holding its lock.
+func (s *Session) with(h int64, f func(*idScheduler) (any, error)) (any, error) {
+	s.mu.Lock()
+	e := s.handles[h]
+	s.mu.Unlock()
+	if e == nil {
+		return nil, fieldError("handle", fmt.Errorf("%w: %d is not open in this session", ErrUnknownHandle, h))
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return f(e.s)
+}
+
+// close releases handle h.
+func (s *Session) close(h int64) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.handles[h] == nil {
+		return fieldError("handle", fmt.Errorf("%w: %d is not open in this session", ErrUnknownHandle, h))
+	}
+	delete(s.handles, h)
+	return nil
+}
+
+// JobID is a job's id in the stateful operations: a JSON integer or a
+// non-empty JSON string. The zero value is no id.
+type JobID struct {
+	str   string
+	num   int
+	isStr bool
+	set   bool
+	raw   []byte // as decoded, until checked
+}
+
+// IntID returns the integer id n.
+func IntID(n int) JobID { return JobID{num: n, set: true} }
+
+// StringID returns the string id s.
+func StringID(s string) JobID { return JobID{str: s, isStr: true, set: true} }
+
+// Int returns the id's integer and whether it is one.
+func (id JobID) Int() (int, bool) { return id.num, id.set && !id.isStr }
+
+// Str returns the id's string and whether it is one.
+func (id JobID) Str() (string, bool) { return id.str, id.set && id.isStr }
+
+// String returns the id as JSON would spell it: 7 or "a".
+func (id JobID) String() string {
+	b, _ := id.MarshalJSON()
+	return string(b)
+}
+
+// MarshalJSON encodes an integer id as a number, a string id as a string.
+func (id JobID) MarshalJSON() ([]byte, error) {
+	if id.isStr {
+		return json.Marshal(id.str)
+	}
+	return strconv.AppendInt(nil, int64(id.num), 10), nil
+}
+
+// UnmarshalJSON decodes an integer or a non-empty string. It never fails:
+// a value that is not an id is kept for the operation to refuse, naming
+// its field (encoding/json cannot say where an Unmarshaler's error was).
+func (id *JobID) UnmarshalJSON(b []byte) error {
+	*id = JobID{raw: bytes.Clone(b)}
+	if id.parse() == "" {
+		id.raw = nil
+	}
+	return nil
+}
+
+// parse turns the decoded bytes into an id (an integer literal that fits
+// an int, or a non-empty valid string) or says why not.
+func (id *JobID) parse() string {
+	b := bytes.TrimSpace(id.raw)
+	switch {
+	case len(b) == 0:
+		return "no id"
+	case b[0] == '"':
+		var s string
+		if json.Unmarshal(b, &s) != nil || !validString(b) {
+			return "not valid UTF-8"
+		}
+		if s == "" {
+			return "empty"
+		}
+		*id = StringID(s)
+	case b[0] == '-' || (b[0] >= '0' && b[0] <= '9'):
+		n, err := strconv.ParseInt(string(b), 10, 64)
+		if err != nil || int64(int(n)) != n {
+			return "JSON number " + string(b) + " is not an integer that fits 64 bits"
+		}
+		*id = IntID(int(n))
+	default:
+		return "JSON " + jsonKind(b[0])
+	}
+	return ""
+}
+
+// check reports, naming field, why the id is not one.
+func (id *JobID) check(field string) error {
+	if id.set {
+		return nil
+	}
+	switch why := id.parse(); why {
+	case "":
+		return nil
+	case "empty":
+		return fieldError(field, ErrEmptyID)
+	default:
+		return fieldError(field, fmt.Errorf("%w: %s (want an integer or a non-empty string)", ErrInvalid, why))
+	}
+}
+
+// idScheduler is a Scheduler behind a handle, with the mapping between the
+// caller's ids and the Scheduler's integers. Integer ids are the
+// Scheduler's own, so a scheduler driven with integers answers exactly as
+// [Scheduler] does; string ids get the integers 0, 1, 2, ... in the order
+// they are added, so ties between jobs the planner cannot otherwise order
+// go to the job added first. One Scheduler takes one kind: the first Add
+// decides.
+type idScheduler struct {
+	s      *Scheduler
+	kind   int // 0 none yet, 1 integers, 2 strings
+	live   map[int]bool   // active integer ids (kindInt)
+	ints   map[string]int // active string ids (kindStr)
+	names  map[int]string // their inverse
+	nextID int
+}
+
+const (
+	kindInt = 1
+	kindStr = 2
+)
+
+// internal returns the Scheduler's integer for id, and whether the job is
+// active. It checks the id's kind against the Scheduler's.
+func (m *idScheduler) internal(field string, id *JobID) (int, bool, error) {
+	if err := id.check(field); err != nil {
+		return 0, false, err
+	}
+	if n, ok := id.Int(); ok {
+		if m.kind == kindStr {
+			return 0, false, fieldError(field, fmt.Errorf("%w: %d is an integer, this scheduler's ids are strings", ErrInvalid, n))
+		}
+		return n, m.live[n], nil
+	}
+	str, _ := id.Str()
+	if m.kind == kindInt {
+		return 0, false, fieldError(field, fmt.Errorf("%w: %q is a string, this scheduler's ids are integers", ErrInvalid, str))
+	}
+	n, ok := m.ints[str]
+	return n, ok, nil
+}
+
+// external returns the caller's id for the Scheduler's integer n.
+func (m *idScheduler) external(n int) JobID {
+	if m.kind == kindStr {
+		return StringID(m.names[n])
+	}
+	return IntID(n)
+}
+
+func (m *idScheduler) externals(ns []int) []JobID {
+	out := make([]JobID, len(ns))
+	for i, n := range ns {
+		out[i] = m.external(n)
+	}
+	return out
+}
+
+func unknownID(field string, id JobID) error {
+	return fieldError(field, fmt.Errorf("%w: %s is not active", ErrUnknownID, id))
+}
