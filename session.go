@@ -210,7 +210,7 @@ func (id *JobID) check(field string) error {
 // decides.
 type idScheduler struct {
 	s      *Scheduler
-	kind   int // 0 none yet, 1 integers, 2 strings
+	kind   int            // 0 none yet, 1 integers, 2 strings
 	live   map[int]bool   // active integer ids (kindInt)
 	ints   map[string]int // active string ids (kindStr)
 	names  map[int]string // their inverse
