@@ -11,7 +11,7 @@ WAZERO := $(GOBIN)/wazero
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK := $(shell $(GO) env GOPATH)/orrery-tools/staticcheck-$(STATICCHECK_VERSION)/staticcheck
 
-.PHONY: demo test ci vet lint fmt-check race test-paths cross wasm-test gen-check fuzz fma-check wasm cshared crosscheck bench-hosts bench bench-smoke
+.PHONY: demo test ci vet lint fmt-check race test-paths cross wasm-test gen-check fuzz fma-check wasm cshared crosscheck python-install npm-pack bench-hosts bench bench-smoke
 
 demo:
 	$(GO) run ./cmd/orrery demo -out $(OUT)
@@ -72,6 +72,16 @@ crosscheck:
 	GOOS=wasip1 GOARCH=wasm $(GO) vet ./wasm/...
 	ORRERY_REQUIRE_HOSTS=1 $(GO) test -count=1 ./wasm/... ./bindings/...
 
+# pip install ./bindings/python offline (--no-index) into a throwaway venv
+# of Debian's python3, then import and load() from another folder.
+python-install:
+	./.ci/python-install.sh
+
+# The JavaScript package: npm pack carries orrery.wasm, and load() finds it
+# from another folder without a warning.
+npm-pack:
+	./.ci/npm-pack.sh
+
 # Per-call overhead and end-to-end calls, native vs wazero vs node vs Python.
 bench-hosts:
 	$(GO) run ./bindings/crosscheck -bench
@@ -101,7 +111,7 @@ fma-check:
 fuzz:
 	./.ci/fuzz.sh $(FUZZTIME)
 
-ci: test fmt-check lint race test-paths cross fma-check wasm-test gen-check crosscheck bench-smoke fuzz k8s
+ci: test fmt-check lint race test-paths cross fma-check wasm-test gen-check crosscheck python-install npm-pack bench-smoke fuzz k8s
 
 # The Kubernetes scheduler plugin, its own module (bindings/k8s): download,
 # vet and test the plugin (about 480 MB of modules; see .ci/k8s.sh), and

@@ -13,11 +13,12 @@ import (
 
 // instance is the module's state. An instance runs one export at a time
 // (a WebAssembly instance is single-threaded), so it needs no locking.
-var instance struct {
+var instance = struct {
 	arena    abi.Arena
 	searcher abi.Searcher
-	response []byte // the last call's response, alive until the next call
-}
+	session  *orrery.Session // the stateful operations' handles, one table per instance
+	response []byte          // the last call's response, alive until the next call
+}{session: orrery.NewSession()}
 
 //go:wasmexport abi_version
 func abiVersion() int32 { return abi.Version }
@@ -58,7 +59,7 @@ func call(ptr, n uint32) (packed uint64) {
 	if !ok {
 		instance.response = orrery.ErrorEnvelope(orrery.CodeInvalid, fmt.Sprintf("abi: request [%d, %d+%d) is not inside a block from alloc", ptr, ptr, n))
 	} else {
-		instance.response = orrery.Handle(context.Background(), req)
+		instance.response = instance.session.Handle(context.Background(), req)
 	}
 	return pack(instance.response)
 }

@@ -11,10 +11,12 @@
 //
 //	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -trimpath -ldflags='-s -w' -o orrery.wasm ./wasm
 //
-// call answers exactly what orrery.Handle answers natively, so every
-// operation of package wire ("cassini.link", "cassini.rank",
-// "shockwave.plan", "shockwave.predict", and any added later) works
-// through it unchanged.
+// call answers exactly what an orrery.Session answers natively, so every
+// operation of the schema ("cassini.link", "cassini.rank",
+// "shockwave.plan", "shockwave.predict", the stateful
+// "shockwave.scheduler.*", and any added later) works through it
+// unchanged. The instance is the session: its scheduler handles live as
+// long as it does.
 // Every pointer is checked against the blocks alloc handed out before it is
 // used, every export recovers panics, and nothing an answer depends on
 // comes from the host (no clock, no randomness) except a request's

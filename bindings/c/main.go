@@ -5,9 +5,12 @@
 //
 //	go build -buildmode=c-shared -trimpath -o liborrery.so ./bindings/c
 //
-// orrery_call returns exactly what orrery.Handle returns for the same
-// envelope, and orrery_link_search is abi.Searcher on the caller's arrays.
-// Every function may be called from several threads at once.
+// orrery_call returns exactly what an orrery.Session returns for the same
+// envelope (the library's default session, where the stateful operations'
+// handles live); orrery_session_new gives a session of its own, for a
+// caller that wants its handles apart. orrery_link_search is abi.Searcher
+// on the caller's arrays. Every function may be called from several
+// threads at once.
 package main
 
 /*
@@ -35,12 +38,55 @@ func orrery_abi_version() C.int32_t { return abi.Version }
 // orrery.MaxRequestBytes is refused unread anyway.
 const maxLen = 1 << 40
 
+// sessions are the sessions orrery_session_new handed out, by number; 0
+// is the default session of orrery_call.
+var sessions = struct {
+	sync.Mutex
+	next uint64
+	m    map[uint64]*orrery.Session
+}{m: map[uint64]*orrery.Session{0: orrery.NewSession()}}
+
+// maxSessions bounds the sessions open at once.
+const maxSessions = 1 << 16
+
+//export orrery_session_new
+func orrery_session_new() C.orrery_session {
+	sessions.Lock()
+	defer sessions.Unlock()
+	if len(sessions.m) > maxSessions {
+		return 0
+	}
+	sessions.next++
+	sessions.m[sessions.next] = orrery.NewSession()
+	return C.orrery_session(sessions.next)
+}
+
+//export orrery_session_free
+func orrery_session_free(s C.orrery_session) {
+	if s == 0 {
+		return
+	}
+	sessions.Lock()
+	defer sessions.Unlock()
+	delete(sessions.m, uint64(s))
+}
+
 //export orrery_call
 func orrery_call(req *C.char, n C.size_t, outLen *C.size_t) *C.char {
+	return orrery_session_call(0, req, n, outLen)
+}
+
+//export orrery_session_call
+func orrery_session_call(sn C.orrery_session, req *C.char, n C.size_t, outLen *C.size_t) *C.char {
+	sessions.Lock()
+	s := sessions.m[uint64(sn)]
+	sessions.Unlock()
 	var resp []byte
 	switch {
+	case s == nil:
+		resp = orrery.ErrorEnvelope(orrery.CodeInvalid, "abi: the session is not open (orrery_session_new)")
 	case n == 0:
-		resp = orrery.Handle(context.Background(), nil)
+		resp = s.Handle(context.Background(), nil)
 	case req == nil:
 		resp = orrery.ErrorEnvelope(orrery.CodeInvalid, "abi: request is NULL with a non-zero length")
 	default:
@@ -49,8 +95,13 @@ func orrery_call(req *C.char, n C.size_t, outLen *C.size_t) *C.char {
 		if l > maxLen {
 			l = maxLen
 		}
-		resp = orrery.Handle(context.Background(), unsafe.Slice((*byte)(unsafe.Pointer(req)), l))
+		resp = s.Handle(context.Background(), unsafe.Slice((*byte)(unsafe.Pointer(req)), l))
 	}
+	return cString(resp, outLen)
+}
+
+// cString copies resp into malloc'ed memory, NUL-terminated.
+func cString(resp []byte, outLen *C.size_t) *C.char {
 	out := (*byte)(C.malloc(C.size_t(len(resp) + 1)))
 	if out == nil {
 		return nil

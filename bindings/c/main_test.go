@@ -79,8 +79,14 @@ func TestLibrary(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range cases {
-		got := run("call", filepath.Join(cdir, filepath.FromSlash(c.Name)))
-		if want := orrery.Handle(context.Background(), c.Envelope); !bytes.Equal(got, want) {
+		mode := "call"
+		if c.Session() {
+			mode = "session"
+		}
+		got := run(mode, filepath.Join(cdir, filepath.FromSlash(c.Name)))
+		s := orrery.NewSession()
+		want, _ := c.Answer(func(env []byte) ([]byte, error) { return s.Handle(context.Background(), env), nil })
+		if !bytes.Equal(got, want) {
 			t.Errorf("%s: library and native differ\nlib:    %.300s\nnative: %.300s", c.Name, got, want)
 		}
 	}

@@ -11,7 +11,8 @@
  * returns the response envelope, byte for byte what the Go engine's
  * orrery.Handle returns; orrery_link_search is the flat rotation search.
  *
- * Every function is safe to call from several threads at once. The library
+ * Every function is safe to call from several threads at once; calls on one
+ * scheduler handle run one at a time. The library
  * checks values, not pointers: pointers must be valid for the lengths
  * given (NULL is allowed where noted).
  */
@@ -59,6 +60,14 @@ typedef struct orrery_link_result {
 } orrery_link_result;
 
 /*
+ * A session holds the handles of the stateful operations
+ * ("shockwave.scheduler.new" answers one; the other "shockwave.scheduler.*"
+ * operations take it). orrery_call runs in the library's default session;
+ * orrery_session_new opens another. 0 is no session.
+ */
+typedef uint64_t orrery_session;
+
+/*
  * The library's own build (cgo, which cannot spell const) declares the
  * functions itself.
  */
@@ -82,6 +91,16 @@ char *orrery_call(const char *req, size_t len, size_t *out_len);
 
 /* orrery_free releases a response of orrery_call. NULL is ignored. */
 void orrery_free(void *p);
+
+/*
+ * orrery_session_new opens a session with no handles, or returns 0 when
+ * 65536 are open. orrery_session_call is orrery_call in session s (an
+ * unknown s gets an "invalid_argument" error envelope);
+ * orrery_session_free closes s and every handle in it (0 is ignored).
+ */
+orrery_session orrery_session_new(void);
+char *orrery_session_call(orrery_session s, const char *req, size_t len, size_t *out_len);
+void orrery_session_free(orrery_session s);
 
 /*
  * orrery_link_search rotates k jobs sharing one link. periods[k] are their

@@ -87,7 +87,8 @@ func optional(h host) host {
 func nativeCorpus(ctx context.Context, _ *artifacts, cases []corpus.Case) (map[string][]byte, error) {
 	out := make(map[string][]byte, len(cases))
 	for _, c := range cases {
-		out[c.Name] = orrery.Handle(ctx, c.Envelope)
+		s := orrery.NewSession()
+		out[c.Name], _ = c.Answer(func(env []byte) ([]byte, error) { return s.Handle(ctx, env), nil })
 	}
 	return out, nil
 }
@@ -95,7 +96,16 @@ func nativeCorpus(ctx context.Context, _ *artifacts, cases []corpus.Case) (map[s
 func wazeroCorpus(ctx context.Context, a *artifacts, cases []corpus.Case) (map[string][]byte, error) {
 	out := make(map[string][]byte, len(cases))
 	for _, c := range cases {
-		b, err := a.module.Handle(ctx, c.Envelope)
+		handle := a.module.Handle
+		if c.Session() {
+			s, err := a.module.NewSession(ctx)
+			if err != nil {
+				return nil, err
+			}
+			defer s.Close(ctx)
+			handle = s.Handle
+		}
+		b, err := c.Answer(func(env []byte) ([]byte, error) { return handle(ctx, env) })
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", c.Name, err)
 		}

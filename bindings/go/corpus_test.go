@@ -22,17 +22,28 @@ func loadCorpus(tb testing.TB) []corpus.Case {
 	return cases
 }
 
-// Every request of the corpus gets, through the module, the bytes
-// orrery.Handle gives natively, and the answer the corpus expects.
+// Every request of the corpus gets, through the module, the bytes an
+// orrery.Session gives natively, and the answer the corpus expects; a
+// session runs on a fresh Session of each.
 func TestCorpusMatchesNative(t *testing.T) {
 	ctx := context.Background()
 	m := newModule(t, Options{Instances: 1})
 	for _, c := range loadCorpus(t) {
-		want := orrery.Handle(ctx, c.Envelope)
+		native := orrery.NewSession()
+		want, _ := c.Answer(func(env []byte) ([]byte, error) { return native.Handle(ctx, env), nil })
 		if err := c.Check(want); err != nil {
 			t.Errorf("native: %v", err)
 		}
-		got, err := m.Handle(ctx, c.Envelope)
+		handle := m.Handle
+		if c.Session() {
+			s, err := m.NewSession(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close(ctx)
+			handle = s.Handle
+		}
+		got, err := c.Answer(func(env []byte) ([]byte, error) { return handle(ctx, env) })
 		if err != nil {
 			t.Errorf("%s: %v", c.Name, err)
 			continue

@@ -1,9 +1,13 @@
 // Package orrerywasm hosts orrery's WebAssembly module (package wasm, ABI
 // v1 in package wasm/abi) with wazero, and exposes the same calls as the
 // native engine: [Module.Handle] is orrery.Handle, [Module.Call] is
-// orrery.Call, [Module.Link], [Module.Rank] and [Module.Plan] take and
-// return the wire package's request and response types, and [Module.Search]
-// is link.Workspace.Search over the module's flat fast path.
+// orrery.Call, [Module.Link], [Module.Rank], [Module.Plan] and
+// [Module.Predict] take and return the front door's request and response
+// types, [Module.Search] is link.Workspace.Search over the module's flat
+// fast path, and [Module.NewScheduler] is orrery.NewScheduler: the
+// stateful "shockwave.scheduler.*" operations behind a [Scheduler] with
+// orrery.Scheduler's methods, in an instance of its own (a [Session]),
+// since a handle lives in the instance that made it.
 //
 // Go programs normally link the engine directly; this package is for a Go
 // host that wants the module itself: the byte-identical answers every other

@@ -42,5 +42,5 @@ func ExampleModule_Link() {
 	fmt.Println(err)
 	// Output:
 	// score 1 (unshifted 0.75), optimal, shifts map[a:0 b:30] ms
-	// capacity_gbps: link: capacity must be in [1, kernels.MaxValue] units: 0 Gbps
+	// capacity_gbps: capacity must be in [1, 16777215] units: 0 Gbps
 }

@@ -250,6 +250,11 @@ type reply struct {
 // orrery.ErrInvalid and the other wire sentinels); the message of a request
 // that is not JSON at all may differ, since it is sent inside an envelope.
 func (m *Module) Call(ctx context.Context, op string, request []byte) ([]byte, error) {
+	return callWith(ctx, m.Handle, op, request)
+}
+
+// callWith runs op on request through handle, an envelope's host.
+func callWith(ctx context.Context, handle func(context.Context, []byte) ([]byte, error), op string, request []byte) ([]byte, error) {
 	name, err := json.Marshal(op)
 	if err != nil {
 		return nil, err
@@ -260,7 +265,7 @@ func (m *Module) Call(ctx context.Context, op string, request []byte) ([]byte, e
 	env = append(env, `,"request":`...)
 	env = append(env, request...)
 	env = append(env, '}')
-	out, err := m.Handle(ctx, env)
+	out, err := handle(ctx, env)
 	if err != nil {
 		return nil, err
 	}

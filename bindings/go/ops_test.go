@@ -14,30 +14,84 @@ import (
 
 // TestBindingsCoverOps fails when a binding lacks an operation of the
 // registry: this Go binding (a typed method named as the front door's
-// function), the JavaScript module and its TypeScript declarations (the
-// method in lowerCamelCase), and the Python package (in snake_case), each
-// calling the op by its name.
+// function: Module.Link for "Link", Scheduler.Add for "Scheduler.Add"),
+// the JavaScript module and its TypeScript declarations (the method in
+// lowerCamelCase, in the class of that name), and the Python package (in
+// snake_case), each calling the op by its name.
 func TestBindingsCoverOps(t *testing.T) {
 	js := read(t, "../js/orrery.js")
 	dts := read(t, "../js/orrery.d.ts")
 	py := read(t, "../python/orrery/_common.py")
-	module := reflect.TypeFor[*orrerywasm.Module]()
+	types := map[string]reflect.Type{
+		"":          reflect.TypeFor[*orrerywasm.Module](),
+		"Scheduler": reflect.TypeFor[*orrerywasm.Scheduler](),
+	}
 	for _, op := range orrery.Ops() {
-		if _, ok := module.MethodByName(op.Func); !ok {
-			t.Errorf("Go binding: no method Module.%s for %q", op.Func, op.Name)
+		class, method, ok := strings.Cut(op.Func, ".")
+		if !ok {
+			class, method = "", op.Func
 		}
-		jsName := lowerFirst(op.Func)
-		if !regexp.MustCompile(`(?m)^\s+` + jsName + `\([^)]*\)\s*\{\s*\n\s*return this\.call\('` + regexp.QuoteMeta(op.Name) + `'`).MatchString(js) {
-			t.Errorf("JavaScript binding: no method %s calling %q in orrery.js", jsName, op.Name)
+		goType, known := types[class]
+		if !known {
+			t.Errorf("Go binding: no type for %s (%q)", class, op.Name)
+		} else if _, ok := goType.MethodByName(method); !ok {
+			t.Errorf("Go binding: no method %s.%s for %q", goType.Elem().Name(), method, op.Name)
 		}
-		if !regexp.MustCompile(`(?m)^\s+` + jsName + `\(`).MatchString(dts) {
-			t.Errorf("JavaScript binding: no declaration of %s in orrery.d.ts", jsName)
+		jsClass, pyClass := class, class
+		if class == "" {
+			jsClass, pyClass = "Orrery", "Engine"
 		}
-		pyName := snake(op.Func)
-		if !regexp.MustCompile(`(?s)def ` + pyName + `\(self[^)]*\):.*?return self\.call\("` + regexp.QuoteMeta(op.Name) + `"`).MatchString(py) {
-			t.Errorf("Python binding: no method %s calling %q in orrery/_common.py", pyName, op.Name)
+		calls := `this\.#?call\('` + regexp.QuoteMeta(op.Name) + `'`
+		jsName := lowerFirst(method)
+		if !regexp.MustCompile(`(?m)^\s+` + jsName + `\([^)]*\)\s*\{[^}]*?` + calls).MatchString(classBody(js, "class "+jsClass+" ")) {
+			t.Errorf("JavaScript binding: no method %s.%s calling %q in orrery.js", jsClass, jsName, op.Name)
+		}
+		if !regexp.MustCompile(`(?m)^\s+` + jsName + `\(`).MatchString(classBody(dts, "class "+jsClass+" ")) {
+			t.Errorf("JavaScript binding: no declaration of %s.%s in orrery.d.ts", jsClass, jsName)
+		}
+		pyName := snake(method)
+		pyCalls := `self\._?call\("` + regexp.QuoteMeta(op.Name) + `"`
+		if !regexp.MustCompile(`(?s)def ` + pyName + `\(self[^)]*\):.*?` + pyCalls).MatchString(pyClassBody(py, pyClass, pyName)) {
+			t.Errorf("Python binding: no method %s.%s calling %q in orrery/_common.py", pyClass, pyName, op.Name)
 		}
 	}
+}
+
+// classBody returns the text of the class that starts with head ("class
+// Scheduler ") up to the first line that closes a block at column 0.
+func classBody(src, head string) string {
+	i := strings.Index(src, head)
+	if i < 0 {
+		return ""
+	}
+	body := src[i:]
+	if j := strings.Index(body, "\n}"); j >= 0 {
+		body = body[:j]
+	}
+	return body
+}
+
+// pyClassBody returns the text of Python class name up to the next
+// top-level statement, from its method def onwards (so that the call
+// found is that method's, not a later one's).
+func pyClassBody(src, name, method string) string {
+	i := strings.Index(src, "\nclass "+name)
+	if i < 0 {
+		return ""
+	}
+	body := src[i+1:]
+	if j := regexp.MustCompile(`\n\S`).FindStringIndex(body[1:]); j != nil {
+		body = body[:j[0]+1]
+	}
+	k := strings.Index(body, "def "+method+"(")
+	if k < 0 {
+		return ""
+	}
+	body = body[k:]
+	if j := strings.Index(body[1:], "\n    def "); j >= 0 {
+		body = body[:j+1]
+	}
+	return body
 }
 
 func read(t *testing.T, path string) string {

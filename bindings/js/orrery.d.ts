@@ -27,8 +27,14 @@ export class OrreryError extends Error {
 /** The instance trapped (out of memory, or a bug) and was replaced; the call has no answer. */
 export class TrapError extends Error {}
 
-/** Compiles the module (a path, URL, bytes or compiled module) and starts an instance. */
-export function load(source: string | URL | BufferSource | WebAssembly.Module): Promise<Orrery>;
+/** The orrery.wasm this package carries. */
+export const MODULE_URL: URL;
+
+/**
+ * Compiles the module (a path, URL, bytes or compiled module; by default
+ * ORRERY_WASM's file, else MODULE_URL) and starts an instance.
+ */
+export function load(source?: string | URL | BufferSource | WebAssembly.Module): Promise<Orrery>;
 
 /** One instance of the module; every method is synchronous. */
 export class Orrery {
@@ -47,6 +53,56 @@ export class Orrery {
   predict(request: PlanRequest): PredictResponse;
   /** The flat fast path of cassini.link on quantized profiles. */
   linkSearch(input: LinkSearchInput): LinkSearchResult;
+  /** "shockwave.scheduler.new": Shockwave's incremental scheduler in this instance. */
+  newScheduler(gpus: number, config?: SchedulerConfig): Scheduler;
+}
+
+/** A job id of the stateful scheduler: an integer or a non-empty string (one kind per scheduler). */
+export type JobId = number | string;
+
+/** shockwave.plan's configuration, with the scheduler's periodic re-plan. */
+export interface SchedulerConfig extends PlanConfig {
+  /** Re-plan every this many rounds (default 8). */
+  reopt_rounds?: number;
+}
+
+/** A job of the stateful scheduler: shockwave.plan's job with an integer or string id. */
+export interface SchedulerJob extends Omit<PlanJob, 'id'> {
+  id: JobId;
+}
+
+/** What a call that changes a scheduler answers: its round and active jobs afterwards. */
+export interface SchedulerState {
+  round: number;
+  active: number;
+}
+
+/** shockwave.plan's response with the scheduler's ids. */
+export interface SchedulerPlan extends Omit<PlanResponse, 'rounds' | 'backfill' | 'jobs'> {
+  rounds: JobId[][];
+  backfill: JobId[][];
+  jobs: (Omit<PlanResponse['jobs'][number], 'id'> & { id: JobId })[];
+}
+
+/** Shockwave's incremental round scheduler behind a handle (Go's orrery.Scheduler). */
+export class Scheduler {
+  readonly handle: number;
+  /** add_metadata: admit a job; the next schedule re-plans. */
+  add(job: SchedulerJob): SchedulerState;
+  /** remove_metadata: retire a job. */
+  remove(id: JobId): SchedulerState;
+  /** schedule_progress: a job's completed epochs. */
+  progress(id: JobId, epochs: number): SchedulerState;
+  /** A job's measured throughput, for calibration. */
+  observe(id: JobId, sample: { round: number; it_per_s: number; bs: number }): SchedulerState;
+  /** increment_round_ptr: returns the new round. */
+  endRound(): number;
+  /** round_schedule: the ids to run in the current round, planned ones first. */
+  schedule(): JobId[];
+  /** The most recent plan, or null before the first. */
+  lastPlan(): SchedulerPlan | null;
+  /** Release the handle. */
+  close(): SchedulerState;
 }
 
 // ---- cassini.link and cassini.rank

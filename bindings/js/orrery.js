@@ -1,8 +1,9 @@
 // orrery: the WebAssembly module of orrery (ABI v1) hosted by Node's WASI.
 //
 //   import { load } from '@orrery/orrery';
-//   const orrery = await load('orrery.wasm');
+//   const orrery = await load();          // the orrery.wasm of this package
 //   const res = orrery.link({ capacity_gbps: 50, jobs: [...] });
+//   const s = orrery.newScheduler(32);    // Shockwave's incremental scheduler
 //
 // The module is a WASI preview 1 reactor built from the Go sources
 // (`make wasm`). Every call is synchronous and answers exactly what the Go
@@ -13,7 +14,28 @@
 import { randomFillSync } from 'node:crypto';
 import { writeSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { WASI } from 'node:wasi';
+
+/**
+ * Runs fn (which may return a promise) without the ExperimentalWarning
+ * node prints for WASI: node:wasi is what this package is built on, and the
+ * warning says nothing a user of orrery can act on. Other warnings pass.
+ */
+async function withoutWASIWarning(fn) {
+  const emit = process.emitWarning;
+  process.emitWarning = function (warning, ...rest) {
+    const type = typeof rest[0] === 'string' ? rest[0] : rest[0]?.type;
+    if (type === 'ExperimentalWarning' && String(warning).includes('WASI')) return undefined;
+    return emit.call(this, warning, ...rest);
+  };
+  try {
+    return await fn();
+  } finally {
+    process.emitWarning = emit;
+  }
+}
+
+// Node warns when node:wasi is first loaded (Node 20-22).
+const { WASI } = await withoutWASIWarning(() => import('node:wasi'));
 
 /** The ABI version this package speaks. */
 export const ABI_VERSION = 1;
@@ -70,15 +92,30 @@ export class TrapError extends Error {
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
+/** The module this package carries (npm pack puts it next to this file). */
+export const MODULE_URL = new URL('./orrery.wasm', import.meta.url);
+
 /**
  * Compiles the module and starts an instance. source is a file path or URL,
- * the module's bytes, or a compiled WebAssembly.Module.
+ * the module's bytes, or a compiled WebAssembly.Module; by default the
+ * ORRERY_WASM environment variable's file, else the orrery.wasm this
+ * package carries.
  * @returns {Promise<Orrery>}
  */
-export async function load(source) {
+export async function load(source = process.env.ORRERY_WASM || MODULE_URL) {
   let module = source;
   if (!(source instanceof WebAssembly.Module)) {
-    const bytes = typeof source === 'string' || source instanceof URL ? await readFile(source) : source;
+    let bytes = source;
+    if (typeof source === 'string' || source instanceof URL) {
+      try {
+        bytes = await readFile(source);
+      } catch (err) {
+        if (err.code !== 'ENOENT') throw err;
+        throw new Error(`orrery: no module at ${source instanceof URL ? source.pathname : source}: ` +
+          'build it with `make wasm` (or `npm pack` in bindings/js, which builds it into the package), ' +
+          'or pass its path to load()', { cause: err });
+      }
+    }
     module = await WebAssembly.compile(bytes);
   }
   return new Orrery(module);
@@ -318,6 +355,17 @@ export class Orrery {
   }
 
   /**
+   * "shockwave.scheduler.new": Shockwave's incremental scheduler for a
+   * cluster of gpus GPUs, living in this instance (config is
+   * shockwave.plan's, with reopt_rounds).
+   * @returns {Scheduler}
+   */
+  newScheduler(gpus, config) {
+    const r = this.call('shockwave.scheduler.new', config === undefined ? { gpus } : { gpus, config });
+    return new Scheduler(this, r.handle);
+  }
+
+  /**
    * The flat fast path of cassini.link on quantized profiles (link_search):
    * periods in ticks, demands in units (all jobs' per-tick demands,
    * concatenated), capacity in units. Throws OrreryError on bad input.
@@ -378,5 +426,77 @@ export class Orrery {
         unshifted: res.getFloat64(48, true),
       };
     });
+  }
+}
+
+/**
+ * Shockwave's incremental round scheduler (the Go orrery.Scheduler, the
+ * authors' ShockwaveScheduler) behind a handle of an Orrery instance. Job
+ * ids are integers or non-empty strings, one kind per scheduler (its first
+ * add decides); with strings, jobs the planner cannot tell apart run in
+ * the order they were added. A TrapError of the instance loses its
+ * schedulers: their calls then fail with an unknown handle.
+ *
+ *   const s = orrery.newScheduler(32);
+ *   s.add({ id: 'resnet-1', gpus: 2, submit_s: 0, progress: 0, epoch_bs: [...], epoch_dur_s: [...] });
+ *   for (;;) { const ids = s.schedule(); ...; s.progress('resnet-1', 3); s.endRound(); }
+ */
+export class Scheduler {
+  #orrery;
+  #handle;
+
+  /** Use Orrery.newScheduler. */
+  constructor(orrery, handle) {
+    this.#orrery = orrery;
+    this.#handle = handle;
+  }
+
+  /** The scheduler's handle in its instance. */
+  get handle() {
+    return this.#handle;
+  }
+
+  #call(op, fields) {
+    return this.#orrery.call(op, { handle: this.#handle, ...fields });
+  }
+
+  /** "shockwave.scheduler.add" (add_metadata): admit a job; the next schedule re-plans. */
+  add(job) {
+    return this.#call('shockwave.scheduler.add', { job });
+  }
+
+  /** "shockwave.scheduler.remove" (remove_metadata): retire a job. */
+  remove(id) {
+    return this.#call('shockwave.scheduler.remove', { id });
+  }
+
+  /** "shockwave.scheduler.progress" (schedule_progress): a job's completed epochs. */
+  progress(id, epochs) {
+    return this.#call('shockwave.scheduler.progress', { id, epochs });
+  }
+
+  /** "shockwave.scheduler.observe": a job's measured throughput, {round, it_per_s, bs}. */
+  observe(id, sample) {
+    return this.#call('shockwave.scheduler.observe', { id, sample });
+  }
+
+  /** "shockwave.scheduler.end_round" (increment_round_ptr): returns the new round. */
+  endRound() {
+    return this.#call('shockwave.scheduler.end_round', {}).round;
+  }
+
+  /** "shockwave.scheduler.schedule" (round_schedule): the ids to run this round. */
+  schedule() {
+    return this.#call('shockwave.scheduler.schedule', {}).jobs;
+  }
+
+  /** "shockwave.scheduler.last_plan": the most recent plan, or null before the first. */
+  lastPlan() {
+    return this.#call('shockwave.scheduler.last_plan', {}).plan ?? null;
+  }
+
+  /** "shockwave.scheduler.close": release the handle. */
+  close() {
+    return this.#call('shockwave.scheduler.close', {});
   }
 }

@@ -35,8 +35,11 @@
 //
 //	{"op": "cassini.link", "request": {...}}
 //
-// and returns the response envelope, byte for byte what orrery.Handle returns
-// natively for the same bytes, packed as ptr<<32 | len. The response lives
+// and returns the response envelope, byte for byte what an orrery.Session
+// returns natively for the same bytes, packed as ptr<<32 | len. The
+// instance is the session: the handles of the stateful operations
+// ("shockwave.scheduler.new" and the rest) live in it, so a host keeps one
+// instance for as long as it uses a handle. The response lives
 // in module memory until the next call on the instance: read (copy) it
 // before calling again, and do not free it. A request outside every live
 // block gets an error envelope with code "invalid_argument" and a message

@@ -129,6 +129,41 @@ int main(int argc, char **argv) {
 		free(req);
 		return 0;
 	}
+	if (argc == 3 && strcmp(argv[1], "session") == 0) {
+		/* One envelope per line, in a session of their own; the answers
+		 * joined by newlines. A second session must not see the first's
+		 * handles. */
+		size_t n;
+		char *req = slurp(argv[2], &n);
+		orrery_session s = orrery_session_new(), other = orrery_session_new();
+		CHECK(s != 0 && other != 0 && s != other, "orrery_session_new");
+		const char *close1 = "{\"op\":\"shockwave.scheduler.close\",\"request\":{\"handle\":1}}";
+		int first = 1;
+		for (char *line = req; line < req + n;) {
+			char *end = memchr(line, '\n', (size_t)(req + n - line));
+			if (!end) end = req + n;
+			if (end > line) {
+				size_t outn;
+				char *out = orrery_session_call(s, line, (size_t)(end - line), &outn);
+				CHECK(out != NULL, "NULL response");
+				if (!first) fputc('\n', stdout);
+				fwrite(out, 1, outn, stdout);
+				orrery_free(out);
+				first = 0;
+			}
+			line = end + 1;
+		}
+		char *out = orrery_session_call(other, close1, strlen(close1), NULL);
+		CHECK(strstr(out, "\"invalid_argument\"") != NULL, "a fresh session sees handle 1: %s", out);
+		orrery_free(out);
+		orrery_session_free(s);
+		orrery_session_free(other);
+		out = orrery_session_call(s, close1, strlen(close1), NULL);
+		CHECK(strstr(out, "abi: the session is not open") != NULL, "a freed session answers: %s", out);
+		orrery_free(out);
+		free(req);
+		return 0;
+	}
 	if (argc == 2 && strcmp(argv[1], "search") == 0) return search();
 	if (argc == 3 && strcmp(argv[1], "threads") == 0) {
 		size_t n;
@@ -148,6 +183,6 @@ int main(int argc, char **argv) {
 		printf("ok\n");
 		return 0;
 	}
-	fprintf(stderr, "usage: check call FILE | check search | check threads FILE\n");
+	fprintf(stderr, "usage: check call FILE | check session FILE | check search | check threads FILE\n");
 	return 2;
 }

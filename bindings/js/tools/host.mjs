@@ -9,13 +9,13 @@
 
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
-import { load } from '../orrery.js';
+import { Orrery, load } from '../orrery.js';
 
 function walk(dir, root = dir, out = []) {
   for (const e of readdirSync(dir).sort()) {
     const p = join(dir, e);
     if (statSync(p).isDirectory()) walk(p, root, out);
-    else if (p.endsWith('.json')) out.push(relative(root, p).split(sep).join('/'));
+    else if (p.endsWith('.json') || p.endsWith('.jsonl')) out.push(relative(root, p).split(sep).join('/'));
   }
   return out;
 }
@@ -52,8 +52,18 @@ const [mode, module, dir, ...names] = process.argv.slice(2);
 const orrery = await load(module);
 const out = (o) => process.stdout.write(JSON.stringify(o) + '\n');
 if (mode === 'corpus') {
+  const compiled = await WebAssembly.compile(readFileSync(module));
   for (const name of walk(dir)) {
-    const resp = orrery.handleBytes(readFileSync(join(dir, name)));
+    const data = readFileSync(join(dir, name));
+    let resp;
+    if (name.endsWith('.jsonl')) {
+      // A session: its lines in order on an instance of its own.
+      const own = new Orrery(compiled);
+      const lines = data.toString('utf8').split('\n').map((l) => l.trim()).filter((l) => l !== '');
+      resp = Buffer.from(lines.map((l) => own.handle(l)).join('\n'));
+    } else {
+      resp = orrery.handleBytes(data);
+    }
     out({ name, b64: Buffer.from(resp).toString('base64') });
   }
 } else if (mode === 'bench') {

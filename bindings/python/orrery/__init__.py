@@ -9,16 +9,17 @@ dependency.
 Two backends speak the same schema-v1 JSON API and answer byte for byte what
 the Go engine's orrery.Handle answers:
 
-* "native": ctypes over orrery's C shared library (liborrery.so, built with
-  ``make cshared`` or ``go build -buildmode=c-shared -o liborrery.so
-  ./bindings/c``). Thread-safe; the GIL is released during calls.
+* "native": ctypes over orrery's C shared library (liborrery.so), which
+  ``pip install ./bindings/python`` builds into the package. Thread-safe;
+  the GIL is released during calls.
 * "wasmtime": the WebAssembly module (orrery.wasm, ``make wasm``) hosted by
   the wasmtime package, when it is installed.
 
 ``load()`` picks the first that is available: a library given by argument,
-the ORRERY_LIB environment variable, one next to this package, or the
-repository's out/ directory; then the module given by argument or
-ORRERY_WASM (or out/orrery.wasm) if wasmtime is importable.
+the ORRERY_LIB environment variable, the one inside this package, or the
+repository's out/ directory (a checkout used in place); then the module
+given by argument or ORRERY_WASM (or out/orrery.wasm) if wasmtime is
+importable. With none, it says how to build one.
 """
 
 import os
@@ -74,6 +75,14 @@ def module_path(wasm=None):
     return None
 
 
+_MISSING = (
+    "orrery: no shared library in the package (%s) and none named by ORRERY_LIB. "
+    "Install the package with its library built in: pip install ./bindings/python "
+    "(from a checkout of the repository; needs Go and a C compiler), or build one with "
+    "make cshared and pass load(lib=...) or set ORRERY_LIB." % os.path.join(_HERE, _lib_name())
+)
+
+
 def load(lib=None, wasm=None, backend="auto"):
     """Return an Engine.
 
@@ -91,10 +100,10 @@ def load(lib=None, wasm=None, backend="auto"):
 
             return NativeEngine(path)
         if backend == "native":
-            raise FileNotFoundError("no orrery shared library (set ORRERY_LIB or run make cshared)")
+            raise FileNotFoundError(_MISSING)
     path = module_path(wasm)
     if path is None:
-        raise FileNotFoundError("no orrery shared library or module (set ORRERY_LIB or ORRERY_WASM)")
+        raise FileNotFoundError(_MISSING)
     from ._wasmtime import WasmtimeEngine  # raises ImportError without wasmtime
 
     return WasmtimeEngine(path)

@@ -112,6 +112,15 @@ class Engine:
         shockwave.plan's)."""
         return self.call("shockwave.predict", request)
 
+    def new_scheduler(self, gpus, config=None):
+        """"shockwave.scheduler.new": Shockwave's incremental scheduler (Go's
+        orrery.Scheduler) for a cluster of gpus GPUs, living in this
+        engine. config is shockwave.plan's configuration, with
+        "reopt_rounds". Returns a Scheduler."""
+        req = {"gpus": gpus} if config is None else {"gpus": gpus, "config": config}
+        r = self.call("shockwave.scheduler.new", req)
+        return Scheduler(self, r["handle"])
+
     def link_search(self, periods, demand, capacity, fixed=None, mode="exact", max_perimeter=0,
                     round_periods=False, restarts=0, budget=0, seed=0):
         """The flat fast path of cassini.link on quantized profiles: periods
@@ -139,3 +148,71 @@ def check_search_args(periods, demand, fixed):
     if len(demand) != total:
         raise OrreryError("invalid_argument", "demand", "%d demands for periods summing to %d ticks" % (len(demand), total))
     return k, total
+
+
+class Scheduler:
+    """Shockwave's incremental round scheduler behind a handle of an Engine:
+    the Go orrery.Scheduler, so every host runs the same logic. Job ids are
+    integers or non-empty strings, one kind per scheduler (its first add
+    decides); with strings, jobs the planner cannot tell apart run in the
+    order they were added. Create it with Engine.new_scheduler; close it
+    (or use it as a context manager) when done.
+
+    For the Shockwave authors' interface (add_metadata, round_schedule,
+    ...) see orrery.shockwave.ShockwaveScheduler, built on this class."""
+
+    def __init__(self, engine, handle):
+        self.engine = engine
+        self.handle = handle
+
+    def _call(self, op, fields):
+        req = {"handle": self.handle}
+        req.update(fields)
+        return self.engine.call(op, req)
+
+    def add(self, job):
+        """add_metadata: admit a job (shockwave.plan's job dict, with an
+        integer or string "id"); the next schedule re-plans."""
+        return self._call("shockwave.scheduler.add", {"job": job})
+
+    def remove(self, id):
+        """remove_metadata: retire a job."""
+        return self._call("shockwave.scheduler.remove", {"id": id})
+
+    def progress(self, id, epochs):
+        """schedule_progress: the job's completed epochs."""
+        return self._call("shockwave.scheduler.progress", {"id": id, "epochs": epochs})
+
+    def observe(self, id, round, it_per_s, bs):
+        """A lease's measured throughput, for calibration: it ended in round
+        (the current round's lease ends in the current round + 1)."""
+        return self._call("shockwave.scheduler.observe", {"id": id, "sample": {"round": round, "it_per_s": it_per_s, "bs": bs}})
+
+    def end_round(self):
+        """increment_round_ptr: returns the new round."""
+        return self._call("shockwave.scheduler.end_round", {})["round"]
+
+    def schedule(self):
+        """round_schedule: the ids to run in the current round, planned ones
+        first."""
+        return self._call("shockwave.scheduler.schedule", {})["jobs"]
+
+    def last_plan(self):
+        """The most recent plan (shockwave.plan's response with this
+        scheduler's ids), or None before the first."""
+        return self._call("shockwave.scheduler.last_plan", {}).get("plan")
+
+    def close(self):
+        """Release the handle."""
+        if self.handle is None:
+            return None
+        try:
+            return self._call("shockwave.scheduler.close", {})
+        finally:
+            self.handle = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()

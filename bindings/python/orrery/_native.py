@@ -61,7 +61,8 @@ def _int32s(seq):
 
 
 class NativeEngine(Engine):
-    """orrery through its C shared library. Safe for concurrent use."""
+    """orrery through its C shared library, in a session of its own (the
+    handles of its schedulers). Safe for concurrent use."""
 
     backend = "native"
 
@@ -73,6 +74,12 @@ class NativeEngine(Engine):
         lib.orrery_call.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.POINTER(ctypes.c_size_t)]
         lib.orrery_free.restype = None
         lib.orrery_free.argtypes = [ctypes.c_void_p]
+        lib.orrery_session_new.restype = ctypes.c_uint64
+        lib.orrery_session_new.argtypes = []
+        lib.orrery_session_call.restype = ctypes.c_void_p
+        lib.orrery_session_call.argtypes = [ctypes.c_uint64, ctypes.c_char_p, ctypes.c_size_t, ctypes.POINTER(ctypes.c_size_t)]
+        lib.orrery_session_free.restype = None
+        lib.orrery_session_free.argtypes = [ctypes.c_uint64]
         lib.orrery_link_search.restype = ctypes.c_int32
         lib.orrery_link_search.argtypes = [
             ctypes.c_int32, _I32P, _I32P, ctypes.c_int32, _I32P,
@@ -83,6 +90,11 @@ class NativeEngine(Engine):
             raise OSError("%s speaks ABI %d, this package %d" % (path, v, ABI_VERSION))
         self._lib = lib
         self.path = path
+        # The engine's own session: its scheduler handles are apart from
+        # every other engine's, as a WebAssembly instance's are.
+        self._session = lib.orrery_session_new()
+        if not self._session:
+            raise MemoryError("orrery_session_new: too many sessions open")
 
     @property
     def abi_version(self):
@@ -92,13 +104,24 @@ class NativeEngine(Engine):
         if isinstance(envelope, str):
             envelope = envelope.encode()
         n = ctypes.c_size_t()
-        p = self._lib.orrery_call(bytes(envelope), len(envelope), ctypes.byref(n))
+        p = self._lib.orrery_session_call(self._session, bytes(envelope), len(envelope), ctypes.byref(n))
         if not p:
             raise MemoryError("orrery_call could not allocate its response")
         try:
             return ctypes.string_at(p, n.value)
         finally:
             self._lib.orrery_free(p)
+
+    def close(self):
+        """Close the engine's session and its schedulers."""
+        if self._session:
+            self._lib.orrery_session_free(self._session)
+            self._session = 0
+
+    def __del__(self):
+        lib = getattr(self, "_lib", None)
+        if lib is not None and getattr(self, "_session", 0):
+            lib.orrery_session_free(self._session)
 
     def link_search(self, periods, demand, capacity, fixed=None, mode="exact", max_perimeter=0,
                     round_periods=False, restarts=0, budget=0, seed=0):

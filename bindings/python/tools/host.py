@@ -24,7 +24,7 @@ import orrery  # noqa: E402
 def walk(root):
     for d, _, files in sorted(os.walk(root)):
         for f in sorted(files):
-            if f.endswith(".json"):
+            if f.endswith(".json") or f.endswith(".jsonl"):
                 yield os.path.relpath(os.path.join(d, f), root).replace(os.sep, "/")
 
 
@@ -52,7 +52,13 @@ def main(argv):
     if mode == "corpus":
         for name in walk(root):
             with open(os.path.join(root, name), "rb") as fh:
-                resp = eng.handle(fh.read())
+                data = fh.read()
+            if name.endswith(".jsonl"):
+                # A session: its lines in order on an engine of its own.
+                with orrery.load(backend=backend) as own:
+                    resp = b"\n".join(own.handle(line.strip()) for line in data.splitlines() if line.strip())
+            else:
+                resp = eng.handle(data)
             out.write(json.dumps({"name": name, "b64": base64.b64encode(resp).decode()}) + "\n")
         return 0
     for name in names:

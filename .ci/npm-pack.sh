@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# npm pack in bindings/js builds orrery.wasm into the package (prepack);
+# installed into a throwaway project, load() finds it by default and node
+# prints no WASI ExperimentalWarning.
+set -euo pipefail
+cd "$(dirname "$0")/../bindings/js"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+start=$(date +%s)
+tgz=$(npm pack --silent --pack-destination "$tmp" | tail -1)
+tar -tzf "$tmp/$tgz" | grep -qx 'package/orrery.wasm' || { echo "npm pack: no orrery.wasm in $tgz"; exit 1; }
+mkdir -p "$tmp/app/node_modules/@orrery"
+tar -xzf "$tmp/$tgz" -C "$tmp/app/node_modules/@orrery"
+mv "$tmp/app/node_modules/@orrery/package" "$tmp/app/node_modules/@orrery/orrery"
+cd "$tmp/app"
+cat > check.mjs <<'JS'
+import { load } from '@orrery/orrery';
+const o = await load();
+const r = o.link({ capacity_gbps: 50, jobs: ['a', 'b'].map((id) => ({ id, phases: [{ ms: 30, gbps: 40 }, { ms: 42, gbps: 0 }] })) });
+if (r.score !== 1) throw new Error(`score ${r.score}`);
+const s = o.newScheduler(4);
+s.add({ id: 'a', gpus: 1, submit_s: 0, progress: 0, epoch_bs: [32, 32], epoch_dur_s: [60, 60] });
+if (JSON.stringify(s.schedule()) !== '["a"]') throw new Error('schedule');
+console.log('ok');
+JS
+out=$(env -u ORRERY_WASM node check.mjs 2>&1)
+[ "$out" = ok ] || { echo "installed package: $out"; exit 1; }
+echo "npm-pack: $(du -k "$tmp/$tgz" | cut -f1) kB package with orrery.wasm; packed and checked in $(($(date +%s) - start)) s"
