@@ -197,3 +197,39 @@ test('a large time-limited plan, several times, on one instance', async () => {
   }
   assert.deepEqual(inst.link(pulses).shifts_ms, { a: 0, b: 30 });
 });
+
+function swJob(i, gpus, epochs, dur, id = i) {
+  const epoch_bs = Array.from({ length: epochs }, (_, e) => (e < Math.floor(epochs / 2) ? 32 : 64));
+  return { id, gpus, submit_s: 60 * i, progress: 0, samples_per_epoch: 50000, epoch_bs, epoch_dur_s: epoch_bs.map((b) => dur - b / 16) };
+}
+
+test('the stateful scheduler: integer and string ids run the same rounds', () => {
+  const a = orrery.newScheduler(4, { rounds: 5 });
+  const b = orrery.newScheduler(4, { rounds: 5 });
+  assert.ok(b.handle > a.handle);
+  for (const [i, g, e, d] of [[1, 2, 8, 200], [2, 1, 6, 150], [3, 1, 10, 120]]) {
+    a.add(swJob(i, g, e, d));
+    b.add(swJob(i, g, e, d, `job-${i}`));
+  }
+  for (let r = 0; r < 6; r++) {
+    const ids = a.schedule();
+    assert.ok(ids.length > 0);
+    assert.deepEqual(b.schedule(), ids.map((i) => `job-${i}`), `round ${r}`);
+    for (const i of ids) {
+      a.progress(i, 1 + (r >> 1));
+      b.progress(`job-${i}`, 1 + (r >> 1));
+    }
+    assert.equal(a.endRound(), r + 1);
+    b.endRound();
+  }
+  assert.ok(b.lastPlan().rounds.flat().every((i) => typeof i === 'string'));
+  assert.throws(() => b.add(swJob(4, 1, 4, 100)), (e) => e instanceof OrreryError && e.field === 'job.id');
+  assert.throws(() => a.remove(99), (e) => e instanceof OrreryError && e.field === 'id');
+  a.close();
+  b.close();
+  assert.throws(() => a.schedule(), (e) => e instanceof OrreryError && e.field === 'handle');
+});
+
+test('load() takes the package module by default and says how to build a missing one', async () => {
+  await assert.rejects(load(join(here, 'no-such.wasm')), /make wasm/);
+});

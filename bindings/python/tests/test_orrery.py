@@ -139,7 +139,69 @@ class Backend:
 # library into a failure instead of a skip.
 @unittest.skipUnless(orrery.library_path() or os.environ.get("ORRERY_REQUIRE_NATIVE"),
                      "no shared library: set ORRERY_LIB or run make cshared")
-class NativeTest(Backend, unittest.TestCase):
+def sw_job(i, gpus, epochs, dur, id=None):
+    bs = [32 if e < epochs // 2 else 64 for e in range(epochs)]
+    return {"id": i if id is None else id, "gpus": gpus, "submit_s": 60 * i, "progress": 0, "samples_per_epoch": 50000,
+            "epoch_bs": bs, "epoch_dur_s": [dur - b / 16 for b in bs]}
+
+
+class SchedulerTests:
+    """The stateful scheduler on every backend."""
+
+    def test_scheduler_ids(self):
+        # The same jobs with integer and with string ids (added in the same
+        # order) run in the same rounds; each engine has handles of its own.
+        specs = [(1, 2, 8, 200), (2, 1, 6, 150), (3, 1, 10, 120)]
+        a = self.eng.new_scheduler(4, {"rounds": 5})
+        b = self.eng.new_scheduler(4, {"rounds": 5})
+        self.assertEqual((a.handle, b.handle), (1, 2))
+        for sp in specs:
+            a.add(sw_job(*sp))
+            b.add(sw_job(*sp, id="job-%d" % sp[0]))
+        for r in range(6):
+            ids = a.schedule()
+            self.assertTrue(ids)
+            self.assertEqual(b.schedule(), ["job-%d" % i for i in ids], "round %d" % r)
+            for i in ids:
+                a.progress(i, 1 + r // 2)
+                b.progress("job-%d" % i, 1 + r // 2)
+            self.assertEqual(a.end_round(), r + 1)
+            b.end_round()
+        plan = b.last_plan()
+        self.assertTrue(all(isinstance(i, str) for t in plan["rounds"] for i in t))
+        with self.assertRaises(orrery.OrreryError) as cm:
+            b.add(sw_job(4, 1, 4, 100))
+        self.assertEqual((cm.exception.code, cm.exception.field), ("invalid_argument", "job.id"))
+        with self.assertRaises(orrery.OrreryError) as cm:
+            a.remove(99)
+        self.assertEqual(cm.exception.field, "id")
+        a.close()
+        b.close()
+        with self.assertRaises(orrery.OrreryError) as cm:
+            self.eng.call("shockwave.scheduler.schedule", {"handle": 1})
+        self.assertEqual(cm.exception.field, "handle")
+
+    def test_gavel_policy(self):
+        from orrery.gavel import ShockwavePolicy
+        pol = ShockwavePolicy(engine=self.eng, config={"rounds": 10})
+        tput = {}
+        for sp in [(1, 2, 8, 200), (2, 1, 6, 150), (3, 1, 10, 120), (4, 2, 4, 300)]:
+            pol.add_job(sp[0], sw_job(*sp))
+            tput[sp[0]] = {"v100": 1.0}
+        alloc = pol.get_allocation(tput, {1: 2, 2: 1, 3: 1, 4: 2}, {j: 1.0 for j in tput}, {"v100": 4})
+        self.assertEqual(sorted(alloc), [1, 2, 3, 4])
+        used = sum(alloc[j]["v100"] * g for j, g in {1: 2, 2: 1, 3: 1, 4: 2}.items())
+        self.assertLessEqual(used, 4 + 1e-9)
+        self.assertGreater(used, 3)  # work-conserving: the window is nearly full
+        for t, ids in enumerate(pol.last_plan["rounds"]):
+            self.assertLessEqual(sum({0: 2, 1: 1, 2: 1, 3: 2}[i] for i in ids), 4, "round %d" % t)
+        with self.assertRaises(NotImplementedError):
+            pol.get_allocation(tput, {1: 2, 2: 1, 3: 1, 4: 2}, {}, {"v100": 4, "k80": 4})
+        with self.assertRaises(KeyError):
+            pol.get_allocation({9: {"v100": 1.0}}, {9: 1}, {}, {"v100": 4})
+
+
+class NativeTest(Backend, SchedulerTests, unittest.TestCase):
     def setUp(self):
         self.eng = orrery.load(backend="native")
 
@@ -174,7 +236,7 @@ def _wasmtime_available():
 
 
 @unittest.skipUnless(_wasmtime_available(), "wasmtime is not installed, or no module (ORRERY_WASM)")
-class WasmtimeTest(Backend, unittest.TestCase):
+class WasmtimeTest(Backend, SchedulerTests, unittest.TestCase):
     def setUp(self):
         self.eng = orrery.load(backend="wasmtime")
 
