@@ -10,7 +10,12 @@
 //	orrery cassini rank < request.json
 //	orrery shockwave plan < state.json
 //	orrery shockwave predict < state.json
+//	orrery serve            (envelopes, one per line, in one session)
 //	orrery demo
+//	orrery version
+//
+// Long commands report progress on standard error when it is a terminal
+// (-q turns it off).
 package main
 
 import (
@@ -22,8 +27,13 @@ import (
 	"maps"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"runtime/debug"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/orrery/orrery"
 )
@@ -43,6 +53,11 @@ type stdio struct {
 
 // errUsage marks an error in the command line itself (exit status 2).
 var errUsage = errors.New("usage")
+
+// errReported marks a usage error whose message and usage were printed
+// already (by the flag package): exit status 2, nothing more to say. It
+// is an errUsage.
+var errReported = fmt.Errorf("%w (reported)", errUsage)
 
 // command is one command of the command line.
 type command struct {
@@ -90,10 +105,28 @@ func usage() string {
 			row(g+" "+name, cmds[name].summary)
 		}
 	}
+	row("serve", "answer schema-v1 envelopes, one per line, in one session (the stateful ops too)")
 	row("demo", "run the built-in example end to end and print the result")
+	row("version", "print the version of orrery, its schema and ABI")
 	row("help", "print this message")
 	b.WriteString("\nRun 'orrery <command> -h' for a command's flags.\n")
 	return b.String()
+}
+
+// groupUsage is the help text of a group ("orrery cassini -h").
+func groupUsage(group string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "usage: orrery %s <command> [arguments]\n\ncommands:\n", group)
+	cmds := commands(group)
+	for _, name := range slices.Sorted(maps.Keys(cmds)) {
+		fmt.Fprintf(&b, "  %-20s%s\n", group+" "+name, cmds[name].summary)
+	}
+	fmt.Fprintf(&b, "\nRun 'orrery %s <command> -h' for a command's flags.\n", group)
+	return b.String()
+}
+
+func isHelp(arg string) bool {
+	return arg == "-h" || arg == "-help" || arg == "--help" || arg == "help"
 }
 
 func run(ctx context.Context, args []string, s stdio) int {
@@ -107,7 +140,12 @@ func run(ctx context.Context, args []string, s stdio) int {
 		err = subcommand(ctx, g, args[1:], s)
 	case g == "demo":
 		err = runDemo(ctx, args[1:], s)
-	case g == "help" || g == "-h" || g == "-help" || g == "--help":
+	case g == "serve":
+		err = runServe(ctx, args[1:], s)
+	case g == "version" || g == "-version" || g == "--version":
+		fmt.Fprintln(s.out, versionLine())
+		return 0
+	case isHelp(g):
 		fmt.Fprint(s.out, usage())
 		return 0
 	default:
@@ -118,19 +156,75 @@ func run(ctx context.Context, args []string, s stdio) int {
 		return 0
 	case errors.Is(err, flag.ErrHelp):
 		return 0
+	case errors.Is(err, errReported):
+		return 2
 	case errors.Is(err, errUsage):
-		fmt.Fprintf(s.err, "orrery: %v\n\n%s", err, usage())
+		help := usage()
+		if g := args[0]; groups[g] != nil {
+			help = groupUsage(g)
+		}
+		fmt.Fprintf(s.err, "orrery: %s\n\n%s", userMessage(err), help)
 		return 2
 	default:
-		fmt.Fprintf(s.err, "orrery: %v\n", err)
+		fmt.Fprintf(s.err, "orrery: %s\n", userMessage(err))
 		return 1
 	}
+}
+
+// internalName matches the prefix an internal package puts on its errors
+// ("round: invalid state", "trace: ...") at the start of a message or of a
+// wrapped part of it, and the internal constants messages may name.
+var internalName = regexp.MustCompile(`(^|: )(?:round|market|predictor|profile|link|circle|candidate|affinity|kernels|wire|sim|trace|throughput|policy|netsim|fluid|workload|metrics|agent|topology|usage): `)
+
+// userMessage is err's text without internal package names: the command
+// line is a user's first contact, and "round: invalid state: ..." names a
+// package they never import. The front door already words its own errors
+// this way; this catches the evaluation's.
+func userMessage(err error) string {
+	msg := strings.ReplaceAll(err.Error(), "kernels.MaxValue", "16777215")
+	return internalName.ReplaceAllString(msg, "$1")
+}
+
+// versionLine describes this build: the module version (or the commit of
+// a development build), the Go toolchain, and the schema and ABI versions
+// it speaks.
+func versionLine() string {
+	version, commit := "(devel)", ""
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		if v := bi.Main.Version; v != "" {
+			version = v
+		}
+		var dirty bool
+		for _, kv := range bi.Settings {
+			switch kv.Key {
+			case "vcs.revision":
+				commit = kv.Value
+			case "vcs.modified":
+				dirty = kv.Value == "true"
+			}
+		}
+		if len(commit) > 12 {
+			commit = commit[:12]
+		}
+		if commit != "" && dirty {
+			commit += "+modified"
+		}
+	}
+	line := "orrery " + version
+	if commit != "" {
+		line += " (" + commit + ")"
+	}
+	return fmt.Sprintf("%s %s %s/%s, schema v%d, ABI v1", line, runtime.Version(), runtime.GOOS, runtime.GOARCH, orrery.Version)
 }
 
 // subcommand dispatches args[0] among a group's commands.
 func subcommand(ctx context.Context, group string, args []string, s stdio) error {
 	if len(args) == 0 {
 		return fmt.Errorf("%w: %s needs a subcommand", errUsage, group)
+	}
+	if isHelp(args[0]) {
+		fmt.Fprint(s.out, groupUsage(group))
+		return nil
 	}
 	c, ok := commands(group)[args[0]]
 	if !ok {
@@ -146,16 +240,104 @@ func flags(name string, s stdio) *flag.FlagSet {
 	return fs
 }
 
-// parse parses args into fs, turning a bad flag into a usage error.
+// parse parses args into fs. A bad flag is reported once, by the flag
+// package (its message, then the command's own usage), and returns an
+// error that prints nothing more; so is a stray argument.
 func parse(fs *flag.FlagSet, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
 		}
-		return fmt.Errorf("%w: %v", errUsage, err)
+		return fmt.Errorf("%w: %v", errReported, err)
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
+		fmt.Fprintf(fs.Output(), "unexpected argument %q\n", fs.Arg(0))
+		fs.Usage()
+		return fmt.Errorf("%w: unexpected argument %q", errReported, fs.Arg(0))
 	}
 	return nil
+}
+
+// quietFlag adds -q to a long command's flags: no progress on stderr.
+func quietFlag(fs *flag.FlagSet) *bool {
+	return fs.Bool("q", false, "quiet: no progress on stderr")
+}
+
+// progress reports a long command's progress on standard error, one line
+// rewritten in place, at most ten times a second, and only when standard
+// error is a terminal and -q is not set: piped or logged output gets
+// none. The zero value, and a nil *progress, report nothing.
+type progress struct {
+	w    io.Writer
+	last time.Time
+	text string
+}
+
+// newProgress returns the progress reporter of a command with stdio s.
+func newProgress(s stdio, quiet bool) *progress {
+	if quiet || !isTerminal(s.err) {
+		return nil
+	}
+	return &progress{w: s.err}
+}
+
+// isTerminal reports whether w is a character device (a terminal).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// Report shows "what: done/total" (total 0: no total).
+func (p *progress) Report(what string, done, total int) {
+	if p == nil || (time.Since(p.last) < 100*time.Millisecond && done != total) {
+		return
+	}
+	p.last = time.Now()
+	text := fmt.Sprintf("%s: %d", what, done)
+	if total > 0 {
+		text = fmt.Sprintf("%s: %d/%d (%d%%)", what, done, total, 100*done/total)
+	}
+	pad := max(0, len(p.text)-len(text))
+	fmt.Fprintf(p.w, "\r%s%s", text, strings.Repeat(" ", pad))
+	p.text = text
+}
+
+// Done clears the progress line.
+func (p *progress) Done() {
+	if p == nil || p.text == "" {
+		return
+	}
+	fmt.Fprintf(p.w, "\r%s\r", strings.Repeat(" ", len(p.text)))
+	p.text = ""
+}
+
+// dataDir finds the repository's data folder rel ("testdata/shockwave")
+// for a command run from any folder: rel under the working directory or
+// under the first parent that is the orrery repository (go.mod of
+// github.com/orrery/orrery). When there is none, the error names the flag
+// that gives it.
+func dataDir(rel, flagName string) (string, error) {
+	dir, err := os.Getwd()
+	if err == nil {
+		for d := dir; ; d = filepath.Dir(d) {
+			p := filepath.Join(d, filepath.FromSlash(rel))
+			if st, err := os.Stat(p); err == nil && st.IsDir() && (d == dir || isRepo(d)) {
+				return p, nil
+			}
+			if filepath.Dir(d) == d {
+				break
+			}
+		}
+	}
+	return "", fmt.Errorf("%w: the data in %s is not here (run from the orrery repository, or give its folder with --%s)", errUsage, rel, flagName)
+}
+
+// isRepo reports whether dir holds orrery's go.mod.
+func isRepo(dir string) bool {
+	b, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+	return err == nil && strings.HasPrefix(string(b), "module github.com/orrery/orrery\n")
 }
