@@ -16,12 +16,16 @@ import (
 )
 
 // JobSpec is one job's per-iteration bandwidth demand: phases, or samples at
-// a fixed interval (exactly one of the two).
+// a fixed interval, or what a user measures (a long bandwidth series, or
+// communication events) for the iteration to be found in (exactly one of
+// the four).
 type JobSpec struct {
 	ID       string       `json:"id"`
 	PeriodMs *float64     `json:"period_ms,omitempty"` // iteration time; optional, must equal the phases' sum when given
 	Phases   []PhaseSpec  `json:"phases,omitempty"`
 	Samples  *SamplesSpec `json:"samples,omitempty"`
+	Series   *SeriesSpec  `json:"series,omitempty"` // see profile_sources.go
+	Events   *EventsSpec  `json:"events,omitempty"`
 }
 
 // PhaseSpec is a stretch of an iteration at constant bandwidth.
@@ -215,6 +219,10 @@ func (r quantum) jobs(specs []JobSpec) ([]profile.Profile, map[string]int, error
 }
 
 func (r quantum) profile(f string, s JobSpec) (profile.Profile, error) {
+	if s.Series != nil || s.Events != nil {
+		p, _, err := r.measured(f, s)
+		return p, err
+	}
 	var period time.Duration
 	if s.PeriodMs != nil {
 		d, err := duration(f+".period_ms", *s.PeriodMs)

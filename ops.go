@@ -31,6 +31,7 @@ type op struct {
 // name.
 var registry = []op{
 	{Op{"cassini.link", "Link", "optimize the time shifts of jobs sharing one link", false}, jsonOp(Link)},
+	{Op{"cassini.profile", "Profile", "a job's quantized iteration, and the period found in a measured series or events", false}, jsonOp(Profile)},
 	{Op{"cassini.rank", "Rank", "rank placement candidates by link compatibility", false}, jsonOp(Rank)},
 	{Op{"shockwave.plan", "Plan", "plan the next rounds of a GPU cluster with Shockwave", false}, jsonOp(Plan)},
 	{Op{"shockwave.predict", "Predict", "predict the jobs' remaining runtimes and fair finish times", false}, jsonOp(Predict)},

@@ -188,7 +188,7 @@ func TestOps(t *testing.T) {
 	for i, o := range ops {
 		names[i] = o.Name
 	}
-	want := []string{"cassini.link", "cassini.rank", "shockwave.plan", "shockwave.predict",
+	want := []string{"cassini.link", "cassini.profile", "cassini.rank", "shockwave.plan", "shockwave.predict",
 		"shockwave.scheduler.add", "shockwave.scheduler.close", "shockwave.scheduler.end_round", "shockwave.scheduler.last_plan",
 		"shockwave.scheduler.new", "shockwave.scheduler.observe", "shockwave.scheduler.progress", "shockwave.scheduler.remove",
 		"shockwave.scheduler.schedule"}
@@ -215,6 +215,7 @@ func TestTypedEqualsJSON(t *testing.T) {
 	}
 	typed := map[string]func(ctx context.Context, req []byte) (any, error){
 		"cassini.link":      typedCall(orrery.Link),
+		"cassini.profile":   typedCall(orrery.Profile),
 		"cassini.rank":      typedCall(orrery.Rank),
 		"shockwave.plan":    typedCall(orrery.Plan),
 		"shockwave.predict": typedCall(orrery.Predict),

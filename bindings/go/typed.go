@@ -32,6 +32,12 @@ func (m *Module) Link(ctx context.Context, req orrery.LinkRequest) (orrery.LinkR
 	return Invoke[orrery.LinkResponse](ctx, m, "cassini.link", req)
 }
 
+// Profile runs "cassini.profile": one job's quantized iteration, and the
+// period found in a measured series or events.
+func (m *Module) Profile(ctx context.Context, req orrery.ProfileRequest) (orrery.ProfileResponse, error) {
+	return Invoke[orrery.ProfileResponse](ctx, m, "cassini.profile", req)
+}
+
 // Rank runs "cassini.rank": placement candidates ranked by their links'
 // compatibility.
 func (m *Module) Rank(ctx context.Context, req orrery.RankRequest) (orrery.RankResponse, error) {

@@ -48,6 +48,8 @@ export class Orrery {
   call<Resp = unknown>(op: string, request: object | string): Resp;
   link(request: LinkRequest): LinkResponse;
   rank(request: RankRequest): RankResponse;
+  /** "cassini.profile": a job's quantized iteration; the period found in a series or events. */
+  profile(request: ProfileRequest): ProfileResponse;
   plan(request: PlanRequest): PlanResponse;
   /** "shockwave.predict": every job's predictions, without a plan. */
   predict(request: PlanRequest): PredictResponse;
@@ -118,6 +120,47 @@ export interface Job {
   period_ms?: number;
   phases?: Phase[];
   samples?: { interval_ms: number; gbps: number[] };
+  /** A long measured record: the iteration is found in it. */
+  series?: SeriesSource;
+  /** Communication events: binned, then profiled as a series. */
+  events?: EventsSource;
+}
+
+/** Options of the period search of a series or events. */
+export interface PeriodSearch {
+  min_period_ms?: number;
+  max_period_ms?: number;
+  /** Least correlation of consecutive iterations (default 0.5). */
+  min_quality?: number;
+}
+
+export interface SeriesSource extends PeriodSearch {
+  interval_ms: number;
+  gbps: number[];
+}
+
+export interface EventsSource extends PeriodSearch {
+  /** Bin width. */
+  interval_ms: number;
+  at_ms: number[];
+  bytes: number[];
+  /** Each event's duration; absent: unknown. */
+  duration_ms?: number[];
+}
+
+export interface ProfileRequest extends SearchOptions {
+  job: Job;
+}
+
+export interface ProfileResponse {
+  id: string;
+  period_ms: number;
+  peak_gbps: number;
+  mean_gbps: number;
+  /** The quantized iteration, one value per tick: a Job's samples. */
+  samples: { interval_ms: number; gbps: number[] };
+  /** For a series or events: the period found and how well the record repeats it. */
+  fit?: { period_ms: number; quality: number; explained: number; iterations: number };
 }
 
 /** Options every CASSINI request shares; absent means the default. */

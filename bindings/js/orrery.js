@@ -339,6 +339,14 @@ export class Orrery {
     return this.call('cassini.link', request);
   }
 
+  /**
+   * "cassini.profile": one job's quantized iteration, and for a measured
+   * series or events the period found and how well the record repeats it.
+   */
+  profile(request) {
+    return this.call('cassini.profile', request);
+  }
+
   /** "cassini.rank": placement candidates ranked by their links' compatibility. */
   rank(request) {
     return this.call('cassini.rank', request);

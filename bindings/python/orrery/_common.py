@@ -96,6 +96,12 @@ class Engine:
         """"cassini.link": the best rotation of the jobs sharing one link."""
         return self.call("cassini.link", request)
 
+    def profile(self, request):
+        """"cassini.profile": one job's quantized iteration, and for a
+        measured "series" or "events" source the period found and how well
+        the record repeats it ("fit")."""
+        return self.call("cassini.profile", request)
+
     def rank(self, request):
         """"cassini.rank": placement candidates ranked by their links'
         compatibility."""
