@@ -30,6 +30,12 @@ type op struct {
 // binding (Go, JavaScript with its types, Python) lacks an entry. Sorted by
 // name.
 var registry = []op{
+	{Op{"cassini.agent.close", "Agent.Close", "release an agent's handle", true}, sessionOp(agentClose)},
+	{Op{"cassini.agent.communicating", "Agent.Communicating", "record that an iteration's communication started; answers its drift", true}, sessionOp(agentCommunicating)},
+	{Op{"cassini.agent.new", "NewAgent", "start CASSINI's time-shift agent for a job; answers its handle", true}, sessionOp(agentNew)},
+	{Op{"cassini.agent.next", "Agent.Next", "when a job's next iteration starts (the loop sleeps until then)", true}, sessionOp(agentNext)},
+	{Op{"cassini.agent.set_plan", "Agent.SetPlan", "install an agent's new shift or period", true}, sessionOp(agentSetPlan)},
+	{Op{"cassini.agent.stats", "Agent.Stats", "an agent's counters: adjustments, padding, drift", true}, sessionOp(agentStats)},
 	{Op{"cassini.link", "Link", "optimize the time shifts of jobs sharing one link", false}, jsonOp(Link)},
 	{Op{"cassini.profile", "Profile", "a job's quantized iteration, and the period found in a measured series or events", false}, jsonOp(Profile)},
 	{Op{"cassini.rank", "Rank", "rank placement candidates by link compatibility", false}, jsonOp(Rank)},

@@ -35,10 +35,10 @@ type Session struct {
 // a limit_exceeded error.
 const MaxHandles = 1024
 
-// entry is one open handle.
+// entry is one open handle: an *idScheduler or an *agentEntry.
 type entry struct {
 	mu sync.Mutex
-	s  *idScheduler
+	v  any
 }
 
 // NewSession returns an empty Session.
@@ -68,8 +68,9 @@ func (s *Session) Close() {
 	clear(s.handles)
 }
 
-// open registers a Scheduler and returns its handle.
-func (s *Session) open(sc *idScheduler) (int64, error) {
+// open registers an object (a scheduler or an agent) and returns its
+// handle.
+func (s *Session) open(v any) (int64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.handles) >= MaxHandles {
@@ -79,7 +80,7 @@ func (s *Session) open(sc *idScheduler) (int64, error) {
 		s.handles = map[int64]*entry{}
 	}
 	s.next++
-	s.handles[s.next] = &entry{s: sc}
+	s.handles[s.next] = &entry{v: v}
 	return s.next, nil
 }
 
@@ -89,6 +90,12 @@ var ErrUnknownHandle = errors.New("unknown handle")
 
 // with runs f on the Scheduler of handle h, holding its lock.
 func (s *Session) with(h int64, f func(*idScheduler) (any, error)) (any, error) {
+	return withKind(s, h, "scheduler", f)
+}
+
+// withKind runs f on the object of handle h, which must be a T, holding
+// its lock.
+func withKind[T any](s *Session, h int64, kind string, f func(T) (any, error)) (any, error) {
 	s.mu.Lock()
 	e := s.handles[h]
 	s.mu.Unlock()
@@ -97,7 +104,11 @@ func (s *Session) with(h int64, f func(*idScheduler) (any, error)) (any, error) 
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return f(e.s)
+	v, ok := e.v.(T)
+	if !ok {
+		return nil, fieldError("handle", fmt.Errorf("%w: %d is not a %s", ErrUnknownHandle, h, kind))
+	}
+	return f(v)
 }
 
 // close releases handle h.

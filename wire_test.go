@@ -188,7 +188,8 @@ func TestOps(t *testing.T) {
 	for i, o := range ops {
 		names[i] = o.Name
 	}
-	want := []string{"cassini.link", "cassini.profile", "cassini.rank", "shockwave.plan", "shockwave.predict",
+	want := []string{"cassini.agent.close", "cassini.agent.communicating", "cassini.agent.new", "cassini.agent.next",
+		"cassini.agent.set_plan", "cassini.agent.stats", "cassini.link", "cassini.profile", "cassini.rank", "shockwave.plan", "shockwave.predict",
 		"shockwave.scheduler.add", "shockwave.scheduler.close", "shockwave.scheduler.end_round", "shockwave.scheduler.last_plan",
 		"shockwave.scheduler.new", "shockwave.scheduler.observe", "shockwave.scheduler.progress", "shockwave.scheduler.remove",
 		"shockwave.scheduler.schedule"}

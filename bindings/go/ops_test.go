@@ -25,6 +25,7 @@ func TestBindingsCoverOps(t *testing.T) {
 	types := map[string]reflect.Type{
 		"":          reflect.TypeFor[*orrerywasm.Module](),
 		"Scheduler": reflect.TypeFor[*orrerywasm.Scheduler](),
+		"Agent":     reflect.TypeFor[*orrerywasm.Agent](),
 	}
 	for _, op := range orrery.Ops() {
 		class, method, ok := strings.Cut(op.Func, ".")

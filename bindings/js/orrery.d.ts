@@ -55,6 +55,8 @@ export class Orrery {
   predict(request: PlanRequest): PredictResponse;
   /** The flat fast path of cassini.link on quantized profiles. */
   linkSearch(input: LinkSearchInput): LinkSearchResult;
+  /** "cassini.agent.new": CASSINI's time-shift agent for one job, in this instance. */
+  newAgent(plan: AgentNewRequest): Agent;
   /** "shockwave.scheduler.new": Shockwave's incremental scheduler in this instance. */
   newScheduler(gpus: number, config?: SchedulerConfig): Scheduler;
 }
@@ -345,4 +347,52 @@ export interface LinkSearchResult {
   score: number;
   bound: number;
   unshifted: number;
+}
+
+// ---- the time-shift agent (cassini.agent.*)
+
+/** Where a job's iterations belong: iteration n starts at reference + shift + n·period (ms). */
+export interface AgentPlan {
+  period_ms: number;
+  shift_ms: number;
+  comm_offset_ms?: number;
+  /** 0 (the default) is the Unix epoch, which synchronized clocks share. */
+  reference_unix_ms?: number;
+}
+
+export interface AgentNewRequest extends AgentPlan {
+  mode?: 'pad' | 'free';
+  threshold?: number;
+  cooldown_ms?: number;
+}
+
+export interface AgentDecision {
+  start_unix_ms: number;
+  delay_ms: number;
+  late_ms: number;
+  adjusted: boolean;
+}
+
+export interface AgentStats {
+  iterations: number;
+  adjustments: number;
+  adjustments_per_minute: number;
+  replans: number;
+  padding_ms: number;
+  adjust_delay_ms: number;
+  samples: number;
+  over_threshold: number;
+  mean_abs_drift_ms: number;
+  max_abs_drift_ms: number;
+  last_drift_ms: number;
+}
+
+/** CASSINI's time-shift agent behind a handle (the Go engine/agent). */
+export class Agent {
+  readonly handle: number;
+  next(readyUnixMs: number): AgentDecision;
+  communicating(atUnixMs: number): number;
+  setPlan(plan: AgentPlan): object;
+  stats(): AgentStats;
+  close(): object;
 }

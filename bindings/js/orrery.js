@@ -363,6 +363,18 @@ export class Orrery {
   }
 
   /**
+   * "cassini.agent.new": CASSINI's time-shift agent for one job ({period_ms,
+   * shift_ms, comm_offset_ms?, reference_unix_ms?, mode?, threshold?,
+   * cooldown_ms?}), living in this instance. See agent.js for the
+   * training-loop side (wait, a shift file).
+   * @returns {Agent}
+   */
+  newAgent(plan) {
+    const r = this.call('cassini.agent.new', plan);
+    return new Agent(this, r.handle);
+  }
+
+  /**
    * "shockwave.scheduler.new": Shockwave's incremental scheduler for a
    * cluster of gpus GPUs, living in this instance (config is
    * shockwave.plan's, with reopt_rounds).
@@ -506,5 +518,55 @@ export class Scheduler {
   /** "shockwave.scheduler.close": release the handle. */
   close() {
     return this.#call('shockwave.scheduler.close', {});
+  }
+}
+
+/**
+ * CASSINI's time-shift agent (the Go engine/agent) behind a handle: it
+ * decides, for instants in milliseconds since the Unix epoch, when each
+ * iteration starts. agent.js wraps it for a training loop.
+ */
+export class Agent {
+  #orrery;
+  #handle;
+
+  /** Use Orrery.newAgent. */
+  constructor(orrery, handle) {
+    this.#orrery = orrery;
+    this.#handle = handle;
+  }
+
+  /** The agent's handle in its instance. */
+  get handle() {
+    return this.#handle;
+  }
+
+  #call(op, fields) {
+    return this.#orrery.call(op, { handle: this.#handle, ...fields });
+  }
+
+  /** "cassini.agent.next": {start_unix_ms, delay_ms, late_ms, adjusted} for a loop ready at readyUnixMs. */
+  next(readyUnixMs) {
+    return this.#call('cassini.agent.next', { ready_unix_ms: readyUnixMs });
+  }
+
+  /** "cassini.agent.communicating": the drift (ms) of a communication start. */
+  communicating(atUnixMs) {
+    return this.#call('cassini.agent.communicating', { at_unix_ms: atUnixMs }).drift_ms;
+  }
+
+  /** "cassini.agent.set_plan": a new {period_ms, shift_ms, ...}. */
+  setPlan(plan) {
+    return this.#call('cassini.agent.set_plan', { plan });
+  }
+
+  /** "cassini.agent.stats": adjustments, padding, drift. */
+  stats() {
+    return this.#call('cassini.agent.stats', {});
+  }
+
+  /** "cassini.agent.close": release the handle. */
+  close() {
+    return this.#call('cassini.agent.close', {});
   }
 }

@@ -118,6 +118,15 @@ class Engine:
         shockwave.plan's)."""
         return self.call("shockwave.predict", request)
 
+    def new_agent(self, plan):
+        """"cassini.agent.new": CASSINI's time-shift agent for one job
+        (plan: period_ms, shift_ms, and optionally comm_offset_ms,
+        reference_unix_ms, mode, threshold, cooldown_ms), living in this
+        engine. Returns an Agent; orrery.agent.TimeShiftAgent wraps it for
+        a training loop."""
+        r = self.call("cassini.agent.new", plan)
+        return Agent(self, r["handle"])
+
     def new_scheduler(self, gpus, config=None):
         """"shockwave.scheduler.new": Shockwave's incremental scheduler (Go's
         orrery.Scheduler) for a cluster of gpus GPUs, living in this
@@ -154,6 +163,48 @@ def check_search_args(periods, demand, fixed):
     if len(demand) != total:
         raise OrreryError("invalid_argument", "demand", "%d demands for periods summing to %d ticks" % (len(demand), total))
     return k, total
+
+
+class Agent:
+    """CASSINI's time-shift agent (the Go engine/agent) behind a handle of
+    an Engine: it decides, for instants in milliseconds since the Unix
+    epoch, when each iteration starts. See orrery.agent for the
+    training-loop side."""
+
+    def __init__(self, engine, handle):
+        self.engine = engine
+        self.handle = handle
+
+    def _call(self, op, fields):
+        req = {"handle": self.handle}
+        req.update(fields)
+        return self.engine.call(op, req)
+
+    def next(self, ready_unix_ms):
+        """When the iteration the loop is ready to start at ready_unix_ms
+        starts: {start_unix_ms, delay_ms, late_ms, adjusted}."""
+        return self._call("cassini.agent.next", {"ready_unix_ms": ready_unix_ms})
+
+    def communicating(self, at_unix_ms):
+        """Record a communication start; returns its drift in ms."""
+        return self._call("cassini.agent.communicating", {"at_unix_ms": at_unix_ms})["drift_ms"]
+
+    def set_plan(self, plan):
+        """Install a new plan (period_ms, shift_ms, ...)."""
+        return self._call("cassini.agent.set_plan", {"plan": plan})
+
+    def stats(self):
+        """Adjustments, padding, drift."""
+        return self._call("cassini.agent.stats", {})
+
+    def close(self):
+        """Release the handle."""
+        if self.handle is None:
+            return None
+        try:
+            return self._call("cassini.agent.close", {})
+        finally:
+            self.handle = None
 
 
 class Scheduler:

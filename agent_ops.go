@@ -1,0 +1,231 @@
+package orrery
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/orrery/orrery/engine/agent"
+)
+
+// The time-shift agent across the JSON boundary: a training loop in any
+// language asks the Go agent (engine/agent) when each iteration starts and
+// sleeps until then itself. The agent takes instants explicitly, so the
+// decisions are the Go agent's for the same instants; times are
+// milliseconds since the Unix epoch (a float64 resolves them to a quarter
+// of a microsecond).
+//
+//	cassini.agent.new            {"period_ms": 72, "shift_ms": 30, ...}        → {"handle": 1}
+//	cassini.agent.next           {"handle": 1, "ready_unix_ms": ...}            → {"start_unix_ms", "delay_ms", "late_ms", "adjusted"}
+//	cassini.agent.communicating  {"handle": 1, "at_unix_ms": ...}               → {"drift_ms": -0.4}
+//	cassini.agent.set_plan       {"handle": 1, "plan": {...}}                   → {}
+//	cassini.agent.stats          {"handle": 1}                                  → {...}
+//	cassini.agent.close          {"handle": 1}                                  → {}
+
+// AgentPlan is where a job's iterations belong: iteration n starts at
+// reference + shift + n·period.
+type AgentPlan struct {
+	PeriodMs        float64 `json:"period_ms"`                   // T, the (quantized) iteration time cassini ranked with
+	ShiftMs         float64 `json:"shift_ms"`                    // t_j, in [0, period)
+	CommOffsetMs    float64 `json:"comm_offset_ms,omitempty"`    // where communication starts within an iteration
+	ReferenceUnixMs float64 `json:"reference_unix_ms,omitempty"` // R; 0 is the Unix epoch, which synchronized clocks share
+}
+
+// AgentNewRequest is the request of "cassini.agent.new".
+type AgentNewRequest struct {
+	AgentPlan
+	Mode       string  `json:"mode,omitempty"`      // "pad" (default) or "free" (the paper's rule)
+	Threshold  float64 `json:"threshold,omitempty"` // re-alignment trigger, fraction of the period; 0: 0.05
+	CooldownMs float64 `json:"cooldown_ms,omitempty"`
+}
+
+// AgentHandle is the response of "cassini.agent.new".
+type AgentHandle struct {
+	Handle int64 `json:"handle"`
+}
+
+// AgentRequest is the request of "cassini.agent.stats" and
+// "cassini.agent.close".
+type AgentRequest struct {
+	Handle int64 `json:"handle"`
+}
+
+// AgentNextRequest is the request of "cassini.agent.next": the loop is
+// ready to start its next iteration at ReadyUnixMs.
+type AgentNextRequest struct {
+	Handle      int64   `json:"handle"`
+	ReadyUnixMs float64 `json:"ready_unix_ms"`
+}
+
+// AgentDecision is the response of "cassini.agent.next".
+type AgentDecision struct {
+	StartUnixMs float64 `json:"start_unix_ms"` // start the iteration then (never before ready)
+	DelayMs     float64 `json:"delay_ms"`      // how long to wait from ready
+	LateMs      float64 `json:"late_ms"`       // how far after its slot it starts
+	Adjusted    bool    `json:"adjusted"`      // the wait re-aligns the job after a drift past the threshold
+}
+
+// AgentCommRequest is the request of "cassini.agent.communicating": the
+// iteration's communication started at AtUnixMs.
+type AgentCommRequest struct {
+	Handle   int64   `json:"handle"`
+	AtUnixMs float64 `json:"at_unix_ms"`
+}
+
+// AgentDrift is the response of "cassini.agent.communicating".
+type AgentDrift struct {
+	DriftMs float64 `json:"drift_ms"` // phase error from the planned angle, in [-T/2, T/2)
+}
+
+// AgentPlanRequest is the request of "cassini.agent.set_plan".
+type AgentPlanRequest struct {
+	Handle int64     `json:"handle"`
+	Plan   AgentPlan `json:"plan"`
+}
+
+// AgentStats is the response of "cassini.agent.stats" (engine/agent.Stats).
+type AgentStats struct {
+	Iterations    int64   `json:"iterations"`
+	Adjustments   int64   `json:"adjustments"`
+	PerMinute     float64 `json:"adjustments_per_minute"`
+	Replans       int64   `json:"replans"`
+	PaddingMs     float64 `json:"padding_ms"`
+	AdjustDelayMs float64 `json:"adjust_delay_ms"`
+	Samples       int64   `json:"samples"`
+	Over          int64   `json:"over_threshold"`
+	MeanAbsMs     float64 `json:"mean_abs_drift_ms"`
+	MaxAbsMs      float64 `json:"max_abs_drift_ms"`
+	LastDriftMs   float64 `json:"last_drift_ms"`
+}
+
+// agentEntry is an agent behind a handle.
+type agentEntry struct{ a *agent.Agent }
+
+// maxUnixMs bounds an instant (year 2262, where time.Time's nanoseconds
+// since the epoch end).
+const maxUnixMs = 9.2e15
+
+func unixMs(field string, ms float64) (time.Time, error) {
+	if !(ms >= 0 && ms <= maxUnixMs) {
+		return time.Time{}, fieldError(field, fmt.Errorf("%w: %v ms since the Unix epoch (want 0..%v)", ErrInvalid, ms, float64(maxUnixMs)))
+	}
+	return time.Unix(0, int64(math.Round(ms*1e6))), nil
+}
+
+func toMs(d time.Duration) float64 { return float64(d) / 1e6 }
+
+func (p AgentPlan) plan(prefix string) (agent.Plan, error) {
+	period, err := duration(prefix+"period_ms", p.PeriodMs)
+	if err != nil {
+		return agent.Plan{}, err
+	}
+	shift, err := duration(prefix+"shift_ms", p.ShiftMs)
+	if err != nil {
+		return agent.Plan{}, err
+	}
+	comm, err := duration(prefix+"comm_offset_ms", p.CommOffsetMs)
+	if err != nil {
+		return agent.Plan{}, err
+	}
+	ref, err := unixMs(prefix+"reference_unix_ms", p.ReferenceUnixMs)
+	if err != nil {
+		return agent.Plan{}, err
+	}
+	pl := agent.Plan{Reference: ref, Shift: shift, Period: period, CommOffset: comm}
+	switch {
+	case period <= 0 || period > agent.MaxPeriod:
+		return pl, fieldError(prefix+"period_ms", fmt.Errorf("%w: %v ms", agent.ErrInvalid, p.PeriodMs))
+	case shift >= period:
+		return pl, fieldError(prefix+"shift_ms", fmt.Errorf("%w: %v ms is not below the period, %v ms", agent.ErrInvalid, p.ShiftMs, p.PeriodMs))
+	case comm >= period:
+		return pl, fieldError(prefix+"comm_offset_ms", fmt.Errorf("%w: %v ms is not below the period, %v ms", agent.ErrInvalid, p.CommOffsetMs, p.PeriodMs))
+	}
+	return pl, nil
+}
+
+func agentNew(_ context.Context, s *Session, req AgentNewRequest) (AgentHandle, error) {
+	pl, err := req.AgentPlan.plan("")
+	if err != nil {
+		return AgentHandle{}, err
+	}
+	mode, err := agent.ParseMode(req.Mode)
+	if err != nil {
+		return AgentHandle{}, fieldError("mode", err)
+	}
+	cd, err := duration("cooldown_ms", req.CooldownMs)
+	if err != nil {
+		return AgentHandle{}, err
+	}
+	a, err := agent.New(pl, agent.Options{Mode: mode, Threshold: req.Threshold, Cooldown: cd, Clock: noClock{}})
+	if errors.Is(err, agent.ErrInvalid) {
+		return AgentHandle{}, fieldError("threshold", err)
+	}
+	if err != nil {
+		return AgentHandle{}, err
+	}
+	h, err := s.open(&agentEntry{a: a})
+	return AgentHandle{Handle: h}, err
+}
+
+// noClock is the clock of an agent behind a handle: its caller passes
+// every instant, so nothing may read the host's clock.
+type noClock struct{}
+
+func (noClock) Now() time.Time                                   { panic("orrery: an agent behind a handle has no clock") }
+func (noClock) Sleep(ctx context.Context, _ time.Duration) error { return ctx.Err() }
+
+func withAgent(s *Session, h int64, f func(*agentEntry) (any, error)) (any, error) {
+	return withKind(s, h, "agent", f)
+}
+
+func agentNext(_ context.Context, s *Session, req AgentNextRequest) (any, error) {
+	ready, err := unixMs("ready_unix_ms", req.ReadyUnixMs)
+	if err != nil {
+		return nil, err
+	}
+	return withAgent(s, req.Handle, func(e *agentEntry) (any, error) {
+		d := e.a.Next(ready)
+		return AgentDecision{StartUnixMs: float64(d.Start.UnixNano()) / 1e6, DelayMs: toMs(d.Delay), LateMs: toMs(d.Late), Adjusted: d.Adjusted}, nil
+	})
+}
+
+func agentCommunicating(_ context.Context, s *Session, req AgentCommRequest) (any, error) {
+	at, err := unixMs("at_unix_ms", req.AtUnixMs)
+	if err != nil {
+		return nil, err
+	}
+	return withAgent(s, req.Handle, func(e *agentEntry) (any, error) {
+		return AgentDrift{DriftMs: toMs(e.a.Communicating(at))}, nil
+	})
+}
+
+func agentSetPlan(_ context.Context, s *Session, req AgentPlanRequest) (any, error) {
+	pl, err := req.Plan.plan("plan.")
+	if err != nil {
+		return nil, err
+	}
+	return withAgent(s, req.Handle, func(e *agentEntry) (any, error) {
+		if err := e.a.SetPlan(pl); err != nil {
+			return nil, fieldError("plan", err)
+		}
+		return struct{}{}, nil
+	})
+}
+
+func agentStats(_ context.Context, s *Session, req AgentRequest) (any, error) {
+	return withAgent(s, req.Handle, func(e *agentEntry) (any, error) {
+		st := e.a.Stats()
+		return AgentStats{Iterations: st.Iterations, Adjustments: st.Adjustments, PerMinute: st.PerMinute(), Replans: st.Replans,
+			PaddingMs: toMs(st.Padding), AdjustDelayMs: toMs(st.AdjustDelay), Samples: st.Samples, Over: st.Over,
+			MeanAbsMs: toMs(st.MeanAbs), MaxAbsMs: toMs(st.MaxAbs), LastDriftMs: toMs(st.LastDrift)}, nil
+	})
+}
+
+func agentClose(_ context.Context, s *Session, req AgentRequest) (any, error) {
+	if _, err := withAgent(s, req.Handle, func(*agentEntry) (any, error) { return nil, nil }); err != nil {
+		return nil, err
+	}
+	return struct{}{}, s.close(req.Handle)
+}

@@ -1,0 +1,74 @@
+"""The time-shift agent from Python: decisions are the Go agent's, wait()
+sleeps until them, and a rewritten shift file installs a new plan."""
+
+import json
+import os
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+import orrery  # noqa: E402
+from orrery.agent import TimeShiftAgent, read_plan  # noqa: E402
+
+
+class FakeTime:
+    def __init__(self, t):
+        self.t = t
+        self.slept = []
+
+    def clock(self):
+        return self.t
+
+    def sleep(self, s):
+        self.slept.append(s)
+        self.t += s
+
+
+@unittest.skipUnless(orrery.library_path() is not None, "no shared library (ORRERY_LIB)")
+class AgentTest(unittest.TestCase):
+    def setUp(self):
+        self.eng = orrery.load(backend="native")
+
+    def test_wait_lands_on_slots(self):
+        ft = FakeTime(1_700_000_000.0123)
+        a = TimeShiftAgent(shift_ms=30, period_ms=72, engine=self.eng, clock=ft.clock, sleep=ft.sleep)
+        starts = []
+        for i in range(50):
+            d = a.wait()
+            starts.append(d["start_unix_ms"])
+            ft.t += 0.060 + (i % 5) * 0.002  # the iteration: 60-68 ms, under the period
+        for s in starts:
+            off = (s - 30) % 72
+            self.assertLess(min(off, 72 - off), 1e-3, "start %r off its slot" % s)
+        self.assertTrue(all(abs((b - a_) - 72) < 1e-3 for a_, b in zip(starts, starts[1:])))
+        st = a.stats()
+        self.assertEqual((st["iterations"], st["adjustments"]), (50, 0))
+        self.assertGreater(sum(ft.slept), 0)
+        a.close()
+
+    def test_shift_file(self):
+        ft = FakeTime(1_700_000_000.0)
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "shift.json")
+            with open(path, "w") as fh:
+                json.dump({"shifts_ms": {"a": 10, "b": 40}, "periods_ms": {"a": 100, "b": 100}}, fh)
+            self.assertEqual(read_plan(path, "b"), {"period_ms": 100, "shift_ms": 40})
+            with self.assertRaises(ValueError):
+                read_plan(path)
+            a = TimeShiftAgent(shift_file=path, job="b", engine=self.eng, clock=ft.clock, sleep=ft.sleep, reload_s=0)
+            d0 = a.wait()
+            self.assertAlmostEqual((d0["start_unix_ms"] - 40) % 100, 0, places=3)
+            with open(path, "w") as fh:
+                json.dump({"period_ms": 100, "shift_ms": 75}, fh)
+            os.utime(path, ns=(1, 1))
+            ft.t += 0.5
+            d1 = a.wait()
+            self.assertAlmostEqual((d1["start_unix_ms"] - 75) % 100, 0, places=3)
+            self.assertEqual(a.stats()["replans"], 1)
+            a.close()
+
+
+if __name__ == "__main__":
+    unittest.main()
