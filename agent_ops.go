@@ -111,7 +111,16 @@ func unixMs(field string, ms float64) (time.Time, error) {
 	if !(ms >= 0 && ms <= maxUnixMs) {
 		return time.Time{}, fieldError(field, fmt.Errorf("%w: %v ms since the Unix epoch (want 0..%v)", ErrInvalid, ms, float64(maxUnixMs)))
 	}
-	return time.Unix(0, int64(math.Round(ms*1e6))), nil
+	// Whole milliseconds and the fraction apart: ms·1e6 itself is past
+	// float64's integers, and would round the instant by up to 128 ns.
+	whole := math.Floor(ms)
+	return time.Unix(0, int64(whole)*1e6+int64(math.Round((ms-whole)*1e6))), nil
+}
+
+// unixMsOf is the inverse of unixMs, to float64's resolution.
+func unixMsOf(t time.Time) float64 {
+	ns := t.UnixNano()
+	return float64(ns/1e6) + float64(ns%1e6)/1e6
 }
 
 func toMs(d time.Duration) float64 { return float64(d) / 1e6 }
@@ -187,7 +196,7 @@ func agentNext(_ context.Context, s *Session, req AgentNextRequest) (any, error)
 	}
 	return withAgent(s, req.Handle, func(e *agentEntry) (any, error) {
 		d := e.a.Next(ready)
-		return AgentDecision{StartUnixMs: float64(d.Start.UnixNano()) / 1e6, DelayMs: toMs(d.Delay), LateMs: toMs(d.Late), Adjusted: d.Adjusted}, nil
+		return AgentDecision{StartUnixMs: unixMsOf(d.Start), DelayMs: toMs(d.Delay), LateMs: toMs(d.Late), Adjusted: d.Adjusted}, nil
 	})
 }
 
