@@ -100,6 +100,9 @@ type AgentStats struct {
 	LastDriftMs   float64 `json:"last_drift_ms"`
 }
 
+// Empty is the response of an operation with nothing to answer ({}).
+type Empty struct{}
+
 // agentEntry is an agent behind a handle.
 type agentEntry struct{ a *agent.Agent }
 
@@ -219,7 +222,7 @@ func agentSetPlan(_ context.Context, s *Session, req AgentPlanRequest) (any, err
 		if err := e.a.SetPlan(pl); err != nil {
 			return nil, fieldError("plan", err)
 		}
-		return struct{}{}, nil
+		return Empty{}, nil
 	})
 }
 
@@ -236,5 +239,5 @@ func agentClose(_ context.Context, s *Session, req AgentRequest) (any, error) {
 	if _, err := withAgent(s, req.Handle, func(*agentEntry) (any, error) { return nil, nil }); err != nil {
 		return nil, err
 	}
-	return struct{}{}, s.close(req.Handle)
+	return Empty{}, s.close(req.Handle)
 }

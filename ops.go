@@ -2,6 +2,7 @@ package orrery
 
 import (
 	"context"
+	"reflect"
 	"slices"
 	"strings"
 )
@@ -21,7 +22,14 @@ type Op struct {
 // op is an entry of the registry: an Op and how to run it on a JSON request.
 type op struct {
 	Op
-	run func(ctx context.Context, s *Session, request []byte) (any, error)
+	handler
+}
+
+// handler runs an operation on a JSON request; req and resp are its
+// request and response types, for the published JSON Schema.
+type handler struct {
+	run       func(ctx context.Context, s *Session, request []byte) (any, error)
+	req, resp reflect.Type
 }
 
 // registry is the one table of operations. Call and Handle dispatch through
@@ -30,34 +38,34 @@ type op struct {
 // binding (Go, JavaScript with its types, Python) lacks an entry. Sorted by
 // name.
 var registry = []op{
-	{Op{"cassini.agent.close", "Agent.Close", "release an agent's handle", true}, sessionOp(agentClose)},
-	{Op{"cassini.agent.communicating", "Agent.Communicating", "record that an iteration's communication started; answers its drift", true}, sessionOp(agentCommunicating)},
-	{Op{"cassini.agent.new", "NewAgent", "start CASSINI's time-shift agent for a job; answers its handle", true}, sessionOp(agentNew)},
-	{Op{"cassini.agent.next", "Agent.Next", "when a job's next iteration starts (the loop sleeps until then)", true}, sessionOp(agentNext)},
-	{Op{"cassini.agent.set_plan", "Agent.SetPlan", "install an agent's new shift or period", true}, sessionOp(agentSetPlan)},
-	{Op{"cassini.agent.stats", "Agent.Stats", "an agent's counters: adjustments, padding, drift", true}, sessionOp(agentStats)},
+	{Op{"cassini.agent.close", "Agent.Close", "release an agent's handle", true}, sessionOp[AgentRequest, Empty](agentClose)},
+	{Op{"cassini.agent.communicating", "Agent.Communicating", "record that an iteration's communication started; answers its drift", true}, sessionOp[AgentCommRequest, AgentDrift](agentCommunicating)},
+	{Op{"cassini.agent.new", "NewAgent", "start CASSINI's time-shift agent for a job; answers its handle", true}, sessionOp[AgentNewRequest, AgentHandle](agentNew)},
+	{Op{"cassini.agent.next", "Agent.Next", "when a job's next iteration starts (the loop sleeps until then)", true}, sessionOp[AgentNextRequest, AgentDecision](agentNext)},
+	{Op{"cassini.agent.set_plan", "Agent.SetPlan", "install an agent's new shift or period", true}, sessionOp[AgentPlanRequest, Empty](agentSetPlan)},
+	{Op{"cassini.agent.stats", "Agent.Stats", "an agent's counters: adjustments, padding, drift", true}, sessionOp[AgentRequest, AgentStats](agentStats)},
 	{Op{"cassini.link", "Link", "optimize the time shifts of jobs sharing one link", false}, jsonOp(Link)},
 	{Op{"cassini.profile", "Profile", "a job's quantized iteration, and the period found in a measured series or events", false}, jsonOp(Profile)},
 	{Op{"cassini.rank", "Rank", "rank placement candidates by link compatibility", false}, jsonOp(Rank)},
 	{Op{"shockwave.plan", "Plan", "plan the next rounds of a GPU cluster with Shockwave", false}, jsonOp(Plan)},
 	{Op{"shockwave.predict", "Predict", "predict the jobs' remaining runtimes and fair finish times", false}, jsonOp(Predict)},
-	{Op{"shockwave.scheduler.add", "Scheduler.Add", "admit a job to a scheduler (add_metadata)", true}, sessionOp(schedulerAdd)},
-	{Op{"shockwave.scheduler.close", "Scheduler.Close", "release a scheduler's handle", true}, sessionOp(schedulerClose)},
-	{Op{"shockwave.scheduler.end_round", "Scheduler.EndRound", "advance a scheduler to its next round (increment_round_ptr)", true}, sessionOp(schedulerEndRound)},
-	{Op{"shockwave.scheduler.last_plan", "Scheduler.LastPlan", "a scheduler's most recent plan", true}, sessionOp(schedulerLastPlan)},
-	{Op{"shockwave.scheduler.new", "NewScheduler", "start Shockwave's incremental scheduler; answers its handle", true}, sessionOp(schedulerNew)},
-	{Op{"shockwave.scheduler.observe", "Scheduler.Observe", "record a job's measured throughput, for calibration", true}, sessionOp(schedulerObserve)},
-	{Op{"shockwave.scheduler.progress", "Scheduler.Progress", "set a job's completed epochs (schedule_progress)", true}, sessionOp(schedulerProgress)},
-	{Op{"shockwave.scheduler.remove", "Scheduler.Remove", "retire a job from a scheduler (remove_metadata)", true}, sessionOp(schedulerRemove)},
-	{Op{"shockwave.scheduler.schedule", "Scheduler.Schedule", "the jobs to run in a scheduler's current round (round_schedule)", true}, sessionOp(schedulerSchedule)},
+	{Op{"shockwave.scheduler.add", "Scheduler.Add", "admit a job to a scheduler (add_metadata)", true}, sessionOp[SchedulerAddRequest, SchedulerState](schedulerAdd)},
+	{Op{"shockwave.scheduler.close", "Scheduler.Close", "release a scheduler's handle", true}, sessionOp[SchedulerRequest, SchedulerState](schedulerClose)},
+	{Op{"shockwave.scheduler.end_round", "Scheduler.EndRound", "advance a scheduler to its next round (increment_round_ptr)", true}, sessionOp[SchedulerRequest, SchedulerState](schedulerEndRound)},
+	{Op{"shockwave.scheduler.last_plan", "Scheduler.LastPlan", "a scheduler's most recent plan", true}, sessionOp[SchedulerRequest, SchedulerLastPlan](schedulerLastPlan)},
+	{Op{"shockwave.scheduler.new", "NewScheduler", "start Shockwave's incremental scheduler; answers its handle", true}, sessionOp[SchedulerNewRequest, SchedulerHandle](schedulerNew)},
+	{Op{"shockwave.scheduler.observe", "Scheduler.Observe", "record a job's measured throughput, for calibration", true}, sessionOp[SchedulerObserveRequest, SchedulerState](schedulerObserve)},
+	{Op{"shockwave.scheduler.progress", "Scheduler.Progress", "set a job's completed epochs (schedule_progress)", true}, sessionOp[SchedulerProgressRequest, SchedulerState](schedulerProgress)},
+	{Op{"shockwave.scheduler.remove", "Scheduler.Remove", "retire a job from a scheduler (remove_metadata)", true}, sessionOp[SchedulerRemoveRequest, SchedulerState](schedulerRemove)},
+	{Op{"shockwave.scheduler.schedule", "Scheduler.Schedule", "the jobs to run in a scheduler's current round (round_schedule)", true}, sessionOp[SchedulerRequest, SchedulerSchedule](schedulerSchedule)},
 }
 
 // jsonOp adapts a typed operation to JSON: the request is decoded strictly
 // (see Call) into a Req, and the typed function's response is what Call
 // encodes. The typed function is the operation; the JSON form adds nothing
 // but decoding, so the two have the same semantics by construction.
-func jsonOp[Req, Resp any](f func(context.Context, Req) (Resp, error)) func(context.Context, *Session, []byte) (any, error) {
-	return func(ctx context.Context, _ *Session, data []byte) (any, error) {
+func jsonOp[Req, Resp any](f func(context.Context, Req) (Resp, error)) handler {
+	return handler{req: reflect.TypeFor[Req](), resp: reflect.TypeFor[Resp](), run: func(ctx context.Context, _ *Session, data []byte) (any, error) {
 		var req Req
 		if err := decode(data, &req); err != nil {
 			return nil, err
@@ -67,12 +75,14 @@ func jsonOp[Req, Resp any](f func(context.Context, Req) (Resp, error)) func(cont
 			return nil, err
 		}
 		return resp, nil
-	}
+	}}
 }
 
-// sessionOp is jsonOp for a stateful operation: it needs a Session.
-func sessionOp[Req, Resp any](f func(context.Context, *Session, Req) (Resp, error)) func(context.Context, *Session, []byte) (any, error) {
-	return func(ctx context.Context, s *Session, data []byte) (any, error) {
+// sessionOp is jsonOp for a stateful operation: it needs a Session. Its
+// function answers a Resp (declared for the schema; TestSessionResponses
+// decodes every session answer of the corpus into it strictly).
+func sessionOp[Req, Resp any, F any](f func(context.Context, *Session, Req) (F, error)) handler {
+	return handler{req: reflect.TypeFor[Req](), resp: reflect.TypeFor[Resp](), run: func(ctx context.Context, s *Session, data []byte) (any, error) {
 		if s == nil {
 			return nil, &Error{Code: CodeInvalid, Field: "op", Message: "a stateful operation keeps its scheduler between calls: run it on a Session (orrery.NewSession), as the WebAssembly module, the C library and the bindings do"}
 		}
@@ -85,7 +95,7 @@ func sessionOp[Req, Resp any](f func(context.Context, *Session, Req) (Resp, erro
 			return nil, err
 		}
 		return resp, nil
-	}
+	}}
 }
 
 // Ops lists the operations of schema v1, sorted by name.
