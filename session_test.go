@@ -1,6 +1,7 @@
 package orrery_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -232,4 +233,33 @@ func TestSessionHandleLimit(t *testing.T) {
 	if want := fmt.Sprintf(`{"handle":%d}`, orrery.MaxHandles+1); got != want {
 		t.Fatalf("after a close: %s, want %s", got, want)
 	}
+}
+
+// FuzzSession: any sequence of envelopes on one Session gets one
+// well-formed reply each (a response or an error), and never a panic.
+func FuzzSession(f *testing.F) {
+	for _, seed := range []string{
+		`{"op":"shockwave.scheduler.new","request":{"gpus":4}}` + "\n" + `{"op":"shockwave.scheduler.add","request":{"handle":1,"job":{"id":"a","gpus":1,"submit_s":0,"progress":0,"epoch_bs":[32,32],"epoch_dur_s":[60,60]}}}` + "\n" + `{"op":"shockwave.scheduler.schedule","request":{"handle":1}}`,
+		`{"op":"cassini.agent.new","request":{"period_ms":72,"shift_ms":3}}` + "\n" + `{"op":"cassini.agent.next","request":{"handle":1,"ready_unix_ms":1e12}}`,
+		`{"op":"shockwave.scheduler.close","request":{"handle":1}}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s := orrery.NewSession()
+		for _, line := range bytes.Split(data, []byte("\n")) {
+			var r struct {
+				Version  int             `json:"version"`
+				Response json.RawMessage `json:"response"`
+				Error    *orrery.Error   `json:"error"`
+			}
+			out := s.Handle(context.Background(), line)
+			if err := json.Unmarshal(out, &r); err != nil || r.Version != 1 || (r.Response == nil) == (r.Error == nil) {
+				t.Fatalf("%q: reply %s", line, out)
+			}
+			if r.Error != nil && r.Error.Code == orrery.CodeInternal {
+				t.Fatalf("%q: internal error %s", line, out)
+			}
+		}
+	})
 }
