@@ -49,7 +49,7 @@ func TestAgentOpsAreTheAgent(t *testing.T) {
 			}
 		}
 		var st orrery.AgentStats
-		json.Unmarshal(sessionCall(t, s, "cassini.agent.stats", orrery.AgentRequest{Handle: h.Handle}), &st)
+		json.Unmarshal(sessionCall(t, s, "cassini.agent.stats", orrery.AgentRequest(h)), &st)
 		ns := native.Stats()
 		if st.Iterations != 300 || st.Adjustments != ns.Adjustments || st.Samples != ns.Samples || math.Abs(st.PaddingMs-float64(ns.Padding)/1e6) > 1e-3 {
 			t.Fatalf("%s: stats %+v, native %+v", mode, st, ns)
