@@ -1,21 +1,15 @@
 package orrery
 
 import (
-	"regexp"
 	"strconv"
+	"strings"
 
 	"github.com/orrery/orrery/internal/kernels"
 )
 
-// internalPrefix matches the package prefix of an engine sentinel's text
-// ("round: invalid state"), at the start of a message or of a wrapped
-// part of it: the names of packages a user of the schema never imports.
-var internalPrefix = regexp.MustCompile(`(^|: )(?:round|market|predictor|profile|link|circle|candidate|affinity|wire): `)
-
-// maxValue is how the messages spell kernels.MaxValue.
-var maxValue = strconv.Itoa(kernels.MaxValue)
-
-var internalConst = regexp.MustCompile(`kernels\.MaxValue`)
+// internalPackages prefix the text of the engine's sentinels ("round:
+// invalid state"): names of packages a user of the schema never imports.
+var internalPackages = []string{"round", "market", "predictor", "profile", "link", "circle", "candidate", "affinity", "wire"}
 
 // message returns err's text in the schema's words: no internal package
 // names ("round: invalid state: ..." is "invalid state: ...") and limits as
@@ -23,6 +17,27 @@ var internalConst = regexp.MustCompile(`kernels\.MaxValue`)
 // built from an engine error takes its message from here; the wrapped
 // cause keeps its own text, for errors.Is and for logs.
 func message(err error) string {
-	msg := internalConst.ReplaceAllLiteralString(err.Error(), maxValue)
-	return internalPrefix.ReplaceAllString(msg, "$1")
+	msg := strings.ReplaceAll(err.Error(), "kernels.MaxValue", strconv.Itoa(kernels.MaxValue))
+	var b strings.Builder
+	// A prefix counts at the start of the message or of a wrapped part,
+	// after ": ".
+	for start := true; msg != ""; {
+		if start {
+			for _, p := range internalPackages {
+				if rest, ok := strings.CutPrefix(msg, p+": "); ok {
+					msg = rest
+					break
+				}
+			}
+		}
+		i := strings.Index(msg, ": ")
+		if i < 0 {
+			b.WriteString(msg)
+			break
+		}
+		b.WriteString(msg[:i+2])
+		msg = msg[i+2:]
+		start = true
+	}
+	return b.String()
 }
