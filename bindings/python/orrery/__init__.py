@@ -5,6 +5,12 @@ dependency.
     import orrery
     eng = orrery.load()
     res = eng.link({"capacity_gbps": 50, "jobs": [...]})
+    s = eng.new_scheduler(32)             # Shockwave's incremental scheduler
+
+Modules: orrery.shockwave (the Shockwave authors' ShockwaveScheduler, as
+a drop-in), orrery.gavel (a Gavel-style policy), orrery.agent (CASSINI's
+time-shift agent for a training loop), orrery.types (TypedDicts of the
+schema).
 
 Two backends speak the same schema-v1 JSON API and answer byte for byte what
 the Go engine's orrery.Handle answers:
@@ -27,18 +33,22 @@ import os
 from ._common import (
     ABI_VERSION,
     MAX_REQUEST_BYTES,
+    Agent,
     Engine,
     LinkSearchResult,
     OrreryError,
+    Scheduler,
     TrapError,
 )
 
 __all__ = [
     "ABI_VERSION",
     "MAX_REQUEST_BYTES",
+    "Agent",
     "Engine",
     "LinkSearchResult",
     "OrreryError",
+    "Scheduler",
     "TrapError",
     "load",
     "library_path",
