@@ -263,3 +263,40 @@ func FuzzSession(f *testing.F) {
 		}
 	})
 }
+
+// The cost of the JSON boundary on a stateful call: a round answered from
+// the cached plan, through a Session and through the typed Scheduler.
+func BenchmarkScheduleCached(b *testing.B) {
+	ctx := context.Background()
+	rounds := 1 << 10
+	cfg := orrery.ShockwaveConfig{Rounds: &rounds, ReoptRounds: 1 << 20}
+	jobs := []orrery.ShockwaveJob{swJob(1, 2, 8, 200), swJob(2, 1, 6, 150), swJob(3, 1, 10, 120)}
+	b.Run("typed", func(b *testing.B) {
+		s, _ := orrery.NewScheduler(4, cfg)
+		for _, j := range jobs {
+			s.Add(j)
+		}
+		s.Schedule(ctx)
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := s.Schedule(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("session", func(b *testing.B) {
+		s := orrery.NewSession()
+		req, _ := json.Marshal(orrery.SchedulerNewRequest{GPUs: 4, Config: cfg})
+		s.Call(ctx, "shockwave.scheduler.new", req)
+		for _, j := range jobs {
+			req, _ := json.Marshal(map[string]any{"handle": 1, "job": jobWithID(j, j.ID)})
+			s.Call(ctx, "shockwave.scheduler.add", req)
+		}
+		env := []byte(`{"op":"shockwave.scheduler.schedule","request":{"handle":1}}`)
+		s.Handle(ctx, env)
+		b.ReportAllocs()
+		for b.Loop() {
+			s.Handle(ctx, env)
+		}
+	})
+}

@@ -11,4 +11,11 @@
 // bandwidth over the tick, rounded to the nearest unit. A period that is not a
 // whole number of ticks is rounded up, and the extra time carries no demand
 // (the time-shift agent pads each iteration to the quantized period).
+//
+// What a user can measure is rarely one iteration: [FromSeries] takes a long
+// bandwidth record (a NIC counter read every few milliseconds), finds the
+// period at which it repeats by autocorrelation, folds the record onto one
+// iteration and reports in a [Fit] how alike consecutive iterations are;
+// [FromEvents] bins (timestamp, bytes) communication events into such a
+// record first. A record that does not repeat is [ErrNotPeriodic].
 package profile
