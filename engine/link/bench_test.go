@@ -108,3 +108,63 @@ func BenchmarkThreeJobs(b *testing.B) {
 		})
 	}
 }
+
+// issueLinks are the links of issue 16 at 1 ms ticks on a 50 Gbps link:
+// coprime periods whose unified circles are 24,995,000, 1,041,537,223 and
+// 46,155 ticks.
+func issueLinks() []struct {
+	name string
+	jobs []profile.Profile
+} {
+	return []struct {
+		name string
+		jobs []profile.Profile
+	}{
+		{"5000_4999", []profile.Profile{comm(5000, 2000, 40), comm(4999, 1800, 35)}},
+		{"1009_1013_1019", []profile.Profile{comm(1009, 300, 30), comm(1013, 350, 30), comm(1019, 400, 30)}},
+		{"255_181", []profile.Profile{comm(255, 114, 40), comm(181, 60, 40)}},
+	}
+}
+
+// BenchmarkIssueLinks runs the issue's links with the shared-circle search
+// and with today's (Options.Materialize), in one run: compare ns/op. Today's
+// search refuses the first two at any cap (their circles pass 2^24 ticks),
+// so it runs with period rounding, as a user would: its score is then for
+// the rounded periods (the unrounded-score metric scores its shifts on the
+// real periods).
+func BenchmarkIssueLinks(b *testing.B) {
+	for _, l := range issueLinks() {
+		pr := Problem{Jobs: l.jobs, Capacity: 50000}
+		for _, m := range []struct {
+			name string
+			opt  Options
+		}{
+			{"shared", Options{}},
+			{"today", Options{Materialize: true, Circle: circle.Options{Round: true}}},
+		} {
+			b.Run(l.name+"/"+m.name, func(b *testing.B) {
+				var w Workspace
+				dst := make([]int, len(l.jobs))
+				res, err := w.Search(context.Background(), pr, m.opt, dst)
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.ReportAllocs()
+				for b.Loop() {
+					res, _ = w.Search(context.Background(), pr, m.opt, dst)
+				}
+				var ev Workspace
+				real, _, err := ev.Evaluate(pr, Options{}, res.Shifts)
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.ReportMetric(res.Score, "score")
+				b.ReportMetric(score(real, res.Points, pr.Capacity), "real-score")
+				if res.Circle.Rounded() {
+					b.ReportMetric(score(real, ev.points, pr.Capacity), "real-score")
+				}
+				b.ReportMetric(float64(res.Evaluated), "pairs/op")
+			})
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/orrery/orrery/engine/circle"
 	"github.com/orrery/orrery/engine/profile"
@@ -67,16 +68,24 @@ func (s Status) String() string {
 
 // Defaults of the zero Options.
 const (
-	DefaultBudget   = 1 << 26 // pair evaluations (one job's demand added at one point)
+	DefaultBudget   = 1 << 26 // pair evaluations (see Result.Evaluated)
 	DefaultRestarts = 4
-	DefaultMaxCells = 1 << 23 // jobs x perimeter: 128 MiB of search state
+	DefaultMaxCells = 1 << 23 // jobs x ticks of the circle the search builds: 128 MiB of search state
 )
 
 // Options configure a search. The zero value is Exact mode, the default
-// perimeter cap, DefaultBudget and DefaultRestarts.
+// perimeter cap (circle.DefaultMaxPerimeter ticks of the shared circle, no
+// rounding), DefaultBudget, DefaultRestarts, seed 0 and DefaultMaxCells.
 type Options struct {
-	Mode   Mode
-	Circle circle.Options // perimeter cap and opt-in period rounding
+	Mode Mode
+
+	// Circle caps the circle the search builds and opts in to period
+	// rounding. In Exact mode the search runs on the shared circle
+	// (circle.Reduce: Q residues, the LCM of the periods' pairwise gcds), or
+	// on the whole unified circle when that is cheaper and within the cap;
+	// the unified perimeter itself is bounded only so that the excess
+	// summed over it fits an int64. Paper mode obeys the same limits.
+	Circle circle.Options
 
 	// Budget is the number of pair evaluations the search may spend. While
 	// the exhaustive cost is within it the search runs branch and bound
@@ -88,18 +97,29 @@ type Options struct {
 	Restarts int    // coordinate-descent starts (the first is unshifted); 0 means DefaultRestarts
 	Seed     uint64 // seed of the restarts' random starting shifts
 
-	// MaxCells bounds jobs x perimeter in Exact mode: the search holds
-	// about four int32 per job and tick of the unified circle, so this is
-	// what bounds its memory (16 bytes a cell). 0 means DefaultMaxCells.
+	// Materialize runs the search as orrery did before the shared circle,
+	// the baseline the benchmarks measure against: the cap bounds the
+	// unified perimeter itself (circle.Unify), every job is tiled over it,
+	// each free job tries its shifts modulo gcd(T_j, LCM of the others),
+	// and there are no folds, frame or pair bounds. Results are the same
+	// (both are exact) wherever both answer; only the work differs. false
+	// (the zero value) is the shared-circle search.
+	Materialize bool
+
+	// MaxCells bounds jobs x ticks of the circle an Exact search builds: it
+	// holds about four int32 per job and tick, so this is what bounds its
+	// memory (16 bytes a cell). The search materializes the whole unified
+	// circle only within it, and fails with ErrTooLarge when even the
+	// shared circle passes it. 0 means DefaultMaxCells.
 	MaxCells int
 }
 
 // CheckCells returns an ErrTooLarge error when an Exact search of jobs jobs
-// on a unified circle of perimeter ticks would pass the cell limit.
-func (o Options) CheckCells(jobs, perimeter int) error {
-	if cells := int64(jobs) * int64(perimeter); o.Mode == Exact && cells > int64(o.CellLimit()) {
+// on a circle of ticks ticks would pass the cell limit.
+func (o Options) CheckCells(jobs, ticks int) error {
+	if cells := int64(jobs) * int64(ticks); o.Mode == Exact && cells > int64(o.CellLimit()) {
 		return fmt.Errorf("%w: %d jobs on a %d-tick circle are %d cells, more than %d (use coarser ticks, round periods, or raise MaxCells)",
-			ErrTooLarge, jobs, perimeter, cells, o.CellLimit())
+			ErrTooLarge, jobs, ticks, cells, o.CellLimit())
 	}
 	return nil
 }
@@ -112,6 +132,32 @@ func (o Options) CellLimit() int {
 	return o.MaxCells
 }
 
+// Fits returns nil when jobs with these periods (ticks) and summed peak
+// demand (units) fit a search under o without rounding, and otherwise the
+// limit error the search would fail with (see IsLimit): what a caller that
+// rounds periods itself, on a grid of its own, tests each grid with. The
+// periods slice is used as scratch and left unchanged.
+func (o Options) Fits(periods []int, peak int64) error {
+	co := o.Circle
+	co.Round = false
+	co.MaxLCM = lcmLimit(co, peak)
+	u, err := circle.Reduce(periods, periods, co)
+	if err != nil {
+		return err
+	}
+	return o.CheckCells(len(periods), u.Shared)
+}
+
+// lcmLimit bounds the unified perimeter so that the excess summed over it,
+// below peak units a tick, fits an int64.
+func lcmLimit(co circle.Options, peak int64) int {
+	l := int64(math.MaxInt64) / max(peak, 1)
+	if l > int64(math.MaxInt) {
+		l = math.MaxInt
+	}
+	return min(co.LCMCap(), int(l))
+}
+
 // Sentinel errors.
 var (
 	ErrNoJobs         = errors.New("link: no jobs")
@@ -119,7 +165,7 @@ var (
 	ErrDemandTooLarge = errors.New("link: summed peak demand exceeds kernels.MaxValue units")
 	ErrFixed          = errors.New("link: fixed shifts do not match the jobs")
 	ErrInvalidOption  = errors.New("link: invalid option")
-	ErrTooLarge       = errors.New("link: jobs x perimeter exceeds the cell limit")
+	ErrTooLarge       = errors.New("link: jobs x ticks of the search's circle exceed the cell limit")
 )
 
 // IsLimit reports whether err from a search is a size limit (a unified
@@ -152,11 +198,33 @@ type Result struct {
 	Bound     float64 // upper bound on the optimal score; == Score when Optimal
 	Unshifted float64 // score with every free job at shift 0
 	Excess    int64   // sum of excess over the points, in unit-ticks
-	Points    int     // |A|: the perimeter in Exact mode, 72 in Paper mode
+	Points    int     // |A|: the unified perimeter in Exact mode, 72 in Paper mode
 	Shifts    []int   // one per job, in ticks, in [0, period)
 	Status    Status
-	Circle    circle.Unified
-	Evaluated int64 // pair evaluations spent
+	Circle    circle.Unified // the periods searched: rounded when Circle.Rounded()
+
+	// Unrounded scores Shifts on the jobs' own periods when the search ran
+	// on rounded ones (Circle.Rounded()): Score, Excess and Bound above are
+	// then for the rounded periods, which the time-shift agent makes true by
+	// padding each iteration. Its Points is 0 when the periods were not
+	// rounded, or when scoring the real periods would pass the cell limit or
+	// the budget (or their excess would not fit an int64).
+	Unrounded Unrounded
+
+	// Evaluated counts the pair evaluations the search spent: one job's
+	// demand added at one tick of the circle searched, one entry of a class
+	// histogram visited, or one entry of a bound's table updated. The
+	// bound of a search that stopped early and the unrounded score are not
+	// counted.
+	Evaluated int64
+}
+
+// Unrounded is a rounded search's shifts scored on the jobs' own periods:
+// their excess over the real unified circle of Points ticks.
+type Unrounded struct {
+	Score  float64
+	Excess int64
+	Points int
 }
 
 // score converts an excess to a score.
@@ -164,26 +232,64 @@ func score(excess int64, points int, capacity int32) float64 {
 	return 1 - float64(excess)/(float64(points)*float64(capacity))
 }
 
+// Job kinds on the circle an Exact search runs on (see plan.go).
+const (
+	onCircle  = iota // tiled over the circle, its shift a rotation
+	inClasses        // its ticks grouped by residue modulo its candidate count
+	inStatic         // one class (shift-free), merged into the static histogram
+)
+
 // Workspace holds a search's buffers. It is not safe for concurrent use;
 // use one per goroutine. The zero value is ready.
 type Workspace struct {
 	opt      Options
 	mode     Mode
-	p        int   // perimeter
+	p        int   // unified perimeter
+	q        int   // shared circle of the periods (circle.Unified.Shared)
 	grid     int   // period rounding grid, 1 if none
-	n        int   // points
+	n        int   // ticks of the circle searched (Exact), or 72 points (Paper)
+	points   int   // |A| of the score: p in Exact mode, 72 in Paper mode
 	capacity int32 //
 	periods  []int // rounded periods
 	jobs     []profile.Profile
-	tiles    [][]int32 // Exact: demand tiled over the circle
+	kind     []uint8   // Exact: per job, onCircle, inClasses or inStatic
+	tiles    [][]int32 // Exact: demand of onCircle jobs tiled over the circle
+	cls      []classes // Exact: classes of inClasses and inStatic jobs
+	static   classes   // Exact: histogram of the inStatic jobs' summed demand
+	order    []int     // Exact: inClasses jobs, by increasing distinct demands per class
+	in       []bool    // Exact: jobs whose demand the current partial state holds
+	act      []slot    // Exact: scratch, the classes active in one evaluation
+	lv       []level   // Exact: scratch, per active class at one residue
+	pairs    []pairEntry
+	mergeV   []int32 // scratch of merge
+	mergeN   []int64
+	scratch  []int32    // scratch of classes.build
+	ecost    int64      // Exact: one evaluation's cost in pair evaluations
+	mu       int64      // Exact: the excess is mu times the excess summed over the circle searched
+	mods     []int      // Exact: per job, the modulus its shift matters by
+	twin     []int      // Exact: per free job, an earlier free job with the same profile, or -1
+	dense    bool       // Exact: the layout is the whole unified circle
+	pat      []pattern  // Exact: run patterns of the free jobs, built on use
+	ents     []runEntry // scratch of patterns
+	phi0     []int64    // scratch of runLeaf
+	phiv     []int64
+	psi      []int64
+	pre2     []int64
+	cands    []int   // scratch of freeMods
+	per      []int   // scratch of fold
+	fail     []int32 // scratch of classes.period
+	pre      []int64 // scratch of period
+	spare    []classes
 	pts      []int     // Paper: sample ticks
 	free     []int     // free jobs in input order
 	ncand    []int     // candidates per job
 	masses   []int64   // lower bound on each job's demand mass over the points
-	rotors   [][]int32 // Exact: rotor of each free job
+	rotors   [][]int32 // Exact: rotor of each free onCircle job
 	bases    [][]int32 // per depth: fixed demand plus jobs placed above
 	out      []int64
+	tmp      []int64 // scratch of the static leaf
 	sum      []int32 // scratch for evaluate and descend
+	zero     []int32 // n zeros: the second operand of a one-array excess
 	base0    []int32 // the fixed jobs' demand: bases[0], or a job's tile
 	pcg      rand.PCG
 	cur      []int // shift of every job
@@ -193,8 +299,17 @@ type Workspace struct {
 	budget   int64
 	stop     Status // why the search stopped early, or Optimal
 	ctx      context.Context
-	check    int64 // evaluation count at which to check the context next
+	check    int64      // evaluation count at which to check the context next
+	sub      *Workspace // unrounded scores
+	layout   int        // tests: 0 chooses by cost, layoutShared or layoutDense forces one
+	every    bool       // Evaluate: every entry of Problem.Fixed is a shift
 }
+
+// Layouts a test may force (Workspace.layout).
+const (
+	layoutShared = 1 // the shared circle, whatever the cost
+	layoutDense  = 2 // the whole unified circle whenever it is within the limits
+)
 
 // Search solves pr and writes the shifts into dst (grown if needed).
 // A deadline or cancellation of ctx is not an error: the best shifts found
@@ -205,13 +320,64 @@ func (w *Workspace) Search(ctx context.Context, pr Problem, opt Options, dst []i
 	}
 	k := len(pr.Jobs)
 	copy(w.best, w.cur)
+	unshifted := w.solve()
+	res := Result{
+		Excess:    w.mu * w.bestCost,
+		Points:    w.points,
+		Status:    w.stop,
+		Circle:    circle.Unified{Perimeter: w.p, Periods: w.periods, Grid: w.grid, Shared: w.q},
+		Unshifted: score(w.mu*unshifted, w.points, w.capacity),
+		Evaluated: w.evals,
+	}
+	res.Score = score(res.Excess, w.points, w.capacity)
+	res.Bound = res.Score
+	if w.stop != Optimal {
+		res.Bound = score(w.mu*w.rootBound(), w.points, w.capacity)
+	}
+	if w.grid > 1 && !w.opt.Materialize {
+		res.Unrounded = w.unrounded(pr)
+	}
+	if cap(dst) < k {
+		dst = make([]int, k)
+	}
+	dst = dst[:k]
+	copy(dst, w.best)
+	res.Shifts = dst
+	return res, nil
+}
+
+// unrounded scores the best shifts of a search on rounded periods on the
+// jobs' own periods: one evaluation, on a circle of its own, skipped when
+// it would pass the cell limit or the budget.
+func (w *Workspace) unrounded(pr Problem) Unrounded {
+	if w.sub == nil {
+		w.sub = new(Workspace)
+	}
+	s := w.sub
+	s.layout = w.layout
+	opt := w.opt
+	opt.Circle.Round = false
+	opt.Circle.MaxPerimeter = math.MaxInt // the cell limit bounds it
+	if err := s.setup(w.ctx, Problem{Jobs: pr.Jobs, Capacity: pr.Capacity, Fixed: w.best}, opt); err != nil {
+		return Unrounded{}
+	}
+	if s.mode == Exact && w.budget > 0 && s.ecost > w.budget {
+		return Unrounded{}
+	}
+	e := s.mu * s.evaluate(s.cur)
+	return Unrounded{Score: score(e, s.points, s.capacity), Excess: e, Points: s.points}
+}
+
+// solve runs the search set up in w, leaves the best shifts in best and
+// their excess in bestCost, and returns the excess of the unshifted jobs.
+func (w *Workspace) solve() int64 {
 	unshifted := int64(-1)
 	if len(w.free) == 1 {
 		// One scan of the free job's shifts, shift 0 among them, is the
 		// whole search: no incumbent needed.
 		w.bestCost = math.MaxInt64
 		j := w.free[0]
-		if w.mode == Exact && w.budget > 0 && int64(w.n)*int64(w.ncand[j]) > w.budget {
+		if w.mode == Exact && w.budget > 0 && w.scanCost(j) > w.budget {
 			w.setBase0()
 			unshifted = w.strided(j)
 		} else if n := w.branch(); n > 0 {
@@ -231,26 +397,7 @@ func (w *Workspace) Search(ctx context.Context, pr Problem, opt Options, dst []i
 	if unshifted < 0 {
 		unshifted = w.evaluate(w.cur)
 	}
-	res := Result{
-		Excess:    w.bestCost,
-		Points:    w.n,
-		Status:    w.stop,
-		Circle:    circle.Unified{Perimeter: w.p, Periods: w.periods, Grid: w.grid},
-		Evaluated: w.evals,
-		Unshifted: score(unshifted, w.n, w.capacity),
-		Score:     score(w.bestCost, w.n, w.capacity),
-	}
-	res.Bound = res.Score
-	if w.stop != Optimal {
-		res.Bound = score(w.rootBound(), w.n, w.capacity)
-	}
-	if cap(dst) < k {
-		dst = make([]int, k)
-	}
-	dst = dst[:k]
-	copy(dst, w.best)
-	res.Shifts = dst
-	return res, nil
+	return unshifted
 }
 
 // Evaluate returns the excess and number of points of the given shifts
@@ -260,11 +407,16 @@ func (w *Workspace) Evaluate(pr Problem, opt Options, shifts []int) (excess int6
 	if len(shifts) != len(pr.Jobs) {
 		return 0, 0, fmt.Errorf("%w: %d shifts for %d jobs", ErrFixed, len(shifts), len(pr.Jobs))
 	}
+	// Every entry is a shift here, negative ones too (in Problem.Fixed a
+	// negative entry means a free job).
 	pr.Fixed = shifts
-	if err := w.setup(context.Background(), pr, opt); err != nil {
+	w.every = true
+	err = w.setup(context.Background(), pr, opt)
+	w.every = false
+	if err != nil {
 		return 0, 0, err
 	}
-	return w.evaluate(w.cur), w.n, nil
+	return w.mu * w.evaluate(w.cur), w.points, nil
 }
 
 func grow[T any](s []T, n int) []T {
@@ -312,66 +464,107 @@ func (w *Workspace) setup(ctx context.Context, pr Problem, opt Options) error {
 	if peaks > kernels.MaxValue {
 		return fmt.Errorf("%w: %d units", ErrDemandTooLarge, peaks)
 	}
-	u, err := circle.Unify(w.periods, w.periods, opt.Circle)
+	co := opt.Circle
+	co.MaxLCM = lcmLimit(co, peaks)
+	var u circle.Unified
+	var err error
+	if opt.Materialize {
+		u, err = circle.Unify(w.periods, w.periods, co)
+		if err == nil {
+			err = opt.CheckCells(k, u.Perimeter)
+		}
+	} else {
+		u, err = circle.Reduce(w.periods, w.periods, co)
+	}
 	if err != nil {
 		return err
 	}
-	w.periods, w.p, w.grid = u.Periods, u.Perimeter, u.Grid
-	if err := opt.CheckCells(k, w.p); err != nil {
+	w.grid = u.Grid
+	w.opt, w.mode, w.capacity, w.jobs, w.ctx = opt, opt.Mode, pr.Capacity, pr.Jobs, ctx
+	if err := w.prepare(u, pr.Fixed); err != nil {
 		return err
 	}
-	w.opt, w.mode, w.capacity, w.jobs, w.ctx = opt, opt.Mode, pr.Capacity, pr.Jobs, ctx
+	return nil
+}
+
+// prepare builds the search state of w.jobs on the circle u (periods
+// already validated and rounded) with the given fixed shifts.
+func (w *Workspace) prepare(u circle.Unified, fixed []int) error {
+	k := len(w.jobs)
+	w.periods, w.p, w.q = u.Periods, u.Perimeter, u.Shared
 	w.evals, w.check, w.stop = 0, checkEvery, Optimal
-	w.budget = opt.Budget
+	w.budget = w.opt.Budget
 	if w.budget == 0 {
 		w.budget = DefaultBudget
 	}
 
-	// Points and per-job data.
-	if w.mode == Exact {
-		w.n = w.p
-		w.tiles = grow2(w.tiles, k, w.p)
-		for j, jb := range pr.Jobs {
-			w.tiles[j] = circle.Tile(w.tiles[j], jb.Demand, w.periods[j], w.p)
-		}
-	} else {
-		w.n = PaperAngles
-		w.pts = grow(w.pts, PaperAngles)
-		for a := range w.pts {
-			w.pts[a] = int(int64(a) * int64(w.p) / PaperAngles)
-		}
+	w.in = grow(w.in, k)
+	for j := range w.in {
+		w.in[j] = true
 	}
-
-	// Free jobs, fixed shifts, candidate counts.
+	// Free jobs and fixed shifts.
 	w.cur, w.best = grow(w.cur, k), grow(w.best, k)
 	w.free = w.free[:0]
-	for j := range pr.Jobs {
+	for j := range w.jobs {
 		switch {
-		case pr.Fixed == nil && j == 0:
+		case fixed == nil && j == 0:
 			w.cur[j] = 0
-		case pr.Fixed == nil || pr.Fixed[j] < 0:
+		case fixed == nil || fixed[j] < 0 && !w.every:
 			w.cur[j] = 0
 			w.free = append(w.free, j)
 		default:
-			w.cur[j] = circle.Mod(pr.Fixed[j], w.periods[j])
+			w.cur[j] = circle.Mod(fixed[j], w.periods[j])
 		}
 	}
-	if pr.Fixed != nil && len(w.free) == k {
+	if fixed != nil && len(w.free) == k {
 		// Nothing pins the frame: fix the first job, as above.
 		w.free = w.free[1:]
 	}
+
+	// Points, per-job data and candidates.
 	w.ncand = grow(w.ncand, k)
-	for j := range pr.Jobs {
-		w.ncand[j] = w.candidates(j)
+	if w.mode == Exact {
+		w.kind = grow(w.kind, k)
+		if err := w.plan(u); err != nil {
+			return err
+		}
+		switch {
+		case k == 1:
+			w.ncand[0] = w.periods[0]
+		case w.opt.Materialize:
+			copy(w.ncand, w.mods)
+		default:
+			copy(w.ncand, w.freeMods(func(j int) int { return w.mods[j] }))
+		}
+		// Static jobs have one shift, 0, and their demand is in every
+		// state of the search already.
+		keep := w.free[:0]
+		for _, j := range w.free {
+			if w.kind[j] != inStatic {
+				keep = append(keep, j)
+			}
+		}
+		w.free = keep
+		w.twins()
+		w.resetPatterns()
+	} else {
+		w.n, w.points, w.mu = PaperAngles, PaperAngles, 1
+		w.pts = grow(w.pts, PaperAngles)
+		for a := range w.pts {
+			w.pts[a] = paperTick(a, w.p)
+		}
+		for j := range w.jobs {
+			w.ncand[j] = w.candidates(j)
+		}
 	}
 	w.masses = grow(w.masses, k)
-	for j, jb := range pr.Jobs {
+	for j, jb := range w.jobs {
 		w.masses[j] = w.minMass(j, jb)
 	}
 	if w.mode == Exact {
 		w.rotors = grow2(w.rotors, k, 0)
 		for _, j := range w.free {
-			if w.ncand[j] > fewShifts {
+			if w.kind[j] == onCircle && w.ncand[j] > fewShifts {
 				w.rotors[j] = kernels.PrepareRotor(w.rotors[j][:0], w.tiles[j])
 			}
 		}
@@ -382,6 +575,48 @@ func (w *Workspace) setup(ctx context.Context, pr Problem, opt Options) error {
 		maxc = max(maxc, w.ncand[j])
 	}
 	w.out = grow(w.out, maxc)
+	w.tmp = grow(w.tmp, maxc)
 	w.sum = grow(w.sum, w.n)
 	return nil
+}
+
+// twins records, for each free job, the last earlier free job with the same
+// period and demand: swapping two such jobs' shifts changes no excess, so
+// the lexicographically smallest optimum delays the later one at least as
+// much (a smaller shift at the earlier job would be smaller). Materialize
+// keeps the search as it was.
+func (w *Workspace) twins() {
+	w.twin = grow(w.twin, len(w.jobs))
+	for j := range w.twin {
+		w.twin[j] = -1
+	}
+	if w.opt.Materialize {
+		return
+	}
+	for d, j := range w.free {
+		for _, e := range slices.Backward(w.free[:d]) {
+			a, b := w.jobs[e], w.jobs[j]
+			if w.periods[e] == w.periods[j] && slices.Equal(a.Demand, b.Demand) {
+				w.twin[j] = e
+				break
+			}
+		}
+	}
+}
+
+// from returns the first candidate free job j may take given the shifts of
+// the jobs placed before it (see twins).
+func (w *Workspace) from(j int) int {
+	if w.mode != Exact {
+		return 0
+	}
+	if e := w.twin[j]; e >= 0 {
+		return w.cur[e]
+	}
+	return 0
+}
+
+// paperTick returns floor(a*p/72) without overflow.
+func paperTick(a, p int) int {
+	return p/PaperAngles*a + p%PaperAngles*a/PaperAngles
 }

@@ -314,24 +314,133 @@ func TestDeadlineReturnsBestSoFar(t *testing.T) {
 	}
 }
 
-func TestRoundedPerimeter(t *testing.T) {
+// TestCoprimeNeedsNoRounding: 255 and 253 ticks share nothing (gcd 1), so
+// their 64515-tick circle is searched exactly on a shared circle of one
+// residue, under a cap of 10000 ticks and without rounding.
+func TestCoprimeNeedsNoRounding(t *testing.T) {
 	jobs := []profile.Profile{pulse(255, 100, 30), pulse(253, 100, 30)}
 	var w Workspace
-	_, err := w.Search(context.Background(), Problem{Jobs: jobs, Capacity: 50}, Options{Circle: circle.Options{MaxPerimeter: 10000}}, nil)
-	if !errors.Is(err, circle.ErrPerimeterTooLarge) {
-		t.Fatalf("err = %v, want ErrPerimeterTooLarge", err)
-	}
 	res, err := w.Search(context.Background(), Problem{Jobs: jobs, Capacity: 50}, Options{Circle: circle.Options{MaxPerimeter: 10000, Round: true}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Circle.Grid <= 1 || res.Circle.Perimeter > 10000 || res.Score != 1 {
-		t.Fatalf("circle %+v score %v", res.Circle, res.Score)
+	want, p := bruteEvaluate(jobs, 50, []int{0, 0})
+	if res.Circle.Grid != 1 || res.Circle.Perimeter != 64515 || res.Circle.Shared != 1 || res.Points != p || res.Excess != want || res.Unrounded.Points != 0 {
+		t.Fatalf("got %+v; want the exact circle (64515 ticks, shared 1), excess %d, nothing rounded", res, want)
 	}
-	for j, p := range res.Circle.Periods {
-		if p < jobs[j].Period || p%res.Circle.Grid != 0 || res.Circle.Perimeter%p != 0 {
-			t.Fatalf("rounded period %d of job %d (%d) on %+v", p, j, jobs[j].Period, res.Circle)
+}
+
+// TestRoundingReportsUnrounded: periods 60, 100 and 150 share a circle of
+// lcm(20, 30, 50) = 300 residues. Under a cap of 200 the search fails, or
+// rounds to grid 3 (60, 102, 150: shared circle lcm(6, 30, 6) = 30), and
+// then scores its shifts on the real periods too.
+func TestRoundingReportsUnrounded(t *testing.T) {
+	jobs := []profile.Profile{pulse(60, 20, 30), pulse(100, 30, 30), pulse(150, 40, 30)}
+	var w Workspace
+	pr := Problem{Jobs: jobs, Capacity: 50}
+	_, err := w.Search(context.Background(), pr, Options{Circle: circle.Options{MaxPerimeter: 200}}, nil)
+	if !errors.Is(err, circle.ErrPerimeterTooLarge) || !IsLimit(err) {
+		t.Fatalf("err = %v, want ErrPerimeterTooLarge", err)
+	}
+	res, err := w.Search(context.Background(), pr, Options{Circle: circle.Options{MaxPerimeter: 200, Round: true}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Circle.Grid != 3 || !slices.Equal(res.Circle.Periods, []int{60, 102, 150}) || res.Circle.Shared != 30 {
+		t.Fatalf("circle %+v, want grid 3, periods [60 102 150], shared 30", res.Circle)
+	}
+	padded := make([]profile.Profile, len(jobs))
+	for j, jb := range jobs {
+		d := make([]int32, res.Circle.Periods[j])
+		copy(d, jb.Demand)
+		padded[j] = profile.Profile{Period: len(d), Demand: d}
+	}
+	if e, p := bruteEvaluate(padded, 50, res.Shifts); e != res.Excess || p != res.Points {
+		t.Fatalf("rounded: excess %d over %d, brute force %d over %d", res.Excess, res.Points, e, p)
+	}
+	e, p := bruteEvaluate(jobs, 50, res.Shifts)
+	if u := res.Unrounded; u.Excess != e || u.Points != p || u.Score != score(e, p, 50) {
+		t.Fatalf("unrounded %+v; brute force on the real periods: excess %d over %d", u, e, p)
+	}
+	// Scoring the real periods is skipped past the cell limit.
+	res, err = w.Search(context.Background(), pr, Options{MaxCells: 3 * 200, Circle: circle.Options{MaxPerimeter: 200, Round: true}}, nil)
+	if err != nil || res.Unrounded.Points != 0 {
+		t.Fatalf("unrounded %+v (%v), want none: 3 jobs on a 300-residue circle pass 600 cells", res.Unrounded, err)
+	}
+}
+
+// TestLargeCoprimeClosedForm checks the periods against a closed
+// form: on coprime periods every pair (or triple) of ticks meets once, so
+// for two-level jobs the excess counts the busy ticks of each combination.
+func TestLargeCoprimeClosedForm(t *testing.T) {
+	f := func(v int64) int64 { return max(v-50000, 0) }
+	var w Workspace
+	a, b := comm(5000, 2000, 40), comm(4999, 2100, 30)
+	res, err := w.Search(context.Background(), Problem{Jobs: []profile.Profile{a, b}, Capacity: 50000}, Options{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := int64(2000)*2100*f(70000) + 2000*2899*f(40000) + 3000*2100*f(30000)
+	if res.Excess != want || res.Points != 5000*4999 || res.Status != Optimal || !slices.Equal(res.Shifts, []int{0, 0}) || res.Evaluated > 100 {
+		t.Fatalf("5000/4999: %+v; want excess %d over %d points, optimal at [0 0], a few evaluations", res, want, 5000*4999)
+	}
+	c := comm(1019, 400, 30)
+	res, err = w.Search(context.Background(), Problem{Jobs: []profile.Profile{comm(1009, 300, 30), comm(1013, 350, 30), c}, Capacity: 50000}, Options{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	busy := []int64{300, 350, 400}
+	idle := []int64{709, 663, 619}
+	want = 0
+	for mask := range 8 {
+		n, v := int64(1), int64(0)
+		for j := range 3 {
+			if mask>>j&1 == 1 {
+				n, v = n*busy[j], v+30000
+			} else {
+				n *= idle[j]
+			}
 		}
+		want += n * f(v)
+	}
+	if res.Excess != want || res.Points != 1009*1013*1019 || res.Status != Optimal || res.Evaluated > 100 {
+		t.Fatalf("1009/1013/1019: %+v; want excess %d over %d points", res, want, 1009*1013*1019)
+	}
+}
+
+// TestFoldProvesFlat: on three jobs of 180, 200 and 240 ticks whose
+// communication phases spread evenly over the residues they share, every
+// one of the 40 x 120 shift vectors has the same excess. Folding the
+// classes by their own periods proves it in a few evaluations.
+func TestFoldProvesFlat(t *testing.T) {
+	jobs := []profile.Profile{comm(180, 60, 30), comm(200, 70, 30), comm(240, 80, 30)}
+	pr := Problem{Jobs: jobs, Capacity: 50000}
+	var w Workspace
+	res, err := w.Search(context.Background(), pr, Options{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != Optimal || !slices.Equal(res.Shifts, []int{0, 0, 0}) || res.Evaluated > 100 {
+		t.Fatalf("got %+v; want optimal at [0 0 0] in a few evaluations", res)
+	}
+	for s1 := range 40 {
+		for s2 := range 120 {
+			if e, _, _ := w.Evaluate(pr, Options{}, []int{0, s1, s2}); e != res.Excess {
+				t.Fatalf("shifts [0 %d %d]: excess %d, the search's %d", s1, s2, e, res.Excess)
+			}
+		}
+	}
+}
+
+// TestPerimeterPastInt64: three coprime periods near 2^20 have an LCM of
+// 1.15e18 ticks: an excess of up to 27 units a tick over it might not fit an
+// int64, and the search says so rather than wrapping around.
+func TestPerimeterPastInt64(t *testing.T) {
+	jobs := []profile.Profile{pulse(1<<20-1, 1, 9), pulse(1<<20-3, 1, 9), pulse(1<<20+1, 1, 9)}
+	var w Workspace
+	_, err := w.Search(context.Background(), Problem{Jobs: jobs, Capacity: 5}, Options{}, nil)
+	if !errors.Is(err, circle.ErrPerimeterTooLarge) || !IsLimit(err) {
+		t.Fatalf("err = %v, want ErrPerimeterTooLarge", err)
 	}
 }
 
@@ -359,59 +468,98 @@ func TestBadInput(t *testing.T) {
 }
 
 // TestSteadyStateAllocs proves a warmed workspace searches without
-// allocating.
+// allocating, on every path: the materialized circle, the shared circle
+// with classes, the static histogram, folding, identical jobs, rounding
+// with its unrounded score, and Paper mode.
 func TestSteadyStateAllocs(t *testing.T) {
-	for _, jobs := range [][]profile.Profile{
-		{pulse(255, 114, 25000), pulse(181, 60, 25000)},
-		{pulse(72, 24, 40), pulse(72, 24, 40), pulse(72, 24, 40)},
+	noise := func(t int, seed uint64) profile.Profile {
+		rng := rand.New(rand.NewPCG(seed, 1))
+		d := make([]int32, t)
+		for i := range d {
+			d[i] = int32(rng.IntN(30000))
+		}
+		return profile.Profile{Period: t, Demand: d}
+	}
+	for _, tc := range []struct {
+		jobs []profile.Profile
+		opt  Options
+	}{
+		{[]profile.Profile{pulse(255, 114, 25000), pulse(181, 60, 25000)}, Options{}},
+		{[]profile.Profile{pulse(72, 24, 40), pulse(72, 24, 40), pulse(72, 24, 40)}, Options{}},
+		{[]profile.Profile{comm(5000, 2000, 40), comm(4999, 2000, 40)}, Options{}},
+		{[]profile.Profile{comm(1009, 300, 30), comm(1013, 350, 30), comm(1019, 400, 30)}, Options{}},
+		{[]profile.Profile{comm(180, 60, 30), comm(200, 70, 30), comm(240, 80, 30)}, Options{}},
+		{[]profile.Profile{noise(90, 1), noise(120, 2), noise(180, 3)}, Options{}},
+		{[]profile.Profile{noise(60, 4), noise(100, 5), noise(7, 6)}, Options{}},
+		{[]profile.Profile{pulse(60, 20, 30000), pulse(100, 30, 30000), pulse(150, 40, 30000)}, Options{Circle: circle.Options{MaxPerimeter: 200, Round: true}}},
+		{[]profile.Profile{comm(180, 60, 30), comm(200, 70, 30), comm(240, 80, 30)}, Options{Materialize: true}},
 	} {
 		var w Workspace
-		dst := make([]int, len(jobs))
-		pr := Problem{Jobs: jobs, Capacity: 50000}
+		dst := make([]int, len(tc.jobs))
+		pr := Problem{Jobs: tc.jobs, Capacity: 50000}
 		for _, mode := range []Mode{Exact, Paper} {
-			if _, err := w.Search(context.Background(), pr, Options{Mode: mode}, dst); err != nil {
+			opt := tc.opt
+			opt.Mode = mode
+			if _, err := w.Search(context.Background(), pr, opt, dst); err != nil {
 				t.Fatal(err)
 			}
-			if n := testing.AllocsPerRun(20, func() { w.Search(context.Background(), pr, Options{Mode: mode}, dst) }); n != 0 {
-				t.Errorf("%d jobs, %v: %v allocations per search", len(jobs), mode, n)
+			if n := testing.AllocsPerRun(10, func() { w.Search(context.Background(), pr, opt, dst) }); n != 0 {
+				t.Errorf("%d jobs, %v %+v: %v allocations per search", len(tc.jobs), mode, tc.opt, n)
+			}
+			if n := testing.AllocsPerRun(10, func() { w.Evaluate(pr, opt, dst) }); n != 0 {
+				t.Errorf("%d jobs, %v %+v: %v allocations per evaluation", len(tc.jobs), mode, tc.opt, n)
 			}
 		}
 	}
 }
 
-// TestBudgetBoundsEveryPath: a two-job search whose full scan is far over the
-// budget stops near the budget, still finds a good shift by striding, and a
-// deadline bounds it too.
+// TestBudgetBoundsEveryPath: two jobs of 100000-tick periods. Pulses are
+// few runs, so the run scan proves them optimal in under a million steps,
+// narrow optima included. A noisy burst is 40000 runs: its scan would cost
+// 10^10 pair evaluations, so under a 2^24 budget the search strides, stops
+// near the budget and still interleaves the bursts; a deadline bounds it too.
 func TestBudgetBoundsEveryPath(t *testing.T) {
-	// 100000-tick periods: 40% at 40 units, capacity 50: interleaving is
-	// perfect at shifts in [40000, 60000].
+	// 40% at 40 units, capacity 50: interleaving is perfect at shifts in
+	// [40000, 60000].
 	jobs := []profile.Profile{pulse(100000, 40000, 40), pulse(100000, 40000, 40)}
 	var w Workspace
 	res, err := w.Search(context.Background(), Problem{Jobs: jobs, Capacity: 50}, Options{Budget: 1 << 24}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Status != Budget || res.Evaluated > 2<<24 {
-		t.Fatalf("status %v after %d evaluations (budget %d)", res.Status, res.Evaluated, 1<<24)
+	if res.Status != Optimal || res.Excess != 0 || res.Shifts[1] != 40000 || res.Evaluated > 1<<20 {
+		t.Fatalf("pulses: %v after %d evaluations, excess %d at %v; want optimal, 0 at [0 40000]", res.Status, res.Evaluated, res.Excess, res.Shifts)
 	}
-	if res.Score != 1 {
-		t.Fatalf("strided search scored %v (shifts %v); 1 is reachable at every shift in [40000, 60000]", res.Score, res.Shifts)
-	}
-	// A narrow optimum: the refinement around the best coarse shift must
-	// reach it. A's 600-tick gap at [50200, 50800) fits B's 100-tick burst
-	// with no excess; the coarse pass lands near it, not in it.
+	// A narrow optimum: A's 600-tick gap at [50200, 50800) fits B's
+	// 100-tick burst with no excess.
 	a := pulse(100000, 100000, 40)
 	for i := 50200; i < 50800; i++ {
 		a.Demand[i] = 0
 	}
 	b := pulse(100000, 100, 40)
-	narrow := Problem{Jobs: []profile.Profile{a, b}, Capacity: 50}
-	res, err = w.Search(context.Background(), narrow, Options{Budget: 1 << 24}, nil)
+	res, err = w.Search(context.Background(), Problem{Jobs: []profile.Profile{a, b}, Capacity: 50}, Options{Budget: 1 << 24}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Status != Budget || res.Excess != 0 {
-		t.Fatalf("narrow gap: status %v, excess %d at shifts %v; 0 is reachable within one stride of the best coarse shift", res.Status, res.Excess, res.Shifts)
+	if res.Status != Optimal || res.Excess != 0 || res.Shifts[1] != 50200 {
+		t.Fatalf("narrow gap: status %v, excess %d at shifts %v; want optimal, 0 at [0 50200]", res.Status, res.Excess, res.Shifts)
+	}
+
+	rng := rand.New(rand.NewPCG(2, 2))
+	noisy := pulse(100000, 40000, 0)
+	for i := range 40000 {
+		noisy.Demand[i] = int32(1 + rng.IntN(40))
+	}
+	jobs = []profile.Profile{pulse(100000, 40000, 40), noisy}
+	res, err = w.Search(context.Background(), Problem{Jobs: jobs, Capacity: 50}, Options{Budget: 1 << 24}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != Budget || res.Evaluated > 2<<24 {
+		t.Fatalf("noisy: status %v after %d evaluations (budget %d)", res.Status, res.Evaluated, 1<<24)
+	}
+	if res.Score != 1 {
+		t.Fatalf("strided search scored %v (shifts %v); 1 is reachable at every shift in [40000, 60000]", res.Score, res.Shifts)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
@@ -425,16 +573,25 @@ func TestBudgetBoundsEveryPath(t *testing.T) {
 	}
 }
 
+// TestCellLimit: the cell limit bounds the circle the search builds. Three
+// jobs of 1000, 999 and 1000 ticks have a 999000-tick unified circle but
+// share 1000 residues, which fit 2^20 cells; three 2^19-tick jobs share
+// all 2^19, which do not.
 func TestCellLimit(t *testing.T) {
 	jobs := []profile.Profile{pulse(1000, 10, 5), pulse(999, 10, 5), pulse(1000, 1, 5)}
 	var w Workspace
-	if _, err := w.Search(context.Background(), Problem{Jobs: jobs, Capacity: 5}, Options{MaxCells: 1 << 20}, nil); !errors.Is(err, ErrTooLarge) || !IsLimit(err) {
-		t.Fatalf("3 jobs on a 999000-tick circle under a 2^20-cell limit: %v", err)
+	res, err := w.Search(context.Background(), Problem{Jobs: jobs, Capacity: 5}, Options{MaxCells: 1 << 20}, nil)
+	if err != nil || res.Points != 999000 || res.Status != Optimal {
+		t.Fatalf("3 jobs sharing 1000 residues: %+v, %v", res, err)
 	}
-	if _, err := w.Search(context.Background(), Problem{Jobs: jobs, Capacity: 0}, Options{}, nil); err == nil || IsLimit(err) {
+	big := []profile.Profile{pulse(1<<19, 10, 5), pulse(1<<19, 10, 5), pulse(1<<19, 1, 5)}
+	if _, err := w.Search(context.Background(), Problem{Jobs: big, Capacity: 5}, Options{MaxCells: 1 << 20}, nil); !errors.Is(err, ErrTooLarge) || !IsLimit(err) {
+		t.Fatalf("3 jobs on a 2^19-tick shared circle under a 2^20-cell limit: %v", err)
+	}
+	if _, err := w.Search(context.Background(), Problem{Jobs: big, Capacity: 0}, Options{}, nil); err == nil || IsLimit(err) {
 		t.Fatalf("capacity 0 is a bad value, not a limit: %v", err)
 	}
-	if _, err := w.Search(context.Background(), Problem{Jobs: jobs, Capacity: 5}, Options{Mode: Paper, MaxCells: 1 << 20}, nil); err != nil {
+	if _, err := w.Search(context.Background(), Problem{Jobs: big, Capacity: 5}, Options{Mode: Paper, MaxCells: 1 << 20}, nil); err != nil {
 		t.Fatalf("paper mode holds 72 points whatever the circle: %v", err)
 	}
 }

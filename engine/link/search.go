@@ -16,31 +16,17 @@ const checkEvery = 1 << 22
 // score them one by one instead of with the across-shift kernel.
 const fewShifts = 4
 
-// candidates returns how many distinct shifts job j has.
+// candidates returns how many distinct rotations job j has in Paper mode:
+// m*5° with m*5° < 360°/r_j, that is m < 72*T_j/p. (Exact mode's come from
+// the plan.)
 func (w *Workspace) candidates(j int) int {
-	t := w.periods[j]
-	if w.mode == Paper {
-		// Rotations m*5° with m*5° < 360°/r_j: m < 72*T_j/p.
-		return int((int64(PaperAngles)*int64(t) + int64(w.p) - 1) / int64(w.p))
-	}
-	// Shifts matter modulo gcd(T_j, LCM of the other periods); see the
-	// package documentation.
-	l := 1
-	for i, u := range w.periods {
-		if i != j {
-			l = l / circle.GCD(l, u) * u // divides the perimeter: no overflow
-		}
-	}
-	if len(w.periods) == 1 {
-		return t
-	}
-	return circle.GCD(t, l)
+	return int((int64(PaperAngles)*int64(w.periods[j])-1)/int64(w.p)) + 1
 }
 
 // shiftOf returns the time shift in ticks of job j's m-th candidate.
 func (w *Workspace) shiftOf(m int) int {
 	if w.mode == Paper {
-		return int(int64(m) * int64(w.p) / PaperAngles)
+		return paperTick(m, w.p)
 	}
 	return m
 }
@@ -57,7 +43,15 @@ func demandAt(jb profile.Profile, x int) int32 {
 // whatever its shift.
 func (w *Workspace) minMass(j int, jb profile.Profile) int64 {
 	if w.mode == Exact {
-		return int64(w.p/w.periods[j]) * jb.Mass()
+		if !w.trivial() {
+			return 0 // not used: the mass bound needs every job tiled
+		}
+		// One period of the tile, times its repeats.
+		per := w.mods[j]
+		if w.dense {
+			per = w.periods[j]
+		}
+		return int64(w.n/per) * w.mass(w.tiles[j][:per])
 	}
 	best := int64(math.MaxInt64)
 	for m := range w.ncand[j] {
@@ -71,21 +65,28 @@ func (w *Workspace) minMass(j int, jb profile.Profile) int64 {
 	return best
 }
 
-// addView adds job j delayed by t ticks to dst, over the points.
+// addView adds job j delayed by t ticks to dst, over the points. A job in
+// classes or in the static histogram has no view: its demand enters each
+// evaluation through its classes.
 func (w *Workspace) addView(dst []int32, j, t int) {
-	w.evals += int64(w.n)
 	if w.mode == Exact {
+		if w.kind[j] != onCircle {
+			return
+		}
+		w.evals += int64(w.n)
 		tile := w.tiles[j]
-		p := w.p
+		n := w.n
+		t %= n // a tile's period divides n
 		hi := dst[t:]
-		for i, v := range tile[:p-t] {
+		for i, v := range tile[:n-t] {
 			hi[i] += v
 		}
-		for i, v := range tile[p-t:] {
+		for i, v := range tile[n-t:] {
 			dst[i] += v
 		}
 		return
 	}
+	w.evals += int64(w.n)
 	jb, per := w.jobs[j], w.periods[j]
 	for a, x := range w.pts {
 		dst[a] += demandAt(jb, circle.Mod(x-t, per))
@@ -95,13 +96,17 @@ func (w *Workspace) addView(dst []int32, j, t int) {
 // subView undoes addView.
 func (w *Workspace) subView(dst []int32, j, t int) {
 	if w.mode == Exact {
+		if w.kind[j] != onCircle {
+			return
+		}
 		tile := w.tiles[j]
-		p := w.p
+		n := w.n
+		t %= n
 		hi := dst[t:]
-		for i, v := range tile[:p-t] {
+		for i, v := range tile[:n-t] {
 			hi[i] -= v
 		}
-		for i, v := range tile[p-t:] {
+		for i, v := range tile[n-t:] {
 			dst[i] -= v
 		}
 		return
@@ -130,47 +135,184 @@ func (w *Workspace) evaluate(shifts []int) int64 {
 	for j, t := range shifts {
 		w.addView(sum, j, t)
 	}
-	e, _ := w.excessSlack(sum)
-	return e
+	return w.stateExcess(sum, shifts)
+}
+
+// stateExcess returns the excess of a search state: base holds its tiled
+// jobs, w.in says which class jobs it holds, shifts their shifts.
+func (w *Workspace) stateExcess(base []int32, shifts []int) int64 {
+	if w.trivial() {
+		e, _ := w.excessSlack(base)
+		return e
+	}
+	return w.circleExcess(base, shifts)
 }
 
 // shiftExcess returns the excess of base plus job j delayed by m ticks
-// (Exact mode), summed directly in two straight runs around the circle.
+// (a tiled job on a circle without classes), summed directly in two
+// straight runs around the circle, once per static demand.
 func (w *Workspace) shiftExcess(base []int32, j, m int) int64 {
-	tile, p, c := w.tiles[j], w.p, w.capacity
-	w.evals += int64(w.n)
-	return kernels.Excess(base[m:], tile[:p-m], c) + kernels.Excess(base[:m], tile[p-m:], c)
+	tile, n := w.tiles[j], w.n
+	if w.static.trivial() {
+		w.evals += int64(n)
+		c := w.capacity
+		return kernels.Excess(base[m:], tile[:n-m], c) + kernels.Excess(base[:m], tile[n-m:], c)
+	}
+	s, c := &w.static, int64(w.capacity)
+	var e int64
+	mass := int64(-1)
+	for i, v := range s.val {
+		cnt := s.count(i, len(s.val))
+		if int64(v) < c {
+			t := int32(c - int64(v))
+			w.evals += int64(n)
+			e += cnt * (kernels.Excess(base[m:], tile[:n-m], t) + kernels.Excess(base[:m], tile[n-m:], t))
+			continue
+		}
+		if mass < 0 {
+			mass = w.mass(base) + w.mass(tile)
+		}
+		e += cnt * (mass + int64(n)*(int64(v)-c))
+	}
+	return e
+}
+
+func (w *Workspace) mass(a []int32) int64 {
+	var s int64
+	for _, v := range a {
+		s += int64(v)
+	}
+	return s
+}
+
+// shiftCost returns the excess of base plus job j delayed by m ticks, with
+// the class jobs w.in holds (j among them) at their shifts in w.cur.
+func (w *Workspace) shiftCost(base []int32, j, m int) int64 {
+	if w.kind[j] == onCircle && w.noClasses(j) {
+		return w.unplaced() * w.shiftExcess(base, j, m)
+	}
+	old, was := w.cur[j], w.in[j]
+	w.cur[j], w.in[j] = m, true
+	var e int64
+	if w.kind[j] == onCircle {
+		sum := w.sum
+		copy(sum, base)
+		w.addView(sum, j, m)
+		e = w.circleExcess(sum, w.cur)
+	} else {
+		e = w.circleExcess(base, w.cur)
+	}
+	w.cur[j], w.in[j] = old, was
+	return e
+}
+
+// noClasses reports whether no class job other than j is in the state and
+// the static histogram is small enough for one kernel pass per entry.
+func (w *Workspace) noClasses(j int) bool {
+	for _, i := range w.order {
+		if i >= 0 && i != j && w.in[i] {
+			return false
+		}
+	}
+	return len(w.static.val) <= staticPasses
+}
+
+// scanCost returns the pair evaluations of scoring every shift of job j.
+func (w *Workspace) scanCost(j int) int64 {
+	if w.mode == Paper {
+		return int64(w.n) * int64(w.ncand[j])
+	}
+	if w.useRuns(j, 0) {
+		return w.runCost(j, 0)
+	}
+	return w.ecost * int64(w.ncand[j])
 }
 
 // leaf writes into out[m] the excess of base plus job j at each of its
 // candidate shifts and returns how many it computed: all of them, unless
 // checked is set and the search must stop.
 func (w *Workspace) leaf(base []int32, j int, out []int64, checked bool) int {
-	nc := w.ncand[j]
+	return w.leafFrom(base, j, 0, out, checked)
+}
+
+// leafFrom is leaf over candidates from0.. only, written from out[0].
+func (w *Workspace) leafFrom(base []int32, j, from0 int, out []int64, checked bool) int {
+	nc := w.ncand[j] - from0
 	out = out[:nc]
-	if w.mode == Exact && nc <= fewShifts {
-		// A rotor would cost more to build than it saves: sum each shift
-		// directly, in two straight runs around the circle.
+	if w.mode == Paper {
+		return w.paperLeaf(base, j, out)
+	}
+	if w.useRuns(j, from0) {
+		if checked && w.shouldStop() {
+			return 0
+		}
+		w.runLeaf(base, j, from0, out)
+		return nc
+	}
+	if w.kind[j] != onCircle || !w.noClasses(j) || w.ncand[j] <= fewShifts {
+		// Score each shift directly: a class evaluation, or, with few
+		// shifts, two straight runs around the circle (a rotor would cost
+		// more to build than it saves).
 		for m := range out {
 			if checked && w.shouldStop() {
 				return m
 			}
-			out[m] = w.shiftExcess(base, j, m)
+			out[m] = w.shiftCost(base, j, from0+m)
 		}
 		return nc
 	}
-	if w.mode == Exact {
-		chunk := max(1, checkEvery/w.n)
-		for lo := 0; lo < nc; lo += chunk {
-			if checked && w.shouldStop() {
-				return lo
+	chunk := max(1, checkEvery/w.n)
+	for lo := 0; lo < nc; lo += chunk {
+		if checked && w.shouldStop() {
+			return lo
+		}
+		hi := min(nc, lo+chunk)
+		w.rotations(out[lo:hi], base, j, from0+lo)
+	}
+	if f := w.unplaced(); f != 1 {
+		for m := range out {
+			out[m] *= f
+		}
+	}
+	return nc
+}
+
+// rotations scores shifts s0.. of tiled job j over base with the
+// across-shift kernel, once per static demand below the capacity.
+func (w *Workspace) rotations(out []int64, base []int32, j, s0 int) {
+	n := int64(w.n)
+	if w.static.trivial() {
+		kernels.Rotations(out, base, w.rotors[j], w.capacity, s0)
+		w.evals += int64(len(out)) * n
+		return
+	}
+	clear(out)
+	s, c := &w.static, int64(w.capacity)
+	tmp := w.tmp[:len(out)]
+	var linear int64
+	mass := int64(-1)
+	for i, v := range s.val {
+		cnt := s.count(i, len(s.val))
+		if int64(v) < c {
+			kernels.Rotations(tmp, base, w.rotors[j], int32(c-int64(v)), s0)
+			w.evals += int64(len(out)) * n
+			for m, e := range tmp {
+				out[m] += cnt * e
 			}
-			hi := min(nc, lo+chunk)
-			kernels.Rotations(out[lo:hi], base, w.rotors[j], w.capacity, lo)
-			w.evals += int64(hi-lo) * int64(w.n)
+			continue
 		}
-		return nc
+		if mass < 0 {
+			mass = w.mass(base) + w.mass(w.tiles[j])
+		}
+		linear += cnt * (mass + n*(int64(v)-c))
 	}
+	for m := range out {
+		out[m] += linear
+	}
+}
+
+// paperLeaf is leaf in Paper mode.
+func (w *Workspace) paperLeaf(base []int32, j int, out []int64) int {
 	jb, per, c := w.jobs[j], w.periods[j], int64(w.capacity)
 	for m := range out {
 		t := w.shiftOf(m)
@@ -180,8 +322,8 @@ func (w *Workspace) leaf(base []int32, j int, out []int64, checked bool) int {
 		}
 		out[m] = e
 	}
-	w.evals += int64(nc) * int64(w.n)
-	return nc
+	w.evals += int64(len(out)) * int64(w.n)
+	return len(out)
 }
 
 // shouldStop reports whether the budget or the context ends the search, and
@@ -257,7 +399,7 @@ func (w *Workspace) restMass(d int) int64 {
 // lowerBound bounds the excess of any completion of a node whose placed
 // demand is base and whose free jobs from depth d on are still unplaced:
 // demand added where the capacity has room costs nothing at best, and the
-// rest costs one for one.
+// rest costs one for one. Only for a search without classes.
 func (w *Workspace) lowerBound(base []int32, d int) int64 {
 	e, slack := w.excessSlack(base)
 	w.evals += int64(w.n)
@@ -272,17 +414,18 @@ func (w *Workspace) prune(lb int64, d int) bool {
 }
 
 // marginalBound bounds the excess of any completion of a node whose placed
-// demand is base and whose free jobs from depth d on are unplaced. The
-// excess is a sum of convex functions of the demand, so adding a job costs at
-// least as much on a larger base (increasing differences):
+// demand is base (and the class jobs w.in holds) and whose free jobs from
+// depth d on are unplaced. The excess is a sum of convex functions of the
+// demand, so adding a job costs at least as much on a larger base
+// (increasing differences):
 //
 //	E(S + r_1 + ... + r_m) >= E(S) + sum_i (E(S + r_i) - E(S))
 //	                       >= E(S) + sum_i min_t (E(S + r_i(t)) - E(S))
 //
-// Each minimum is one kernel scan of job r_i's shifts. It stops early once
-// the bound exceeds the incumbent.
+// Each minimum is one scan of job r_i's shifts. It stops early once the
+// bound exceeds the incumbent.
 func (w *Workspace) marginalBound(base []int32, d int, checked bool) int64 {
-	e0, _ := w.excessSlack(base)
+	e0 := w.stateExcess(base, w.cur)
 	lb := e0
 	for _, r := range w.free[d:] {
 		n := w.leaf(base, r, w.out, checked)
@@ -301,12 +444,12 @@ func (w *Workspace) marginalBound(base []int32, d int, checked bool) int64 {
 	return lb
 }
 
-// setBase0 sets base0 to the demand of the jobs that are not free. A single
-// fixed job at shift 0 is its own tile, which is then used as it is.
+// setBase0 sets base0 to the demand of the tiled jobs that are not free. A
+// single fixed job at shift 0 is its own tile, which is then used as it is.
 func (w *Workspace) setBase0() {
 	if w.mode == Exact && len(w.free) == len(w.jobs)-1 {
 		for j := range w.jobs {
-			if !w.isFree(j) && w.cur[j] == 0 {
+			if !w.isFree(j) && w.cur[j] == 0 && w.kind[j] == onCircle {
 				w.base0 = w.tiles[j]
 				return
 			}
@@ -330,11 +473,30 @@ func (w *Workspace) isFree(j int) bool {
 	return false
 }
 
+// hold marks the free jobs from depth d on as not in the state (on), or
+// every job as in it again (off).
+func (w *Workspace) hold(d int, on bool) {
+	if w.mode != Exact {
+		return
+	}
+	if !on {
+		for j := range w.in {
+			w.in[j] = true
+		}
+		return
+	}
+	for _, j := range w.free[d:] {
+		w.in[j] = false
+	}
+}
+
 // branch runs the depth-first branch and bound from the incumbent and
 // returns how many candidates the last leaf scanned.
 func (w *Workspace) branch() int {
 	w.setBase0()
+	w.hold(0, true)
 	n := w.dfs(0)
+	w.hold(0, false)
 	// Leave cur as the free jobs' zero shifts, its value between searches.
 	for _, j := range w.free {
 		w.cur[j] = 0
@@ -351,31 +513,44 @@ func (w *Workspace) dfs(d int) int {
 		base = w.base0
 	}
 	if d == len(w.free)-1 {
-		n := w.leaf(base, j, w.out, true)
-		for m, cost := range w.out[:n] {
-			w.offer(cost, j, w.shiftOf(m))
-		}
-		if n < w.ncand[j] {
-			return -1
-		}
-		return n
+		return w.leafLevel(base, d)
 	}
 	next := w.bases[d+1]
 	n := 0
-	for m := range w.ncand[j] {
+	for m := w.from(j); m < w.ncand[j]; m++ {
 		t := w.shiftOf(m)
 		w.cur[j] = t
 		copy(next, base)
 		w.addView(next, j, t)
-		if w.prune(w.lowerBound(next, d+1), d) {
+		w.in[j] = true
+		if w.trivial() && w.prune(w.lowerBound(next, d+1), d) {
+			w.in[j] = false
 			continue
 		}
 		if d+2 < len(w.free) && w.prune(w.marginalBound(next, d+1, true), d) {
+			w.in[j] = false
 			continue
 		}
-		if n = w.dfs(d + 1); n < 0 || w.shouldStop() {
+		n = w.dfs(d + 1)
+		w.in[j] = false
+		if n < 0 || w.shouldStop() {
 			return -1
 		}
+	}
+	return n
+}
+
+// leafLevel scores the last free job's shifts at depth d over base and
+// offers them.
+func (w *Workspace) leafLevel(base []int32, d int) int {
+	j := w.free[d]
+	lo := w.from(j)
+	n := lo + w.leafFrom(base, j, lo, w.out[lo:], true)
+	for m := lo; m < n; m++ {
+		w.offer(w.out[m], j, w.shiftOf(m))
+	}
+	if n < w.ncand[j] {
+		return -1
 	}
 	return n
 }
@@ -400,7 +575,7 @@ func (w *Workspace) descend() {
 		for j, t := range w.cur {
 			w.addView(sum, j, t)
 		}
-		cost, _ := w.excessSlack(sum)
+		cost := w.stateExcess(sum, w.cur)
 		for improved := true; improved; {
 			improved = false
 			for _, j := range w.free {
@@ -432,11 +607,17 @@ func (w *Workspace) descend() {
 }
 
 // rootBound returns a lower bound on the optimal excess: the root's mass
-// bound and, unless the context has ended, its marginal bound.
+// bound (without classes) and, unless the context has ended, its marginal
+// bound.
 func (w *Workspace) rootBound() int64 {
 	w.setBase0()
 	base := w.base0
-	lb := w.lowerBound(base, 0)
+	w.hold(0, true)
+	defer w.hold(0, false)
+	var lb int64
+	if w.trivial() {
+		lb = w.lowerBound(base, 0)
+	}
 	if w.stop == TimeLimit {
 		return min(lb, w.bestCost)
 	}
@@ -444,7 +625,7 @@ func (w *Workspace) rootBound() int64 {
 	// at most the budget on it once more, and keep watching the context.
 	var cost int64
 	for _, j := range w.free {
-		cost += int64(w.n) * int64(w.ncand[j])
+		cost += w.scanCost(j)
 	}
 	if w.budget > 0 && cost > w.budget {
 		return min(lb, w.bestCost)
@@ -465,9 +646,10 @@ func (w *Workspace) rootBound() int64 {
 // in the shift, modulo nc). It returns the excess at shift 0.
 func (w *Workspace) strided(j int) int64 {
 	nc := w.ncand[j]
-	stride := int((int64(w.n)*int64(nc) + w.budget/2 - 1) / max(w.budget/2, 1))
+	per := max(w.scanCost(j)/int64(nc), 1)
+	stride := int((per*int64(nc) + w.budget/2 - 1) / max(w.budget/2, 1))
 	stride = max(stride, 2)
-	one := func(m int) int64 { return w.shiftExcess(w.base0, j, m) }
+	one := func(m int) int64 { return w.shiftCost(w.base0, j, m) }
 	unshifted := one(0)
 	w.offer(unshifted, j, 0)
 	for m := stride; m < nc && !w.shouldStop(); m += stride {
