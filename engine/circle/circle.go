@@ -205,6 +205,11 @@ func Reduce(dst []int, periods []int, opt Options) (Unified, error) {
 	return Unified{}, why()
 }
 
+// Shared returns Q, the LCM of the periods' pairwise gcds (1 for fewer than
+// two periods): the shared circle of [Reduce], without its limits. It divides
+// the periods' LCM, so it overflows only where that does.
+func Shared(periods []int) int { return shared(periods, 1) }
+
 // shared returns the LCM of the pairwise gcds of the periods rounded up to
 // multiples of g. It divides their LCM, so it cannot overflow where that
 // does not.

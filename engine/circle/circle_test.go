@@ -2,6 +2,7 @@ package circle_test
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"math/big"
 	"math/rand/v2"
@@ -291,5 +292,149 @@ func TestTile(t *testing.T) {
 	}
 	if n := testing.AllocsPerRun(10, func() { circle.Tile(dst, []int32{1, 2, 3}, 3, 12) }); n != 0 {
 		t.Errorf("Tile into a large dst allocates %v times", n)
+	}
+}
+
+// bigShared is the LCM of the pairwise gcds, in big integers.
+func bigShared(ts []int) *big.Int {
+	q := big.NewInt(1)
+	for i, a := range ts {
+		for _, b := range ts[i+1:] {
+			g := new(big.Int).GCD(nil, nil, big.NewInt(int64(a)), big.NewInt(int64(b)))
+			d := new(big.Int).GCD(nil, nil, q, g)
+			q.Mul(q, new(big.Int).Quo(g, d))
+		}
+	}
+	return q
+}
+
+// TestReduceBijection checks the theorem the shared circle rests on, by
+// enumeration: for random periods and shifts, the ticks of the unified
+// circle map one to one onto the tuples (x_j) with x_j ≡ σ - t_j (mod q_j)
+// for some σ < Q, and every such tuple is reached.
+func TestReduceBijection(t *testing.T) {
+	rng := rand.New(rand.NewPCG(2, 3))
+	for range scaled(400) {
+		k := 1 + rng.IntN(4)
+		periods := make([]int, k)
+		for i := range periods {
+			periods[i] = []int{1, 2, 3, 4, 5, 6, 8, 9, 10, 12, 15, 18, 20}[rng.IntN(13)]
+		}
+		u, err := circle.Reduce(nil, periods, circle.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := bigShared(periods); !want.IsInt64() || want.Int64() != int64(u.Shared) || u.Perimeter%u.Shared != 0 {
+			t.Fatalf("%v: shared %d, want %v (perimeter %d)", periods, u.Shared, want, u.Perimeter)
+		}
+		shifts := make([]int, k)
+		for i := range shifts {
+			shifts[i] = rng.IntN(3 * periods[i])
+		}
+		seen := map[string]bool{}
+		for a := range u.Perimeter {
+			x := make([]int, k)
+			for j, tj := range periods {
+				x[j] = circle.Mod(a-shifts[j], tj)
+			}
+			key := fmt.Sprint(x)
+			if seen[key] {
+				t.Fatalf("%v shifts %v: tuple %v twice", periods, shifts, x)
+			}
+			seen[key] = true
+			s := circle.Mod(x[0]+shifts[0], u.Residues(0))
+			ok := false
+			for sigma := s; sigma < u.Shared && !ok; sigma += u.Residues(0) {
+				ok = true
+				for j := range periods {
+					if circle.Mod(x[j]-(sigma-shifts[j]), u.Residues(j)) != 0 {
+						ok = false
+					}
+				}
+			}
+			if !ok {
+				t.Fatalf("%v shifts %v: tick %d gives %v, in no residue's classes", periods, shifts, a, x)
+			}
+		}
+		// Counting: Q times the product of the class sizes is P.
+		n := int64(u.Shared)
+		for j, tj := range periods {
+			n *= int64(tj / u.Residues(j))
+		}
+		if n != int64(u.Perimeter) || len(seen) != u.Perimeter {
+			t.Fatalf("%v: %d tuples over the residues' classes, %d ticks", periods, n, u.Perimeter)
+		}
+	}
+}
+
+// TestReduceLimits: Reduce caps the shared circle, not the perimeter, and
+// bounds the perimeter by MaxLCM.
+func TestReduceLimits(t *testing.T) {
+	u, err := circle.Reduce(nil, []int{5000, 4999}, circle.Options{})
+	if err != nil || u.Perimeter != 24995000 || u.Shared != 1 || u.Grid != 1 {
+		t.Fatalf("5000, 4999: %+v, %v; want perimeter 24995000, shared 1", u, err)
+	}
+	if _, err := circle.Reduce(nil, []int{5000, 4999}, circle.Options{MaxLCM: 24994999}); !errors.Is(err, circle.ErrPerimeterTooLarge) {
+		t.Fatalf("past MaxLCM: %v", err)
+	}
+	// 6000, 10000, 15000 share lcm(2000, 3000, 5000) = 30000 residues.
+	if _, err := circle.Reduce(nil, []int{6000, 10000, 15000}, circle.Options{MaxPerimeter: 29999}); !errors.Is(err, circle.ErrPerimeterTooLarge) {
+		t.Fatalf("shared circle past the cap: %v", err)
+	}
+	if _, err := circle.Reduce(nil, []int{6000, 10000, 15000}, circle.Options{MaxPerimeter: 30000}); err != nil {
+		t.Fatalf("at the cap: %v", err)
+	}
+	if _, err := circle.Reduce(nil, nil, circle.Options{}); !errors.Is(err, circle.ErrInvalidPeriod) {
+		t.Fatalf("no periods: %v", err)
+	}
+	if _, err := circle.Reduce(nil, []int{4, 0}, circle.Options{}); !errors.Is(err, circle.ErrInvalidPeriod) {
+		t.Fatalf("zero period: %v", err)
+	}
+}
+
+// TestReduceMatchesBruteForce compares Reduce's rounding with an exhaustive
+// search for the smallest grid on which both the shared circle fits the cap
+// and the perimeter MaxLCM, in big integers; dst may alias the periods.
+func TestReduceMatchesBruteForce(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 8))
+	for it := range scaled(3000) {
+		periods := make([]int, 1+rng.IntN(4))
+		for i := range periods {
+			periods[i] = 1 + rng.IntN(300)
+		}
+		opt := circle.Options{MaxPerimeter: 1 + rng.IntN(400), MaxLCM: 1 + rng.IntN(1<<20), Round: rng.IntN(4) != 0}
+		want := 0
+		for g := 1; g <= slices.Max(periods); g++ {
+			if g > 1 && !opt.Round {
+				break
+			}
+			r := make([]int, len(periods))
+			for i, p := range periods {
+				r[i] = roundUp(p, g)
+			}
+			if bigLCM(r).Cmp(big.NewInt(int64(opt.MaxLCM))) <= 0 && bigShared(r).Cmp(big.NewInt(int64(opt.MaxPerimeter))) <= 0 {
+				want = g
+				break
+			}
+		}
+		in := slices.Clone(periods)
+		u, err := circle.Reduce(in, in, opt)
+		if want == 0 {
+			if !errors.Is(err, circle.ErrPerimeterTooLarge) {
+				t.Fatalf("case %d %v %+v: got %+v, %v; want ErrPerimeterTooLarge", it, periods, opt, u, err)
+			}
+			continue
+		}
+		if err != nil || u.Grid != want {
+			t.Fatalf("case %d %v %+v: got %+v, %v; want grid %d", it, periods, opt, u, err, want)
+		}
+		for j, p := range u.Periods {
+			if p != roundUp(periods[j], want) {
+				t.Fatalf("case %d: rounded periods %v of %v on grid %d", it, u.Periods, periods, want)
+			}
+		}
+		if l := bigLCM(u.Periods); l.Int64() != int64(u.Perimeter) || bigShared(u.Periods).Int64() != int64(u.Shared) {
+			t.Fatalf("case %d: %+v", it, u)
+		}
 	}
 }

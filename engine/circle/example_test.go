@@ -37,3 +37,25 @@ func ExampleShift() {
 	// Output:
 	// 10.000000 ms
 }
+
+// Coprime periods of 5000 and 4999 ms unify on a 24,995,000-tick circle, but
+// share nothing: every shift overlays them the same way, and a search runs
+// on one residue. Periods of 180, 200 and 240 ms share 120 residues of their
+// 3600-tick circle, and the jobs' shifts matter modulo 60, 40 and 120.
+func ExampleReduce() {
+	u, err := circle.Reduce(nil, []int{5000, 4999}, circle.Options{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("perimeter:", u.Perimeter, "shared:", u.Shared)
+	u, err = circle.Reduce(nil, []int{180, 200, 240}, circle.Options{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("perimeter:", u.Perimeter, "shared:", u.Shared, "residues:", u.Residues(0), u.Residues(1), u.Residues(2))
+	// Output:
+	// perimeter: 24995000 shared: 1
+	// perimeter: 3600 shared: 120 residues: 60 40 120
+}

@@ -141,6 +141,13 @@ func (o Options) Fits(periods []int, peak int64) error {
 	co := o.Circle
 	co.Round = false
 	co.MaxLCM = lcmLimit(co, peak)
+	if o.Materialize {
+		u, err := circle.Unify(periods, periods, co)
+		if err != nil {
+			return err
+		}
+		return o.CheckCells(len(periods), u.Perimeter)
+	}
 	u, err := circle.Reduce(periods, periods, co)
 	if err != nil {
 		return err
@@ -220,11 +227,13 @@ type Result struct {
 }
 
 // Unrounded is a rounded search's shifts scored on the jobs' own periods:
-// their excess over the real unified circle of Points ticks.
+// their excess over the Points of the real unified circle (Perimeter ticks;
+// its every tick in Exact mode, 72 in Paper mode).
 type Unrounded struct {
-	Score  float64
-	Excess int64
-	Points int
+	Score     float64
+	Excess    int64
+	Points    int
+	Perimeter int
 }
 
 // score converts an excess to a score.
@@ -365,7 +374,7 @@ func (w *Workspace) unrounded(pr Problem) Unrounded {
 		return Unrounded{}
 	}
 	e := s.mu * s.evaluate(s.cur)
-	return Unrounded{Score: score(e, s.points, s.capacity), Excess: e, Points: s.points}
+	return Unrounded{Score: score(e, s.points, s.capacity), Excess: e, Points: s.points, Perimeter: s.p}
 }
 
 // solve runs the search set up in w, leaves the best shifts in best and

@@ -47,7 +47,7 @@ func (w *Workspace) plan(u circle.Unified) error {
 		// tick is its own residue and nothing folds (the shared layout
 		// would be the dense one).
 		w.layDense(u)
-		return w.opt.CheckCells(k, w.n)
+		return nil
 	}
 	w.cls = grow(w.cls, k)
 	for j, jb := range w.jobs {
@@ -58,13 +58,14 @@ func (w *Workspace) plan(u circle.Unified) error {
 	if dense && n == u.Perimeter && w.layout != layoutShared {
 		w.layDense(u)
 	} else {
+		// Refused before a tile is laid.
+		if err := w.opt.CheckCells(k, n); err != nil {
+			return err
+		}
 		w.layShared(n, mu)
 		if dense && w.layout != layoutShared && (w.layout == layoutDense || w.denseCost(u) <= w.sharedCost()) {
 			w.layDense(u)
 		}
-	}
-	if err := w.opt.CheckCells(k, w.n); err != nil {
-		return err
 	}
 	if !w.static.trivial() {
 		w.zero = grow(w.zero, w.n)

@@ -198,9 +198,9 @@ func TestSearchMatchesBruteForceEveryStructure(t *testing.T) {
 	cases := 0
 	for _, st := range structures {
 		for k := 2; k <= st.maxK; k++ {
-			n := 24
+			n := scaled(24)
 			if k == 4 && !st.small {
-				n = 6
+				n = scaled(6)
 			}
 			for it := range n {
 				periods := st.draw(rng, k)
@@ -276,7 +276,7 @@ func checkAgainstBrute(t *testing.T, name string, jobs []profile.Profile, c int3
 // random shifts.
 func TestRunScanMatchesDirect(t *testing.T) {
 	rng := rand.New(rand.NewPCG(4, 4))
-	for it := range 1500 {
+	for it := range scaled(1500) {
 		st := structures[rng.IntN(len(structures))]
 		k := 2 + rng.IntN(2)
 		ps := st.draw(rng, k)
