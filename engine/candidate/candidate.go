@@ -12,7 +12,6 @@ import (
 	"sync"
 
 	"github.com/orrery/orrery/engine/affinity"
-	"github.com/orrery/orrery/engine/circle"
 	"github.com/orrery/orrery/engine/link"
 	"github.com/orrery/orrery/engine/profile"
 )
@@ -112,7 +111,8 @@ type Outcome struct {
 	// *affinity.LoopError or *affinity.InconsistentError (with link
 	// indices into Rank's links), or an error wrapping
 	// circle.ErrPerimeterTooLarge (or link.ErrTooLarge) when a shared
-	// link's unified circle is past the cap and rounding is off.
+	// link is past the link search's limits (link.Options.Fits) and
+	// rounding is off.
 	Err error
 }
 
@@ -136,8 +136,8 @@ type problem struct {
 // candidates. A deadline or cancellation of ctx is not an error: link
 // searches return their best so far, and the outcomes say so in Status.
 //
-// When a candidate's shared link has a unified circle past the cap, the
-// candidate is discarded, unless Options.Link.Circle.Round is set: then the
+// When a candidate's shared link is past the link search's limits (its
+// shared circle past the cap; link.Options.Fits), the candidate is discarded, unless Options.Link.Circle.Round is set: then the
 // periods of that candidate's jobs are rounded up to the smallest common
 // grid on which every one of its links fits (Outcome.Grid), so each job has
 // one period on every link and its shifts stay consistent.
@@ -439,22 +439,21 @@ func problemKey(jobs []int, capacity int32, grid int) string {
 	return b.String()
 }
 
-// gridOf returns 1 if every group's unified circle fits the cap, else, when
-// rounding is allowed, the smallest grid on which all of them fit.
+// gridOf returns 1 if every group fits a link search without rounding
+// (link.Options.Fits), else, when rounding is allowed, the smallest grid on
+// which all of them fit.
 func gridOf(jobs []profile.Profile, groups []affinity.Group, lo link.Options) (int, error) {
 	co := lo.Circle
 	var periods []int
 	fits := func(g int) error {
 		for _, gr := range groups {
 			periods = periods[:0]
+			var peak int64
 			for _, j := range gr.Jobs {
 				periods = append(periods, roundUp(jobs[j].Period, g))
+				peak += int64(jobs[j].Peak())
 			}
-			u, err := circle.Unify(periods, periods, circle.Options{MaxPerimeter: co.MaxPerimeter})
-			if err != nil {
-				return fmt.Errorf("jobs %v: %w", gr.Jobs, err)
-			}
-			if err := lo.CheckCells(len(periods), u.Perimeter); err != nil {
+			if err := lo.Fits(periods, peak); err != nil {
 				return fmt.Errorf("jobs %v: %w", gr.Jobs, err)
 			}
 		}
@@ -470,13 +469,9 @@ func gridOf(jobs []profile.Profile, groups []affinity.Group, lo link.Options) (i
 			longest = max(longest, jobs[j].Period)
 		}
 	}
-	// Rounding only lengthens periods: no grid fits if the longest period
-	// is past the cap, and grids past the cap never fit.
-	limit := co.PerimeterCap()
-	if longest > limit {
-		return 0, err
-	}
-	for g := 2; g <= longest; g++ {
+	// A group's jobs (two or more) share at least the grid, so grids past
+	// the cap never fit; at the longest period all periods are one.
+	for g := 2; g <= min(longest, co.PerimeterCap()); g++ {
 		if fits(g) == nil {
 			return g, nil
 		}
