@@ -46,8 +46,8 @@ type SearchSpec struct {
 	TickMs            float64 `json:"tick_ms,omitempty"`             // time quantum; default 1
 	UnitMbps          float64 `json:"unit_mbps,omitempty"`           // bandwidth quantum; default 1
 	Mode              string  `json:"mode,omitempty"`                // "exact" (default) or "paper"
-	MaxPerimeterTicks int     `json:"max_perimeter_ticks,omitempty"` // unified-circle and period cap; default 1048576, at most 16777216
-	RoundPeriods      bool    `json:"round_periods,omitempty"`       // past the cap, round periods up instead of failing
+	MaxPerimeterTicks int     `json:"max_perimeter_ticks,omitempty"` // cap on each period and on the shared circle a search builds; default 1048576, at most 16777216
+	RoundPeriods      bool    `json:"round_periods,omitempty"`       // past the cap, round periods up instead of failing (the response then says so)
 	Budget            int64   `json:"budget,omitempty"`              // pair evaluations per link search; default 2^30, -1 unlimited
 	Restarts          int     `json:"restarts,omitempty"`            // coordinate-descent starts
 	Seed              uint64  `json:"seed,omitempty"`                // seed of the restarts
@@ -75,7 +75,18 @@ type LinkResponse struct {
 	RotationsDeg   map[string]float64 `json:"rotations_deg"` // the same, as a rotation of the unified circle
 	PeriodsMs      map[string]float64 `json:"periods_ms"`    // quantized (and rounded) iteration times
 	GridMs         float64            `json:"grid_ms,omitempty"`
-	Evaluations    int64              `json:"evaluations"`
+
+	// When the periods were rounded (grid_ms): score, bound, unshifted
+	// score, excess and perimeter are for the rounded periods, which
+	// ScorePeriods says ("rounded"), and the same shifts scored on the
+	// jobs' own periods follow. The unrounded fields are absent when that
+	// circle would pass the cell limit or the budget.
+	ScorePeriods         string   `json:"score_periods,omitempty"`
+	UnroundedScore       *float64 `json:"unrounded_score,omitempty"`
+	UnroundedExcessGbit  *float64 `json:"unrounded_excess_gbit,omitempty"`
+	UnroundedPerimeterMs *float64 `json:"unrounded_perimeter_ms,omitempty"`
+
+	Evaluations int64 `json:"evaluations"`
 }
 
 // maxPerimeterTicks is the largest max_perimeter_ticks a request may set.
@@ -157,6 +168,11 @@ func withLimit(ctx context.Context, limit time.Duration) (context.Context, conte
 		return context.WithTimeout(ctx, limit)
 	}
 	return ctx, func() {}
+}
+
+// gbit converts unit-ticks to gigabits.
+func (r quantum) gbit(unitTicks float64) float64 {
+	return unitTicks * r.q.Unit * r.q.Tick.Seconds() / profile.Gbps
 }
 
 // ms converts ticks to milliseconds.
@@ -433,9 +449,18 @@ func Link(ctx context.Context, req LinkRequest) (LinkResponse, error) {
 	if r.opt.Mode == link.Paper {
 		ticks *= float64(res.Circle.Perimeter) / link.PaperAngles
 	}
-	resp.ExcessGbit = ticks * r.q.Unit * r.q.Tick.Seconds() / profile.Gbps
+	resp.ExcessGbit = r.gbit(ticks)
 	if res.Circle.Rounded() {
 		resp.GridMs = r.ms(float64(res.Circle.Grid))
+		resp.ScorePeriods = "rounded"
+		if u := res.Unrounded; u.Points > 0 {
+			ticks := float64(u.Excess)
+			if r.opt.Mode == link.Paper {
+				ticks *= float64(u.Perimeter) / link.PaperAngles
+			}
+			score, gbit, ms := u.Score, r.gbit(ticks), r.ms(float64(u.Perimeter))
+			resp.UnroundedScore, resp.UnroundedExcessGbit, resp.UnroundedPerimeterMs = &score, &gbit, &ms
+		}
 	}
 	for i, s := range req.Jobs {
 		resp.ShiftsMs[s.ID] = r.ms(float64(res.Shifts[i]))

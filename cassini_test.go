@@ -219,8 +219,10 @@ var badRequests = []struct {
 	{"zero sample interval", "cassini.link", `{"capacity_gbps": 50, "jobs": [{"id": "a", "samples": {"interval_ms": 0, "gbps": [1]}}]}`, orrery.CodeInvalid, "jobs[0].samples.interval_ms", profile.ErrInvalidDuration},
 	{"no samples", "cassini.link", `{"capacity_gbps": 50, "jobs": [{"id": "a", "samples": {"interval_ms": 1, "gbps": []}}]}`, orrery.CodeInvalid, "jobs[0].samples.gbps", profile.ErrNoPhases},
 	{"negative sample", "cassini.link", `{"capacity_gbps": 50, "jobs": [{"id": "a", "samples": {"interval_ms": 1, "gbps": [1, 2, -3]}}]}`, orrery.CodeInvalid, "jobs[0].samples.gbps[2]", profile.ErrInvalidBandwidth},
-	{"perimeter past the cap", "cassini.link", `{"capacity_gbps": 50, "max_perimeter_ticks": 10000, "jobs": [{"id": "a", "phases": [{"ms": 255, "gbps": 1}]}, {"id": "b", "phases": [{"ms": 253, "gbps": 1}]}]}`, orrery.CodeLimit, "jobs", circle.ErrPerimeterTooLarge},
-	{"perimeter past the default cap", "cassini.link", `{"capacity_gbps": 50, "jobs": [{"id": "a", "phases": [{"ms": 1024, "gbps": 1}]}, {"id": "b", "phases": [{"ms": 1025, "gbps": 1}]}]}`, orrery.CodeLimit, "jobs", circle.ErrPerimeterTooLarge},
+	// 60, 100 and 150 ms share lcm(20, 30, 50) = 300 residues of their circle.
+	{"shared circle past the cap", "cassini.link", `{"capacity_gbps": 50, "max_perimeter_ticks": 200, "jobs": [{"id": "a", "phases": [{"ms": 10, "gbps": 1}, {"ms": 50, "gbps": 0}]}, {"id": "b", "phases": [{"ms": 10, "gbps": 1}, {"ms": 90, "gbps": 0}]}, {"id": "c", "phases": [{"ms": 10, "gbps": 1}, {"ms": 140, "gbps": 0}]}]}`, orrery.CodeLimit, "jobs", circle.ErrPerimeterTooLarge},
+	// 1021·1019, 1021·1013 and 1019·1013 ms share all of their 1.05e9 ticks.
+	{"shared circle past the default cap", "cassini.link", `{"capacity_gbps": 50, "jobs": [{"id": "a", "phases": [{"ms": 1, "gbps": 1}, {"ms": 1040398, "gbps": 0}]}, {"id": "b", "phases": [{"ms": 1, "gbps": 1}, {"ms": 1034272, "gbps": 0}]}, {"id": "c", "phases": [{"ms": 1, "gbps": 1}, {"ms": 1032246, "gbps": 0}]}]}`, orrery.CodeLimit, "jobs", circle.ErrPerimeterTooLarge},
 	{"period past the cap", "cassini.link", `{"capacity_gbps": 50, "max_perimeter_ticks": 100, "round_periods": true, "jobs": [{"id": "a", "phases": [{"ms": 100, "gbps": 1}]}, {"id": "b", "phases": [{"ms": 100.5, "gbps": 1}]}]}`, orrery.CodeLimit, "jobs[1].period_ms", circle.ErrPerimeterTooLarge},
 	{"samples past the cap", "cassini.link", `{"capacity_gbps": 50, "jobs": [{"id": "a", "samples": {"interval_ms": 1e6, "gbps": [1, 2]}}]}`, orrery.CodeLimit, "jobs[0].period_ms", circle.ErrPerimeterTooLarge},
 

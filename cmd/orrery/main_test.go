@@ -90,7 +90,7 @@ func TestBadInput(t *testing.T) {
 		{[]string{"cassini", "link"}, strings.Replace(issueRequest, `"id": "b"`, `"id": "a"`, 1), "jobs[1].id"},
 		{[]string{"cassini", "link"}, strings.Replace(issueRequest, `"gbps": 40}`, `"gbps": "40"}`, 1), "jobs[0].phases[0].gbps"},
 		{[]string{"cassini", "link"}, strings.Replace(issueRequest, `"period_ms": 72`, `"period_ms": 70`, 1), "jobs[0].period_ms"},
-		{[]string{"cassini", "link"}, `{"capacity_gbps": 50, "max_perimeter_ticks": 1000, "jobs": [{"id": "a", "phases": [{"ms": 255, "gbps": 1}]}, {"id": "b", "phases": [{"ms": 253, "gbps": 1}]}]}`, "jobs: unified perimeter exceeds the cap"},
+		{[]string{"cassini", "link"}, `{"capacity_gbps": 50, "max_perimeter_ticks": 200, "jobs": [{"id": "a", "phases": [{"ms": 10, "gbps": 9}, {"ms": 50, "gbps": 0}]}, {"id": "b", "phases": [{"ms": 10, "gbps": 9}, {"ms": 90, "gbps": 0}]}, {"id": "c", "phases": [{"ms": 10, "gbps": 9}, {"ms": 140, "gbps": 0}]}]}`, "jobs: unified perimeter exceeds the cap"},
 		{[]string{"cassini", "link"}, `{"capacity_gbps": 50,`, "orrery: "},
 		{[]string{"cassini", "link"}, ``, "empty request"},
 		{[]string{"cassini", "link", "-pretty"}, `{"jobz": []}`, "jobz: unknown field"},
