@@ -38,7 +38,7 @@ extern "C" {
 /* Options of orrery_link_search (32 bytes). All zero means the defaults. */
 typedef struct orrery_link_options {
 	int32_t mode;          /* 0 exact (every tick, every shift), 1 paper (72 angles, 5-degree rotations) */
-	int32_t max_perimeter; /* unified-circle cap in ticks; 0 default (2^20), at most 2^24 */
+	int32_t max_perimeter; /* cap on the shared circle in ticks; 0 default (2^20), at most 2^24 */
 	int32_t round_periods; /* 1: past the cap, round periods up to a coarser common grid */
 	int32_t restarts;      /* coordinate-descent starts; 0 default (4), at most 65536 */
 	int64_t budget;        /* pair evaluations; 0 default (2^26), negative unlimited */

@@ -148,7 +148,7 @@ func (in *instance) linkSearch(ctx context.Context, pr link.Problem, opt link.Op
 		Points:    int(r.Points),
 		Shifts:    dst,
 		Status:    link.Status(r.Status),
-		Circle:    circle.Unified{Perimeter: int(r.Perimeter), Periods: periods, Grid: grid},
+		Circle:    circle.Unified{Perimeter: int(r.Perimeter), Periods: periods, Grid: grid, Shared: circle.Shared(periods)},
 		Evaluated: r.Evaluations,
 	}, nil
 }

@@ -3,6 +3,7 @@ package abi
 import (
 	"context"
 	"fmt"
+	"math"
 
 	"github.com/orrery/orrery/engine/circle"
 	"github.com/orrery/orrery/engine/link"
@@ -116,6 +117,10 @@ func (s *Searcher) Search(periods, demand []int32, capacity int32, fixed []int32
 	r, err := s.w.Search(context.Background(), pr, lo, s.dst)
 	if err != nil {
 		return fail(res, classify(err), "", err)
+	}
+	if r.Circle.Perimeter > math.MaxInt32 {
+		// The result's fields are int32; the search itself is fine.
+		return fail(res, Limit, "", fmt.Errorf("%w: the unified circle of %d ticks does not fit the result's int32 perimeter", circle.ErrPerimeterTooLarge, r.Circle.Perimeter))
 	}
 	s.dst = r.Shifts
 	for j, t := range r.Shifts {

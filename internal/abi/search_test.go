@@ -169,7 +169,8 @@ func TestSearchErrors(t *testing.T) {
 		{"bad restarts", periods, demand, 4, nil, LinkOptions{Restarts: -1}, 2, Invalid, "restarts"},
 		{"fixed length", periods, demand, 4, []int32{0}, LinkOptions{}, 2, Invalid, "fixed"},
 		{"shifts length", periods, demand, 4, nil, LinkOptions{}, 1, Invalid, "shifts"},
-		{"perimeter", []int32{7, 11}, make([]int32, 18), 4, nil, LinkOptions{MaxPerimeter: 50}, 2, Limit, "perimeter"},
+		// 6, 10 and 15 share lcm(2, 3, 5) = 30 residues.
+		{"perimeter", []int32{6, 10, 15}, make([]int32, 31), 4, nil, LinkOptions{MaxPerimeter: 20}, 3, Limit, "perimeter"},
 		{"demand sum", periods, []int32{1 << 23, 0, 0, 0, 1 << 23, 0, 0, 0}, 4, nil, LinkOptions{}, 2, Limit, "demand"},
 	} {
 		var res LinkResult
@@ -181,19 +182,21 @@ func TestSearchErrors(t *testing.T) {
 }
 
 // Exact searches past MaxSearchCells are refused before the workspace is
-// built; paper mode does not tile the circle and is not limited.
+// built; paper mode does not tile the circle and is not limited. Periods
+// 239·241, 239·243 and 241·243 share all 13,996,737 ticks of their circle
+// (under the 2^24 cap), and three jobs on it pass 2^25 cells.
 func TestSearchCells(t *testing.T) {
-	const p = 1 << 22 // 9 jobs of period 1 and one of 2^22: 10 * 2^22 cells
-	periods := []int32{p, 1, 1, 1, 1, 1, 1, 1, 1, 1}
-	demand := make([]int32, p+9)
+	periods := []int32{239 * 241, 239 * 243, 241 * 243}
+	demand := make([]int32, 239*241+239*243+241*243)
+	demand[0], demand[239*241], demand[239*241+239*243] = 1, 1, 1 // a pulse each: nothing folds
 	var s Searcher
 	var res LinkResult
 	opt := LinkOptions{MaxPerimeter: 1 << 24}
-	if code := s.Search(periods, demand, 5, nil, &opt, make([]int32, 10), &res); code != Limit || !strings.Contains(res.Text(), "cells") {
+	if code := s.Search(periods, demand, 5, nil, &opt, make([]int32, 3), &res); code != Limit || !strings.Contains(res.Text(), "cells") {
 		t.Errorf("exact: %v %q, want a Limit naming the cells", code, res.Text())
 	}
 	opt.Mode = 1
-	if code := s.Search(periods, demand, 5, nil, &opt, make([]int32, 10), &res); code != OK {
+	if code := s.Search(periods, demand, 5, nil, &opt, make([]int32, 3), &res); code != OK {
 		t.Errorf("paper: %v %q", code, res.Text())
 	}
 }

@@ -69,9 +69,13 @@ static int search(void) {
 	code = orrery_link_search(2, periods, demand, 0, NULL, NULL, shifts, &res);
 	CHECK(code == ORRERY_INVALID_ARGUMENT && strstr(res.message, "capacity"), "zero capacity: %d %s", code,
 	      res.message);
-	const int32_t coprime[3] = {997, 1009, 1013};
-	int32_t *big = calloc(997 + 1009 + 1013, sizeof(int32_t));
-	code = orrery_link_search(3, coprime, big, 50, NULL, NULL, shifts, &res);
+	/* 6, 10 and 15 share lcm(2, 3, 5) = 30 residues: past a cap of 20. */
+	const int32_t shared[3] = {6, 10, 15};
+	int32_t *big = calloc(6 + 10 + 15, sizeof(int32_t));
+	orrery_link_options capped;
+	memset(&capped, 0, sizeof capped);
+	capped.max_perimeter = 20;
+	code = orrery_link_search(3, shared, big, 50, NULL, &capped, shifts, &res);
 	CHECK(code == ORRERY_LIMIT_EXCEEDED && strstr(res.message, "perimeter"), "perimeter: %d %s", code,
 	      res.message);
 	free(big);

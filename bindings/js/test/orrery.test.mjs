@@ -153,7 +153,7 @@ test('linkSearch errors', () => {
     [{ periods: [8], demand, capacity: 5, fixed: [1, 2] }, 'invalid_argument', /fixed/],
     [{ periods: [0], demand: [], capacity: 5 }, 'invalid_argument', /period is zero/],
     [{ periods: [], demand: [], capacity: 5 }, 'invalid_argument', /no jobs/],
-    [{ periods: [7, 11, 13], demand: new Int32Array(31), capacity: 5, options: { maxPerimeter: 100 } }, 'limit_exceeded', /perimeter/],
+    [{ periods: [6, 10, 15], demand: new Int32Array(31), capacity: 5, options: { maxPerimeter: 20 } }, 'limit_exceeded', /perimeter/],
   ];
   for (const [input, code, msg] of cases) {
     assert.throws(() => orrery.linkSearch(input), (err) => {

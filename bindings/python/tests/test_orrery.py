@@ -126,7 +126,7 @@ class Backend:
             (([8], d, 5), {"fixed": [1, 2]}, "invalid_argument", "entries"),
             (([0], [], 5), {}, "invalid_argument", "period is zero"),
             (([], [], 5), {}, "invalid_argument", "no jobs"),
-            (([7, 11, 13], [0] * 31, 5), {"max_perimeter": 100}, "limit_exceeded", "perimeter"),
+            (([6, 10, 15], [0] * 31, 5), {"max_perimeter": 20}, "limit_exceeded", "perimeter"),
         ]
         for args, kw, code, msg in cases:
             with self.assertRaises(orrery.OrreryError) as cm:
