@@ -200,6 +200,10 @@ export interface LinkResponse {
   rotations_deg: Record<string, number>;
   periods_ms: Record<string, number>;
   grid_ms?: number;
+  score_periods?: 'rounded';
+  unrounded_score?: number;
+  unrounded_excess_gbit?: number;
+  unrounded_perimeter_ms?: number;
   evaluations: number;
 }
 
