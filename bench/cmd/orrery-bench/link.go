@@ -97,7 +97,11 @@ func linkSection(ctx context.Context, cfg *config) ([]bench.Section, []bench.Gat
 	} else {
 		sec.Data = map[string]any{"problems": rows}
 	}
-	return []bench.Section{sec}, gates, nil
+	anySec, anyGates, err := anyPeriodsSection(ctx, cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	return []bench.Section{sec, anySec}, append(gates, anyGates...), nil
 }
 
 func measureLink(ctx context.Context, cfg *config, lp linkProblem, withPlain bool) (LinkRow, error) {

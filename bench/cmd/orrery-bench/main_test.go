@@ -80,6 +80,15 @@ func TestLinkSection(t *testing.T) {
 	if !data[0].Agree || data[0].ExactScore < data[0].PaperScore {
 		t.Fatalf("row %+v", data[0])
 	}
+	anyRows := secs[1].Data.([]AnyRow)
+	if len(anyRows) != 2 || anyRows[0].Perimeter != 5000*4999 || anyRows[0].Shared != 1 || anyRows[0].TodayGrid < 2 {
+		t.Fatalf("any-periods rows %+v", anyRows)
+	}
+	for _, r := range anyRows {
+		if !r.Agree || r.Status != "optimal" || r.Score < r.TodayReal {
+			t.Errorf("any-periods row %+v", r)
+		}
+	}
 }
 
 func TestRankSection(t *testing.T) {
