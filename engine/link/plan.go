@@ -108,7 +108,7 @@ func (w *Workspace) layShared(n int, mu int64) {
 				tile[s] = c.val[c.off[s%c.mod]]
 			}
 			w.tiles[j] = tile
-		case c.mod == 1 && w.merge(c):
+		case c.mod == 1 && w.mergeWorth(c, n) && w.merge(c):
 			w.kind[j] = inStatic
 		default:
 			w.kind[j] = inClasses
@@ -143,6 +143,16 @@ func (w *Workspace) layDense(u circle.Unified) {
 		w.tiles[j] = circle.Tile(w.tiles[j], jb.Demand, w.periods[j], w.n)
 	}
 	w.ecost = int64(w.n)
+}
+
+// mergeWorth reports whether merging the one-class job c into the static
+// histogram pays: it does when the merged histogram stays small enough for
+// a kernel pass per entry, or when it is reused at more than one residue;
+// on a circle of one residue a single walk of the classes is cheaper than
+// sorting their sums.
+func (w *Workspace) mergeWorth(c *classes, n int) bool {
+	prod := len(w.static.val) * len(c.val)
+	return prod <= staticPasses || n > 1 && prod <= mergeLimit
 }
 
 // vectors returns the number of shift vectors a search with these
