@@ -101,9 +101,6 @@ func (c *classes) appendClass(vals []int32, counts []int64) {
 	c.off = append(c.off, int32(len(c.val)))
 }
 
-// entries returns the number of distinct demands of class r.
-func (c *classes) entries(r int) int { return int(c.off[r+1] - c.off[r]) }
-
 // count returns how many ticks entry i of its class (ending at hi) has.
 func (c *classes) count(i, hi int) int64 {
 	if i+1 < hi {

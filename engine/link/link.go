@@ -75,7 +75,8 @@ const (
 
 // Options configure a search. The zero value is Exact mode, the default
 // perimeter cap (circle.DefaultMaxPerimeter ticks of the shared circle, no
-// rounding), DefaultBudget, DefaultRestarts, seed 0 and DefaultMaxCells.
+// rounding), DefaultBudget, DefaultRestarts, seed 0, the shared-circle
+// search (Materialize false) and DefaultMaxCells.
 type Options struct {
 	Mode Mode
 
@@ -135,8 +136,10 @@ func (o Options) CellLimit() int {
 // Fits returns nil when jobs with these periods (ticks) and summed peak
 // demand (units) fit a search under o without rounding, and otherwise the
 // limit error the search would fail with (see IsLimit): what a caller that
-// rounds periods itself, on a grid of its own, tests each grid with. The
-// periods slice is used as scratch and left unchanged.
+// rounds periods itself, on a grid of its own, tests each grid with. It
+// does not fold classes, so it may refuse a link whose classes would fold
+// within the limits. The periods slice is used as scratch and left
+// unchanged.
 func (o Options) Fits(periods []int, peak int64) error {
 	co := o.Circle
 	co.Round = false

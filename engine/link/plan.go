@@ -31,16 +31,12 @@ const smallSearch = 1 << 17
 func (w *Workspace) plan(u circle.Unified) error {
 	k := len(w.jobs)
 	w.points = u.Perimeter
-	if w.opt.Materialize {
-		w.mods = grow(w.mods, k)
-		w.tiles = grow2(w.tiles, k, 0)
-		w.static.reset()
-		w.order = w.order[:0]
-		w.layDense(u)
-		return nil
-	}
 	w.mods = grow(w.mods, k)
 	w.tiles = grow2(w.tiles, k, 0)
+	if w.opt.Materialize {
+		w.layDense(u) // setup checked the cells
+		return nil
+	}
 	dense := u.Perimeter <= w.opt.Circle.PerimeterCap() && w.opt.CheckCells(k, u.Perimeter) == nil
 	if dense && w.layout != layoutShared && (w.denseCost(u) <= smallSearch || u.Shared == u.Perimeter && !w.repeats()) {
 		// A search this small costs less than laying out classes, or every
@@ -134,9 +130,6 @@ func (w *Workspace) layDense(u circle.Unified) {
 	w.n, w.mu, w.dense = u.Perimeter, 1, true
 	w.static.reset()
 	w.order = w.order[:0]
-	if len(w.kind) < len(w.jobs) {
-		w.kind = grow(w.kind, len(w.jobs))
-	}
 	for j, jb := range w.jobs {
 		w.kind[j] = onCircle
 		w.mods[j] = circle.GCD(w.periods[j], u.Shared)

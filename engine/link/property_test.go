@@ -58,10 +58,7 @@ var structures = []struct {
 	{"mixed", func(rng *rand.Rand, k int) []int {
 		// A group sharing a period plus jobs coprime to it.
 		t := []int{6, 10, 12}[rng.IntN(3)]
-		ps := []int{t, t}
-		for _, u := range []int{7, 11, 5}[:k-2] {
-			ps = append(ps, u)
-		}
+		ps := append([]int{t, t}, []int{7, 11, 5}[:k-2]...)
 		rng.Shuffle(len(ps), func(i, j int) { ps[i], ps[j] = ps[j], ps[i] })
 		return ps[:k]
 	}, 4, true},
