@@ -543,7 +543,7 @@ func (w *Workspace) prepare(u circle.Unified, fixed []int) error {
 		switch {
 		case k == 1:
 			w.ncand[0] = w.periods[0]
-		case w.opt.Materialize:
+		case w.opt.Materialize || len(w.free) == 0:
 			copy(w.ncand, w.mods)
 		default:
 			copy(w.ncand, w.freeMods(func(j int) int { return w.mods[j] }))
@@ -569,9 +569,10 @@ func (w *Workspace) prepare(u circle.Unified, fixed []int) error {
 			w.ncand[j] = w.candidates(j)
 		}
 	}
+	// The mass bound sums free jobs only (restMass).
 	w.masses = grow(w.masses, k)
-	for j, jb := range w.jobs {
-		w.masses[j] = w.minMass(j, jb)
+	for _, j := range w.free {
+		w.masses[j] = w.minMass(j, w.jobs[j])
 	}
 	if w.mode == Exact {
 		w.rotors = grow2(w.rotors, k, 0)

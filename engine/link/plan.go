@@ -151,6 +151,9 @@ func (w *Workspace) mergeWorth(c *classes, n int) bool {
 // vectors returns the number of shift vectors a search with these
 // candidate moduli tries, as a float (it may be astronomical).
 func (w *Workspace) vectors(mods func(j int) int) float64 {
+	if len(w.free) == 0 {
+		return 1
+	}
 	v := 1.0
 	for j, c := range w.freeMods(mods) {
 		if c > 0 && w.isFree(j) {

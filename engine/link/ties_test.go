@@ -2,6 +2,7 @@ package link
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/orrery/orrery/engine/circle"
@@ -94,6 +95,69 @@ func TestCheckerSteadyStateAllocs(t *testing.T) {
 		run()
 		if n := testing.AllocsPerRun(10, run); n != 0 {
 			t.Errorf("%v: %v allocations per Reset, Excess and Scan", mode, n)
+		}
+	}
+}
+
+// TestCheckerOwnsItsProblem: Reset copies the demand, so a caller that
+// reuses its problem's slices for the next link (as package affinity does)
+// does not change what an earlier Checker scores.
+func TestCheckerOwnsItsProblem(t *testing.T) {
+	jobs := []profile.Profile{pulse(15, 4, 20), pulse(12, 9, 26), pulse(15, 8, 33)}
+	for _, mode := range []Mode{Exact, Paper} {
+		var c Checker
+		pr := Problem{Jobs: jobs, Capacity: 57}
+		if err := c.Reset(pr, Options{Mode: mode}); err != nil {
+			t.Fatal(err)
+		}
+		sh := []int{0, 1, 7}
+		want := c.Excess(sh)
+		scan := slices.Clone(c.Scan(nil, sh, 2))
+		saved := slices.Clone(jobs[1].Demand)
+		clear(jobs[1].Demand)
+		if got := c.Excess(sh); got != want || !slices.Equal(c.Scan(nil, sh, 2), scan) {
+			t.Errorf("%v: excess %d after the caller cleared a demand, %d before", mode, got, want)
+		}
+		copy(jobs[1].Demand, saved)
+	}
+}
+
+// TestCheckerAnyPeriods: the Checker lays a problem out as the search does,
+// so it scores periods whose unified circle passes the cap (5000 and 4999
+// ticks: 24,995,000) as Evaluate does, and scans the candidate shifts of
+// partly shared periods (1200 and 1800: gcd 600) on the shared circle.
+func TestCheckerAnyPeriods(t *testing.T) {
+	var c Checker
+	var w Workspace
+	for _, jobs := range [][]profile.Profile{
+		{pulse(5000, 2000, 40), pulse(4999, 1800, 35)},
+		{pulse(1200, 500, 40), pulse(1800, 700, 35), pulse(7, 3, 5)},
+	} {
+		pr := Problem{Jobs: jobs, Capacity: 50}
+		if err := c.Reset(pr, Options{}); err != nil {
+			t.Fatal(err)
+		}
+		sh := make([]int, len(jobs))
+		for s := range 3 {
+			sh[1] = 123 * s
+			want, n, err := w.Evaluate(pr, Options{}, sh)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := c.Excess(sh); got != want || c.Points() != n {
+				t.Fatalf("%d jobs, shifts %v: excess %d on %d points, Evaluate %d on %d", len(jobs), sh, got, c.Points(), want, n)
+			}
+		}
+		scan := c.Scan(nil, sh, 1)
+		if len(scan) != c.Candidates(1) {
+			t.Fatalf("%d scanned, %d candidates", len(scan), c.Candidates(1))
+		}
+		for _, m := range []int{0, 1, len(scan) / 3, len(scan) - 1} {
+			m = min(m, len(scan)-1)
+			sh[1] = m
+			if want, _, _ := w.Evaluate(pr, Options{}, sh); scan[m] != want {
+				t.Fatalf("%d jobs: scan[%d] = %d, Evaluate %d", len(jobs), m, scan[m], want)
+			}
 		}
 	}
 }
