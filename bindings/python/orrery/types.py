@@ -193,6 +193,10 @@ class _LinkResponseRequired(TypedDict):
 
 class LinkResponse(_LinkResponseRequired, total=False):
     grid_ms: float
+    score_periods: str
+    unrounded_score: float
+    unrounded_excess_gbit: float
+    unrounded_perimeter_ms: float
 
 
 class _LinkResultRequired(TypedDict):
