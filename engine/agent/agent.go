@@ -23,12 +23,24 @@ const DefaultThreshold = 0.05
 type Mode int
 
 const (
-	Pad  Mode = iota // start every iteration on its slot; re-align when late past the threshold (default)
-	Free             // run back to back; re-align when the communication phase is off by more than the threshold (the paper's rule)
+	// Elastic (the default) holds the job's phase relative to the jobs it
+	// is interleaved with: their agents share a [Group] whose slots stretch
+	// to the slowest member's pace and slide when one falls behind, and the
+	// agent gives the shift up when holding it costs more than it gains.
+	Elastic Mode = iota
+	// Pad starts every iteration on its slot of a fixed period and
+	// re-aligns to the next slot when late past the threshold.
+	Pad
+	// Free runs iterations back to back and re-aligns when the
+	// communication phase is off by more than the threshold: the paper's
+	// rule.
+	Free
 )
 
 func (m Mode) String() string {
 	switch m {
+	case Elastic:
+		return "elastic"
 	case Pad:
 		return "pad"
 	case Free:
@@ -37,15 +49,17 @@ func (m Mode) String() string {
 	return fmt.Sprintf("Mode(%d)", int(m))
 }
 
-// ParseMode parses "pad" or "free"; "" is Pad.
+// ParseMode parses "elastic", "pad" or "free"; "" is Elastic.
 func ParseMode(s string) (Mode, error) {
 	switch s {
-	case "", "pad":
+	case "", "elastic":
+		return Elastic, nil
+	case "pad":
 		return Pad, nil
 	case "free":
 		return Free, nil
 	}
-	return 0, fmt.Errorf("%w: mode %q (want pad or free)", ErrInvalid, s)
+	return 0, fmt.Errorf("%w: mode %q (want elastic, pad or free)", ErrInvalid, s)
 }
 
 // Clock is the time source of [Agent.Wait].
@@ -84,6 +98,16 @@ type Plan struct {
 	// CommOffset is where the job's (first) communication phase starts
 	// within an iteration, in [0, Period): its planned angle.
 	CommOffset time.Duration
+	// Group is the clock an Elastic agent shares with the agents of the
+	// jobs it is interleaved with; its Reference must be the plan's. nil
+	// means a group of its own. Pad and Free agents ignore it.
+	Group *Group
+	// FreeComm is how long the job's communication phases are expected
+	// to take per iteration if it ran without its shift (at a random phase
+	// against the jobs sharing its links): an Elastic agent gives the
+	// shift up when the time it waits exceeds what holding the shift saves
+	// against this. 0 means the agent never gives up.
+	FreeComm time.Duration
 }
 
 func (p Plan) validate() error {
@@ -96,21 +120,37 @@ func (p Plan) validate() error {
 		return fmt.Errorf("%w: shift %v is outside [0, period %v)", ErrInvalid, p.Shift, p.Period)
 	case p.CommOffset < 0 || p.CommOffset >= p.Period:
 		return fmt.Errorf("%w: communication offset %v is outside [0, period %v)", ErrInvalid, p.CommOffset, p.Period)
+	case p.FreeComm < 0 || p.FreeComm > MaxPeriod:
+		return fmt.Errorf("%w: free communication time %v is outside [0, %v]", ErrInvalid, p.FreeComm, MaxPeriod)
+	case p.Group != nil && !p.Group.Reference().Equal(p.Reference):
+		return fmt.Errorf("%w: the plan's reference %v is not its group's %v", ErrInvalid, p.Reference, p.Group.Reference())
 	}
 	return nil
 }
 
-// Options configure an Agent. The zero value is Pad mode, the paper's 5%
-// threshold, no cooldown and the system clock.
+// DefaultMargin is an Elastic group's slack factor: under Gaussian noise a
+// member is late past the threshold on about exp(-2), 14%, of the iterations
+// that are not nudged back first (see [Group]).
+const DefaultMargin = 1.0
+
+// Options configure an Agent. The zero value is Elastic mode, the paper's 5%
+// threshold, no cooldown, DefaultMargin and the system clock.
 type Options struct {
 	Mode Mode
 	// Threshold is the re-alignment trigger as a fraction of the period,
 	// in (0, 0.5]; 0 means DefaultThreshold.
 	Threshold float64
-	// Cooldown is the least time between two adjustments; a drift past the
-	// threshold within it is tolerated. 0 means none.
+	// Cooldown is the least time between two adjustments (Pad and Free);
+	// a drift past the threshold within it is tolerated. 0 means none.
 	Cooldown time.Duration
-	Clock    Clock // nil means SystemClock
+	// Margin (Elastic) sets the slack of a group's slots above its
+	// slowest member's typical pace: Margin·σ²/Threshold, σ the spread of
+	// the member's recent iteration times over its period (see [Group]).
+	// Under Gaussian noise a member is then late past the threshold on
+	// about exp(-2·Margin) of its iterations. 0 means DefaultMargin;
+	// negative means no slack.
+	Margin float64
+	Clock  Clock // nil means SystemClock
 }
 
 // Decision says when the next iteration starts.
@@ -118,7 +158,11 @@ type Decision struct {
 	Start    time.Time     // when the iteration starts (never before the loop is ready)
 	Delay    time.Duration // Start minus the instant the loop was ready
 	Late     time.Duration // how far after its slot the iteration starts (0 when on the slot)
-	Adjusted bool          // the delay re-aligns the job after a drift past the threshold
+	Adjusted bool          // the decision re-aligns the job after a drift past the threshold
+	// Released is set on the decision at which an Elastic agent gave its
+	// shift up: from then on the job runs free (every iteration starts when
+	// ready) until a new plan is installed. Tell the scheduler.
+	Released bool
 }
 
 // Stats are an agent's counters.
@@ -126,9 +170,19 @@ type Stats struct {
 	Iterations  int64         // decisions made
 	Adjustments int64         // re-alignments after a drift past the threshold
 	Replans     int64         // plans installed after the first (SetPlan)
-	Padding     time.Duration // waiting on the grid (Pad mode; initial and re-plan alignment included)
+	Padding     time.Duration // waiting for slots (initial and re-plan alignment included)
 	AdjustDelay time.Duration // waiting caused by adjustments
 	Span        time.Duration // from the first decision to the last
+	// Elastic: Slides counts the adjustments that moved the group's slots
+	// later instead of making this job wait, Nudges the late starts within
+	// the threshold that moved them by the lateness; Released says the agent
+	// gave its shift up, Saved is the communication time holding the shift
+	// saved (FreeComm minus the measured time, summed over the iterations it
+	// held).
+	Slides   int64
+	Nudges   int64
+	Released bool
+	Saved    time.Duration
 
 	// Drift of the communication-phase starts from their planned angle.
 	Samples   int64         // communication starts observed
@@ -163,6 +217,13 @@ type Agent struct {
 	haveComm  bool
 	sumAbs    float64 // sum of absolute phase errors, ns
 	stats     Stats
+
+	// Elastic.
+	group    *Group
+	member   int       // index in group
+	started  time.Time // start of the current iteration under the plan
+	held     holding   // what holding the shift costs and saves
+	released bool
 }
 
 // New returns an agent for plan.
@@ -176,11 +237,19 @@ func New(plan Plan, opt Options) (*Agent, error) {
 	if !(opt.Threshold > 0 && opt.Threshold <= 0.5) {
 		return nil, fmt.Errorf("%w: threshold %v is outside (0, 0.5]", ErrInvalid, opt.Threshold)
 	}
-	if opt.Mode != Pad && opt.Mode != Free {
+	if opt.Mode != Elastic && opt.Mode != Pad && opt.Mode != Free {
 		return nil, fmt.Errorf("%w: mode %d", ErrInvalid, opt.Mode)
 	}
 	if opt.Cooldown < 0 {
 		return nil, fmt.Errorf("%w: cooldown %v is negative", ErrInvalid, opt.Cooldown)
+	}
+	switch {
+	case opt.Margin == 0:
+		opt.Margin = DefaultMargin
+	case opt.Margin < 0:
+		opt.Margin = 0
+	case !(opt.Margin <= 100):
+		return nil, fmt.Errorf("%w: margin %v is past 100", ErrInvalid, opt.Margin)
 	}
 	if opt.Clock == nil {
 		opt.Clock = SystemClock{}
@@ -191,10 +260,23 @@ func New(plan Plan, opt Options) (*Agent, error) {
 }
 
 func (a *Agent) install(p Plan) {
+	if a.group != nil {
+		a.group.leave(a.member)
+		a.group = nil
+	}
 	a.plan = p
 	a.thr = time.Duration(math.Round(a.opt.Threshold * float64(p.Period)))
 	a.aligned = false
 	a.haveComm = false
+	a.released = false
+	a.held = holding{}
+	if a.opt.Mode == Elastic {
+		a.group = p.Group
+		if a.group == nil {
+			a.group = NewGroup(p.Reference)
+		}
+		a.member = a.group.join(a.opt.Margin, a.opt.Threshold)
+	}
 }
 
 // SetPlan installs a new plan (new shifts, say, at an epoch start). The next
@@ -216,6 +298,27 @@ func (a *Agent) Plan() Plan {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.plan
+}
+
+// Released reports whether an Elastic agent has given its shift up under
+// the current plan.
+func (a *Agent) Released() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.released
+}
+
+// Leave releases the agent's place in its group: call it when the job
+// stops (finishes, is preempted or moved), so the group no longer paces
+// itself on the job.
+func (a *Agent) Leave() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.group != nil {
+		a.group.leave(a.member)
+		a.group = nil
+	}
+	a.released = true
 }
 
 // rebase moves the reference by whole periods toward t when t is so far from
@@ -258,9 +361,12 @@ func (a *Agent) Next(ready time.Time) Decision {
 	if !a.haveFirst {
 		a.first, a.haveFirst = ready, true
 	}
-	a.rebase(ready)
 	a.stats.Iterations++
 	a.stats.Span = max(a.stats.Span, ready.Sub(a.first))
+	if a.opt.Mode == Elastic {
+		return a.nextElastic(ready)
+	}
+	a.rebase(ready)
 	if !a.aligned {
 		// First iteration under this plan: wait for the first slot.
 		a.aligned = true
@@ -314,8 +420,9 @@ func (a *Agent) nearestSlot(t time.Time) int64 {
 }
 
 // wrap reduces d modulo the period into [-T/2, T/2).
-func (a *Agent) wrap(d time.Duration) time.Duration {
-	p := a.plan.Period
+func (a *Agent) wrap(d time.Duration) time.Duration { return wrap(d, a.plan.Period) }
+
+func wrap(d, p time.Duration) time.Duration {
 	r := d % p
 	if r < 0 {
 		r += p
@@ -328,12 +435,18 @@ func (a *Agent) wrap(d time.Duration) time.Duration {
 
 // Communicating records that the job's communication phase started at at,
 // and returns its phase error: how far from its planned angle (the slot
-// plus the plan's CommOffset) it started, wrapped into [-T/2, T/2).
+// plus the plan's CommOffset) it started, wrapped into [-T/2, T/2) (Elastic:
+// on the group's virtual clock, whose period is T however it stretches).
 func (a *Agent) Communicating(at time.Time) time.Duration {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.rebase(at)
-	e := a.wrap(at.Sub(a.plan.Reference) - a.plan.Shift - a.plan.CommOffset)
+	var e time.Duration
+	if a.opt.Mode == Elastic {
+		e = a.elasticPhase(at)
+	} else {
+		a.rebase(at)
+		e = a.wrap(at.Sub(a.plan.Reference) - a.plan.Shift - a.plan.CommOffset)
+	}
 	a.commErr, a.haveComm = e, true
 	s := &a.stats
 	abs := max(e, -e)
@@ -346,6 +459,17 @@ func (a *Agent) Communicating(at time.Time) time.Duration {
 		s.Over++
 	}
 	return e
+}
+
+// Communicated records how long the iteration's communication phases took
+// in all (Elastic: the measure of what holding the shift saves against the
+// plan's FreeComm). Other modes ignore it.
+func (a *Agent) Communicated(d time.Duration) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.opt.Mode == Elastic && !a.released && a.plan.FreeComm > 0 {
+		a.held.communicated(a.plan.FreeComm-d, &a.stats)
+	}
 }
 
 // Wait decides when the next iteration starts, as [Agent.Next] with the

@@ -60,7 +60,7 @@ func onSlot(p Plan, t time.Time) bool {
 // R + t + n*T exactly, and nothing is an adjustment.
 func TestPadLocksThePeriod(t *testing.T) {
 	p := Plan{Reference: ref, Shift: 40 * ms, Period: 100 * ms, CommOffset: 60 * ms}
-	a := mustNew(t, p, Options{})
+	a := mustNew(t, p, Options{Mode: Pad})
 	now := ref.Add(3 * ms) // the loop is ready 3 ms after R
 	for n := range 50 {
 		d := a.Next(now)
@@ -88,7 +88,7 @@ func TestPadLocksThePeriod(t *testing.T) {
 // is re-aligned to the first slot after it is ready.
 func TestPadThreshold(t *testing.T) {
 	p := Plan{Reference: ref, Period: 100 * ms}
-	a := mustNew(t, p, Options{}) // 5% = 5 ms
+	a := mustNew(t, p, Options{Mode: Pad}) // 5% = 5 ms
 	d := a.Next(ref)
 	if !d.Start.Equal(ref) {
 		t.Fatalf("first start %v", d.Start.Sub(ref))
@@ -132,7 +132,7 @@ func TestThresholdOption(t *testing.T) {
 		thr  float64
 		want bool
 	}{{0, true}, {0.05, true}, {0.07, false}, {0.10, false}} {
-		a := mustNew(t, Plan{Reference: ref, Period: 100 * ms}, Options{Threshold: tc.thr})
+		a := mustNew(t, Plan{Reference: ref, Period: 100 * ms}, Options{Mode: Pad, Threshold: tc.thr})
 		a.Next(ref)
 		if d := a.Next(ref.Add(106 * ms)); d.Adjusted != tc.want {
 			t.Errorf("threshold %v: adjusted %v, want %v", tc.thr, d.Adjusted, tc.want)
@@ -196,7 +196,7 @@ func TestFreeLate(t *testing.T) {
 }
 
 func TestCooldown(t *testing.T) {
-	a := mustNew(t, Plan{Reference: ref, Period: 100 * ms}, Options{Cooldown: time.Second})
+	a := mustNew(t, Plan{Reference: ref, Period: 100 * ms}, Options{Mode: Pad, Cooldown: time.Second})
 	a.Next(ref)
 	if d := a.Next(ref.Add(110 * ms)); !d.Adjusted { // first adjustment
 		t.Fatalf("%+v", d)
@@ -212,7 +212,7 @@ func TestCooldown(t *testing.T) {
 }
 
 func TestSetPlan(t *testing.T) {
-	a := mustNew(t, Plan{Reference: ref, Period: 100 * ms}, Options{})
+	a := mustNew(t, Plan{Reference: ref, Period: 100 * ms}, Options{Mode: Pad})
 	a.Next(ref)
 	if err := a.SetPlan(Plan{Reference: ref, Shift: 30 * ms, Period: 120 * ms}); err != nil {
 		t.Fatal(err)
@@ -242,7 +242,7 @@ func TestPadInvariants(t *testing.T) {
 	for trial := range 200 {
 		period := time.Duration(50+rng.IntN(300)) * ms
 		p := Plan{Reference: ref, Shift: time.Duration(rng.Int64N(int64(period))), Period: period}
-		a := mustNew(t, p, Options{})
+		a := mustNew(t, p, Options{Mode: Pad})
 		now := ref.Add(time.Duration(rng.Int64N(int64(time.Second))))
 		for n := range 300 {
 			d := a.Next(now)
@@ -261,7 +261,7 @@ func TestPadInvariants(t *testing.T) {
 }
 
 func TestWrap(t *testing.T) {
-	a := mustNew(t, Plan{Reference: ref, Period: 100 * ms}, Options{})
+	a := mustNew(t, Plan{Reference: ref, Period: 100 * ms}, Options{Mode: Pad})
 	for _, tc := range []struct{ in, want time.Duration }{
 		{0, 0}, {49 * ms, 49 * ms}, {50 * ms, -50 * ms}, {51 * ms, -49 * ms}, {-50 * ms, -50 * ms},
 		{-51 * ms, 49 * ms}, {250 * ms, -50 * ms}, {-1, -1}, {100 * ms, 0},
@@ -271,7 +271,7 @@ func TestWrap(t *testing.T) {
 		}
 	}
 	// An odd period in nanoseconds: the range is still [-T/2, T/2).
-	b := mustNew(t, Plan{Reference: ref, Period: 3}, Options{})
+	b := mustNew(t, Plan{Reference: ref, Period: 3}, Options{Mode: Pad})
 	for d := time.Duration(-10); d <= 10; d++ {
 		if e := b.wrap(d); e < -1 || e > 1 || (e-d)%3 != 0 {
 			t.Fatalf("wrap(%d) = %d", d, e)
@@ -281,7 +281,7 @@ func TestWrap(t *testing.T) {
 
 func TestWait(t *testing.T) {
 	clk := &fakeClock{now: ref.Add(7 * ms)}
-	a := mustNew(t, Plan{Reference: ref, Shift: 20 * ms, Period: 100 * ms}, Options{Clock: clk})
+	a := mustNew(t, Plan{Reference: ref, Shift: 20 * ms, Period: 100 * ms}, Options{Mode: Pad, Clock: clk})
 	ctx := context.Background()
 	d, err := a.Wait(ctx)
 	if err != nil || !clk.Now().Equal(ref.Add(20*ms)) || d.Delay != 13*ms {
@@ -317,15 +317,15 @@ func TestNewErrors(t *testing.T) {
 		p    Plan
 		o    Options
 	}{
-		{"zero period", Plan{Reference: ref}, Options{}},
-		{"negative shift", Plan{Reference: ref, Period: 100 * ms, Shift: -1}, Options{}},
-		{"shift past the period", Plan{Reference: ref, Period: 100 * ms, Shift: 100 * ms}, Options{}},
-		{"offset past the period", Plan{Reference: ref, Period: 100 * ms, CommOffset: 100 * ms}, Options{}},
-		{"negative threshold", good, Options{Threshold: -0.1}},
-		{"threshold over half", good, Options{Threshold: 0.6}},
-		{"NaN threshold", good, Options{Threshold: nan()}},
+		{"zero period", Plan{Reference: ref}, Options{Mode: Pad}},
+		{"negative shift", Plan{Reference: ref, Period: 100 * ms, Shift: -1}, Options{Mode: Pad}},
+		{"shift past the period", Plan{Reference: ref, Period: 100 * ms, Shift: 100 * ms}, Options{Mode: Pad}},
+		{"offset past the period", Plan{Reference: ref, Period: 100 * ms, CommOffset: 100 * ms}, Options{Mode: Pad}},
+		{"negative threshold", good, Options{Mode: Pad, Threshold: -0.1}},
+		{"threshold over half", good, Options{Mode: Pad, Threshold: 0.6}},
+		{"NaN threshold", good, Options{Mode: Pad, Threshold: nan()}},
 		{"mode", good, Options{Mode: 7}},
-		{"cooldown", good, Options{Cooldown: -1}},
+		{"cooldown", good, Options{Mode: Pad, Cooldown: -1}},
 	} {
 		if _, err := New(tc.p, tc.o); !errors.Is(err, ErrInvalid) {
 			t.Errorf("%s: err %v, want ErrInvalid", tc.name, err)
@@ -344,7 +344,7 @@ func TestNewErrors(t *testing.T) {
 func nan() float64 { z := 0.0; return z / z }
 
 func TestNoAllocs(t *testing.T) {
-	a := mustNew(t, Plan{Reference: ref, Period: 100 * ms, CommOffset: 10 * ms}, Options{})
+	a := mustNew(t, Plan{Reference: ref, Period: 100 * ms, CommOffset: 10 * ms}, Options{Mode: Pad})
 	now := ref
 	if n := testing.AllocsPerRun(1000, func() {
 		d := a.Next(now)
@@ -358,7 +358,7 @@ func TestNoAllocs(t *testing.T) {
 // The training loop and a monitor use one agent at once (run with -race).
 func TestConcurrentStats(t *testing.T) {
 	clk := &fakeClock{now: ref}
-	a := mustNew(t, Plan{Reference: ref, Period: 10 * ms}, Options{Clock: clk})
+	a := mustNew(t, Plan{Reference: ref, Period: 10 * ms}, Options{Mode: Pad, Clock: clk})
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {

@@ -12,7 +12,8 @@
 // circle assumes it (its iteration time, quantized, and possibly rounded up
 // to a common grid). These instants are the job's slots. A training loop
 // calls [Agent.Wait] (or [Agent.Next] with its own clock) before every
-// iteration, and [Agent.Communicating] when its communication phase starts.
+// iteration, [Agent.Communicating] when its communication phase starts and
+// [Agent.Communicated] with the iteration's communication time.
 //
 // # Drift and re-alignment
 //
@@ -21,10 +22,24 @@
 // by more than five percent of the ideal iteration time" (the
 // [Options.Threshold]) and delays the next iteration to do so; how drift is
 // measured and how the delay is chosen it does not say. This package offers
-// two modes:
+// three modes:
 //
-//   - [Pad] (the default): every iteration starts on its slot, waiting for
-//     it when the previous iteration ended early; the iteration time is
+//   - [Elastic] (the default): what the overlay needs is the jobs' phases
+//     relative to one another, not an absolute period, so the agents of
+//     interleaved jobs share a [Group] clock. Its slots stretch to the
+//     slowest member's measured pace (a job slowed by noise or by a partly
+//     compatible link does not fall behind a fixed period), a late start
+//     moves the clock later by its lateness (the others wait that little:
+//     small corrections every iteration instead of a whole period now and
+//     then), and a job more than half a period behind takes its next slot.
+//     An agent also weighs what holding costs (the time it makes its job
+//     wait) against what it saves (the plan's FreeComm, the communication
+//     time expected without the shift, minus the measured one) and gives
+//     the shift up when the cost is higher ([Decision.Released]): shifts
+//     then never cost a job more than they gain it, beyond the averaging
+//     window.
+//   - [Pad]: every iteration starts on its slot of a fixed period, waiting
+//     for it when the previous iteration ended early; the iteration time is
 //     thereby locked to T, which the unified circle assumes. An iteration
 //     ready after its slot starts at once if it is late by at most the
 //     threshold (the slack of later iterations catches up), and otherwise

@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
@@ -291,6 +292,7 @@ const (
 	Traces               // job_*_norm.csv only: drift and stragglers, 10-iteration resolution
 	Jitter               // coefficient_variation.csv only: iteration-to-iteration jitter
 	None                 // no noise
+	Gauss                // synthetic: independent Gaussian multipliers of mean 1 and coefficient of variation Replay.CV
 )
 
 func (s Source) String() string {
@@ -303,6 +305,8 @@ func (s Source) String() string {
 		return "cov"
 	case None:
 		return "none"
+	case Gauss:
+		return "gauss"
 	}
 	return fmt.Sprintf("Source(%d)", int(s))
 }
@@ -322,19 +326,43 @@ func ParseSource(s string) (Source, error) {
 	return 0, fmt.Errorf("%w: noise %q (want both, traces, cov or none)", ErrInvalid, s)
 }
 
-// Replay deals the release's measurements out to simulated jobs.
+// ParseNoise parses a noise source as ParseSource does, or "gauss:CV" for
+// Gaussian jitter of coefficient of variation CV in [0, 1], returned with
+// it.
+func ParseNoise(s string) (Source, float64, error) {
+	if v, ok := strings.CutPrefix(s, "gauss:"); ok {
+		cv, err := strconv.ParseFloat(v, 64)
+		if err != nil || !(cv >= 0 && cv <= 1) {
+			return 0, 0, fmt.Errorf("%w: noise %q: want gauss:CV with CV in [0, 1]", ErrInvalid, s)
+		}
+		return Gauss, cv, nil
+	}
+	src, err := ParseSource(s)
+	return src, 0, err
+}
+
+// Replay deals the release's measurements (or synthetic jitter) out to
+// simulated jobs.
 type Replay struct {
 	Traces []WorkerTimes // job_1_norm.csv, job_2_norm.csv, ... in order
 	CoV    CoV
 	Source Source
+	// CV and Seed (Source Gauss): every job gets its own series of
+	// GaussLength independent multipliers 1 + CV·z, z standard normal
+	// (at least 0.05), drawn from Seed and the job's ID.
+	CV   float64
+	Seed uint64
 }
 
+// GaussLength is the length of a Gauss noise series (it repeats past it).
+const GaussLength = 4096
+
 // LoadReplay reads job_*_norm.csv (in name order) and
-// coefficient_variation.csv from fsys (e.g. os.DirFS("testdata/alibaba")).
+// coefficient_variation.csv from fsys (nothing for None and Gauss) (e.g. os.DirFS("testdata/alibaba")).
 func LoadReplay(fsys fs.FS, src Source) (Replay, error) {
 	r := Replay{Source: src}
-	if src == None {
-		return r, nil
+	if src == None || src == Gauss {
+		return r, nil // nothing to read (set CV and Seed for Gauss)
 	}
 	names, err := fs.Glob(fsys, "job_*_norm.csv")
 	if err != nil {
@@ -378,6 +406,9 @@ func (r Replay) For(id, n int) (Noise, error) {
 	if id < 0 || n < 1 {
 		return nil, fmt.Errorf("%w: job %d on %d workers", ErrInvalid, id, n)
 	}
+	if r.Source == Gauss {
+		return gauss(r.CV, r.Seed, id)
+	}
 	var out Noise
 	if (r.Source == Both || r.Source == Traces) && len(r.Traces) > 0 {
 		wt := r.Traces[id%len(r.Traces)]
@@ -398,6 +429,22 @@ func (r Replay) For(id, n int) (Noise, error) {
 			return nil, err
 		}
 		out = out.Mul(j)
+	}
+	return out, nil
+}
+
+// gauss is job id's Gauss series.
+func gauss(cv float64, seed uint64, id int) (Noise, error) {
+	if !(cv >= 0 && cv <= 1) {
+		return nil, fmt.Errorf("%w: Gaussian noise of CV %v (want [0, 1])", ErrInvalid, cv)
+	}
+	if cv == 0 {
+		return nil, nil
+	}
+	rng := rand.New(rand.NewPCG(seed, uint64(id)^0x9a055))
+	out := make(Noise, GaussLength)
+	for i := range out {
+		out[i] = max(0.05, 1+float64(cv*rng.NormFloat64()))
 	}
 	return out, nil
 }

@@ -273,3 +273,48 @@ func FuzzParseCoV(f *testing.F) {
 		}
 	})
 }
+
+// Gaussian jitter: mean 1 and the asked coefficient of variation, one
+// deterministic series per job.
+func TestGauss(t *testing.T) {
+	r := Replay{Source: Gauss, CV: 0.03, Seed: 4}
+	a, err := r.For(2, 3)
+	if err != nil || len(a) != GaussLength {
+		t.Fatalf("%d multipliers, %v", len(a), err)
+	}
+	var m, v float64
+	for _, x := range a {
+		m += x
+	}
+	m /= float64(len(a))
+	for _, x := range a {
+		v += (x - m) * (x - m)
+	}
+	sd := math.Sqrt(v / float64(len(a)))
+	if math.Abs(m-1) > 0.002 || math.Abs(sd-0.03) > 0.002 {
+		t.Fatalf("mean %v, sd %v", m, sd)
+	}
+	again, _ := r.For(2, 7)
+	other, _ := r.For(3, 3)
+	if !slices.Equal(a, again) || slices.Equal(a, other) {
+		t.Fatal("a job's series depends on its ID and the seed only")
+	}
+	if z, _ := (Replay{Source: Gauss}).For(1, 1); z.Factor(9) != 1 {
+		t.Fatal("CV 0 is no noise")
+	}
+	if _, err := (Replay{Source: Gauss, CV: 2}).For(1, 1); !errors.Is(err, ErrInvalid) {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		in  string
+		src Source
+		cv  float64
+		ok  bool
+	}{{"gauss:0.05", Gauss, 0.05, true}, {"gauss:0", Gauss, 0, true}, {"both", Both, 0, true}, {"gauss:", 0, 0, false},
+		{"gauss:-1", 0, 0, false}, {"gauss:NaN", 0, 0, false}, {"gauss", 0, 0, false}} {
+		src, cv, err := ParseNoise(tc.in)
+		if (err == nil) != tc.ok || (tc.ok && (src != tc.src || cv != tc.cv)) {
+			t.Errorf("ParseNoise(%q) = %v, %v, %v", tc.in, src, cv, err)
+		}
+	}
+}

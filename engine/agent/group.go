@@ -1,0 +1,292 @@
+package agent
+
+import (
+	"math"
+	"slices"
+	"sync"
+	"time"
+)
+
+// paceWindow is how many recent iterations a group member's pace is
+// estimated from.
+const paceWindow = 16
+
+// Group is the clock the Elastic agents of jobs interleaved with one another
+// share (the jobs of one connected component of CASSINI's affinity graph).
+//
+// Each agent's slots are instants of the group's virtual time: iteration n
+// of job j belongs at virtual time t_j + n·T_j, with T_j the plan's period.
+// Virtual time runs at 1/scale of real time, so every member's slots
+// stretch alike and the planned overlay (relative phases on the unified
+// circle) is kept however slow the group runs. The scale follows the
+// slowest member: each member's pace is its recent iteration times (ready
+// minus start, waiting excluded) over its period, estimated robustly as the
+// median m of its last 16 iterations plus a slack of Margin·σ²/θ (at most
+// θ: past it, sliding at every iteration would cost less), with σ their
+// spread (1.4826 times the median absolute deviation) and θ the threshold;
+// the scale is the largest pace. With the slack, a member's
+// lateness is a queue that drains by the slack each iteration: under
+// Gaussian noise it passes the threshold on about exp(-2·Margin) of the
+// iterations, so the slack buys few adjustments for little idle time (it
+// grows with the square of the noise, not with the noise).
+// A member that starts late by at most the threshold slides the whole
+// clock later by its lateness (a nudge: the others wait that little, and no
+// lateness builds up toward the threshold); one late past the threshold does
+// the same as an adjustment when that costs the group less than the member
+// waiting for its next slot; a member more than half a period behind simply
+// takes its next slot (its phase, not its iteration count, is what the
+// overlay needs).
+//
+// In a deployment the group's state lives with the scheduler or a
+// coordinator; here it is an in-process object. A Group is safe for
+// concurrent use by its agents.
+type Group struct {
+	mu    sync.Mutex
+	ref   time.Time     // the plans' Reference: virtual time 0
+	base  time.Time     // real instant of virtual time vbase
+	vbase time.Duration // virtual time at base
+	scale float64       // real per virtual time
+	pace  []*pace       // per member; nil once it left
+}
+
+// pace is one member's recent iteration times over its period.
+type pace struct {
+	recent [paceWindow]float64
+	n      int     // samples seen (the ring holds min(n, paceWindow))
+	margin float64 // Margin over the threshold
+	cap    float64 // the largest slack: the threshold
+	est    float64 // current estimate
+}
+
+// NewGroup returns a group clock whose virtual time 0 is reference.
+func NewGroup(reference time.Time) *Group {
+	return &Group{ref: reference, base: reference, scale: 1}
+}
+
+// Reference returns the group's virtual time 0.
+func (g *Group) Reference() time.Time { return g.ref }
+
+// Scale returns the group's current ratio of real to virtual time: 1 when its
+// slowest member runs at its planned period.
+func (g *Group) Scale() float64 {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.scale
+}
+
+// Members returns how many agents hold their shift on the group.
+func (g *Group) Members() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.active()
+}
+
+func (g *Group) join(margin, threshold float64) int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.pace = append(g.pace, &pace{margin: margin / threshold, cap: threshold})
+	return len(g.pace) - 1
+}
+
+func (g *Group) leave(m int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if m < len(g.pace) {
+		g.pace[m] = nil
+	}
+}
+
+func (g *Group) active() int {
+	n := 0
+	for _, p := range g.pace {
+		if p != nil {
+			n++
+		}
+	}
+	return n
+}
+
+// real returns the real instant of virtual time v.
+func (g *Group) real(v time.Duration) time.Time {
+	return g.base.Add(time.Duration(math.Round(float64(v-g.vbase) * g.scale)))
+}
+
+// virt returns the virtual time of the real instant t.
+func (g *Group) virt(t time.Time) time.Duration {
+	return g.vbase + time.Duration(math.Round(float64(t.Sub(g.base))/g.scale))
+}
+
+// observe records member m's pace x (an iteration time over its period) for
+// the iteration it started at at, and re-paces the clock from that instant:
+// the iteration that revealed the new pace then ends on its next slot, and
+// the others keep their phase at the new pace.
+func (g *Group) observe(m int, x float64, at time.Time) {
+	p := g.pace[m]
+	if p == nil || !(x > 0) || math.IsInf(x, 0) {
+		return
+	}
+	p.add(x)
+	s := 0.0
+	for _, q := range g.pace {
+		if q != nil && q.n > 0 {
+			s = max(s, q.est)
+		}
+	}
+	if s == 0 || s == g.scale {
+		return
+	}
+	if at.Before(g.base) {
+		at = g.base // a report older than the last re-anchoring
+	}
+	g.vbase, g.base, g.scale = g.virt(at), at, s
+}
+
+// slide moves every later slot by d of real time.
+func (g *Group) slide(d time.Duration) { g.base = g.base.Add(d) }
+
+// add records a pace sample and refreshes the estimate: the median of the
+// window plus margin times the square of 1.4826 median absolute deviations,
+// at most cap.
+func (p *pace) add(x float64) {
+	p.recent[p.n%paceWindow] = x
+	p.n++
+	k := min(p.n, paceWindow)
+	var buf [paceWindow]float64
+	w := buf[:k]
+	copy(w, p.recent[:k])
+	slices.Sort(w)
+	med := median(w)
+	for i, v := range p.recent[:k] {
+		w[i] = math.Abs(v - med)
+	}
+	slices.Sort(w)
+	sd := 1.4826 * median(w)
+	p.est = med + min(float64(p.margin*float64(sd*sd)), p.cap)
+}
+
+func median(sorted []float64) float64 {
+	k := len(sorted)
+	if k%2 == 1 {
+		return sorted[k/2]
+	}
+	return (sorted[k/2-1] + sorted[k/2]) / 2
+}
+
+// holding weighs what holding a shift costs (the time the agent makes the
+// job wait) against what it saves (FreeComm minus the measured
+// communication time), as moving averages over about holdWindow iterations.
+type holding struct {
+	decisions int // after the first under the plan
+	reports   int // communication times reported
+	cost      float64
+	gain      float64
+}
+
+// holdWindow is the averaging span, and the least number of iterations
+// before an agent may give up.
+const holdWindow = 16
+
+func (h *holding) waited(d time.Duration) {
+	h.decisions++
+	h.cost += (float64(d) - h.cost) / holdWindow
+}
+
+func (h *holding) communicated(saved time.Duration, s *Stats) {
+	h.reports++
+	h.gain += (float64(saved) - h.gain) / holdWindow
+	s.Saved += saved
+}
+
+func (h *holding) giveUp() bool {
+	return h.decisions >= holdWindow && h.reports >= holdWindow && h.cost > h.gain
+}
+
+// nextElastic is Next in Elastic mode.
+func (a *Agent) nextElastic(ready time.Time) Decision {
+	g := a.group
+	if a.released || g == nil {
+		return Decision{Start: ready}
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	T := a.plan.Period
+	if a.aligned {
+		g.observe(a.member, float64(ready.Sub(a.started))/float64(T), a.started)
+		if a.plan.FreeComm > 0 && a.held.giveUp() {
+			g.pace[a.member] = nil
+			a.group, a.released, a.stats.Released = nil, true, true
+			return Decision{Start: ready, Released: true}
+		}
+	}
+	v := g.virt(ready) - a.plan.Shift // virtual time since slot 0's instant
+	var d Decision
+	if !a.aligned {
+		a.aligned = true
+		a.slot = int64(v / T)
+		if v%T > 0 {
+			a.slot++
+		}
+		d = a.waitFor(ready)
+		a.stats.Padding += d.Delay
+		a.started = d.Start
+		return d
+	}
+	a.slot++
+	late := v - time.Duration(a.slot)*T
+	e := wrap(late, T)
+	if late > 0 {
+		a.slot += int64((late - e) / T) // slots already gone
+	}
+	switch {
+	case late <= 0: // early: wait for the slot
+		d = a.waitFor(ready)
+		a.stats.Padding += d.Delay
+	case e < 0: // more than half a period behind: the next slot is nearer
+		d = a.waitFor(ready)
+		d.Adjusted = true
+		a.stats.Adjustments++
+		a.stats.AdjustDelay += d.Delay
+	case e <= a.thr:
+		d = Decision{Start: ready, Late: time.Duration(math.Round(float64(e) * g.scale))}
+		if e > 0 { // a nudge: the others wait this little, so no lateness builds up
+			g.slide(d.Late)
+			a.stats.Nudges++
+		}
+	case time.Duration(g.active()-1)*e < T-e: // slide the others: cheaper than waiting
+		g.slide(time.Duration(math.Round(float64(e) * g.scale)))
+		d = Decision{Start: ready, Adjusted: true}
+		a.stats.Adjustments++
+		a.stats.Slides++
+	default: // wait for the next slot
+		a.slot++
+		d = a.waitFor(ready)
+		d.Adjusted = true
+		a.stats.Adjustments++
+		a.stats.AdjustDelay += d.Delay
+	}
+	a.started = d.Start
+	a.held.waited(d.Delay)
+	return d
+}
+
+// waitFor is the decision to start the current slot, never before ready.
+func (a *Agent) waitFor(ready time.Time) Decision {
+	start := a.group.real(a.plan.Shift + time.Duration(a.slot)*a.plan.Period)
+	if start.Before(ready) {
+		start = ready
+	}
+	return Decision{Start: start, Delay: start.Sub(ready)}
+}
+
+// elasticPhase is the phase error of a communication start at at on the
+// group's virtual clock (the plan's unified circle).
+func (a *Agent) elasticPhase(at time.Time) time.Duration {
+	g := a.group
+	if g == nil {
+		return 0
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	off := time.Duration(math.Round(float64(a.plan.CommOffset) / g.scale))
+	return wrap(g.virt(at)-a.plan.Shift-off, a.plan.Period)
+}
