@@ -7,6 +7,8 @@ import (
 	"slices"
 
 	"github.com/orrery/orrery/engine/link"
+
+	"github.com/orrery/orrery/engine/profile"
 )
 
 // Policy decides what happens to loops in the affinity graph.
@@ -93,13 +95,35 @@ func (e *InconsistentError) Unwrap() error { return ErrInconsistent }
 type Link struct {
 	Jobs     []int // job indices, strictly increasing, at least two
 	Capacity int32 // in demand units
+	// Profiles optionally gives the jobs' demand on this link, in Jobs
+	// order, each on its job's period (a job's traffic differs from link to
+	// link: an all-to-all puts more on a rack's uplink than on a server's
+	// link). nil means the jobs' own profiles.
+	Profiles []profile.Profile
 }
 
-// Group is a vertex of the merged graph: links that carry the same jobs.
+// Group is a vertex of the merged graph: links that carry the same jobs with
+// the same demands.
 type Group struct {
-	Jobs     []int // job indices, strictly increasing
-	Capacity int32 // the smallest capacity among Links: the one optimized
-	Links    []int // indices of the member links, increasing
+	Jobs     []int             // job indices, strictly increasing
+	Capacity int32             // the smallest capacity among Links: the one optimized
+	Links    []int             // indices of the member links, increasing
+	Profiles []profile.Profile // the links' Profiles (nil: the jobs' own)
+}
+
+// profile returns the demand of the group's i-th job, whose own profile is
+// own.
+func (g Group) profile(i int, own profile.Profile) profile.Profile {
+	if g.Profiles != nil {
+		return g.Profiles[i]
+	}
+	return own
+}
+
+func sameDemand(a, b []profile.Profile) bool {
+	return slices.EqualFunc(a, b, func(x, y profile.Profile) bool {
+		return x.Period == y.Period && slices.Equal(x.Demand, y.Demand)
+	})
 }
 
 // Graph is an affinity graph after merging.
@@ -124,6 +148,9 @@ func Build(jobs int, links []Link, policy Policy) (Graph, error) {
 		if l.Capacity < 1 {
 			return Graph{}, fmt.Errorf("%w: link %d: capacity %d", ErrInvalid, i, l.Capacity)
 		}
+		if l.Profiles != nil && len(l.Profiles) != len(l.Jobs) {
+			return Graph{}, fmt.Errorf("%w: link %d: %d profiles for %d jobs", ErrInvalid, i, len(l.Profiles), len(l.Jobs))
+		}
 	}
 	if policy == Paper {
 		if err := loopFree(jobs, links); err != nil {
@@ -138,13 +165,21 @@ func Build(jobs int, links []Link, policy Policy) (Graph, error) {
 	slices.SortStableFunc(order, func(a, b int) int { return slices.Compare(links[a].Jobs, links[b].Jobs) })
 	for _, i := range order {
 		l := links[i]
-		if n := len(g.Groups); n > 0 && slices.Equal(g.Groups[n-1].Jobs, l.Jobs) {
-			last := &g.Groups[n-1]
-			last.Links = append(last.Links, i)
-			last.Capacity = min(last.Capacity, l.Capacity)
+		// Links with the same jobs are adjacent; merge with the one of the
+		// same demands, if any.
+		k := len(g.Groups) - 1
+		for ; k >= 0 && slices.Equal(g.Groups[k].Jobs, l.Jobs); k-- {
+			if sameDemand(g.Groups[k].Profiles, l.Profiles) {
+				break
+			}
+		}
+		if k >= 0 && slices.Equal(g.Groups[k].Jobs, l.Jobs) {
+			gr := &g.Groups[k]
+			gr.Links = append(gr.Links, i)
+			gr.Capacity = min(gr.Capacity, l.Capacity)
 			continue
 		}
-		g.Groups = append(g.Groups, Group{Jobs: l.Jobs, Capacity: l.Capacity, Links: []int{i}})
+		g.Groups = append(g.Groups, Group{Jobs: l.Jobs, Capacity: l.Capacity, Links: []int{i}, Profiles: l.Profiles})
 	}
 	// Process groups in the order of their first link, as given.
 	slices.SortFunc(g.Groups, func(a, b Group) int { return cmp.Compare(a.Links[0], b.Links[0]) })

@@ -124,9 +124,18 @@ func validate(g Graph, jobs []profile.Profile, opt []Optimum) error {
 		if len(opt[gi].Shifts) != len(gr.Jobs) {
 			return fmt.Errorf("%w: group %d has %d jobs, its optimum %d shifts", ErrInvalid, gi, len(gr.Jobs), len(opt[gi].Shifts))
 		}
-		for _, j := range gr.Jobs {
+		for i, j := range gr.Jobs {
 			if j < 0 || j >= g.Jobs {
 				return fmt.Errorf("%w: group %d: job %d of %d", ErrInvalid, gi, j, g.Jobs)
+			}
+			if gr.Profiles == nil {
+				continue
+			}
+			if i >= len(gr.Profiles) {
+				return fmt.Errorf("%w: group %d: %d profiles for %d jobs", ErrInvalid, gi, len(gr.Profiles), len(gr.Jobs))
+			}
+			if p := gr.Profiles[i]; p.Period != jobs[j].Period || p.Validate() != nil {
+				return fmt.Errorf("%w: group %d: job %d's demand on its links is not a valid profile of its period %d", ErrInvalid, gi, j, jobs[j].Period)
 			}
 		}
 		if len(gr.Links) == 0 {
@@ -136,7 +145,7 @@ func validate(g Graph, jobs []profile.Profile, opt []Optimum) error {
 			if li < 0 || li >= len(g.Links) {
 				return fmt.Errorf("%w: group %d: link %d of %d", ErrInvalid, gi, li, len(g.Links))
 			}
-			if l := g.Links[li]; l.Capacity < gr.Capacity || !slices.Equal(l.Jobs, gr.Jobs) {
+			if l := g.Links[li]; l.Capacity < gr.Capacity || !slices.Equal(l.Jobs, gr.Jobs) || !sameDemand(l.Profiles, gr.Profiles) {
 				return fmt.Errorf("%w: group %d (jobs %v, capacity %d): member link %d carries jobs %v at capacity %d", ErrInvalid, gi, gr.Jobs, gr.Capacity, li, l.Jobs, l.Capacity)
 			}
 		}
@@ -322,18 +331,25 @@ func (a *assigner) excessAt(gi int, c int32, peaks int64) (int64, error) {
 			}
 		}
 	}
-	return a.evaluate(a.g.Groups[gi].Jobs, c, a.shift)
+	return a.evaluate(gi, c, a.shift)
 }
 
-// evaluate returns the excess at capacity c of the jobs on at the shifts t
-// (indexed by job, each in [0, T_j)). Exact mode evaluates with the link
+// demands loads a.ps with the demands of group gi's jobs on its links.
+func (a *assigner) demands(gi int) {
+	gr := a.g.Groups[gi]
+	a.ps = a.ps[:0]
+	for i, j := range gr.Jobs {
+		a.ps = append(a.ps, gr.profile(i, a.jobs[j]))
+	}
+}
+
+// evaluate returns the excess at capacity c of group gi's jobs at the shifts
+// t (indexed by job, each in [0, T_j)). Exact mode evaluates with the link
 // workspace, whose buffers outlive the call: a check per cycle and per
 // scored link allocates nothing in steady state.
-func (a *assigner) evaluate(on []int, c int32, t []int) (int64, error) {
-	a.ps = a.ps[:0]
-	for _, j := range on {
-		a.ps = append(a.ps, a.jobs[j])
-	}
+func (a *assigner) evaluate(gi int, c int32, t []int) (int64, error) {
+	on := a.g.Groups[gi].Jobs
+	a.demands(gi)
 	sh := a.gather(t, on)
 	if a.lopt.Mode == link.Exact {
 		e, n, err := a.w.Evaluate(link.Problem{Jobs: a.ps, Capacity: c}, a.lopt, sh)
@@ -351,14 +367,11 @@ func (a *assigner) evaluate(on []int, c int32, t []int) (int64, error) {
 	return e, nil
 }
 
-// reset prepares chk for the link carrying the given jobs at capacity c.
-func (a *assigner) reset(chk *link.Checker, on []int, c int32) error {
-	a.ps = a.ps[:0]
-	for _, j := range on {
-		a.ps = append(a.ps, a.jobs[j])
-	}
+// reset prepares chk for group gi's link at capacity c.
+func (a *assigner) reset(chk *link.Checker, gi int, c int32) error {
+	a.demands(gi)
 	if err := chk.Reset(link.Problem{Jobs: a.ps, Capacity: c}, a.lopt); err != nil {
-		return fmt.Errorf("affinity: link of jobs %v: %w", on, err)
+		return fmt.Errorf("affinity: link of jobs %v: %w", a.g.Groups[gi].Jobs, err)
 	}
 	return nil
 }

@@ -45,8 +45,12 @@ func (a *assigner) constrain() error {
 	var caps []int32
 	for gi, gr := range a.g.Groups {
 		var peaks int64
-		for _, j := range gr.Jobs {
-			peaks += int64(peak[j])
+		for i, j := range gr.Jobs {
+			if gr.Profiles != nil {
+				peaks += int64(gr.Profiles[i].Peak())
+			} else {
+				peaks += int64(peak[j])
+			}
 		}
 		a.peaks[gi] = peaks
 		caps = caps[:0]
@@ -190,10 +194,7 @@ func (a *assigner) optimize(c *constraint) error {
 	if c.target >= 0 {
 		return nil
 	}
-	a.ps = a.ps[:0]
-	for _, j := range c.jobs {
-		a.ps = append(a.ps, a.jobs[j])
-	}
+	a.demands(c.group)
 	res, err := a.w.Search(a.effort.ctx, link.Problem{Jobs: a.ps, Capacity: c.capacity}, a.lopt, nil)
 	if err != nil {
 		return fmt.Errorf("affinity: link of jobs %v at capacity %d: %w", c.jobs, c.capacity, err)
@@ -207,7 +208,7 @@ func (a *assigner) optimize(c *constraint) error {
 // Exact mode, the link's excess there (-1 in Paper mode).
 func (a *assigner) check(c *constraint, t []int) (bool, int64, error) {
 	if a.lopt.Mode == link.Exact {
-		e, err := a.evaluate(c.jobs, c.capacity, t)
+		e, err := a.evaluate(c.group, c.capacity, t)
 		if err != nil || e == 0 {
 			return err == nil, e, err // no excess is optimal at any capacity
 		}
@@ -219,7 +220,7 @@ func (a *assigner) check(c *constraint, t []int) (bool, int64, error) {
 	chk := c.chk
 	if chk == nil {
 		chk = &a.chk
-		if err := a.reset(chk, c.jobs, c.capacity); err != nil {
+		if err := a.reset(chk, c.group, c.capacity); err != nil {
 			return false, 0, err
 		}
 	}
@@ -284,7 +285,7 @@ func (a *assigner) prepare(c *constraint) error {
 		return err
 	}
 	if len(c.jobs) == 2 {
-		if err := a.reset(&a.chk, c.jobs, c.capacity); err != nil {
+		if err := a.reset(&a.chk, c.group, c.capacity); err != nil {
 			return err
 		}
 		scan := a.chk.Scan(nil, []int{0, 0}, 1)
@@ -301,7 +302,7 @@ func (a *assigner) prepare(c *constraint) error {
 		return nil
 	}
 	c.chk = new(link.Checker)
-	if err := a.reset(c.chk, c.jobs, c.capacity); err != nil {
+	if err := a.reset(c.chk, c.group, c.capacity); err != nil {
 		return err
 	}
 	for i, j := range c.jobs {

@@ -58,7 +58,7 @@ func (a *assigner) fallback(comp component, policy Policy) error {
 		}
 		if policy != Reoptimize {
 			if e < 0 { // Paper mode: the sampled excess
-				if e, err = a.evaluate(gr.Jobs, gr.Capacity, a.shift); err != nil {
+				if e, err = a.evaluate(gi, gr.Capacity, a.shift); err != nil {
 					return err
 				}
 			}
@@ -79,7 +79,7 @@ func (a *assigner) reach(gi, j int, placed []bool) error {
 	ps := make([]profile.Profile, len(gr.Jobs))
 	n := 0
 	for i, k := range gr.Jobs {
-		ps[i], fixed[i] = a.jobs[k], -1
+		ps[i], fixed[i] = gr.profile(i, a.jobs[k]), -1
 		if placed[k] {
 			fixed[i] = a.shift[k]
 			n++

@@ -60,6 +60,12 @@ type Link struct {
 // (indices into the links), nil for a job that crosses none.
 type Candidate struct {
 	Paths [][]int
+	// Profiles optionally gives a job's demand link by link, where it
+	// differs from its profile (an all-to-all across racks puts more on
+	// the uplinks than on a server's link): Profiles[j][k] is job j's
+	// demand on link Paths[j][k], a profile of job j's period. A nil
+	// Profiles or Profiles[j], or a zero Profile, means the job's profile.
+	Profiles [][]profile.Profile
 }
 
 // Options configure Rank. The zero value is the paper's metric (mean),
@@ -128,6 +134,7 @@ type Ranking struct {
 // problem is a distinct link problem: jobs, capacity and period grid.
 type problem struct {
 	jobs     []int
+	profiles []profile.Profile // the jobs' demands on the link; nil: their profiles
 	capacity int32
 	grid     int
 }
@@ -229,8 +236,9 @@ type planned struct {
 func plan(jobs []profile.Profile, links []Link, cands []Candidate, opt Options, outs []Outcome) (planned, error) {
 	pl := planned{graphs: make([]affinity.Graph, len(cands)), linkIndex: make([][]int, len(cands)), groupProb: make([][]int, len(cands))}
 	index := map[string]int{}
+	demands := map[string]int{} // distinct per-link demands, for problem keys
 	for c, cand := range cands {
-		shared, err := sharedLinks(len(jobs), links, cand)
+		shared, err := sharedLinks(jobs, links, cand)
 		if err != nil {
 			return planned{}, fmt.Errorf("candidate %d: %w", c, err)
 		}
@@ -250,12 +258,12 @@ func plan(jobs []profile.Profile, links []Link, cands []Candidate, opt Options, 
 		}
 		pl.graphs[c], pl.linkIndex[c], outs[c].Grid = g, shared.index, grid
 		for _, gr := range g.Groups {
-			key := problemKey(gr.Jobs, gr.Capacity, grid)
+			key := problemKey(gr.Jobs, gr.Profiles, demands, gr.Capacity, grid)
 			id, ok := index[key]
 			if !ok {
 				id = len(pl.probs)
 				index[key] = id
-				pl.probs = append(pl.probs, problem{gr.Jobs, gr.Capacity, grid})
+				pl.probs = append(pl.probs, problem{jobs: gr.Jobs, profiles: gr.Profiles, capacity: gr.Capacity, grid: grid})
 			}
 			pl.groupProb[c] = append(pl.groupProb[c], id)
 		}
@@ -281,7 +289,11 @@ func (ws *Workspace) solve(ctx context.Context, jobs []profile.Profile, probs []
 		pr := probs[i]
 		ps := make([]profile.Profile, len(pr.jobs))
 		for k, j := range pr.jobs {
-			ps[k] = pad(jobs[j], pr.grid)
+			ps[k] = jobs[j]
+			if pr.profiles != nil {
+				ps[k] = pr.profiles[k]
+			}
+			ps[k] = pad(ps[k], pr.grid)
 		}
 		var key uint64
 		if limit > 0 {
@@ -327,10 +339,7 @@ func (ws *Workspace) assign(ctx context.Context, jobs []profile.Profile, pl plan
 		}
 		ps := jobs
 		if grid > 1 {
-			ps = make([]profile.Profile, len(jobs))
-			for j, p := range jobs {
-				ps[j] = pad(p, grid)
-			}
+			ps, g = padGraph(jobs, g, grid)
 		}
 		a, err := affinity.Assign(ctx, w, g, ps, opts, lopt, opt.Loops)
 		if err != nil {
@@ -400,12 +409,24 @@ type shared struct {
 	index []int // shared link -> link index
 }
 
-func sharedLinks(njobs int, links []Link, cand Candidate) (shared, error) {
+func sharedLinks(jobs []profile.Profile, links []Link, cand Candidate) (shared, error) {
+	njobs := len(jobs)
 	if len(cand.Paths) > njobs {
 		return shared{}, fmt.Errorf("%w: paths for %d jobs, there are %d", ErrInvalid, len(cand.Paths), njobs)
 	}
+	if len(cand.Profiles) > len(cand.Paths) {
+		return shared{}, fmt.Errorf("%w: per-link profiles for %d jobs, paths for %d", ErrInvalid, len(cand.Profiles), len(cand.Paths))
+	}
 	on := make([][]int, len(links))
+	demand := make([][]profile.Profile, len(links)) // on link li: per job of on[li]
 	for j, path := range cand.Paths {
+		var per []profile.Profile
+		if j < len(cand.Profiles) && cand.Profiles[j] != nil {
+			per = cand.Profiles[j]
+			if len(per) != len(path) {
+				return shared{}, fmt.Errorf("%w: job %d: %d per-link profiles for %d links", ErrInvalid, j, len(per), len(path))
+			}
+		}
 		for k, li := range path {
 			if li < 0 || li >= len(links) {
 				return shared{}, fmt.Errorf("%w: job %d crosses link %d, there are %d", ErrInvalid, j, li, len(links))
@@ -414,22 +435,53 @@ func sharedLinks(njobs int, links []Link, cand Candidate) (shared, error) {
 				return shared{}, fmt.Errorf("%w: job %d crosses link %d twice", ErrInvalid, j, li)
 			}
 			on[li] = append(on[li], j) // j increases: sorted
+			d := jobs[j]
+			if per != nil && per[k].Period != 0 {
+				if per[k].Period != jobs[j].Period {
+					return shared{}, fmt.Errorf("%w: job %d: its profile on link %d has period %d, its own %d", ErrInvalid, j, li, per[k].Period, jobs[j].Period)
+				}
+				if err := per[k].Validate(); err != nil {
+					return shared{}, fmt.Errorf("%w: job %d: its profile on link %d: %w", ErrInvalid, j, li, err)
+				}
+				d = per[k]
+			}
+			demand[li] = append(demand[li], d)
 		}
 	}
 	var s shared
 	for li, js := range on {
-		if len(js) > 1 {
-			s.links = append(s.links, affinity.Link{Jobs: js, Capacity: links[li].Capacity})
-			s.index = append(s.index, li)
+		if len(js) < 2 {
+			continue
 		}
+		l := affinity.Link{Jobs: js, Capacity: links[li].Capacity}
+		for k, j := range js {
+			if !slices.Equal(demand[li][k].Demand, jobs[j].Demand) {
+				l.Profiles = demand[li] // some job's demand here is not its own
+				break
+			}
+		}
+		s.links = append(s.links, l)
+		s.index = append(s.index, li)
 	}
 	return s, nil
 }
 
-func problemKey(jobs []int, capacity int32, grid int) string {
+// problemKey names a link problem; demands interns the distinct per-link
+// profiles (their index stands for them in the key).
+func problemKey(jobs []int, profiles []profile.Profile, demands map[string]int, capacity int32, grid int) string {
 	var b strings.Builder
-	for _, j := range jobs {
+	for k, j := range jobs {
 		b.WriteString(strconv.Itoa(j))
+		if profiles != nil {
+			d := demandKey(profiles[k])
+			id, ok := demands[d]
+			if !ok {
+				id = len(demands)
+				demands[d] = id
+			}
+			b.WriteByte(':')
+			b.WriteString(strconv.Itoa(id))
+		}
 		b.WriteByte(',')
 	}
 	b.WriteByte('@')
@@ -480,6 +532,43 @@ func gridOf(jobs []profile.Profile, groups []affinity.Group, lo link.Options) (i
 }
 
 func roundUp(t, g int) int { return (t + g - 1) / g * g }
+
+// demandKey is a profile's demand as a map key.
+func demandKey(p profile.Profile) string {
+	b := make([]byte, 0, 4*len(p.Demand))
+	for _, v := range p.Demand {
+		b = append(b, byte(v), byte(v>>8), byte(v>>16), byte(v>>24))
+	}
+	return string(b)
+}
+
+// padGraph pads the jobs' profiles, and the links' and groups' per-link
+// demands, to the grid.
+func padGraph(jobs []profile.Profile, g affinity.Graph, grid int) ([]profile.Profile, affinity.Graph) {
+	ps := make([]profile.Profile, len(jobs))
+	for j, p := range jobs {
+		ps[j] = pad(p, grid)
+	}
+	padAll := func(in []profile.Profile) []profile.Profile {
+		if in == nil {
+			return nil
+		}
+		out := make([]profile.Profile, len(in))
+		for k, p := range in {
+			out[k] = pad(p, grid)
+		}
+		return out
+	}
+	g.Groups = slices.Clone(g.Groups)
+	for i, gr := range g.Groups {
+		g.Groups[i].Profiles = padAll(gr.Profiles)
+	}
+	g.Links = slices.Clone(g.Links)
+	for i, l := range g.Links {
+		g.Links[i].Profiles = padAll(l.Profiles)
+	}
+	return ps, g
+}
 
 // pad extends p with idle ticks to a whole multiple of grid.
 func pad(p profile.Profile, grid int) profile.Profile {

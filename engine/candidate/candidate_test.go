@@ -275,3 +275,60 @@ func TestDiscardedStatus(t *testing.T) {
 		t.Fatal("no candidate was discarded: the test checks nothing")
 	}
 }
+
+// A job's demand can differ from link to link (Candidate.Profiles): two
+// jobs that overflow a link at their own profiles fit it at their demands
+// there, and links of the same jobs with different demands are optimized
+// apart.
+func TestPerLinkProfiles(t *testing.T) {
+	own := profile.Profile{Period: 4, Demand: []int32{30, 30, 30, 0}}
+	half := profile.Profile{Period: 4, Demand: []int32{15, 15, 15, 0}}
+	jobs := []profile.Profile{own, own}
+	links := []Link{{Capacity: 40}, {Capacity: 40}}
+	both := [][]int{{0, 1}, {0, 1}}
+	plain, err := Rank(context.Background(), jobs, links, []Candidate{{Paths: both}}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Link 1 carries half of each job's traffic: it fits at any shift.
+	per := [][]profile.Profile{{{}, half}, {{}, half}}
+	r, err := Rank(context.Background(), jobs, links, []Candidate{{Paths: both, Profiles: per}}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	po, ro := plain.Outcomes[0], r.Outcomes[0]
+	if len(po.Links) != 2 || po.Links[1].Score >= 1 || ro.Links[0].Score != po.Links[0].Score || ro.Links[1].Score != 1 {
+		t.Fatalf("own profiles: %+v; per link: %+v", po.Links, ro.Links)
+	}
+	if r.Searches != 2 || plain.Searches != 1 {
+		t.Fatalf("searches: %d with per-link demands (want 2), %d without (want 1)", r.Searches, plain.Searches)
+	}
+	for _, bad := range [][][]profile.Profile{
+		{{half}}, // one profile for two links
+		{{{}, {Period: 3, Demand: []int32{1, 1, 1}}}}, // another period
+		{{{}, half}, {{}, half}, {{}, half}},          // more jobs than paths
+	} {
+		if _, err := Rank(context.Background(), jobs, links, []Candidate{{Paths: both, Profiles: bad}}, Options{}); !errors.Is(err, ErrInvalid) {
+			t.Errorf("%v: err %v", bad, err)
+		}
+	}
+}
+
+// Per-link demands on periods rounded to a common grid: the links' and the
+// groups' demands are padded alike (Assign checks they agree).
+func TestPerLinkProfilesRounded(t *testing.T) {
+	a := profile.Profile{Period: 5, Demand: []int32{30, 30, 0, 0, 0}}
+	b := profile.Profile{Period: 7, Demand: []int32{30, 30, 30, 0, 0, 0, 0}}
+	ha := profile.Profile{Period: 5, Demand: []int32{15, 15, 0, 0, 0}}
+	hb := profile.Profile{Period: 7, Demand: []int32{15, 15, 15, 0, 0, 0, 0}}
+	opt := Options{Link: link.Options{Circle: circle.Options{MaxPerimeter: 16, Round: true}}}
+	cand := Candidate{Paths: [][]int{{0, 1}, {0, 1}}, Profiles: [][]profile.Profile{{{}, ha}, {{}, hb}}}
+	r, err := Rank(context.Background(), []profile.Profile{a, b}, []Link{{Capacity: 40}, {Capacity: 40}}, []Candidate{cand}, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := r.Outcomes[0]
+	if o.Err != nil || o.Grid < 2 || len(o.Links) != 2 || o.Links[1].Score != 1 {
+		t.Fatalf("%+v", o)
+	}
+}
