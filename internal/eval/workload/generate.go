@@ -1,7 +1,9 @@
 package workload
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"math"
 	"math/rand/v2"
 	"time"
@@ -190,4 +192,72 @@ func (cfg Config) normalize() (Config, error) {
 		}
 	}
 	return cfg, nil
+}
+
+// Dynamic configures [GenerateDynamic]: the paper's dynamic trace, a new
+// set of jobs arriving into a busy cluster.
+type Dynamic struct {
+	// Base is the background, a Poisson trace as [Generate] draws it (its
+	// Load 0 means 0.9): it keeps the cluster busy, and its arrivals and
+	// departures fragment the free servers as a scheduler's history does.
+	Base Config
+	// Arrive lists the models that arrive, in order; nil means DLRM,
+	// ResNet50, DLRM, ResNet50 (the paper's Fig. 13).
+	Arrive []string
+	// GPUs is each arriving job's GPU count; 0 means 3 (Fig. 16's).
+	GPUs int
+	// Every is the time between arrivals; 0 means 30 s. The first arrives
+	// with the background's middle job, when the cluster is busy.
+	Every time.Duration
+}
+
+// GenerateDynamic returns a dynamic trace, deterministic in d: the
+// background, then the Arrive jobs (batch: the middle of their
+// BatchChoices; iterations drawn like the others), sorted by arrival.
+func GenerateDynamic(d Dynamic) ([]Job, error) {
+	if d.Arrive == nil {
+		d.Arrive = []string{"DLRM", "ResNet50", "DLRM", "ResNet50"}
+	}
+	if d.GPUs == 0 {
+		d.GPUs = 3
+	}
+	if d.Every == 0 {
+		d.Every = 30 * time.Second
+	}
+	if d.Base.Load == 0 {
+		d.Base.Load = 0.9
+	}
+	switch {
+	case d.GPUs < 1 || d.GPUs > d.Base.ClusterGPUs:
+		return nil, fmt.Errorf("%w: arriving jobs of %d GPUs on %d", ErrInvalid, d.GPUs, d.Base.ClusterGPUs)
+	case d.Every < 0 || d.Every > maxArrival/time.Duration(2*len(d.Arrive)+2):
+		return nil, fmt.Errorf("%w: arrivals every %v", ErrInvalid, d.Every)
+	}
+	jobs, err := Generate(d.Base)
+	if err != nil {
+		return nil, err
+	}
+	c, _ := d.Base.normalize() // validated by Generate
+	start := jobs[len(jobs)/2].Arrival
+	if start > maxArrival/2 {
+		return nil, fmt.Errorf("%w: the background runs past %v", ErrInvalid, maxArrival/2)
+	}
+	rng := rand.New(rand.NewPCG(c.Seed, 0xd1a))
+	for k, name := range d.Arrive {
+		m, err := Lookup(name)
+		if err != nil {
+			return nil, err
+		}
+		if Servers(d.GPUs, c.GPUsPerServer) < m.MinServers {
+			return nil, fmt.Errorf("%w: %s needs %d servers, %d GPUs take %d", ErrInvalid, name, m.MinServers, d.GPUs, Servers(d.GPUs, c.GPUsPerServer))
+		}
+		bs := m.BatchChoices()
+		jobs = append(jobs, Job{Model: name, GPUs: d.GPUs, Batch: bs[len(bs)/2],
+			Iterations: c.MinIterations + rng.IntN(c.MaxIterations-c.MinIterations+1), Arrival: start + time.Duration(k)*d.Every})
+	}
+	slices.SortStableFunc(jobs, func(a, b Job) int { return cmp.Compare(a.Arrival, b.Arrival) })
+	for i := range jobs {
+		jobs[i].ID = i
+	}
+	return jobs, nil
 }

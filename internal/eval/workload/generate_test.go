@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"testing"
+	"time"
 )
 
 func TestGenerateDeterministic(t *testing.T) {
@@ -109,4 +110,54 @@ func TestBatchChoices(t *testing.T) {
 	if got := x.BatchChoices(); !slices.Equal(got, []int{4, 13, 23, 32}) {
 		t.Fatalf("%v", got)
 	}
+}
+
+// The dynamic trace: a Poisson background, and the arriving jobs from its
+// middle job's arrival on, in order, every 30 s; deterministic in the seed.
+func TestGenerateDynamic(t *testing.T) {
+	d := Dynamic{Base: Config{Jobs: 20, ClusterGPUs: 24, Seed: 3}}
+	jobs, err := GenerateDynamic(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bg, _ := Generate(Config{Jobs: 20, Load: 0.9, ClusterGPUs: 24, Seed: 3})
+	if len(jobs) != 24 {
+		t.Fatalf("%d jobs", len(jobs))
+	}
+	var arrived []Job
+	for i, j := range jobs {
+		if j.ID != i || (i > 0 && j.Arrival < jobs[i-1].Arrival) {
+			t.Fatalf("job %d: %+v", i, j)
+		}
+		if j.GPUs == 3 && (j.Model == "DLRM" || j.Model == "ResNet50") && j.Batch == lookupModel(t, j.Model).BatchChoices()[2] {
+			arrived = append(arrived, j)
+		}
+	}
+	start := bg[10].Arrival
+	if len(arrived) < 4 || arrived[len(arrived)-4].Arrival != start || arrived[len(arrived)-1].Arrival != start+90*time.Second {
+		t.Fatalf("arrivals %+v (the background's middle job at %v)", arrived, start)
+	}
+	again, _ := GenerateDynamic(d)
+	if !slices.Equal(jobs, again) {
+		t.Fatal("not deterministic")
+	}
+	for _, bad := range []Dynamic{
+		{Base: Config{ClusterGPUs: 24}, GPUs: 30},
+		{Base: Config{ClusterGPUs: 24}, Arrive: []string{"AlexNet"}},
+		{Base: Config{ClusterGPUs: 24}, Arrive: []string{"DLRM"}, GPUs: 1},
+		{Base: Config{ClusterGPUs: 24}, Every: -1},
+		{Base: Config{}},
+	} {
+		if _, err := GenerateDynamic(bad); err == nil {
+			t.Errorf("%+v: no error", bad)
+		}
+	}
+}
+
+func lookupModel(t *testing.T, name string) Model {
+	m, err := Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }

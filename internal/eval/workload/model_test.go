@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"reflect"
 	"testing"
 	"time"
 
@@ -134,7 +135,7 @@ func TestBatchScaling(t *testing.T) {
 	lo := steps(t, "VGG16", 512, 2)
 	ref := steps(t, "VGG16", 1400, 2)
 	want := time.Duration(math.Round(float64(141*time.Millisecond) * (0.2 + 0.8*512.0/1400)))
-	if lo[0].Compute != want || lo[1] != ref[1] {
+	if lo[0].Compute != want || !reflect.DeepEqual(lo[1], ref[1]) {
 		t.Fatalf("batch 512: %+v, want compute %v and the same all-reduce", lo, want)
 	}
 	m, _ := Lookup("VGG16")
@@ -209,6 +210,48 @@ func TestModelParallelPeriods(t *testing.T) {
 		st := steps(t, tc.name, m.RefBatch, tc.servers)
 		if p := Period(st); p != tc.period || len(st) != tc.phases {
 			t.Errorf("%s: period %v with %d phases, want %v with %d", tc.name, p, len(st), tc.period, tc.phases)
+		}
+	}
+}
+
+// GPT-3 on 8 servers runs its hybrid layout: six Up phases of tensor
+// all-reduces (pairs), pipeline sends (stage to stage) and a data-parallel
+// all-reduce (replicas), about 3 s; on 2 servers its tensor-parallel one.
+func TestGPT3Hybrid(t *testing.T) {
+	st := steps(t, "GPT3", 32, 8)
+	var comm []Step
+	for _, s := range st {
+		if s.Pattern != Compute {
+			comm = append(comm, s)
+		}
+	}
+	if len(comm) != 6 {
+		t.Fatalf("%d communication phases, want 6", len(comm))
+	}
+	want := map[Pattern][][]int{
+		Ring:  {{0, 1}, {2, 3}, {4, 5}, {6, 7}},
+		Chain: {{0, 2}, {1, 3}, {4, 6}, {5, 7}},
+	}
+	for i, s := range comm[:5] {
+		if !reflect.DeepEqual(s.Groups, want[s.Pattern]) {
+			t.Errorf("phase %d (%v): groups %v", i, s.Pattern, s.Groups)
+		}
+	}
+	if dp := comm[5]; dp.Pattern != Ring || !reflect.DeepEqual(dp.Groups, [][]int{{0, 4}, {1, 5}, {2, 6}, {3, 7}}) {
+		t.Errorf("data-parallel phase %+v", dp)
+	}
+	if p := Period(st); p < 2800*time.Millisecond || p > 3100*time.Millisecond {
+		t.Errorf("iteration %v, the paper's ~3 s", p)
+	}
+	// 12 servers: three replicas, a longer data-parallel ring.
+	st12 := steps(t, "GPT3", 32, 12)
+	if g := st12[len(st12)-1].Groups; len(g) != 4 || len(g[0]) != 3 {
+		t.Errorf("12 servers: data groups %v", g)
+	}
+	// 2 and 6 servers: the tensor-parallel layout over all servers.
+	for _, n := range []int{2, 6} {
+		if s := steps(t, "GPT3", 32, n); len(s) != 3 || s[0].Groups != nil {
+			t.Errorf("%d servers: %+v", n, s)
 		}
 	}
 }
