@@ -3,9 +3,9 @@ package workload
 import (
 	"cmp"
 	"fmt"
-	"slices"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"time"
 )
 
