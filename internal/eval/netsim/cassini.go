@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/orrery/orrery/engine/agent"
@@ -18,14 +19,18 @@ import (
 type planned struct {
 	order []*jobRun
 	out   candidate.Outcome
+	// periods and shifts are each job's, in ticks: the outcome's on its
+	// grid, unless the hold gate locked a link's jobs to other periods.
+	periods, shifts []int
 }
 
 // group is a shared link of the current plan, for drift sampling.
 type group struct {
 	jobs     []*jobRun
-	padded   []profile.Profile // the jobs' profiles padded to the plan's grid
+	padded   []profile.Profile // the jobs' demands on the link, padded to their planned periods
+	shifts   []int             // the jobs' planned shifts, ticks
 	capacity int32
-	planned  float64
+	planned  float64 // the planned score
 }
 
 func (s *sim) linkOptions(round bool) link.Options {
@@ -38,34 +43,32 @@ func (s *sim) units(gbps float64) int32 {
 	return int32(min(s.quantum.Units(gbps*profile.Gbps), math.MaxInt32))
 }
 
-// rank ranks cands for j, as CASSINI's Algorithm 2, with the running jobs
-// whose shifts a candidate can touch: every job in a connected component of
-// the running jobs' affinity graph (jobs linked by the links they share)
-// that crosses a link some candidate uses. The other components keep their
-// shifts; their links are the same in every candidate. The new job's
-// profile depends on its servers (it is timed alone on them), so candidates
-// with the same profile are ranked together and the best of all wins (ties:
-// the earlier candidate).
-func (s *sim) rank(j *jobRun, cands []alloc) (int, *planned, error) {
-	ls := make([]layout, len(cands))
+// rank ranks the joint candidates cands for the jobs js (cands[c][k] places
+// js[k]), as CASSINI's Algorithm 2, with the running jobs whose shifts a
+// candidate can touch: every job in a connected component of the running
+// jobs' affinity graph (jobs linked by the links they share) that crosses a
+// link some candidate uses. The other components keep their shifts; their
+// links are the same in every candidate. A job's profile depends on its
+// servers (it is timed alone on them), so candidates that give the new jobs
+// the same profiles are ranked together and the best of all wins (ties: the
+// earlier candidate).
+func (s *sim) rank(js []*jobRun, cands [][]alloc) (int, *planned, error) {
+	ls := make([][]layout, len(cands))
 	touched := map[int]bool{}
-	for c, a := range cands {
-		l, err := s.layout(j.model, j.job.Batch, a.servers)
-		if err != nil {
-			return 0, nil, fmt.Errorf("job %d: %w", j.job.ID, err)
-		}
-		ls[c] = l
-		for _, li := range l.links {
-			touched[li] = true
+	for c, cand := range cands {
+		for k, a := range cand {
+			l, err := s.layout(js[k].model, js[k].job.Batch, a.servers)
+			if err != nil {
+				return 0, nil, fmt.Errorf("job %d: %w", js[k].job.ID, err)
+			}
+			ls[c] = append(ls[c], l)
+			for _, li := range l.links {
+				touched[li] = true
+			}
 		}
 	}
-	order := append(s.neighbours(touched), j)
-	n := len(order) - 1
-	base := make([][]int, n+1)
-	profiles := make([]profile.Profile, n+1)
-	for i, r := range order[:n] {
-		profiles[i], base[i] = r.prof, r.links
-	}
+	order := append(s.neighbours(touched), js...)
+	n := len(order) - len(js)
 	links := make([]candidate.Link, len(s.topo.Links))
 	for i, l := range s.topo.Links {
 		links[i] = candidate.Link{Capacity: s.units(l.Gbps)}
@@ -76,15 +79,21 @@ func (s *sim) rank(j *jobRun, cands []alloc) (int, *planned, error) {
 		Aggregate: s.cfg.Cassini.Aggregate,
 		Workers:   s.cfg.Cassini.Workers,
 	}
-	type cand struct {
-		prof  profile.Profile
-		paths [][]int
+	profiles := make([]profile.Profile, len(order))
+	paths := make([][][]int, len(cands))
+	perLink := make([][][]profile.Profile, len(cands))
+	for c := range cands {
+		paths[c] = make([][]int, len(order))
+		perLink[c] = make([][]profile.Profile, len(order))
+		for i, r := range order[:n] {
+			profiles[i], paths[c][i], perLink[c][i] = r.prof, r.links, r.linkProf
+		}
+		for k, l := range ls[c] {
+			paths[c][n+k], perLink[c][n+k] = l.links, l.linkProf
+		}
 	}
-	cs := make([]cand, len(cands))
-	for c, l := range ls {
-		paths := slices.Clone(base)
-		paths[n] = l.links
-		cs[c] = cand{l.prof, paths}
+	sameProfiles := func(c, d int) bool {
+		return slices.EqualFunc(ls[c], ls[d], func(a, b layout) bool { return slices.Equal(a.prof.Demand, b.prof.Demand) })
 	}
 	best, score := -1, math.Inf(-1)
 	var out candidate.Outcome
@@ -96,21 +105,29 @@ func (s *sim) rank(j *jobRun, cands []alloc) (int, *planned, error) {
 		var idx []int
 		var group []candidate.Candidate
 		for d := c; d < len(cands); d++ {
-			if !done[d] && slices.Equal(cs[d].prof.Demand, cs[c].prof.Demand) {
+			if !done[d] && sameProfiles(c, d) {
 				done[d] = true
 				idx = append(idx, d)
-				group = append(group, candidate.Candidate{Paths: cs[d].paths})
+				group = append(group, candidate.Candidate{Paths: paths[d], Profiles: perLink[d]})
 			}
 		}
-		profiles[n] = cs[c].prof
+		for k, l := range ls[c] {
+			profiles[n+k] = l.prof
+		}
 		r, err := s.ranker.Rank(s.ctx, profiles, links, group, opt)
 		if err != nil {
-			return 0, nil, fmt.Errorf("job %d: ranking: %w", j.job.ID, err)
+			return 0, nil, fmt.Errorf("jobs %v: ranking: %w", ids(js), err)
 		}
-		if r.Best >= 0 {
-			o := r.Outcomes[r.Best]
-			if o.Score > score || (o.Score == score && idx[r.Best] < best) {
-				best, score, out = idx[r.Best], o.Score, o
+		for gi, o := range r.Outcomes {
+			if o.Status == candidate.Discarded {
+				continue
+			}
+			v := o.Score
+			if s.cfg.Cassini.Rank == RankDelay {
+				v = -delay(o, ls[idx[gi]], js)
+			}
+			if v > score || (v == score && idx[gi] < best) {
+				best, score, out = idx[gi], v, o
 			}
 		}
 	}
@@ -123,12 +140,36 @@ func (s *sim) rank(j *jobRun, cands []alloc) (int, *planned, error) {
 	if out.Grid > 1 {
 		s.res.Rank.Rounded++
 	}
-	if s.cfg.Cassini.NoShifts {
+	if s.cfg.Policy == CassiniPlacement || s.cfg.Cassini.NoShifts {
 		return best, nil, nil
 	}
-	// The plan's profiles are the ranked ones; the new job's is its
+	// The plan's profiles are the ranked ones; the new jobs' are their
 	// chosen candidate's.
 	return best, &planned{order: order, out: out}, nil
+}
+
+// delay is RankDelay's cost of a candidate: the delay its shared links
+// predict, every job on a link delayed by the link's mean excess over its
+// capacity (1 - score of its iteration time, as two fully overlapped jobs
+// are), plus what each placed job loses alone on its servers (an
+// all-to-all across racks contends with itself).
+func delay(o candidate.Outcome, ls []layout, js []*jobRun) float64 {
+	var d float64
+	for _, l := range o.Links {
+		d += float64(len(l.Jobs)) * (1 - l.Score)
+	}
+	for k, l := range ls {
+		d += float64(l.alone)/float64(js[k].nominal) - 1
+	}
+	return d
+}
+
+func ids(js []*jobRun) []int {
+	out := make([]int, len(js))
+	for k, j := range js {
+		out[k] = j.job.ID
+	}
+	return out
 }
 
 // neighbours returns, by arrival, the running jobs in the connected
@@ -181,49 +222,233 @@ func sameSlots(a, b agent.Plan) bool {
 	return mod(int64(d), int64(a.Period)) == 0
 }
 
-// apply installs the chosen candidate's time shifts: every job in its
-// affinity graph gets an agent holding its shift on its padded period.
-// Within a connected component the shifts are relative, so the component's
-// reference instant is chosen where it delays the running jobs least.
-func (s *sim) apply(newJob *jobRun, p *planned) error {
+// apply installs the chosen candidate's time shifts: the jobs of the links
+// that hold (see Hold) get an agent holding their shift on their period on
+// the plan's grid, one group clock per connected component of those links;
+// the others run free.
+func (s *sim) apply(newJobs []*jobRun, p *planned) error {
 	o, order := p.out, p.order
-	tick := s.cfg.Cassini.Tick
 	grid := max(o.Grid, 1)
-	k := len(order)
-	parent, find := disjointSets(k)
-	// A link binds its jobs' shifts only if their peaks together exceed its
-	// capacity: otherwise every relative phase fits and holding one would
-	// only cost padding. Jobs whose binding links are all compatible enough
-	// keep their shifts; the binding links among them tie those together.
-	binding := func(ls candidate.LinkScore) bool {
-		var peaks int64
-		for _, m := range ls.Jobs {
-			peaks += int64(order[m].prof.Peak())
-		}
-		return peaks > int64(s.units(s.topo.Links[ls.Link].Gbps))
+	p.periods, p.shifts = make([]int, len(order)), make([]int, len(order))
+	for m, r := range order {
+		p.periods[m] = roundUp(r.prof.Period, grid)
+		p.shifts[m] = o.Shifts[m] % p.periods[m]
 	}
-	minScore := s.cfg.Cassini.minScore()
-	ok := make([]bool, k)
-	for _, ls := range o.Links {
-		if binding(ls) {
+	hold, freeComm, err := s.holding(p)
+	if err != nil {
+		return err
+	}
+	in := make([]bool, len(order))
+	for _, members := range components(len(order), o.Links, hold) {
+		for _, m := range members {
+			in[m] = true
+		}
+		if err := s.install(newJobs, p, members, freeComm); err != nil {
+			return err
+		}
+	}
+	for m, r := range order {
+		if !in[m] {
+			r.leave() // shares no held link any more: free to run
+		}
+	}
+	s.trackDrift(p, hold)
+	return nil
+}
+
+// binding reports whether the peaks of a link's jobs together exceed its
+// capacity: otherwise every relative phase fits and holding one would only
+// cost idle time.
+func (s *sim) binding(order []*jobRun, ls candidate.LinkScore) bool {
+	var peaks int64
+	for _, m := range ls.Jobs {
+		peaks += int64(order[m].demandOn(ls.Link).Peak())
+	}
+	return peaks > int64(s.units(s.topo.Links[ls.Link].Gbps))
+}
+
+// holding decides, per shared link of o, whether its jobs hold their
+// shifts, and per job what its communication is expected to take if it ran
+// free (HoldGain; 0 otherwise).
+func (s *sim) holding(p *planned) ([]bool, []time.Duration, error) {
+	order, o := p.order, p.out
+	hold := make([]bool, len(o.Links))
+	freeComm := make([]time.Duration, len(order))
+	switch s.cfg.Cassini.Hold {
+	case HoldAll:
+		for i := range hold {
+			hold[i] = true
+		}
+	case HoldScore:
+		minScore := s.cfg.Cassini.minScore()
+		ok := make([]bool, len(order))
+		for _, ls := range o.Links {
 			for _, m := range ls.Jobs {
-				ok[m] = true
+				ok[m] = ok[m] || s.binding(order, ls)
+			}
+		}
+		for _, ls := range o.Links {
+			if s.binding(order, ls) && ls.Score < minScore {
+				for _, m := range ls.Jobs {
+					ok[m] = false
+				}
+			}
+		}
+		for i, ls := range o.Links {
+			hold[i] = s.binding(order, ls) && !slices.ContainsFunc(ls.Jobs, func(m int) bool { return !ok[m] })
+		}
+	case HoldGain:
+		s.holdGain(p, hold, freeComm)
+	}
+	return hold, freeComm, nil
+}
+
+// holdGain is the HoldGain gate: a binding link holds when the replay
+// predicts every job on it gains at least MinGain of its period. A link
+// whose jobs share no other binding link and that does not pass on the
+// plan's grid (periods rounded to a grid whose LCM fits the cap often
+// stand in a ratio like 27:28, under which the jobs sweep through every
+// relative phase anyway) is tried again with its jobs locked to
+// harmonic periods (see harmonic) and re-optimized there.
+func (s *sim) holdGain(p *planned, hold []bool, freeComm []time.Duration) {
+	order, o := p.order, p.out
+	type replayed struct {
+		gain, freeComm  []float64
+		periods, shifts []int // a harmonic lock, or nil
+	}
+	seen := map[string]replayed{} // links with the same jobs and demands replay alike
+	on := make([]int, len(order)) // binding links per job
+	for _, ls := range o.Links {
+		if s.binding(order, ls) {
+			for _, m := range ls.Jobs {
+				on[m]++
 			}
 		}
 	}
-	for _, ls := range o.Links {
-		if binding(ls) && ls.Score < minScore {
-			for _, m := range ls.Jobs {
-				ok[m] = false
+	for i, ls := range o.Links {
+		if !s.binding(order, ls) || slices.ContainsFunc(ls.Jobs, func(m int) bool { return order[m].released }) {
+			continue
+		}
+		key := s.replayKey(order, ls)
+		rp, ok := seen[key]
+		if !ok {
+			rp.gain, rp.freeComm = s.replayGain(order, p.periods, p.shifts, ls)
+			alone := !slices.ContainsFunc(ls.Jobs, func(m int) bool { return on[m] != s.linksOf(order, o, ls.Jobs) })
+			if !s.gains(order, ls.Jobs, rp.gain) && alone {
+				if per, sh, ok := s.harmonic(order, ls); ok {
+					g, fc := s.replayGain(order, per, sh, ls)
+					if s.gains(order, ls.Jobs, g) {
+						rp = replayed{g, fc, per, sh}
+					}
+				}
+			}
+			seen[key] = rp
+		}
+		if hold[i] = s.gains(order, ls.Jobs, rp.gain); !hold[i] {
+			continue
+		}
+		for k, m := range ls.Jobs {
+			freeComm[m] = max(freeComm[m], time.Duration(math.Round(rp.freeComm[k]))*s.cfg.Cassini.Tick)
+			if rp.periods != nil {
+				p.periods[m], p.shifts[m] = rp.periods[m], rp.shifts[m]
 			}
 		}
 	}
-	kept := func(ls candidate.LinkScore) bool {
-		return binding(ls) && !slices.ContainsFunc(ls.Jobs, func(m int) bool { return !ok[m] })
+}
+
+// gains reports whether every job of a link gains at least MinGain of its
+// period.
+func (s *sim) gains(order []*jobRun, jobs []int, gain []float64) bool {
+	for k, m := range jobs {
+		if gain[k] < s.cfg.Cassini.minGain()*float64(order[m].prof.Period) {
+			return false
+		}
 	}
-	in := make([]bool, k)
+	return true
+}
+
+// linksOf counts the binding links of o that carry exactly the given jobs.
+func (s *sim) linksOf(order []*jobRun, o candidate.Outcome, jobs []int) int {
+	n := 0
 	for _, ls := range o.Links {
-		if !kept(ls) {
+		if slices.Equal(ls.Jobs, jobs) && s.binding(order, ls) {
+			n++
+		}
+	}
+	return n
+}
+
+// replayKey names a link's replay problem: its jobs, their demands on it
+// and its capacity.
+func (s *sim) replayKey(order []*jobRun, ls candidate.LinkScore) string {
+	var b strings.Builder
+	fmt.Fprint(&b, ls.Jobs, s.units(s.topo.Links[ls.Link].Gbps))
+	for _, m := range ls.Jobs {
+		fmt.Fprint(&b, order[m].demandOn(ls.Link).Demand)
+	}
+	return b.String()
+}
+
+// harmonic locks the jobs of one link to periods B/k_j, k_j = ⌊B/T_j⌋ with
+// B the longest period (raised to a multiple of every k_j): their unified
+// circle is B, each repeats k_j times on it, and the lock costs each job
+// only the stretch from T_j to B/k_j (the group clock then runs at the
+// slowest job's pace). It re-optimizes the link's shifts on those periods
+// and returns per-job periods and shifts (indexed like order; only the
+// link's jobs set), or false when the lock would stretch the longest period
+// past 5% or the circle past the cap.
+func (s *sim) harmonic(order []*jobRun, ls candidate.LinkScore) ([]int, []int, bool) {
+	longest := 0
+	for _, m := range ls.Jobs {
+		longest = max(longest, order[m].prof.Period)
+	}
+	ks := make([]int, len(ls.Jobs))
+	l := 1
+	for k, m := range ls.Jobs {
+		ks[k] = longest / order[m].prof.Period
+		l = lcm(l, ks[k])
+	}
+	b := roundUp(longest, l)
+	if float64(b) > 1.05*float64(longest) || b > s.cfg.Cassini.MaxPerimeter {
+		return nil, nil, false
+	}
+	profs := make([]profile.Profile, len(ls.Jobs))
+	periods, shifts := make([]int, len(order)), make([]int, len(order))
+	for k, m := range ls.Jobs {
+		periods[m] = b / ks[k]
+		profs[k] = pad(order[m].demandOn(ls.Link), periods[m])
+	}
+	res, err := s.lw.Search(s.ctx, link.Problem{Jobs: profs, Capacity: s.units(s.topo.Links[ls.Link].Gbps)}, s.linkOptions(false), nil)
+	if err != nil {
+		return nil, nil, false // a cell limit or the like: keep the plan's grid
+	}
+	for k, m := range ls.Jobs {
+		shifts[m] = res.Shifts[k] % periods[m]
+	}
+	return periods, shifts, true
+}
+
+// replayGain is holdGain for one shared link, the jobs on periods and
+// shifts (indexed like order).
+func (s *sim) replayGain(order []*jobRun, periods, shifts []int, ls candidate.LinkScore) (gain, freeComm []float64) {
+	profs := make([]profile.Profile, len(ls.Jobs))
+	per := make([]int, len(ls.Jobs))
+	sh := make([]int, len(ls.Jobs))
+	for k, m := range ls.Jobs {
+		profs[k] = order[m].demandOn(ls.Link)
+		per[k], sh[k] = periods[m], shifts[m]
+	}
+	c := float64(s.units(s.topo.Links[ls.Link].Gbps))
+	return holdGain(profs, per, sh, c)
+}
+
+// components returns the connected components of the held links' jobs, each
+// in increasing order, in the order of their smallest job.
+func components(jobs int, links []candidate.LinkScore, hold []bool) [][]int {
+	parent, find := disjointSets(jobs)
+	in := make([]bool, jobs)
+	for i, ls := range links {
+		if !hold[i] {
 			continue
 		}
 		for _, m := range ls.Jobs {
@@ -231,102 +456,133 @@ func (s *sim) apply(newJob *jobRun, p *planned) error {
 			parent[find(m)] = find(ls.Jobs[0])
 		}
 	}
-	period := make([]int64, k)
-	shift := make([]int64, k)
-	for m, r := range order {
-		period[m] = int64(roundUp(r.prof.Period, grid)) * int64(tick)
-		shift[m] = int64(o.Shifts[m]) * int64(tick)
-	}
-	for root := range k {
-		if !in[root] || find(root) != root {
+	var out [][]int
+	index := map[int]int{}
+	for m := range jobs {
+		if !in[m] {
 			continue
 		}
-		var members []int
-		for m := range k {
-			if in[m] && find(m) == root {
-				members = append(members, m)
-			}
+		r := find(m)
+		k, ok := index[r]
+		if !ok {
+			k = len(out)
+			index[r] = k
+			out = append(out, nil)
 		}
-		// Reference: among the instants that keep one running job where
-		// it is, the one that delays the running jobs least in total.
-		anchor := func(r *jobRun) int64 {
-			if r.st == waiting {
-				return r.until
-			}
-			return r.iterStart
+		out[k] = append(out[k], m)
+	}
+	return out
+}
+
+// install gives the members of one component their agents. Within it the
+// shifts are relative, so its reference instant is chosen where it delays
+// the running jobs least.
+func (s *sim) install(newJobs []*jobRun, p *planned, members []int, freeComm []time.Duration) error {
+	order := p.order
+	isNew := func(r *jobRun) bool { return slices.Contains(newJobs, r) }
+	tick := int64(s.cfg.Cassini.Tick)
+	period := func(m int) int64 { return int64(p.periods[m]) * tick }
+	shift := func(m int) int64 { return int64(p.shifts[m]) * tick }
+	// Reference: among the instants that keep one running job where it
+	// is, the one that delays the running jobs least in total.
+	anchor := func(r *jobRun) int64 {
+		if r.st == waiting {
+			return r.until
 		}
-		ref, bestCost := s.now, int64(math.MaxInt64)
-		for _, c := range members {
-			rc := order[c]
-			if rc == newJob {
-				continue
-			}
-			cand := anchor(rc) - shift[c]
-			var cost int64
-			for _, m := range members {
-				if rm := order[m]; rm != newJob {
-					cost += mod(cand+shift[m]-anchor(rm), period[m])
-				}
-			}
-			if cost < bestCost {
-				ref, bestCost = cand, cost
-			}
+		return r.iterStart
+	}
+	ref, bestCost := s.now, int64(math.MaxInt64)
+	for _, c := range members {
+		if isNew(order[c]) {
+			continue
 		}
+		cand := anchor(order[c]) - shift(c)
+		var cost int64
 		for _, m := range members {
-			r := order[m]
-			if r.commOff < 0 {
-				continue // no traffic: nothing to align
+			if !isNew(order[m]) {
+				cost += mod(cand+shift(m)-anchor(order[m]), period(m))
 			}
-			plan := agent.Plan{Reference: simTime(ref), Shift: time.Duration(shift[m]), Period: time.Duration(period[m]), CommOffset: r.commOff}
-			if r.agent != nil && sameSlots(r.agent.Plan(), plan) {
-				continue
-			}
-			r.driftOK = false
-			if r.agent != nil {
-				if err := r.agent.SetPlan(plan); err != nil {
-					return fmt.Errorf("job %d: %w", r.job.ID, err)
-				}
-				continue
-			}
-			a, err := agent.New(plan, s.cfg.Agent)
-			if err != nil {
+		}
+		if cost < bestCost {
+			ref, bestCost = cand, cost
+		}
+	}
+	plans := make([]agent.Plan, len(members))
+	same := true
+	var group *agent.Group
+	for k, m := range members {
+		r := order[m]
+		plans[k] = agent.Plan{Reference: simTime(ref), Shift: time.Duration(shift(m)), Period: time.Duration(period(m)),
+			CommOffset: max(r.commOff, 0), FreeComm: freeComm[m]}
+		if r.agent == nil || !sameSlots(r.agent.Plan(), plans[k]) || plans[k].FreeComm != r.agent.Plan().FreeComm {
+			same = false
+		} else if g := r.agent.Plan().Group; k == 0 {
+			group = g
+		} else if g != group {
+			same = false
+		}
+	}
+	if same && (group == nil || group.Members() == len(members)) {
+		return nil // nothing changes for this component
+	}
+	if s.cfg.Agent.Mode == agent.Elastic {
+		group = agent.NewGroup(simTime(ref))
+	}
+	for k, m := range members {
+		r := order[m]
+		plans[k].Group = group
+		r.driftOK = false
+		if r.agent != nil {
+			if err := r.agent.SetPlan(plans[k]); err != nil {
 				return fmt.Errorf("job %d: %w", r.job.ID, err)
 			}
-			r.agent = a
-			r.agents = append(r.agents, a)
-			s.agents = append(s.agents, a)
+			continue
 		}
-	}
-	for m, r := range order {
-		if !in[m] {
-			r.agent = nil // shares no link any more: free to run
+		a, err := agent.New(plans[k], s.cfg.Agent)
+		if err != nil {
+			return fmt.Errorf("job %d: %w", r.job.ID, err)
 		}
+		r.agent = a
+		r.agents = append(r.agents, a)
+		s.agents = append(s.agents, a)
 	}
-	// The shared links, for drift sampling: those of the jobs ranked are
-	// replaced.
+	return nil
+}
+
+// trackDrift replaces the drift-sampling groups of the ranked jobs with
+// the held links of the new plan.
+func (s *sim) trackDrift(p *planned, hold []bool) {
+	order, o := p.order, p.out
 	s.groups = slices.DeleteFunc(s.groups, func(g group) bool {
 		return slices.ContainsFunc(g.jobs, func(r *jobRun) bool { return slices.Contains(order, r) })
 	})
-	for _, ls := range o.Links {
-		if !kept(ls) {
+	for i, ls := range o.Links {
+		if !hold[i] {
 			continue
 		}
-		g := group{capacity: s.units(s.topo.Links[ls.Link].Gbps), planned: ls.Score}
+		g := group{capacity: s.units(s.topo.Links[ls.Link].Gbps), planned: ls.Score, shifts: make([]int, len(ls.Jobs))}
+		for k, m := range ls.Jobs {
+			g.shifts[k] = p.shifts[m]
+		}
 		for _, m := range ls.Jobs {
 			g.jobs = append(g.jobs, order[m])
 		}
 		if slices.ContainsFunc(s.groups, func(h group) bool { return h.capacity == g.capacity && slices.Equal(h.jobs, g.jobs) }) {
 			continue
 		}
-		for _, r := range g.jobs {
-			g.padded = append(g.padded, pad(r.prof, roundUp(r.prof.Period, grid)))
+		for _, m := range ls.Jobs {
+			g.padded = append(g.padded, pad(order[m].demandOn(ls.Link), p.periods[m]))
+		}
+		// The planned score at these periods and shifts (a harmonic lock
+		// is not the ranking's).
+		if e, points, err := s.lw.Evaluate(link.Problem{Jobs: g.padded, Capacity: g.capacity}, s.linkOptions(false), g.shifts); err == nil {
+			g.planned = 1 - float64(e)/(float64(points)*float64(g.capacity))
 		}
 		s.groups = append(s.groups, g)
 	}
 	if s.nextSample <= s.now {
 		s.nextSample = s.now + int64(s.cfg.SampleEvery)
 	}
-	return nil
 }
 
 // pad extends p with idle ticks to period ticks.
@@ -381,6 +637,7 @@ func (s *sim) sampleDrift() error {
 // result assembles the outcome.
 func (s *sim) result() Result {
 	r := s.res
+	r.Scheduler = s.cfg.Scheduler
 	r.End = time.Duration(s.now)
 	sent := s.sentBits
 	for _, f := range s.flows {
@@ -391,10 +648,11 @@ func (s *sim) result() Result {
 	for _, j := range s.jobs {
 		jr := JobResult{ID: j.job.ID, Model: j.job.Model, GPUs: j.job.GPUs, Arrival: j.job.Arrival, Alone: j.alone,
 			Iterations: len(j.iterMs)}
-		if j.st != queued {
+		if j.first >= 0 {
 			jr.Servers = j.place.servers
-			jr.Start = time.Duration(j.start)
+			jr.Start = time.Duration(j.first)
 		}
+		jr.SentGbit, jr.MarkedGbit, jr.Preemptions = j.sentBits/1e9, j.markedBits/1e9, j.preemptions
 		if j.st == done {
 			jr.End = time.Duration(j.end)
 		}
@@ -425,6 +683,8 @@ func (s *sim) result() Result {
 		a.JobMinutes += st.Span.Minutes()
 		a.Padding += st.Padding
 		a.AdjustDelay += st.AdjustDelay
+		a.Slides += st.Slides
+		a.Saved += st.Saved
 		a.Samples += st.Samples
 		a.Over += st.Over
 		abs += float64(float64(st.MeanAbs) * float64(st.Samples))

@@ -19,18 +19,22 @@ import (
 // ErrInvalid reports an invalid simulation.
 var ErrInvalid = errors.New("netsim: invalid")
 
-// Policy is how jobs are placed.
+// Policy is how the jobs a scheduler runs are placed (and whether the
+// network sees them), the arms of the ablation.
 type Policy int
 
 const (
-	Baseline Policy = iota // the scheduler's first candidate (first fit)
+	Baseline Policy = iota // the scheduler's own candidate (first fit)
 	Random                 // a random candidate
 	Cassini                // the best-ranked candidate, with time shifts applied by agents
-	Ideal                  // the first candidate, every job alone on the network
+	Ideal                  // the scheduler's own candidate, every job alone on the network
+	// CassiniPlacement is Cassini's ranking without its time shifts: the
+	// placement's share of the gain.
+	CassiniPlacement
 )
 
-// Policies lists every policy in order.
-var Policies = []Policy{Baseline, Random, Cassini, Ideal}
+// Policies lists every policy in the ablation's order.
+var Policies = []Policy{Baseline, Random, CassiniPlacement, Cassini, Ideal}
 
 func (p Policy) String() string {
 	switch p {
@@ -42,6 +46,8 @@ func (p Policy) String() string {
 		return "cassini"
 	case Ideal:
 		return "ideal"
+	case CassiniPlacement:
+		return "cassini-placement"
 	}
 	return fmt.Sprintf("Policy(%d)", int(p))
 }
@@ -53,7 +59,7 @@ func ParsePolicy(s string) (Policy, error) {
 			return p, nil
 		}
 	}
-	return 0, fmt.Errorf("%w: policy %q (want baseline, random, cassini or ideal)", ErrInvalid, s)
+	return 0, fmt.Errorf("%w: policy %q (want baseline, random, cassini-placement, cassini or ideal)", ErrInvalid, s)
 }
 
 // Defaults of the zero Config and CassiniOptions.
@@ -68,6 +74,101 @@ const (
 	DefaultMaxPerimeter = 4096
 )
 
+// Hold decides which jobs of a plan hold their time shifts (get an agent).
+type Hold int
+
+const (
+	// HoldGain (the default): a shared link holds its jobs' shifts when
+	// their peaks together exceed its capacity and a replay of the link
+	// (see the package doc) predicts that every job on it gains more
+	// than MinGain of its period by holding, idle time included.
+	HoldGain Hold = iota
+	// HoldScore: a link whose jobs' peaks exceed its capacity holds when it
+	// scores at least MinScore, and a job with such a link below it runs
+	// free (the previous default, MinScore 1).
+	HoldScore
+	// HoldAll: every job of the affinity graph holds its shift, as the
+	// paper.
+	HoldAll
+)
+
+func (h Hold) String() string {
+	switch h {
+	case HoldGain:
+		return "gain"
+	case HoldScore:
+		return "score"
+	case HoldAll:
+		return "all"
+	}
+	return fmt.Sprintf("Hold(%d)", int(h))
+}
+
+// ParseHold parses "gain", "score" or "all"; "" is HoldGain.
+func ParseHold(s string) (Hold, error) {
+	switch s {
+	case "", "gain":
+		return HoldGain, nil
+	case "score":
+		return HoldScore, nil
+	case "all":
+		return HoldAll, nil
+	}
+	return 0, fmt.Errorf("%w: hold %q (want gain, score or all)", ErrInvalid, s)
+}
+
+// Rank is how the Cassini policy picks among the candidates.
+type Rank int
+
+const (
+	// RankDelay (the default): the candidate with the least predicted
+	// delay, the sum over its shared links of the jobs on the link times
+	// 1 - its score (a link's mean excess over its capacity delays each of
+	// its jobs by about that fraction of an iteration: exactly so for two
+	// identical jobs fully overlapped) plus what each job being placed
+	// loses alone on its servers (its iteration alone over its nominal one,
+	// minus 1: an all-to-all across racks contends with itself). The mean
+	// score cannot tell one shared link from three, nor see a job's own
+	// contention.
+	RankDelay Rank = iota
+	// RankScore: the highest Aggregate of the shared links' scores (the
+	// mean: the paper's).
+	RankScore
+)
+
+func (r Rank) String() string {
+	switch r {
+	case RankDelay:
+		return "delay"
+	case RankScore:
+		return "score"
+	}
+	return fmt.Sprintf("Rank(%d)", int(r))
+}
+
+// ParseRank parses "delay" or "score"; "" is RankDelay.
+func ParseRank(s string) (Rank, error) {
+	switch s {
+	case "", "delay":
+		return RankDelay, nil
+	case "score":
+		return RankScore, nil
+	}
+	return 0, fmt.Errorf("%w: rank %q (want delay or score)", ErrInvalid, s)
+}
+
+// DefaultMinGain is HoldGain's least predicted gain, as a fraction of a
+// job's period: the replay knows no noise, and holding under noise costs
+// the agents some idle time.
+const DefaultMinGain = 0.01
+
+func (c CassiniOptions) minGain() float64 {
+	if c.MinGain == 0 {
+		return DefaultMinGain
+	}
+	return max(c.MinGain, 0)
+}
+
 func (c CassiniOptions) minScore() float64 {
 	switch {
 	case c.MinScore == 0:
@@ -80,9 +181,10 @@ func (c CassiniOptions) minScore() float64 {
 
 // CassiniOptions configure the Cassini policy. The zero value is exact link
 // search at 1 ms ticks, unified circles capped at DefaultMaxPerimeter ticks
-// with periods rounded past it, no headroom, shifts held only on fully
-// compatible links (DefaultMinScore), the Resolve loop policy, the mean link
-// score and a search budget of DefaultBudget pair evaluations per link.
+// with periods rounded past it, candidates ranked by predicted delay
+// (RankDelay), no headroom, shifts held where the replay predicts a gain
+// (HoldGain, DefaultMinGain), the Resolve loop policy and a search budget of
+// DefaultBudget pair evaluations per link.
 type CassiniOptions struct {
 	Mode link.Mode
 	Tick time.Duration // the profiles' tick; 0 means DefaultTick
@@ -99,14 +201,23 @@ type CassiniOptions struct {
 	// that iterations a little slower than profiled (noise, a partly
 	// compatible link) still fit their slot; 0 means none.
 	Headroom float64
-	// MinScore is the least score a shared link needs for its jobs to be
-	// held to their shifts: a job with any shared link below it runs free
-	// (no agent), since a partly compatible link stretches its iterations
-	// past any fixed period. 0 means DefaultMinScore; -1 holds every job.
+	// Hold selects which jobs hold their shifts.
+	Hold Hold
+	// MinGain (HoldGain) is the least gain, as a fraction of its period,
+	// the replay must predict for every job of a link for the link to hold:
+	// 0 means DefaultMinGain, negative means any gain above zero.
+	MinGain float64
+	// MinScore (HoldScore) is the least score a shared link needs for its
+	// jobs to be held to their shifts: a job with any such link below it
+	// runs free (no agent). 0 means DefaultMinScore; -1 holds every job
+	// whose links' peaks exceed their capacity.
 	MinScore float64
 	// NoShifts ranks candidates but applies no time shifts (no agents): the
 	// placement's share of CASSINI's gain.
-	NoShifts  bool
+	NoShifts bool
+	// Rank picks the candidate: RankDelay (the zero value) or RankScore
+	// (the paper's mean score, or Aggregate's).
+	Rank      Rank
 	Budget    int64 // per link search; 0 means DefaultBudget, negative no limit
 	Loops     affinity.Policy
 	Aggregate candidate.Aggregate
@@ -118,8 +229,13 @@ type Config struct {
 	Topology      *topology.Topology
 	GPUsPerServer int            // 0 means 1
 	Jobs          []workload.Job // the trace; IDs must be distinct
-	Policy        Policy
-	Candidates    int // placements proposed per job; 0 means DefaultCandidates
+	// Scheduler allocates the GPUs (the zero value is Themis, the paper's);
+	// Lease is Themis's lease or Gavel's and Shockwave's round, 0 meaning
+	// DefaultLease for Themis and DefaultRound for the others.
+	Scheduler  Scheduler
+	Lease      time.Duration
+	Policy     Policy
+	Candidates int // joint placements proposed per scheduling decision; 0 means DefaultCandidates
 	// Pinned places jobs (by ID) on the given servers, whatever the
 	// policy, its GPUs spread evenly over them: a snapshot experiment. A
 	// pinned job waits until those servers have the GPUs free.
@@ -171,12 +287,22 @@ func (c Config) normalize() (Config, error) {
 		return c, fmt.Errorf("%w: candidates %d outside [1, 1024]", ErrInvalid, c.Candidates)
 	case c.Duration < 0:
 		return c, fmt.Errorf("%w: duration %v", ErrInvalid, c.Duration)
-	case c.Policy < Baseline || c.Policy > Ideal:
+	case c.Policy < Baseline || c.Policy > CassiniPlacement:
 		return c, fmt.Errorf("%w: policy %d", ErrInvalid, c.Policy)
+	case c.Scheduler < Themis || c.Scheduler > FIFO:
+		return c, fmt.Errorf("%w: scheduler %d", ErrInvalid, c.Scheduler)
+	case c.Lease < 0 || c.Lease > 24*time.Hour:
+		return c, fmt.Errorf("%w: lease %v outside [0, 24h]", ErrInvalid, c.Lease)
 	case c.Cassini.Tick < time.Microsecond:
 		return c, fmt.Errorf("%w: tick %v is under a microsecond", ErrInvalid, c.Cassini.Tick)
 	case !(c.Cassini.MinScore >= -1 && c.Cassini.MinScore <= 1):
 		return c, fmt.Errorf("%w: min score %v outside [-1, 1]", ErrInvalid, c.Cassini.MinScore)
+	case c.Cassini.Rank < RankDelay || c.Cassini.Rank > RankScore:
+		return c, fmt.Errorf("%w: rank %d", ErrInvalid, c.Cassini.Rank)
+	case c.Cassini.Hold < HoldGain || c.Cassini.Hold > HoldAll:
+		return c, fmt.Errorf("%w: hold %d", ErrInvalid, c.Cassini.Hold)
+	case !(c.Cassini.MinGain >= -1 && c.Cassini.MinGain <= 1):
+		return c, fmt.Errorf("%w: min gain %v outside [-1, 1]", ErrInvalid, c.Cassini.MinGain)
 	case !(c.Cassini.Headroom >= 0 && c.Cassini.Headroom <= 1):
 		return c, fmt.Errorf("%w: headroom %v outside [0, 1]", ErrInvalid, c.Cassini.Headroom)
 	case c.Cassini.MaxPerimeter < 0:

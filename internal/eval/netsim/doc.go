@@ -1,77 +1,91 @@
-// Package netsim simulates training jobs sharing a data-center fabric, to
-// measure what CASSINI's placement and time shifts buy: iteration times and
-// congestion under a placement policy, against the same jobs with no
-// contention at all.
+// Package netsim simulates training jobs sharing a data-center fabric under
+// a round scheduler, to measure what CASSINI's placement and time shifts buy:
+// iteration times and congestion per arm of an ablation (the scheduler
+// alone, with CASSINI's placement, with its placement and shifts, and every
+// job alone on the network), same trace and seed for every arm.
 //
 // # Model
 //
 // The network is a fluid model (package fluid): at every instant each link
 // shares its capacity max-min fairly among the flows crossing it, and a
-// flow never sends faster than its peak. A job is a cycle of steps
-// (package workload): compute for a duration (scaled, iteration by
-// iteration, by replayed noise), or communicate a number of bits per
-// connection over its servers (a ring all-reduce is one lock-step flow over
-// all of its hops; a pipeline chain and an all-to-all are one flow per
-// connection, and the step ends when the last one does). Contention stretches
-// communication steps and so iterations. The simulation is event driven:
-// between two events (a step ending, a flow finishing, a job arriving, an
-// agent's slot) every rate is constant, so it is exact up to the nanosecond
-// grid of event times, and deterministic: ties are processed in job order.
+// flow never sends faster than its peak. A job is a cycle of steps (package
+// workload): compute for a duration (scaled, iteration by iteration, by
+// replayed noise), or communicate a number of bits per connection over its
+// servers (a ring all-reduce is one lock-step flow over all of its hops; a
+// pipeline chain and an all-to-all are one flow per connection, and the
+// step ends when the last one does; a hybrid-parallel step runs within
+// groups of the job's servers). Contention stretches communication steps
+// and so iterations. The simulation is event driven: between two events
+// (a step ending, a flow finishing, a job arriving, a lease or round
+// ending, an agent's slot) every rate is constant, so it is exact up to the
+// nanosecond grid of event times, and deterministic: ties are processed in
+// job order.
 //
-// Congestion is measured as the traffic offered above capacity: on every
-// link, the sum of the peak rates of the flows crossing it minus its
-// capacity, when positive, integrated over time (in Gbit). The paper counts
-// ECN marks instead; both grow with how long and how far links are
-// oversubscribed.
+// Congestion is measured twice. ExcessGbit is the traffic offered above
+// capacity: on every link, the sum of the peak rates of the flows crossing
+// it minus its capacity, when positive, integrated over time. Per job,
+// MarkedGbit is the traffic it delivered while some link on the flow's path
+// was offered more than its capacity: where a switch queue would grow past
+// any ECN marking threshold, so the stand-in for the paper's ECN marks.
 //
-// # Placement
+// # Scheduling
 //
-// Jobs wait in arrival order until enough GPUs are free (any queued job
-// that fits is placed, in order). For each job placed, a scheduler proposes
-// N candidate placements with the same number of GPUs on different servers
-// (N = 10, as the paper's modified Themis auction): the first is first fit
-// over the servers in order, the others first fit from a random server, so
-// all are as rack-local as the free GPUs allow. Policies:
+// A [Scheduler] decides which jobs hold GPUs: [Themis] (the default, the
+// paper's baseline) runs finish-time-fairness auctions whenever GPUs are
+// free and hands out leases (10 minutes); [Gavel] and [Shockwave] (package
+// policy's) decide in rounds (2 minutes); [FIFO] places in arrival order
+// and never preempts. A preempted job loses its iteration in progress and
+// keeps its completed ones; the schedulers see every job's measured speed,
+// so congestion slows what they plan with. Each decision places its jobs
+// together on one of N joint candidates (N = 10, as the paper's modified
+// Themis arbiter): the first is first fit over the servers in order, job
+// after job (the scheduler's own choice), the others first fit from random
+// servers. The [Policy] picks the candidate:
 //
-//   - [Baseline]: the scheduler's first candidate, as without CASSINI.
-//   - [Random]: a random candidate.
-//   - [Cassini]: candidate.Rank over the new job's candidates and the
-//     running jobs whose shifts they can touch (the connected components of
-//     the running jobs' affinity graph that cross a link some candidate
-//     uses; the others keep their shifts), periods rounded to a common grid
-//     when a unified circle is past the cap. The best candidate is taken and
-//     the jobs it binds get a time-shift agent (package agent) that holds
-//     their shift, pads their iterations to the (rounded) period and
-//     re-aligns after drift. A new plan keeps each connected component's
-//     reference instant where it delays the running jobs least.
-//   - [Ideal]: the first candidate, but every job sees the network as if it
+//   - [Baseline]: the scheduler's own.
+//   - [Random]: a random one.
+//   - [CassiniPlacement]: CASSINI's ranking (candidate.Rank over the new
+//     jobs and the running jobs whose shifts a candidate can touch), no
+//     shifts.
+//   - [Cassini]: the ranking, and agents holding the chosen candidate's
+//     time shifts.
+//   - [Ideal]: the scheduler's own, every job seeing the network as if it
 //     were alone (its own flows still share links with each other).
+//
+// Jobs are profiled alone on their servers, link by link (a job's own
+// flows may contend: an all-to-all across racks does; and it puts more on
+// an uplink than on a server's link), as the paper profiles before
+// placing; the ranking sees each job's demand on each link. Beyond the
+// paper, the default ranking ([RankDelay]) minimizes the delay the
+// candidate predicts (links' excess, per job on them, plus each job's own
+// contention) rather than maximizing the mean link score ([RankScore], the
+// paper's), which cannot tell one shared link from three. [Config.Pinned]
+// fixes placements for snapshot experiments (the paper's Fig. 2 and
+// Table 2).
 //
 // # Which jobs hold their shifts
 //
-// The paper holds every job of the affinity graph to its shift. Measured
-// here, that is costly: a link with a score below 1 stretches its jobs'
-// communication phases every iteration, so a job held to a fixed period is
-// late past the 5% trigger again and again and waits almost a period each
-// time. So, beyond the paper (and [CassiniOptions.MinScore] = -1 restores
-// it):
-//
-//   - A link binds its jobs only when their peaks together exceed its
-//     capacity; below that every phase fits and a shift would only cost
-//     padding.
-//   - A job holds its shift only if every link that binds it scores at least
-//     MinScore (default 1: fully compatible); the others run free.
-//   - Profiles can carry headroom ([CassiniOptions.Headroom]): idle time
-//     added to each period, so that noise does not make every other
-//     iteration late.
-//
-// Jobs are profiled alone on their servers (a job's own flows may contend,
-// an all-to-all across racks does), as the paper profiles before placing.
-// [Config.Pinned] fixes placements for snapshot experiments (the paper's
-// Fig. 2 and Table 2).
+// The paper holds every job of the affinity graph to its shift ([HoldAll]).
+// Measured here, a shift pays only where the interleaving it buys exceeds
+// the idle time it costs, and that depends on more than the score: jobs
+// whose periods stand in a ratio like 27:28 (the common grid of a capped
+// unified circle) sweep through every relative phase held or not; a link
+// whose peaks fit its capacity never needs one. So by default ([HoldGain])
+// a link holds its jobs' shifts when their peaks exceed its capacity and a
+// replay of the link (a fluid model of it alone, from the jobs' profiles:
+// held by Elastic agents versus free from evenly spread phases) predicts
+// that every job on it gains at least MinGain of its period. A link that
+// fails on the plan's grid, and whose jobs share no other binding link, is
+// tried again with its jobs locked to harmonic periods (B/k of the longest)
+// and re-optimized. The jobs of the links that hold get agents (package
+// agent), one group clock per connected component; each agent also gives
+// its shift up when holding costs its job more waiting than it saves in
+// communication (measured against the replay's free estimate), and the
+// scheduler leaves that job free on that placement. [HoldScore] is the
+// previous rule (links scoring at least MinScore), kept for the ablation.
 //
 // For CASSINI the simulator also measures the score lost to drift: at
-// regular instants, each shared link's score is recomputed from the jobs'
+// regular instants, each held link's score is recomputed from the jobs'
 // actual phase positions (planned shift plus the phase error of their last
 // communication start) and compared with the planned score.
 package netsim

@@ -22,9 +22,12 @@ func FuzzRun(f *testing.F) {
 		if len(data) < 2 {
 			return
 		}
-		cfg := Config{Topology: tp, Policy: Policy(data[0] % 5), Seed: uint64(data[1]), Pinned: map[int][]int{}}
-		if data[1]%3 == 0 {
-			cfg.Cassini.MinScore = -1
+		cfg := Config{Topology: tp, Policy: Policy(data[0] % 5), Scheduler: Scheduler(data[1] % 4), Seed: uint64(data[1]), Pinned: map[int][]int{}}
+		switch data[1] % 3 {
+		case 0:
+			cfg.Cassini.Hold, cfg.Cassini.MinScore = HoldScore, -1
+		case 1:
+			cfg.Cassini.Hold, cfg.Cassini.Rank, cfg.Lease = HoldAll, RankScore, time.Duration(data[0])*time.Second
 		}
 		data = data[2:]
 		for len(data) >= 4 && len(cfg.Jobs) < 6 {

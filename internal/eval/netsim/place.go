@@ -19,7 +19,6 @@ func (a alloc) equal(b alloc) bool {
 type cluster struct {
 	free  []int // per server
 	total int   // free GPUs
-	taken []int // scratch of fill: GPUs taken per server
 }
 
 func newCluster(servers, gpusPerServer int) *cluster {
@@ -46,68 +45,107 @@ func (c *cluster) release(a alloc) {
 
 // fill takes gpus GPUs from servers in the given order, as many as each has
 // free, but at most perServer from one.
-func (c *cluster) fill(order []int, gpus, perServer int) alloc {
-	if len(c.taken) != len(c.free) {
-		c.taken = make([]int, len(c.free))
-	}
+func fill(free, order []int, gpus, perServer int) alloc {
 	var a alloc
 	for _, s := range order {
 		if gpus == 0 {
 			break
 		}
-		if n := min(c.free[s], gpus, perServer); n > 0 {
-			c.taken[s] = n
+		if n := min(free[s], gpus, perServer); n > 0 {
 			a.servers = append(a.servers, s)
+			a.gpus = append(a.gpus, n)
 			gpus -= n
 		}
 	}
-	slices.Sort(a.servers)
-	a.gpus = make([]int, len(a.servers))
-	for i, s := range a.servers {
-		a.gpus[i], c.taken[s] = c.taken[s], 0
+	idx := make([]int, len(a.servers))
+	for i := range idx {
+		idx[i] = i
 	}
-	return a
-}
-
-// candidates returns up to n distinct placements of gpus GPUs, at most
-// perServer on one server (a placement may come out short when too few
-// servers have free GPUs): first fit over the servers in order, then first
-// fit from random starting servers, so every candidate is as rack-local as
-// the free GPUs allow. The first is the baseline scheduler's choice.
-func (c *cluster) candidates(gpus, perServer, n int, rng *rand.Rand) []alloc {
-	servers := len(c.free)
-	order := make([]int, servers)
-	for i := range order {
-		order[i] = i
-	}
-	out := []alloc{c.fill(order, gpus, perServer)}
-	for try := 0; len(out) < n && try < 4*n; try++ {
-		start := rng.IntN(servers)
-		for i := range order {
-			order[i] = (start + i) % servers
-		}
-		a := c.fill(order, gpus, perServer)
-		if !slices.ContainsFunc(out, a.equal) {
-			out = append(out, a)
-		}
+	slices.SortFunc(idx, func(x, y int) int { return a.servers[x] - a.servers[y] })
+	out := alloc{servers: make([]int, len(idx)), gpus: make([]int, len(idx))}
+	for i, k := range idx {
+		out.servers[i], out.gpus[i] = a.servers[k], a.gpus[k]
 	}
 	return out
 }
 
-// pinned returns the placement of gpus GPUs spread evenly over servers, or
-// false if they do not have the GPUs free.
-func (c *cluster) pinned(servers []int, gpus int) (alloc, bool) {
-	srv := slices.Clone(servers)
-	slices.Sort(srv)
-	a := alloc{servers: srv, gpus: make([]int, len(srv))}
-	for i, s := range srv {
-		a.gpus[i] = gpus / len(srv)
-		if i < gpus%len(srv) {
-			a.gpus[i]++
+// request is one job to place: its GPUs, the most on one server, the fewest
+// servers, and its pinned servers (nil: anywhere).
+type request struct {
+	gpus, perServer, minServers int
+	pinned                      []int
+}
+
+// joint returns up to n distinct placements of every request together
+// (candidate c, request k: cands[c][k]): first fit over the servers in
+// order, request after request, then first fit from a random starting server
+// for each request, so every candidate is as rack-local as the free GPUs
+// allow. The first is the scheduler's own choice. A request that even the
+// first candidate cannot place is left out of every candidate: placed[k]
+// is false for it.
+func (c *cluster) joint(reqs []request, n int, rng *rand.Rand) (cands [][]alloc, placed []bool) {
+	servers := len(c.free)
+	order := make([]int, servers)
+	free := slices.Clone(c.free)
+	placed = make([]bool, len(reqs))
+	first := make([]alloc, len(reqs))
+	for k, r := range reqs {
+		for i := range order {
+			order[i] = i
 		}
-		if c.free[s] < a.gpus[i] {
+		if a, ok := c.fillFrom(free, r, order); ok {
+			first[k], placed[k] = a, true
+		}
+	}
+	cands = [][]alloc{first}
+	for try := 0; len(cands) < n && try < 4*n; try++ {
+		copy(free, c.free)
+		cand := make([]alloc, len(reqs))
+		ok := true
+		for k, r := range reqs {
+			if !placed[k] {
+				continue
+			}
+			start := rng.IntN(servers)
+			for i := range order {
+				order[i] = (start + i) % servers
+			}
+			if cand[k], ok = c.fillFrom(free, r, order); !ok {
+				break
+			}
+		}
+		if ok && !slices.ContainsFunc(cands, func(d []alloc) bool { return slices.EqualFunc(d, cand, alloc.equal) }) {
+			cands = append(cands, cand)
+		}
+	}
+	return cands, placed
+}
+
+// fillFrom places r on the free GPUs (taking them from free), in the given
+// server order, or reports false (free unchanged) if they do not hold it.
+func (c *cluster) fillFrom(free []int, r request, order []int) (alloc, bool) {
+	var a alloc
+	if r.pinned != nil {
+		srv := slices.Clone(r.pinned)
+		slices.Sort(srv)
+		a = alloc{servers: srv, gpus: make([]int, len(srv))}
+		for i, s := range srv {
+			a.gpus[i] = r.gpus / len(srv)
+			if i < r.gpus%len(srv) {
+				a.gpus[i]++
+			}
+			if free[s] < a.gpus[i] {
+				return alloc{}, false
+			}
+		}
+	} else {
+		a = fill(free, order, r.gpus, r.perServer)
+		if sum(a.gpus) < r.gpus || len(a.servers) < r.minServers {
 			return alloc{}, false
 		}
+	}
+	for i, s := range a.servers {
+		free[s] -= a.gpus[i]
 	}
 	return a, true
 }

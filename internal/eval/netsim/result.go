@@ -32,9 +32,9 @@ type JobResult struct {
 	ID         int
 	Model      string
 	GPUs       int
-	Servers    []int         // where it ran (nil if never placed)
+	Servers    []int         // where it ran last (nil if never placed)
 	Arrival    time.Duration // when it arrived
-	Start, End time.Duration // placed, finished (End 0 if it did not finish)
+	Start, End time.Duration // first placed, finished (End 0 if it did not finish)
 	Iterations int           // iterations completed
 	Alone      time.Duration // its uncontended iteration time (no noise, no padding)
 	MeanIter   time.Duration // mean of its completed iterations
@@ -42,6 +42,13 @@ type JobResult struct {
 	// the agent's adjustments.
 	Period      time.Duration
 	Adjustments int64
+	// SentGbit is what it delivered; MarkedGbit the part delivered while
+	// some link on the flow's path was offered more than its capacity (the
+	// sum of the peak rates of the flows crossing it): the stand-in for
+	// ECN marks, since a switch queue grows past any marking threshold
+	// while a link is offered more than it carries.
+	SentGbit, MarkedGbit float64
+	Preemptions          int // times the scheduler stopped it
 }
 
 // AgentStats sums the Cassini policy's agents.
@@ -53,6 +60,9 @@ type AgentStats struct {
 	PerMinute   float64       // Adjustments / JobMinutes: adjustments per job-minute
 	Padding     time.Duration // time spent waiting for slots, summed
 	AdjustDelay time.Duration // waiting caused by adjustments, summed
+	Slides      int64         // adjustments that slid a group's clock (Elastic)
+	Released    int64         // agents that gave their shift up (Elastic)
+	Saved       time.Duration // communication time the held shifts saved against the replay's free estimate (Elastic)
 	Samples     int64         // communication starts observed
 	Over        int64         // of those, off by more than the threshold
 	MeanAbs     time.Duration // mean absolute phase error
@@ -77,9 +87,10 @@ type RankStats struct {
 
 // Result is a simulation's outcome.
 type Result struct {
-	Policy Policy
-	Status Status
-	End    time.Duration // simulated time at the end
+	Scheduler Scheduler
+	Policy    Policy
+	Status    Status
+	End       time.Duration // simulated time at the end
 
 	// IterMs holds every completed iteration's time in milliseconds,
 	// start to start (so it includes an agent's padding), job by job.

@@ -46,20 +46,23 @@ type flowRun struct {
 	rate   float64
 	finish int64 // ns, at the current rate
 	sent   float64
+	marked bool // a link it crosses is offered more than its capacity
 }
 
 type jobRun struct {
-	idx     int // arrival order
-	job     workload.Job
-	model   workload.Model
-	noise   workload.Noise
-	place   alloc
-	steps   []workload.Step
-	routes  map[workload.Pattern][][]int // per pattern, per flow: links
-	links   []int                        // every link a step crosses, increasing
-	alone   time.Duration
-	prof    profile.Profile
-	commOff time.Duration // first communication step's offset, -1 if none
+	idx      int // arrival order
+	job      workload.Job
+	model    workload.Model
+	noise    workload.Noise
+	place    alloc
+	steps    []workload.Step
+	routes   [][][]int         // per step, per flow: links
+	links    []int             // every link a step crosses, increasing
+	linkProf []profile.Profile // its demand on each of links (CASSINI's view of them)
+	alone    time.Duration
+	nominal  time.Duration // its iteration alone, nothing contending (what schedulers assume)
+	prof     profile.Profile
+	commOff  time.Duration // first communication step's offset, -1 if none
 
 	st        state
 	iter      int
@@ -70,11 +73,22 @@ type jobRun struct {
 	begun     bool
 	agent     *agent.Agent
 	agents    []*agent.Agent // every agent it had
+	released  bool           // its agent gave its shift up on this placement
+	stepStart int64          // when the current step began
+	commTime  int64          // ns communicating in the current iteration
 	drift     time.Duration  // phase error of the last communication start
 	driftOK   bool           // drift was measured under the current plan
-	start     int64
+	start     int64          // last placed
+	first     int64          // first placed (-1: never)
 	end       int64
 	iterMs    []float64
+	iterSum   float64 // of iterMs
+
+	leaseEnd    int64   // Themis: when its lease expires
+	admitted    float64 // when a round policy admitted it, s
+	preemptions int
+	sentBits    float64 // delivered
+	markedBits  float64 // delivered while a link on its path was offered more than its capacity
 }
 
 type sim struct {
@@ -90,7 +104,6 @@ type sim struct {
 	now     int64
 	jobs    []*jobRun // arrival order
 	next    int       // next arrival
-	queue   []*jobRun
 	running []*jobRun // by idx
 	flows   []*flowRun
 	spare   []*flowRun // finished flows, for reuse
@@ -104,6 +117,13 @@ type sim struct {
 	excessRate float64 // bits/s above capacity, summed over links
 	excessBits float64
 	sentBits   float64
+
+	rounds    *rounds // Gavel, Shockwave
+	nextRound int64
+
+	iterations     int64 // completed, by every job
+	lastIterations int64 // at the last scheduling decision that saw progress
+	idleDecisions  int   // decisions since
 
 	// Cassini.
 	ranker     candidate.Workspace
@@ -176,7 +196,15 @@ func newSim(ctx context.Context, cfg Config) (*sim, error) {
 		if err != nil {
 			return nil, fmt.Errorf("jobs[%d]: noise: %w", i, err)
 		}
-		s.jobs = append(s.jobs, &jobRun{idx: k, job: j, model: m, noise: noise, commOff: -1})
+		steps, _ := m.Iteration(j.Batch, workload.Servers(j.GPUs, cfg.GPUsPerServer)) // validated
+		s.jobs = append(s.jobs, &jobRun{idx: k, job: j, model: m, noise: noise, commOff: -1, first: -1,
+			nominal: max(workload.Period(steps), time.Microsecond)})
+	}
+	if cfg.Scheduler == Gavel || cfg.Scheduler == Shockwave {
+		var err error
+		if s.rounds, err = newRounds(s); err != nil {
+			return nil, err
+		}
 	}
 	return s, nil
 }
@@ -243,7 +271,7 @@ func (s *sim) nextEvent() int64 {
 	if len(s.groups) > 0 && len(s.running) > 0 && s.cfg.SampleEvery > 0 {
 		t = min(t, s.nextSample)
 	}
-	return t
+	return min(t, s.nextSchedule())
 }
 
 // advance moves time to t, delivering traffic at the current rates.
@@ -256,14 +284,18 @@ func (s *sim) advance(t int64) {
 		x := float64(f.rate * dt)
 		f.rem -= x
 		f.sent += x
+		f.job.sentBits += x
+		if f.marked {
+			f.job.markedBits += x
+		}
 	}
 	s.excessBits += float64(s.excessRate * dt)
 	s.now = t
 }
 
 // process handles every event at the current time, in a fixed order: flows
-// that finish, then step and slot timers, in job order; then arrivals and
-// placements; then drift sampling; then new rates.
+// that finish, then step and slot timers, in job order; then arrivals, the
+// scheduler and placements; then drift sampling; then new rates.
 func (s *sim) process() error {
 	ready := s.ready[:0] // jobs whose step ends now
 	kept := s.flows[:0]
@@ -294,7 +326,10 @@ func (s *sim) process() error {
 		switch j.st {
 		case waiting:
 			s.begin(j)
-		case computing, communicating:
+		case communicating:
+			j.commTime += s.now - j.stepStart
+			fallthrough
+		case computing:
 			j.step++
 			s.enterStep(j)
 		}
@@ -307,12 +342,11 @@ func (s *sim) process() error {
 	}
 	arrived := false
 	for s.next < len(s.jobs) && int64(s.jobs[s.next].job.Arrival) <= s.now {
-		s.queue = append(s.queue, s.jobs[s.next])
 		s.next++
 		arrived = true
 	}
-	if freed || arrived {
-		if err := s.placeQueued(); err != nil {
+	if freed || arrived || s.nextSchedule() <= s.now || s.roundDue() {
+		if err := s.schedule(); err != nil {
 			return err
 		}
 	}
@@ -330,71 +364,65 @@ func (s *sim) process() error {
 	return nil
 }
 
-// placeQueued places every queued job that fits, in arrival order.
-func (s *sim) placeQueued() error {
-	kept := s.queue[:0]
-	for _, j := range s.queue {
-		if j.job.GPUs > s.cl.total {
-			kept = append(kept, j)
-			continue
-		}
-		ok, err := s.place(j)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			kept = append(kept, j)
-		}
+// request is what placing j asks of the cluster.
+func (s *sim) request(j *jobRun) request {
+	per := j.job.GPUs
+	if j.model.MinServers > 1 {
+		per = (j.job.GPUs + j.model.MinServers - 1) / j.model.MinServers
 	}
-	clear(s.queue[len(kept):])
-	s.queue = kept
-	return nil
+	return request{gpus: j.job.GPUs, perServer: per, minServers: j.model.MinServers, pinned: s.cfg.Pinned[j.job.ID]}
 }
 
-// place puts j on a candidate chosen by the policy, or reports false if no
-// placement has enough servers for it.
-func (s *sim) place(j *jobRun) (bool, error) {
-	perServer := j.job.GPUs
-	if j.model.MinServers > 1 {
-		perServer = (j.job.GPUs + j.model.MinServers - 1) / j.model.MinServers
+// place starts the jobs the scheduler picked on one of N joint placement
+// candidates, chosen by the policy; a job that no candidate holds stays
+// queued.
+func (s *sim) place(picked []*jobRun) error {
+	reqs := make([]request, len(picked))
+	for k, j := range picked {
+		reqs[k] = s.request(j)
 	}
-	var cands []alloc
-	if srv, ok := s.cfg.Pinned[j.job.ID]; ok {
-		a, ok := s.cl.pinned(srv, j.job.GPUs)
-		if !ok {
-			return false, nil
+	all, placed := s.cl.joint(reqs, s.cfg.Candidates, s.rng)
+	var js []*jobRun
+	var keep []int
+	for k, ok := range placed {
+		if ok {
+			js, keep = append(js, picked[k]), append(keep, k)
 		}
-		cands = []alloc{a}
-	} else {
-		cands = s.cl.candidates(j.job.GPUs, perServer, s.cfg.Candidates, s.rng)
 	}
-	cands = slices.DeleteFunc(cands, func(a alloc) bool {
-		return sum(a.gpus) < j.job.GPUs || len(a.servers) < j.model.MinServers
-	})
-	if len(cands) == 0 {
-		return false, nil
+	if len(js) == 0 {
+		return nil
+	}
+	cands := make([][]alloc, len(all))
+	for c, cand := range all {
+		for _, k := range keep {
+			cands[c] = append(cands[c], cand[k])
+		}
 	}
 	choice := 0
 	var plan *planned
 	switch s.cfg.Policy {
 	case Random:
 		choice = s.rng.IntN(len(cands))
-	case Cassini:
+	case Cassini, CassiniPlacement:
 		var err error
-		if choice, plan, err = s.rank(j, cands); err != nil {
-			return false, err
+		if choice, plan, err = s.rank(js, cands); err != nil {
+			return err
 		}
 	}
-	if err := s.assign(j, cands[choice]); err != nil {
-		return false, err
+	for k, j := range js {
+		if err := s.assign(j, cands[choice][k]); err != nil {
+			return err
+		}
 	}
 	if plan != nil {
-		if err := s.apply(j, plan); err != nil {
-			return false, err
+		if err := s.apply(js, plan); err != nil {
+			return err
 		}
 	}
-	s.startIteration(j)
-	return true, nil
+	for _, j := range js {
+		s.startIteration(j)
+	}
+	return nil
 }
 
 func sum(v []int) int {
@@ -405,118 +433,6 @@ func sum(v []int) int {
 	return t
 }
 
-// layout is a job on concrete servers.
-type layout struct {
-	steps   []workload.Step
-	routes  map[workload.Pattern][][]int // per pattern, per flow: links
-	links   []int                        // every link a step crosses, increasing
-	alone   time.Duration                // the iteration alone on the network
-	commOff time.Duration                // first communication step's offset alone, -1 if none
-	prof    profile.Profile              // CASSINI's profile: timed alone, padded by the headroom
-}
-
-// layout computes a job's steps, routes and profile on the given servers.
-// The profile is what profiling the job alone on these servers measures:
-// each communication step lasts as long as its slowest flow takes when the
-// job's own flows share the links (an all-to-all across two racks contends
-// with itself), at the bandwidth that moves the same bits in that time.
-func (s *sim) layout(m workload.Model, batch int, servers []int) (layout, error) {
-	steps, err := m.Iteration(batch, len(servers))
-	if err != nil {
-		return layout{}, err
-	}
-	l := layout{steps: steps, routes: map[workload.Pattern][][]int{}, commOff: -1}
-	var all []int
-	n := len(servers)
-	route := func(a, b int) ([]int, error) {
-		p, err := s.topo.Route(servers[a], servers[b])
-		if err != nil {
-			return nil, fmt.Errorf("%w: topology: %w", ErrInvalid, err)
-		}
-		all = append(all, p...)
-		return p, nil
-	}
-	for _, st := range steps {
-		if st.Pattern == workload.Compute || st.Bits == 0 || l.routes[st.Pattern] != nil {
-			continue
-		}
-		var flows [][]int
-		switch st.Pattern {
-		case workload.Ring:
-			var ring []int
-			for i := range n {
-				p, err := route(i, (i+1)%n)
-				if err != nil {
-					return layout{}, err
-				}
-				ring = append(ring, p...)
-			}
-			flows = [][]int{ring}
-		case workload.Chain:
-			for i := 0; i+1 < n; i++ {
-				p, err := route(i, i+1)
-				if err != nil {
-					return layout{}, err
-				}
-				flows = append(flows, p)
-			}
-		case workload.AllToAll:
-			for a := range n {
-				for b := range n {
-					if a == b {
-						continue
-					}
-					p, err := route(a, b)
-					if err != nil {
-						return layout{}, err
-					}
-					flows = append(flows, p)
-				}
-			}
-		}
-		l.routes[st.Pattern] = flows
-	}
-	slices.Sort(all)
-	l.links = slices.Compact(all)
-
-	phases := make([]profile.Phase, 0, len(steps))
-	for _, st := range steps {
-		d := st.Alone()
-		bw := st.Bandwidth
-		if flows := l.routes[st.Pattern]; st.Pattern != workload.Compute && len(flows) > 0 && st.Bits > 0 {
-			s.fbuf = s.fbuf[:0]
-			for _, f := range flows {
-				s.fbuf = append(s.fbuf, fluid.Flow{Links: f, Peak: st.Peak})
-			}
-			if s.rates, err = s.solver.Rates(s.rates, s.capacity, s.fbuf); err != nil {
-				return layout{}, err
-			}
-			slowest := slices.Min(s.rates)
-			ns := math.Round(st.Bits / slowest * 1e9)
-			if !(ns < float64(horizon)) {
-				return layout{}, fmt.Errorf("%w: a %v-bit step at %v bit/s alone passes %v", ErrInvalid, st.Bits, slowest, time.Duration(horizon))
-			}
-			iso := time.Duration(ns)
-			bw *= float64(d) / float64(iso)
-			d = iso
-			if l.commOff < 0 {
-				l.commOff = l.alone
-			}
-		}
-		l.alone += d
-		if d > 0 {
-			phases = append(phases, profile.Phase{Duration: d, Bandwidth: bw})
-		}
-	}
-	if l.prof, err = profile.FromPhases(0, phases, s.quantum); err != nil {
-		return layout{}, fmt.Errorf("profile: %w", err)
-	}
-	if h := s.cfg.Cassini.Headroom; h > 0 {
-		l.prof = pad(l.prof, int(math.Ceil(float64(l.prof.Period)*(1+h))))
-	}
-	return l, nil
-}
-
 // assign places j on a.
 func (s *sim) assign(j *jobRun, a alloc) error {
 	l, err := s.layout(j.model, j.job.Batch, a.servers)
@@ -524,18 +440,30 @@ func (s *sim) assign(j *jobRun, a alloc) error {
 		return fmt.Errorf("job %d: %w", j.job.ID, err)
 	}
 	s.cl.take(a)
-	j.place, j.steps, j.routes, j.links, j.prof = a, l.steps, l.routes, l.links, l.prof
+	j.place, j.steps, j.routes, j.links, j.prof, j.linkProf = a, l.steps, l.routes, l.links, l.prof, l.linkProf
 	j.alone, j.commOff = l.alone, l.commOff
 	j.start = s.now
+	if j.first < 0 {
+		j.first = s.now
+	}
+	j.st, j.released = waiting, false
 	i, _ := slices.BinarySearchFunc(s.running, j.idx, func(r *jobRun, idx int) int { return r.idx - idx })
 	s.running = slices.Insert(s.running, i, j)
 	return nil
 }
 
 // startIteration begins iteration j.iter, after the agent's delay if any.
+// An agent that gives its shift up leaves the job free on this placement.
 func (s *sim) startIteration(j *jobRun) {
 	if j.agent != nil {
+		if j.begun {
+			j.agent.Communicated(time.Duration(j.commTime))
+		}
 		d := j.agent.Next(simTime(s.now))
+		if d.Released {
+			j.agent, j.released = nil, true
+			s.res.Agent.Released++
+		}
 		if start := d.Start.UnixNano(); start > s.now {
 			j.st, j.until = waiting, start
 			return
@@ -546,14 +474,36 @@ func (s *sim) startIteration(j *jobRun) {
 
 func simTime(ns int64) time.Time { return time.Unix(0, ns) }
 
+// record adds the iteration that started at j.iterStart and ended now.
+func (s *sim) record(j *jobRun) {
+	s.iterations++
+	j.record(s.now)
+}
+
+// record adds the iteration that started at j.iterStart and ended now.
+func (j *jobRun) record(now int64) {
+	ms := float64(now-j.iterStart) / 1e6
+	j.iterMs = append(j.iterMs, ms)
+	j.iterSum += ms
+}
+
+// leave takes j off its agent (and the agent off its group).
+func (j *jobRun) leave() {
+	if j.agent != nil {
+		j.agent.Leave()
+		j.agent = nil
+	}
+}
+
 // begin starts the current iteration now.
 func (s *sim) begin(j *jobRun) {
 	if j.begun {
-		j.iterMs = append(j.iterMs, float64(s.now-j.iterStart)/1e6)
+		s.record(j)
 	}
 	j.begun = true
 	j.iterStart = s.now
 	j.step = 0
+	j.commTime = 0
 	s.enterStep(j)
 }
 
@@ -568,13 +518,14 @@ func (s *sim) enterStep(j *jobRun) {
 			}
 			continue
 		}
-		flows := j.routes[st.Pattern]
+		flows := j.routes[j.step]
 		if st.Bits == 0 || len(flows) == 0 {
 			continue
 		}
 		if j.agent != nil && s.firstComm(j) {
 			j.drift, j.driftOK = j.agent.Communicating(simTime(s.now)), true
 		}
+		j.stepStart = s.now
 		for _, links := range flows {
 			var f *flowRun
 			if n := len(s.spare); n > 0 {
@@ -592,9 +543,10 @@ func (s *sim) enterStep(j *jobRun) {
 	// The iteration is over.
 	j.iter++
 	if j.iter == j.job.Iterations {
-		j.iterMs = append(j.iterMs, float64(s.now-j.iterStart)/1e6)
+		s.record(j)
 		j.st, j.end = done, s.now
 		s.cl.release(j.place)
+		j.leave()
 		return
 	}
 	s.startIteration(j)
@@ -649,9 +601,14 @@ func (s *sim) solve(flows []*flowRun) error {
 		return err
 	}
 	for i, f := range flows {
-		f.rate = s.rates[i]
+		f.rate, f.marked = s.rates[i], false
 		for _, l := range f.links {
 			s.offered[l] += f.peak
+		}
+	}
+	for _, f := range flows {
+		for _, l := range f.links {
+			f.marked = f.marked || s.offered[l] > s.capacity[l]
 		}
 	}
 	for _, f := range flows {

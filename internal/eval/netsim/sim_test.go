@@ -115,7 +115,7 @@ func TestPoissonShape(t *testing.T) {
 		}
 		t.Logf("%-8v mean %.1f ms, p99 %.1f ms, slowdown %.3f, excess %.0f Gbit", p, res[p].Mean(), res[p].Percentile(99), res[p].Slowdown(), res[p].ExcessGbit)
 	}
-	if r := res[Cassini].Rank; r.Rankings != 25 {
+	if r := res[Cassini].Rank; r.Rankings < 1 || r.Rankings > 25 {
 		t.Errorf("rank stats %+v", r)
 	}
 }

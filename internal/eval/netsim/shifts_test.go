@@ -1,0 +1,67 @@
+package netsim
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/orrery/orrery/engine/topology"
+	"github.com/orrery/orrery/internal/eval/workload"
+)
+
+// snapshots are the paper's Fig. 2 and Table 2 experiments: jobs of two
+// GPUs, one server in each of two racks, all starting at once.
+func snapshots(t testing.TB, iters int) map[string]Config {
+	t.Helper()
+	tp, err := topology.New(topology.Spec{Pods: 1, ToRsPerPod: 2, ServersPerToR: 3, AggsPerPod: 1, ServerGbps: 50, ToRGbps: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mk := func(jobs ...string) Config {
+		c := Config{Topology: tp, Pinned: map[int][]int{}}
+		for i, j := range jobs {
+			var model string
+			var batch int
+			fmt.Sscanf(j, "%s %d", &model, &batch)
+			c.Jobs = append(c.Jobs, workload.Job{ID: i, Model: model, GPUs: 2, Batch: batch, Iterations: iters})
+			c.Pinned[i] = []int{i, 3 + i}
+		}
+		return c
+	}
+	return map[string]Config{
+		"fig2":      mk("VGG19 1400", "VGG19 1400"),
+		"snapshot1": mk("WideResNet101 800", "VGG16 1400"),
+		"snapshot2": mk("VGG19 1400", "VGG16 1700", "ResNet50 1600"),
+		"snapshot3": mk("VGG19 1024", "VGG16 1200"),
+		"snapshot4": mk("RoBERTa 12", "RoBERTa 12"),
+		"snapshot5": mk("BERT 8", "VGG19 1400", "WideResNet101 800"),
+	}
+}
+
+// Shifts never make a job slower than CASSINI's placement alone (beyond 2%,
+// the noise), with or without noise, and they pay where the paper says:
+// Fig. 2 and snapshots 3 and 4 by more than 5%.
+func TestShiftsNeverCost(t *testing.T) {
+	noises := map[string]workload.Replay{"none": {Source: workload.None}, "gauss2": {Source: workload.Gauss, CV: 0.02, Seed: 1},
+		"gauss5": {Source: workload.Gauss, CV: 0.05, Seed: 1}, "alibaba": loadNoise(t, workload.Both)}
+	for name, cfg := range snapshots(t, 400) {
+		for nz, noise := range noises {
+			cfg.Noise = noise
+			cfg.Policy = CassiniPlacement
+			place := run(t, cfg)
+			cfg.Policy = Cassini
+			shift := run(t, cfg)
+			for k, j := range shift.Jobs {
+				p := place.Jobs[k]
+				if j.MeanIter > p.MeanIter*102/100 {
+					t.Errorf("%s, %s: job %d (%s) %v with shifts, %v without", name, nz, j.ID, j.Model, j.MeanIter, p.MeanIter)
+				}
+			}
+			gain := place.Mean() / shift.Mean()
+			t.Logf("%s %-7s: placement %.1f ms, shifts %.1f ms (%.3fx), %d agents, %.2f adjustments/min, %d gave up",
+				name, nz, place.Mean(), shift.Mean(), gain, shift.Agent.Agents, shift.Agent.PerMinute, shift.Agent.Released)
+			if (name == "fig2" || name == "snapshot3" || name == "snapshot4") && gain < 1.05 {
+				t.Errorf("%s, %s: shifts gain %.3fx", name, nz, gain)
+			}
+		}
+	}
+}
