@@ -9,10 +9,10 @@ import (
 	"math"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
-	"text/tabwriter"
 	"time"
 
 	"github.com/orrery/orrery/engine/agent"
@@ -24,22 +24,29 @@ import (
 
 // cassiniSimOptions is one `orrery cassini simulate` run: the flags, parsed.
 type cassiniSimOptions struct {
-	Scenario      string // "poisson", "fig2" or "snapshot1".."snapshot5"
+	Scenario      string // "poisson", "dynamic", "fig2" or "snapshot1".."snapshot5"
 	Topology      string // "paper" or "clos:PODS,TORS,SERVERS,AGGS,CORES[,GBPS[,UPLINK_GBPS]]"
+	Scheduler     netsim.Scheduler
+	Lease         time.Duration
 	GPUsPerServer int
 	Jobs          int
 	Load          float64
 	Models        []string // nil: all 13
+	Arrive        []string // dynamic: the arriving models (nil: the default)
 	MinIters      int
 	MaxIters      int
-	Seed          uint64
+	Seeds         []uint64
 	Duration      time.Duration
-	Policies      []netsim.Policy
+	Arms          []cassiniArm
 	Candidates    int
 	Noise         workload.Source
+	NoiseCV       float64 // Gauss noise's coefficient of variation
 	NoiseDir      string
 	AgentMode     agent.Mode
 	Threshold     float64
+	Rank          netsim.Rank
+	Hold          netsim.Hold
+	MinGain       float64
 	MinScore      float64
 	Headroom      float64
 	MaxPerimeter  int
@@ -47,18 +54,55 @@ type cassiniSimOptions struct {
 	LinkMode      link.Mode
 }
 
-// defaultCassiniSimOptions are the command's defaults: the paper's fabric and
-// Poisson workload at 90% load with noise replayed from Alibaba PAI.
+// cassiniArm is one arm of the ablation: a placement policy and, for
+// CASSINI with shifts, how the shifts are held.
+type cassiniArm struct {
+	Policy netsim.Policy
+	Shifts string // Cassini: "" (the options'), "elastic", "pad" or "paper"
+}
+
+func (a cassiniArm) String() string {
+	if a.Shifts != "" {
+		return a.Policy.String() + "/" + a.Shifts
+	}
+	return a.Policy.String()
+}
+
+// parseArm parses a policy name, or cassini/elastic, cassini/pad or
+// cassini/paper.
+func parseArm(s string) (cassiniArm, error) {
+	name, shifts, _ := strings.Cut(strings.TrimSpace(s), "/")
+	p, err := netsim.ParsePolicy(name)
+	if err != nil {
+		return cassiniArm{}, err
+	}
+	switch {
+	case shifts == "":
+	case p != netsim.Cassini:
+		return cassiniArm{}, fmt.Errorf("%q: only cassini takes a shift variant", s)
+	case shifts != "elastic" && shifts != "pad" && shifts != "paper":
+		return cassiniArm{}, fmt.Errorf("%q: shift variant %q (want elastic, pad or paper)", s, shifts)
+	}
+	return cassiniArm{p, shifts}, nil
+}
+
+// defaultArms are the ablation's: the scheduler alone, with CASSINI's
+// placement only, with its placement and shifts, and Ideal.
+var defaultArms = []cassiniArm{{Policy: netsim.Baseline}, {Policy: netsim.CassiniPlacement}, {Policy: netsim.Cassini}, {Policy: netsim.Ideal}}
+
+// defaultCassiniSimOptions are the command's defaults: the paper's fabric,
+// Themis with 10-minute leases, and the Poisson workload at 90% load with
+// noise replayed from Alibaba PAI.
 func defaultCassiniSimOptions() cassiniSimOptions {
 	return cassiniSimOptions{
-		Scenario: "poisson", Topology: "paper", GPUsPerServer: 1, Jobs: 40, Load: 0.9, MinIters: 200, MaxIters: 1000, Seed: 1,
-		Policies: netsim.Policies, Candidates: netsim.DefaultCandidates, Noise: workload.Both, NoiseDir: "testdata/alibaba",
-		Threshold: agent.DefaultThreshold, MinScore: 1, Headroom: 0.05, MaxPerimeter: 4096, Tick: time.Millisecond,
+		Scenario: "poisson", Topology: "paper", GPUsPerServer: 1, Jobs: 40, Load: 0.9, MinIters: 200, MaxIters: 1000, Seeds: []uint64{1},
+		Arms: defaultArms, Candidates: netsim.DefaultCandidates, Noise: workload.Both, NoiseDir: "testdata/alibaba",
+		Threshold: agent.DefaultThreshold, MinScore: 1, MaxPerimeter: 4096, Tick: time.Millisecond,
 	}
 }
 
 // shortCassiniSimOptions is the demo's configuration: 30 jobs of 50-100
-// iterations on the paper's fabric, under half a second on two cores.
+// iterations on the paper's fabric, under a second on two cores.
 func shortCassiniSimOptions() cassiniSimOptions {
 	o := defaultCassiniSimOptions()
 	o.Jobs, o.MinIters, o.MaxIters = 30, 50, 100
@@ -85,6 +129,8 @@ var cassiniScenarios = map[string]cassiniScenario{
 	"snapshot5": snapshot("clos:1,2,3,1,0", "BERT/8", "VGG19/1400", "WideResNet101/800"),
 }
 
+const scenarioNames = "poisson, dynamic, fig2 or snapshot1..snapshot5"
+
 func snapshot(topo string, jobs ...string) cassiniScenario {
 	perRack := len(jobs)
 	if topo == "clos:1,2,3,1,0" {
@@ -98,48 +144,6 @@ func snapshot(topo string, jobs ...string) cassiniScenario {
 		sc.pinned[i] = []int{i, perRack + i}
 	}
 	return sc
-}
-
-// CassiniSimResult is what `orrery cassini simulate` measures, per policy.
-type CassiniSimResult struct {
-	Scenario   string                `json:"scenario"`
-	Topology   string                `json:"topology"`
-	Servers    int                   `json:"servers"`
-	Jobs       int                   `json:"jobs"`
-	Load       float64               `json:"load"`
-	Seed       uint64                `json:"seed"`
-	Noise      string                `json:"noise"`
-	Policies   []CassiniPolicyResult `json:"policies"`
-	ElapsedSec float64               `json:"-"` // wall-clock time of the whole run
-}
-
-// CassiniPolicyResult is one policy's outcome. Iteration times run start to start,
-// so they include the agents' padding.
-type CassiniPolicyResult struct {
-	Policy       string  `json:"policy"`
-	Status       string  `json:"status"`
-	MeanIterMs   float64 `json:"mean_iter_ms"`
-	P50IterMs    float64 `json:"p50_iter_ms"`
-	P90IterMs    float64 `json:"p90_iter_ms"`
-	P99IterMs    float64 `json:"p99_iter_ms"`
-	MeanSlowdown float64 `json:"mean_slowdown"` // iteration time / the job's uncontended one
-	P99Slowdown  float64 `json:"p99_slowdown"`
-	ExcessGbit   float64 `json:"excess_gbit"` // traffic offered above capacity, summed over links
-	Iterations   int     `json:"iterations"`
-	Finished     int     `json:"jobs_finished"`
-	SimSeconds   float64 `json:"sim_seconds"`
-
-	// Cassini only.
-	AdjustmentsPerMin *float64 `json:"adjustments_per_min,omitempty"` // per job-minute of the agents
-	Agents            *int     `json:"agents,omitempty"`
-	MeanDriftMs       *float64 `json:"mean_drift_ms,omitempty"`
-	PlannedScore      *float64 `json:"planned_score,omitempty"`
-	RealizedScore     *float64 `json:"realized_score,omitempty"`
-	ScoreLost         *float64 `json:"score_lost,omitempty"`
-	MeanRankScore     *float64 `json:"mean_rank_score,omitempty"`
-
-	IterMs    []float64 `json:"-"` // every iteration, for plots
-	Slowdowns []float64 `json:"-"` // every iteration / its job's uncontended one
 }
 
 func parseCassiniTopology(s string) (*topology.Topology, error) {
@@ -185,249 +189,153 @@ func parseCassiniTopology(s string) (*topology.Topology, error) {
 	return t, nil
 }
 
-// cassiniSimulate runs every policy of o on the same trace, in parallel; the
-// result does not depend on the parallelism.
-func cassiniSimulate(ctx context.Context, o cassiniSimOptions) (CassiniSimResult, error) {
-	var pinned map[int][]int
+// cassiniTrace returns the jobs of o's scenario for one seed, their pinned
+// servers (snapshots) and the topology spec to run them on.
+func cassiniTrace(o cassiniSimOptions, seed uint64, gpus int) ([]workload.Job, map[int][]int, error) {
+	base := workload.Config{Models: o.Models, Jobs: o.Jobs, Load: o.Load, ClusterGPUs: gpus, GPUsPerServer: o.GPUsPerServer,
+		MinIterations: o.MinIters, MaxIterations: o.MaxIters, Seed: seed}
+	switch o.Scenario {
+	case "poisson":
+		jobs, err := workload.Generate(base)
+		return jobs, nil, err
+	case "dynamic":
+		jobs, err := workload.GenerateDynamic(workload.Dynamic{Base: base, Arrive: o.Arrive})
+		return jobs, nil, err
+	}
+	sc, ok := cassiniScenarios[o.Scenario]
+	if !ok {
+		return nil, nil, fmt.Errorf("-scenario %q: want %s", o.Scenario, scenarioNames)
+	}
 	var jobs []workload.Job
-	if o.Scenario != "poisson" {
-		sc, ok := cassiniScenarios[o.Scenario]
-		if !ok {
-			return CassiniSimResult{}, fmt.Errorf("-scenario %q: want poisson, fig2 or snapshot1..snapshot5", o.Scenario)
-		}
-		o.Topology, o.GPUsPerServer, o.Load, pinned = sc.topology, 1, 0, sc.pinned
-		for _, j := range sc.jobs {
-			j.Iterations = o.MaxIters
-			jobs = append(jobs, j)
-		}
+	for _, j := range sc.jobs {
+		j.Iterations = o.MaxIters
+		jobs = append(jobs, j)
+	}
+	return jobs, sc.pinned, nil
+}
+
+// config is the simulation of one arm of o on jobs.
+func (o cassiniSimOptions) config(topo *topology.Topology, arm cassiniArm, jobs []workload.Job, pinned map[int][]int, seed uint64, noise workload.Replay) netsim.Config {
+	cfg := netsim.Config{
+		Topology: topo, GPUsPerServer: o.GPUsPerServer, Jobs: jobs, Pinned: pinned, Scheduler: o.Scheduler, Lease: o.Lease,
+		Policy: arm.Policy, Candidates: o.Candidates, Seed: seed, Duration: o.Duration, Noise: noise,
+		Agent: agent.Options{Mode: o.AgentMode, Threshold: o.Threshold},
+		Cassini: netsim.CassiniOptions{Mode: o.LinkMode, Tick: o.Tick, MaxPerimeter: o.MaxPerimeter,
+			Headroom: o.Headroom, Rank: o.Rank, Hold: o.Hold, MinGain: o.MinGain, MinScore: o.MinScore, Workers: 1},
+	}
+	switch arm.Shifts {
+	case "elastic": // the defaults
+		cfg.Agent.Mode, cfg.Cassini.Hold, cfg.Cassini.Headroom = agent.Elastic, netsim.HoldGain, 0
+	case "pad": // the previous defaults: fixed slots with 5% headroom, fully compatible links only
+		cfg.Agent.Mode, cfg.Cassini.Hold, cfg.Cassini.MinScore, cfg.Cassini.Headroom = agent.Pad, netsim.HoldScore, 1, 0.05
+	case "paper": // the paper: every job of the affinity graph, re-aligned on drift
+		cfg.Agent.Mode, cfg.Cassini.Hold, cfg.Cassini.Headroom = agent.Free, netsim.HoldAll, 0
+	}
+	return cfg
+}
+
+// cassiniSimulate runs every arm of o on every seed's trace, in parallel;
+// the result does not depend on the parallelism.
+func cassiniSimulate(ctx context.Context, o cassiniSimOptions) (CassiniSimResult, error) {
+	if sc, ok := cassiniScenarios[o.Scenario]; ok {
+		o.Topology, o.GPUsPerServer, o.Load = sc.topology, 1, 0
 	}
 	topo, err := parseCassiniTopology(o.Topology)
 	if err != nil {
 		return CassiniSimResult{}, err
 	}
-	if len(o.Policies) == 0 {
-		return CassiniSimResult{}, errors.New("-policies: none")
+	if len(o.Arms) == 0 || len(o.Seeds) == 0 {
+		return CassiniSimResult{}, errors.New("-policies or -seeds: none")
 	}
-	if jobs == nil {
-		jobs, err = workload.Generate(workload.Config{
-			Models: o.Models, Jobs: o.Jobs, Load: o.Load, ClusterGPUs: topo.Servers * max(o.GPUsPerServer, 1),
-			GPUsPerServer: o.GPUsPerServer, MinIterations: o.MinIters, MaxIterations: o.MaxIters, Seed: o.Seed,
-		})
-		if err != nil {
-			return CassiniSimResult{}, err
-		}
-	}
-	noise := workload.Replay{Source: workload.None}
-	if o.Noise != workload.None {
+	noise := workload.Replay{Source: o.Noise, CV: o.NoiseCV}
+	if o.Noise != workload.None && o.Noise != workload.Gauss {
 		if noise, err = workload.LoadReplay(os.DirFS(o.NoiseDir), o.Noise); err != nil {
 			return CassiniSimResult{}, fmt.Errorf("-noise-dir %s: %w (run from the repository root, or pass -noise none)", o.NoiseDir, err)
 		}
 	}
-	res := CassiniSimResult{Scenario: o.Scenario, Topology: o.Topology, Servers: topo.Servers, Jobs: len(jobs), Load: o.Load, Seed: o.Seed, Noise: o.Noise.String(),
-		Policies: make([]CassiniPolicyResult, len(o.Policies))}
-	errs := make([]error, len(o.Policies))
+	gpus := topo.Servers * max(o.GPUsPerServer, 1)
+	traces := make([][]workload.Job, len(o.Seeds))
+	var pinned map[int][]int
+	for i, seed := range o.Seeds {
+		if traces[i], pinned, err = cassiniTrace(o, seed, gpus); err != nil {
+			return CassiniSimResult{}, err
+		}
+	}
+	runs := make([][]CassiniPolicyResult, len(o.Arms)) // arm, seed
+	for a := range runs {
+		runs[a] = make([]CassiniPolicyResult, len(o.Seeds))
+	}
+	errs := make([]error, len(o.Arms)*len(o.Seeds))
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
 	var wg sync.WaitGroup
-	for i, p := range o.Policies {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			cfg := netsim.Config{
-				Topology: topo, GPUsPerServer: o.GPUsPerServer, Jobs: jobs, Pinned: pinned, Policy: p, Candidates: o.Candidates,
-				Seed: o.Seed, Duration: o.Duration, Noise: noise,
-				Agent: agent.Options{Mode: o.AgentMode, Threshold: o.Threshold},
-				Cassini: netsim.CassiniOptions{Mode: o.LinkMode, Tick: o.Tick, MaxPerimeter: o.MaxPerimeter,
-					Headroom: o.Headroom, MinScore: o.MinScore, Workers: 1},
-			}
-			r, err := netsim.Run(ctx, cfg)
-			if err != nil {
-				errs[i] = fmt.Errorf("%v: %w", p, err)
-				return
-			}
-			res.Policies[i] = summarizeCassini(r)
-		}()
+	for a, arm := range o.Arms {
+		for i, seed := range o.Seeds {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				sem <- struct{}{}
+				defer func() { <-sem }()
+				n := noise
+				n.Seed = seed
+				r, err := netsim.Run(ctx, o.config(topo, arm, traces[i], pinned, seed, n))
+				if err != nil {
+					errs[a*len(o.Seeds)+i] = fmt.Errorf("%v, seed %d: %w", arm, seed, err)
+					return
+				}
+				runs[a][i] = summarizeCassini(arm, seed, r)
+			}()
+		}
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
 		return CassiniSimResult{}, err
 	}
+	noiseName := o.Noise.String()
+	if o.Noise == workload.Gauss {
+		noiseName = fmt.Sprintf("gauss:%g", o.NoiseCV)
+	}
+	res := CassiniSimResult{Scenario: o.Scenario, Scheduler: o.Scheduler.String(), Topology: o.Topology, Servers: topo.Servers,
+		Jobs: len(traces[0]), Load: o.Load, Seeds: o.Seeds, Noise: noiseName}
+	for a, arm := range o.Arms {
+		res.Arms = append(res.Arms, aggregateCassini(arm, runs[a], runs[0]))
+	}
 	return res, nil
-}
-
-func summarizeCassini(r netsim.Result) CassiniPolicyResult {
-	slow := r.Slowdowns()
-	pr := CassiniPolicyResult{
-		Policy: r.Policy.String(), Status: r.Status.String(),
-		MeanIterMs: cassiniRound(r.Mean()), P50IterMs: cassiniRound(r.Percentile(50)), P90IterMs: cassiniRound(r.Percentile(90)), P99IterMs: cassiniRound(r.Percentile(99)),
-		MeanSlowdown: cassiniRound(netsim.Mean(slow)), P99Slowdown: cassiniRound(netsim.Percentile(slow, 99)),
-		ExcessGbit: cassiniRound(r.ExcessGbit), Iterations: len(r.IterMs), SimSeconds: cassiniRound(r.End.Seconds()),
-		IterMs: r.IterMs, Slowdowns: slow,
-	}
-	for _, j := range r.Jobs {
-		if j.End > 0 {
-			pr.Finished++
-		}
-	}
-	if r.Policy == netsim.Cassini {
-		f := func(v float64) *float64 { v = cassiniRound(v); return &v }
-		agents := r.Agent.Agents
-		pr.Agents = &agents
-		pr.AdjustmentsPerMin = f(r.Agent.PerMinute)
-		pr.MeanDriftMs = f(float64(r.Agent.MeanAbs) / 1e6)
-		pr.PlannedScore, pr.RealizedScore, pr.ScoreLost = f(r.Drift.Planned), f(r.Drift.Realized), f(r.Drift.Lost)
-		pr.MeanRankScore = f(r.Rank.MeanBest)
-	}
-	return pr
-}
-
-// cassiniRound rounds to three decimals, halves away from zero.
-func cassiniRound(v float64) float64 { return math.Round(v*1000) / 1000 }
-
-// writeCassiniSimTable prints r with the policies side by side.
-func writeCassiniSimTable(w io.Writer, r CassiniSimResult) error {
-	fmt.Fprintf(w, "CASSINI simulation (%s): %s fabric (%d servers), %d jobs, load %.2f, seed %d, noise %s\n\n",
-		r.Scenario, r.Topology, r.Servers, r.Jobs, r.Load, r.Seed, r.Noise)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	row := func(name string, f func(p CassiniPolicyResult) string) {
-		fmt.Fprintf(tw, "%s\t", name)
-		for _, p := range r.Policies {
-			fmt.Fprintf(tw, "%s\t", f(p))
-		}
-		fmt.Fprintln(tw)
-	}
-	num := func(format string, v func(p CassiniPolicyResult) float64) func(p CassiniPolicyResult) string {
-		return func(p CassiniPolicyResult) string { return fmt.Sprintf(format, v(p)) }
-	}
-	opt := func(format string, v func(p CassiniPolicyResult) *float64) func(p CassiniPolicyResult) string {
-		return func(p CassiniPolicyResult) string {
-			if x := v(p); x != nil {
-				return fmt.Sprintf(format, *x)
-			}
-			return "-"
-		}
-	}
-	row("", func(p CassiniPolicyResult) string { return p.Policy })
-	row("mean iteration (ms)", num("%.1f", func(p CassiniPolicyResult) float64 { return p.MeanIterMs }))
-	row("p50 iteration (ms)", num("%.1f", func(p CassiniPolicyResult) float64 { return p.P50IterMs }))
-	row("p90 iteration (ms)", num("%.1f", func(p CassiniPolicyResult) float64 { return p.P90IterMs }))
-	row("p99 iteration (ms)", num("%.1f", func(p CassiniPolicyResult) float64 { return p.P99IterMs }))
-	row("mean slowdown (x alone)", num("%.3f", func(p CassiniPolicyResult) float64 { return p.MeanSlowdown }))
-	row("p99 slowdown (x alone)", num("%.3f", func(p CassiniPolicyResult) float64 { return p.P99Slowdown }))
-	row("excess traffic (Gbit)", num("%.0f", func(p CassiniPolicyResult) float64 { return p.ExcessGbit }))
-	row("jobs finished", func(p CassiniPolicyResult) string { return strconv.Itoa(p.Finished) })
-	row("simulated time (s)", num("%.0f", func(p CassiniPolicyResult) float64 { return p.SimSeconds }))
-	row("jobs with an agent", func(p CassiniPolicyResult) string {
-		if p.Agents == nil {
-			return "-"
-		}
-		return strconv.Itoa(*p.Agents)
-	})
-	row("adjustments per job-minute", opt("%.2f", func(p CassiniPolicyResult) *float64 { return p.AdjustmentsPerMin }))
-	row("score planned -> realized", func(p CassiniPolicyResult) string {
-		if p.PlannedScore == nil || *p.PlannedScore == 0 {
-			return "-"
-		}
-		return fmt.Sprintf("%.3f -> %.3f", *p.PlannedScore, *p.RealizedScore)
-	})
-	return tw.Flush()
 }
 
 // runCassiniSimulate is `orrery cassini simulate`.
 func runCassiniSimulate(ctx context.Context, args []string, s stdio) error {
-	o := defaultCassiniSimOptions()
-	fs := flags("cassini simulate", s)
-	fs.StringVar(&o.Scenario, "scenario", o.Scenario, "poisson (arrivals at -load), or a fixed experiment of the paper: fig2 (two VGG19 on one link) or snapshot1..snapshot5 (Table 2), each job running -iterations (the maximum)")
-	fs.StringVar(&o.Topology, "topology", o.Topology, "fabric: paper (the CASSINI testbed: 24 servers, 2:1) or clos:PODS,TORS,SERVERS,AGGS,CORES[,GBPS[,UPLINK_GBPS]] (CORES=0: two-tier, one pod)")
-	fs.IntVar(&o.GPUsPerServer, "gpus-per-server", o.GPUsPerServer, "GPUs per server")
-	fs.IntVar(&o.Jobs, "jobs", o.Jobs, "number of jobs")
-	fs.Float64Var(&o.Load, "load", o.Load, "average fraction of GPUs busy (Poisson arrivals); 0: every job at time 0")
-	models := fs.String("models", "", "comma-separated models to draw from (default: all 13 of the paper's Table 3)")
-	iters := fs.String("iterations", "200-1000", "iterations per job: N or MIN-MAX")
-	fs.Uint64Var(&o.Seed, "seed", o.Seed, "seed of the trace and the placements")
-	fs.DurationVar(&o.Duration, "duration", o.Duration, "stop at this simulated time (0: when every job has finished)")
-	policies := fs.String("policies", "baseline,random,cassini,ideal", "comma-separated policies")
-	fs.IntVar(&o.Candidates, "candidates", o.Candidates, "placement candidates per job (the paper: 10)")
-	noise := fs.String("noise", o.Noise.String(), "iteration-time noise from Alibaba PAI: both, traces, cov or none")
-	fs.StringVar(&o.NoiseDir, "noise-dir", o.NoiseDir, "directory of the Alibaba PAI files")
-	mode := fs.String("agent-mode", "pad", "agent: pad (hold every slot) or free (the paper: re-align only on drift)")
-	fs.Float64Var(&o.Threshold, "threshold", o.Threshold, "agent re-alignment trigger, fraction of the period")
-	fs.Float64Var(&o.MinScore, "min-score", o.MinScore, "least link score whose jobs hold their shifts (-1: every job, as the paper)")
-	fs.Float64Var(&o.Headroom, "headroom", o.Headroom, "idle fraction added to each profiled period (0: as the paper)")
-	fs.IntVar(&o.MaxPerimeter, "max-perimeter", o.MaxPerimeter, "cap on a unified circle in ticks; periods are rounded to a common grid past it")
-	fs.DurationVar(&o.Tick, "tick", o.Tick, "profile tick")
-	lmode := fs.String("mode", "exact", "link search: exact or paper (72 angles)")
-	asJSON := fs.Bool("json", false, "print JSON instead of a table")
-	fs.Usage = func() {
-		fmt.Fprintf(s.err, "usage: orrery cassini simulate [flags]\n\nSimulates the jobs of a Poisson trace on a fabric under each placement policy (a max-min fair\nfluid network) and prints iteration times and congestion per policy.\n\n")
-		fs.PrintDefaults()
-	}
-	if err := parse(fs, args); err != nil {
+	o, asJSON, perModel, err := parseCassiniSimFlags(args, s)
+	if err != nil {
 		return err
-	}
-	var err error
-	if *models != "" {
-		o.Models = strings.Split(*models, ",")
-		for _, m := range o.Models {
-			if _, err := workload.Lookup(m); err != nil {
-				return fmt.Errorf("%w: -models: %v", errUsage, err)
-			}
-		}
-	}
-	lo, hi, ok := strings.Cut(*iters, "-")
-	if !ok {
-		hi = lo
-	}
-	if o.MinIters, err = strconv.Atoi(lo); err == nil {
-		o.MaxIters, err = strconv.Atoi(hi)
-	}
-	if err != nil || o.MinIters < 1 || o.MaxIters < o.MinIters {
-		return fmt.Errorf("%w: -iterations %q: want N or MIN-MAX with 1 <= MIN <= MAX", errUsage, *iters)
-	}
-	o.Policies = nil
-	for _, p := range strings.Split(*policies, ",") {
-		pol, err := netsim.ParsePolicy(strings.TrimSpace(p))
-		if err != nil {
-			return fmt.Errorf("%w: -policies: %v", errUsage, err)
-		}
-		o.Policies = append(o.Policies, pol)
-	}
-	if o.Noise, err = workload.ParseSource(*noise); err != nil {
-		return fmt.Errorf("%w: -noise: %v", errUsage, err)
-	}
-	if o.AgentMode, err = agent.ParseMode(*mode); err != nil {
-		return fmt.Errorf("%w: -agent-mode: %v", errUsage, err)
-	}
-	if o.LinkMode, err = link.ParseMode(*lmode); err != nil {
-		return fmt.Errorf("%w: -mode: %v", errUsage, err)
-	}
-	if _, err := parseCassiniTopology(o.Topology); err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
-	}
-	if _, ok := cassiniScenarios[o.Scenario]; !ok && o.Scenario != "poisson" {
-		return fmt.Errorf("%w: -scenario %q: want poisson, fig2 or snapshot1..snapshot5", errUsage, o.Scenario)
 	}
 	r, err := cassiniSimulate(ctx, o)
 	if err != nil {
 		return err
 	}
-	if *asJSON {
+	if asJSON {
 		b, err := json.Marshal(r)
 		if err != nil {
 			return err
 		}
 		return writeJSON(s.out, b, false)
 	}
-	return writeCassiniSimTable(s.out, r)
+	if err := writeCassiniSimTable(s.out, r); err != nil {
+		return err
+	}
+	if perModel {
+		fmt.Fprintln(s.out)
+		return writeCassiniModelTable(s.out, r)
+	}
+	return nil
 }
 
 // cassiniSimulateDemo is the demo's CASSINI simulation: the short Poisson
 // configuration on the paper's fabric and the paper's Fig. 2 (two VGG19 jobs
-// on one link, 300 iterations, per-iteration jitter), each printed as a table, with the iteration-time CDF of the
-// first and the unified circle of WideResNet101 and VGG16 (Table 2
-// snapshot 1) written into plotDir ("" for no plots). It returns the plot
-// paths. It takes under a second on two cores; the output is deterministic.
+// on one link, 300 iterations, per-iteration jitter), each printed as a
+// table, with the iteration-time CDF of the first and the unified circle of
+// WideResNet101 and VGG16 (Table 2 snapshot 1) written into plotDir ("" for
+// no plots). It returns the plot paths. It takes about a second on two
+// cores; the output is deterministic.
 func cassiniSimulateDemo(ctx context.Context, out io.Writer, plotDir string) ([]string, error) {
 	var paths []string
 	o := shortCassiniSimOptions()
@@ -442,7 +350,7 @@ func cassiniSimulateDemo(ctx context.Context, out io.Writer, plotDir string) ([]
 	// the worker traces would dominate 300 iterations of two jobs.
 	fig2 := o
 	fig2.Scenario, fig2.MaxIters, fig2.Noise = "fig2", 300, workload.Jitter
-	fig2.Policies = []netsim.Policy{netsim.Baseline, netsim.Cassini, netsim.Ideal}
+	fig2.Arms = []cassiniArm{{Policy: netsim.Baseline}, {Policy: netsim.Cassini}, {Policy: netsim.Ideal}}
 	f, err := cassiniSimulate(ctx, fig2)
 	if err != nil {
 		return nil, err
@@ -467,4 +375,162 @@ func cassiniSimulateDemo(ctx context.Context, out io.Writer, plotDir string) ([]
 		return nil, err
 	}
 	return append(paths, p), nil
+}
+
+// cassiniRound rounds to three decimals, halves away from zero.
+func cassiniRound(v float64) float64 { return math.Round(v*1000) / 1000 }
+
+// parseSeeds parses N, N-M or a comma-separated list of both.
+func parseSeeds(s string) ([]uint64, error) {
+	var out []uint64
+	for _, part := range strings.Split(s, ",") {
+		lo, hi, ok := strings.Cut(strings.TrimSpace(part), "-")
+		if !ok {
+			hi = lo
+		}
+		a, err1 := strconv.ParseUint(lo, 10, 64)
+		b, err2 := strconv.ParseUint(hi, 10, 64)
+		if err := errors.Join(err1, err2); err != nil || b < a || b-a >= 1<<10 {
+			return nil, fmt.Errorf("seeds %q: want N, N-M or a list of them, at most 1024 per range", s)
+		}
+		for v := a; ; v++ {
+			out = append(out, v)
+			if v == b {
+				break
+			}
+		}
+	}
+	if len(out) > 1<<10 {
+		return nil, fmt.Errorf("seeds %q: more than 1024", s)
+	}
+	return out, nil
+}
+
+// parseCassiniSimFlags parses the command line of `orrery cassini simulate`.
+func parseCassiniSimFlags(args []string, s stdio) (o cassiniSimOptions, asJSON, perModel bool, err error) {
+	o = defaultCassiniSimOptions()
+	fs := flags("cassini simulate", s)
+	fs.StringVar(&o.Scenario, "scenario", o.Scenario, "poisson (arrivals at -load), dynamic (a busy cluster, then -arrive jobs every 30 s), or a fixed experiment of the paper: fig2 (two VGG19 on one link) or snapshot1..snapshot5 (Table 2), each job running -iterations (the maximum)")
+	fs.StringVar(&o.Topology, "topology", o.Topology, "fabric: paper (the CASSINI testbed: 24 servers, 2:1) or clos:PODS,TORS,SERVERS,AGGS,CORES[,GBPS[,UPLINK_GBPS]] (CORES=0: two-tier, one pod)")
+	sched := fs.String("scheduler", "themis", "GPU allocation: themis (finish-time fairness auctions with leases, the paper's), gavel (max-min fairness rounds), shockwave (its market, rounds) or fifo")
+	fs.DurationVar(&o.Lease, "lease", o.Lease, "Themis's lease or Gavel's and Shockwave's round (0: 10m and 2m)")
+	fs.IntVar(&o.GPUsPerServer, "gpus-per-server", o.GPUsPerServer, "GPUs per server")
+	fs.IntVar(&o.Jobs, "jobs", o.Jobs, "number of jobs (poisson)")
+	fs.Float64Var(&o.Load, "load", o.Load, "average fraction of GPUs busy (Poisson arrivals); 0: every job at time 0")
+	models := fs.String("models", "", "comma-separated models to draw from (default: all 13 of the paper's Table 3)")
+	arrive := fs.String("arrive", "", "dynamic: comma-separated models that arrive into the busy cluster, 3 GPUs each (default DLRM,ResNet50,DLRM,ResNet50)")
+	iters := fs.String("iterations", "200-1000", "iterations per job: N or MIN-MAX")
+	seed := fs.String("seed", "1", "seeds of the traces and the placements: N, N-M or a list; with several, the table shows the mean and spread across seeds")
+	fs.DurationVar(&o.Duration, "duration", o.Duration, "stop at this simulated time (0: when every job has finished)")
+	policies := fs.String("policies", "baseline,cassini-placement,cassini,ideal", "comma-separated arms: baseline (the scheduler's own placement), random, cassini-placement (CASSINI's ranking, no shifts), cassini (ranking and shifts; cassini/elastic, cassini/pad or cassini/paper pick how shifts are held), ideal")
+	fs.IntVar(&o.Candidates, "candidates", o.Candidates, "placement candidates per scheduling decision (the paper: 10)")
+	noise := fs.String("noise", o.Noise.String(), "iteration-time noise: from Alibaba PAI (both, traces or cov), gauss:CV (Gaussian jitter of that coefficient of variation) or none")
+	fs.StringVar(&o.NoiseDir, "noise-dir", o.NoiseDir, "directory of the Alibaba PAI files")
+	mode := fs.String("agent-mode", "elastic", "agent: elastic (a shared clock paced by the slowest job; gives up shifts that do not pay), pad (hold every slot of a fixed period) or free (the paper: re-align only on drift)")
+	rank := fs.String("rank", "delay", "how CASSINI picks a candidate: delay (least predicted delay: shared links' excess per job, plus each job's own contention) or score (the paper: the mean link score)")
+	hold := fs.String("hold", "gain", "which jobs hold their shifts: gain (links where a replay predicts a net gain for every job), score (links scoring at least -min-score) or all (every job of the affinity graph, as the paper)")
+	fs.Float64Var(&o.MinGain, "min-gain", o.MinGain, "least predicted gain per job for -hold gain, fraction of its period (0: 0.01)")
+	fs.Float64Var(&o.Threshold, "threshold", o.Threshold, "agent re-alignment trigger, fraction of the period")
+	fs.Float64Var(&o.MinScore, "min-score", o.MinScore, "least link score whose jobs hold their shifts with -hold score (-1: every job on a link whose peaks exceed its capacity)")
+	fs.Float64Var(&o.Headroom, "headroom", o.Headroom, "idle fraction added to each profiled period (0: as the paper)")
+	fs.IntVar(&o.MaxPerimeter, "max-perimeter", o.MaxPerimeter, "cap on a unified circle in ticks; periods are rounded to a common grid past it")
+	fs.DurationVar(&o.Tick, "tick", o.Tick, "profile tick")
+	lmode := fs.String("mode", "exact", "link search: exact or paper (72 angles)")
+	fs.BoolVar(&asJSON, "json", false, "print JSON instead of tables")
+	fs.BoolVar(&perModel, "per-model", false, "also print a table per model (mean and p99 iteration, slowdown, marked traffic)")
+	fs.Usage = func() {
+		fmt.Fprintf(s.err, "usage: orrery cassini simulate [flags]\n\nSimulates a trace on a fabric under a round scheduler, once per arm of the ablation (placement\npolicy, with or without CASSINI's shifts) and seed, in a max-min fair fluid network, and prints\niteration times and congestion per arm.\n\n")
+		fs.PrintDefaults()
+	}
+	if err = parse(fs, args); err != nil {
+		return o, false, false, err
+	}
+	usage := func(flag string, err error) error { return fmt.Errorf("%w: %s: %v", errUsage, flag, err) }
+	if *models != "" {
+		if o.Models, err = parseModels(*models); err != nil {
+			return o, false, false, usage("-models", err)
+		}
+	}
+	if *arrive != "" {
+		if o.Arrive, err = parseModels(*arrive); err != nil {
+			return o, false, false, usage("-arrive", err)
+		}
+	}
+	if o.MinIters, o.MaxIters, err = parseRange(*iters); err != nil {
+		return o, false, false, usage("-iterations", err)
+	}
+	if o.Seeds, err = parseSeeds(*seed); err != nil {
+		return o, false, false, usage("-seed", err)
+	}
+	o.Arms = nil
+	for _, p := range strings.Split(*policies, ",") {
+		arm, err := parseArm(p)
+		if err != nil {
+			return o, false, false, usage("-policies", err)
+		}
+		o.Arms = append(o.Arms, arm)
+	}
+	err = errors.Join(
+		wrapFlag("-scheduler", func() (e error) { o.Scheduler, e = netsim.ParseScheduler(*sched); return }),
+		wrapFlag("-hold", func() (e error) { o.Hold, e = netsim.ParseHold(*hold); return }),
+		wrapFlag("-rank", func() (e error) { o.Rank, e = netsim.ParseRank(*rank); return }),
+		wrapFlag("-noise", func() (e error) { o.Noise, o.NoiseCV, e = workload.ParseNoise(*noise); return }),
+		wrapFlag("-agent-mode", func() (e error) { o.AgentMode, e = agent.ParseMode(*mode); return }),
+		wrapFlag("-mode", func() (e error) { o.LinkMode, e = link.ParseMode(*lmode); return }),
+		wrapFlag("-topology", func() (e error) { _, e = parseCassiniTopology(o.Topology); return }),
+	)
+	if err != nil {
+		return o, false, false, fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if _, ok := cassiniScenarios[o.Scenario]; !ok && o.Scenario != "poisson" && o.Scenario != "dynamic" {
+		return o, false, false, fmt.Errorf("%w: -scenario %q: want %s", errUsage, o.Scenario, scenarioNames)
+	}
+	return o, asJSON, perModel, nil
+}
+
+func wrapFlag(name string, f func() error) error {
+	if err := f(); err != nil {
+		return fmt.Errorf("%s: %v", name, err)
+	}
+	return nil
+}
+
+func parseModels(s string) ([]string, error) {
+	out := strings.Split(s, ",")
+	for _, m := range out {
+		if _, err := workload.Lookup(m); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func parseRange(s string) (int, int, error) {
+	lo, hi, ok := strings.Cut(s, "-")
+	if !ok {
+		hi = lo
+	}
+	a, err1 := strconv.Atoi(lo)
+	b, err2 := strconv.Atoi(hi)
+	if errors.Join(err1, err2) != nil || a < 1 || b < a {
+		return 0, 0, fmt.Errorf("%q: want N or MIN-MAX with 1 <= MIN <= MAX", s)
+	}
+	return a, b, nil
+}
+
+// modelNames are the models of r's runs, in Table 3's order.
+func modelNames(runs []CassiniPolicyResult) []string {
+	seen := map[string]bool{}
+	for _, r := range runs {
+		for _, m := range r.Models {
+			seen[m.Model] = true
+		}
+	}
+	var out []string
+	for _, m := range workload.Models() {
+		if seen[m.Name] {
+			out = append(out, m.Name)
+		}
+	}
+	return slices.Clip(out)
 }

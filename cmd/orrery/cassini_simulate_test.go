@@ -31,18 +31,25 @@ func TestCassiniSimulateJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatal(err)
 	}
-	if len(r.Policies) != 4 || r.Servers != 24 || r.Jobs != 10 {
+	if len(r.Arms) != 4 || r.Servers != 24 || r.Jobs != 10 || r.Scheduler != "themis" {
 		t.Fatalf("%+v", r)
 	}
-	for _, p := range r.Policies {
-		if !(p.MeanIterMs > 0) || !(p.P99IterMs >= p.MeanIterMs*0.5) || p.ExcessGbit < 0 || p.Finished != 10 {
+	for _, a := range r.Arms {
+		p := a.Runs[0]
+		if !(p.MeanIterMs > 0) || !(p.P99IterMs >= p.MeanIterMs*0.5) || p.ExcessGbit < 0 || p.Finished != 10 || len(p.Models) == 0 {
 			t.Fatalf("%+v", p)
 		}
-		if (p.Policy == "cassini") != (p.AdjustmentsPerMin != nil) {
-			t.Fatalf("%s: adjustments per minute %v", p.Policy, p.AdjustmentsPerMin)
+		if (p.Arm == "cassini") != (p.AdjustmentsPerMin != nil) || (p.Arm == "cassini") != (a.AdjustmentsPerMin != nil) {
+			t.Fatalf("%s: adjustments per minute %v", p.Arm, p.AdjustmentsPerMin)
+		}
+		if a.MeanIterMs.Mean != p.MeanIterMs || a.MeanIterMs.SD != 0 {
+			t.Fatalf("%s: one seed's spread %+v, its run %v", a.Arm, a.MeanIterMs, p.MeanIterMs)
 		}
 	}
-	for _, key := range []string{`"mean_iter_ms"`, `"p99_iter_ms"`, `"excess_gbit"`, `"adjustments_per_min"`} {
+	if a := r.Arms[0]; a.SpeedupMean.Mean != 1 {
+		t.Fatalf("the first arm's speedup over itself: %+v", a.SpeedupMean)
+	}
+	for _, key := range []string{`"mean_iter_ms"`, `"p99_iter_ms"`, `"excess_gbit"`, `"marked_mbit_per_iter"`, `"adjustments_per_min"`, `"models"`} {
 		if !strings.Contains(out, key) {
 			t.Errorf("JSON lacks %s", key)
 		}
@@ -59,13 +66,13 @@ func TestCassiniSimulateTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"baseline", "cassini", "ideal", "mean iteration (ms)", "p99 iteration (ms)", "excess traffic (Gbit)", "adjustments per job-minute"} {
+	for _, want := range []string{"baseline", "cassini", "ideal", "mean iter (ms)", "p99 iter (ms)", "marked (Mbit/iter)", "adjust/job-min"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
 		}
 	}
-	if !strings.Contains(out, "334.2") || !strings.Contains(out, "282.0") {
-		t.Errorf("fig2 without noise: baseline should take 334.2 ms, cassini its 5%%-padded 282 ms:\n%s", out)
+	if !strings.Contains(out, "334.2") || !strings.Contains(out, "268.0") {
+		t.Errorf("fig2 without noise: baseline should take 334.2 ms, cassini the uncontended 268 ms:\n%s", out)
 	}
 }
 
@@ -79,6 +86,14 @@ func TestCassiniSimulateBadInput(t *testing.T) {
 		{"-iterations", "9-3"},
 		{"-iterations", "x"},
 		{"-policies", "themis"},
+		{"-policies", "ideal/pad"},
+		{"-policies", "cassini/loose"},
+		{"-scheduler", "pollux"},
+		{"-hold", "some"},
+		{"-rank", "best"},
+		{"-seed", "5-3"},
+		{"-seed", "x"},
+		{"-arrive", "AlexNet"},
 		{"-noise", "gauss"},
 		{"-agent-mode", "loose"},
 		{"-mode", "fast"},
@@ -177,7 +192,7 @@ func TestCassiniSimulateDemo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(paths) != 2 || !strings.Contains(out.String(), "(poisson)") || !strings.Contains(out.String(), "(fig2)") {
+	if len(paths) != 2 || !strings.Contains(out.String(), "(poisson, themis)") || !strings.Contains(out.String(), "(fig2, themis)") {
 		t.Fatalf("%v\n%s", paths, out.String())
 	}
 }

@@ -26,12 +26,18 @@ import (
 // draws a policy alike.
 func cassiniPolicyStyle(policy string) (color.Color, []vg.Length) {
 	switch policy {
+	case "cassini-placement":
+		return color.RGBA{R: 148, G: 103, B: 189, A: 255}, []vg.Length{vg.Points(6), vg.Points(2), vg.Points(1), vg.Points(2)}
 	case "baseline":
 		return color.RGBA{R: 214, G: 39, B: 40, A: 255}, nil
 	case "random":
 		return color.RGBA{R: 255, G: 127, B: 14, A: 255}, []vg.Length{vg.Points(5), vg.Points(2)}
-	case "cassini":
+	case "cassini", "cassini/elastic":
 		return color.RGBA{R: 31, G: 119, B: 180, A: 255}, nil
+	case "cassini/pad":
+		return color.RGBA{R: 140, G: 86, B: 75, A: 255}, []vg.Length{vg.Points(3), vg.Points(3)}
+	case "cassini/paper":
+		return color.RGBA{R: 127, G: 127, B: 127, A: 255}, []vg.Length{vg.Points(1), vg.Points(2)}
 	case "ideal":
 		return color.RGBA{R: 44, G: 160, B: 44, A: 255}, []vg.Length{vg.Points(2), vg.Points(2)}
 	}
@@ -45,27 +51,36 @@ func cassiniPolicyStyle(policy string) (color.Color, []vg.Length) {
 // cassini_iteration_cdf.png into dir (created if needed) and returns its
 // path. The image depends only on r.
 func plotCassiniCDF(dir string, r CassiniSimResult) (string, error) {
-	if len(r.Policies) == 0 {
+	if len(r.firstRuns()) == 0 {
 		return "", fmt.Errorf("plot: no policies")
 	}
 	ms, err := cdfPanel(r, "iteration time (ms), start to start", func(p CassiniPolicyResult) []float64 { return p.IterMs },
 		func(p CassiniPolicyResult) string {
-			return fmt.Sprintf("%s: mean %.0f, p99 %.0f ms", p.Policy, p.MeanIterMs, p.P99IterMs)
+			return fmt.Sprintf("%s: mean %.0f, p99 %.0f ms", p.Arm, p.MeanIterMs, p.P99IterMs)
 		})
 	if err != nil {
 		return "", err
 	}
 	slow, err := cdfPanel(r, "slowdown: iteration time / the job's alone", func(p CassiniPolicyResult) []float64 { return p.Slowdowns },
 		func(p CassiniPolicyResult) string {
-			return fmt.Sprintf("%s: mean %.3f, p99 %.2f", p.Policy, p.MeanSlowdown, p.P99Slowdown)
+			return fmt.Sprintf("%s: mean %.3f, p99 %.2f", p.Arm, p.MeanSlowdown, p.P99Slowdown)
 		})
 	if err != nil {
 		return "", err
 	}
-	title := fmt.Sprintf("CASSINI simulation (%s, %s fabric, %d jobs, load %.2f, noise %s): CDF of iteration times",
-		r.Scenario, r.Topology, r.Jobs, r.Load, r.Noise)
+	title := fmt.Sprintf("CASSINI simulation (%s, %s, %s fabric, %d jobs, load %.2f, noise %s, seed %d): CDF of iteration times",
+		r.Scenario, r.Scheduler, r.Topology, r.Jobs, r.Load, r.Noise, r.Seeds[0])
 	fig := sideBySide{W: 12 * vg.Inch, H: 4.8 * vg.Inch, TitleH: 0.45 * vg.Inch, PadX: vg.Inch / 3, PadRight: vg.Points(8)}
 	return fig.save(dir, "cassini_iteration_cdf.png", title, ms, slow)
+}
+
+// firstRuns is every arm's run on the first seed.
+func (r CassiniSimResult) firstRuns() []CassiniPolicyResult {
+	var out []CassiniPolicyResult
+	for _, a := range r.Arms {
+		out = append(out, a.Runs[0])
+	}
+	return out
 }
 
 // sideBySide is the layout of a figure of two plots under a title line.
@@ -101,7 +116,7 @@ func cdfPanel(r CassiniSimResult, xlabel string, values func(CassiniPolicyResult
 	p.Legend.XOffs = -vg.Millimeter
 	p.Legend.YOffs = vg.Millimeter
 	var all []float64
-	for _, pr := range r.Policies {
+	for _, pr := range r.firstRuns() {
 		all = append(all, values(pr)...)
 	}
 	if len(all) == 0 {
@@ -114,10 +129,10 @@ func cdfPanel(r CassiniSimResult, xlabel string, values func(CassiniPolicyResult
 	if all[0] > 0 && all[0] > xmax/3 {
 		p.X.Min = all[0] * 0.98 // ratios near 1: start at the data
 	}
-	for _, pr := range r.Policies {
+	for _, pr := range r.firstRuns() {
 		v := slices.Clone(values(pr))
 		if len(v) == 0 {
-			return nil, fmt.Errorf("plot: %s has no iterations", pr.Policy)
+			return nil, fmt.Errorf("plot: %s has no iterations", pr.Arm)
 		}
 		slices.Sort(v)
 		// At most ~2000 steps per curve.
@@ -129,9 +144,9 @@ func cdfPanel(r CassiniSimResult, xlabel string, values func(CassiniPolicyResult
 		}
 		line, err := plotter.NewLine(pts)
 		if err != nil {
-			return nil, fmt.Errorf("plot: %s: %w", pr.Policy, err)
+			return nil, fmt.Errorf("plot: %s: %w", pr.Arm, err)
 		}
-		line.Color, line.Dashes = cassiniPolicyStyle(pr.Policy)
+		line.Color, line.Dashes = cassiniPolicyStyle(pr.Arm)
 		line.Width = vg.Points(1.6)
 		p.Add(line)
 		p.Legend.Add(legend(pr), line)
