@@ -334,3 +334,30 @@ func writeCassiniModelTable(w io.Writer, r CassiniSimResult) error {
 	}
 	return tw.Flush()
 }
+
+// writeCassiniSweepTable prints one row per noise and arm of rs (the same
+// experiment under several noises).
+func writeCassiniSweepTable(w io.Writer, rs []CassiniSimResult) error {
+	r := rs[0]
+	seeds := strconv.FormatUint(r.Seeds[0], 10)
+	if n := len(r.Seeds); n > 1 {
+		seeds = fmt.Sprintf("%d seeds (%d-%d), mean ± sd", n, r.Seeds[0], r.Seeds[n-1])
+	}
+	fmt.Fprintf(w, "CASSINI simulation (%s, %s): %s fabric (%d servers), %d jobs, seed %s, by noise\n\n", r.Scenario, r.Scheduler, r.Topology, r.Servers, r.Jobs, seeds)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	first := r.Arms[0].Arm
+	fmt.Fprintf(tw, "noise\tarm\tmean iter (ms)\tp99 iter (ms)\tx %s mean\tx %s p99\tadjust/job-min\tgave up\t\n", first, first)
+	for _, x := range rs {
+		for _, a := range x.Arms {
+			opt := func(s *spread, format string) string {
+				if s == nil {
+					return "-"
+				}
+				return s.show(format)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", x.Noise, a.Arm, a.MeanIterMs.show("%.1f"), a.P99IterMs.show("%.1f"),
+				a.SpeedupMean.show("%.3f"), a.SpeedupP99.show("%.3f"), opt(a.AdjustmentsPerMin, "%.2f"), opt(a.Released, "%.1f"))
+		}
+	}
+	return tw.Flush()
+}

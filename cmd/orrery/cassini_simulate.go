@@ -52,6 +52,8 @@ type cassiniSimOptions struct {
 	MaxPerimeter  int
 	Tick          time.Duration
 	LinkMode      link.Mode
+	Sweep         []string // -sweep-noise: the noises to run the experiment under, one after another
+	PlotDir       string   // -plot: where to write the iteration-time CDF ("": none)
 }
 
 // cassiniArm is one arm of the ablation: a placement policy and, for
@@ -276,7 +278,7 @@ func cassiniSimulate(ctx context.Context, o cassiniSimOptions) (CassiniSimResult
 				sem <- struct{}{}
 				defer func() { <-sem }()
 				n := noise
-				n.Seed = seed
+				n.Seed, n.Offset = seed, int((seed-1)%1024) // seed 1 deals the release as it comes
 				r, err := netsim.Run(ctx, o.config(topo, arm, traces[i], pinned, seed, n))
 				if err != nil {
 					errs[a*len(o.Seeds)+i] = fmt.Errorf("%v, seed %d: %w", arm, seed, err)
@@ -308,9 +310,17 @@ func runCassiniSimulate(ctx context.Context, args []string, s stdio) error {
 	if err != nil {
 		return err
 	}
+	if o.Sweep != nil {
+		return runCassiniSweep(ctx, o, asJSON, s)
+	}
 	r, err := cassiniSimulate(ctx, o)
 	if err != nil {
 		return err
+	}
+	if o.PlotDir != "" {
+		if _, err := plotCassiniCDF(o.PlotDir, r); err != nil {
+			return err
+		}
 	}
 	if asJSON {
 		b, err := json.Marshal(r)
@@ -327,6 +337,28 @@ func runCassiniSimulate(ctx context.Context, args []string, s stdio) error {
 		return writeCassiniModelTable(s.out, r)
 	}
 	return nil
+}
+
+// runCassiniSweep runs o once per noise of o.Sweep and prints one table
+// (or a JSON array of the results).
+func runCassiniSweep(ctx context.Context, o cassiniSimOptions, asJSON bool, s stdio) error {
+	var rs []CassiniSimResult
+	for _, n := range o.Sweep {
+		o.Noise, o.NoiseCV, _ = workload.ParseNoise(n) // checked when parsed
+		r, err := cassiniSimulate(ctx, o)
+		if err != nil {
+			return fmt.Errorf("noise %s: %w", n, err)
+		}
+		rs = append(rs, r)
+	}
+	if asJSON {
+		b, err := json.Marshal(rs)
+		if err != nil {
+			return err
+		}
+		return writeJSON(s.out, b, false)
+	}
+	return writeCassiniSweepTable(s.out, rs)
 }
 
 // cassiniSimulateDemo is the demo's CASSINI simulation: the short Poisson
@@ -437,6 +469,8 @@ func parseCassiniSimFlags(args []string, s stdio) (o cassiniSimOptions, asJSON, 
 	fs.DurationVar(&o.Tick, "tick", o.Tick, "profile tick")
 	lmode := fs.String("mode", "exact", "link search: exact or paper (72 angles)")
 	fs.BoolVar(&asJSON, "json", false, "print JSON instead of tables")
+	sweep := fs.String("sweep-noise", "", "run the experiment once per noise of this comma-separated list (as -noise takes them) and print one row per noise and arm: the jitter study")
+	fs.StringVar(&o.PlotDir, "plot", "", "also write the CDF of the first seed's iteration times per arm into this directory (cassini_iteration_cdf.png)")
 	fs.BoolVar(&perModel, "per-model", false, "also print a table per model (mean and p99 iteration, slowdown, marked traffic)")
 	fs.Usage = func() {
 		fmt.Fprintf(s.err, "usage: orrery cassini simulate [flags]\n\nSimulates a trace on a fabric under a round scheduler, once per arm of the ablation (placement\npolicy, with or without CASSINI's shifts) and seed, in a max-min fair fluid network, and prints\niteration times and congestion per arm.\n\n")
@@ -481,6 +515,14 @@ func parseCassiniSimFlags(args []string, s stdio) (o cassiniSimOptions, asJSON, 
 	)
 	if err != nil {
 		return o, false, false, fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if *sweep != "" {
+		o.Sweep = strings.Split(*sweep, ",")
+		for _, n := range o.Sweep {
+			if _, _, err := workload.ParseNoise(n); err != nil {
+				return o, false, false, usage("-sweep-noise", err)
+			}
+		}
 	}
 	if _, ok := cassiniScenarios[o.Scenario]; !ok && o.Scenario != "poisson" && o.Scenario != "dynamic" {
 		return o, false, false, fmt.Errorf("%w: -scenario %q: want %s", errUsage, o.Scenario, scenarioNames)

@@ -95,6 +95,7 @@ func TestCassiniSimulateBadInput(t *testing.T) {
 		{"-seed", "x"},
 		{"-arrive", "AlexNet"},
 		{"-noise", "gauss"},
+		{"-sweep-noise", "none,loud"},
 		{"-agent-mode", "loose"},
 		{"-mode", "fast"},
 		{"-scenario", "snapshot9"},
@@ -194,5 +195,38 @@ func TestCassiniSimulateDemo(t *testing.T) {
 	}
 	if len(paths) != 2 || !strings.Contains(out.String(), "(poisson, themis)") || !strings.Contains(out.String(), "(fig2, themis)") {
 		t.Fatalf("%v\n%s", paths, out.String())
+	}
+}
+
+// The jitter study: one row per noise and arm, and a JSON array, the same
+// bytes every time; -plot writes the CDF.
+func TestCassiniSweep(t *testing.T) {
+	args := []string{"-scenario", "fig2", "-iterations", "60", "-policies", "cassini-placement,cassini,cassini/paper", "-sweep-noise", "none,gauss:0.03", "-seed", "1-2"}
+	out, _, err := cassiniArgs(t, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"gauss:0.03", "cassini/paper", "x cassini-placement mean", "by noise"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("sweep table lacks %q:\n%s", want, out)
+		}
+	}
+	js, _, err := cassiniArgs(t, append(args, "--json")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rs []CassiniSimResult
+	if err := json.Unmarshal([]byte(js), &rs); err != nil || len(rs) != 2 || rs[1].Noise != "gauss:0.03" || len(rs[1].Arms) != 3 || len(rs[1].Arms[1].Runs) != 2 {
+		t.Fatalf("%v: %+v", err, rs)
+	}
+	if again, _, _ := cassiniArgs(t, append(args, "--json")...); again != js {
+		t.Fatal("two sweeps printed different JSON")
+	}
+	dir := t.TempDir()
+	if _, _, err := cassiniArgs(t, "-scenario", "fig2", "-iterations", "30", "-noise", "none", "-plot", dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "cassini_iteration_cdf.png")); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -352,6 +352,10 @@ type Replay struct {
 	// (at least 0.05), drawn from Seed and the job's ID.
 	CV   float64
 	Seed uint64
+	// Offset shifts how the release's measurements are dealt (job id gets
+	// what job id+Offset would): another draw of the same noise, for
+	// repeating an experiment of fixed jobs. Non-negative.
+	Offset int
 }
 
 // GaussLength is the length of a Gauss noise series (it repeats past it).
@@ -399,16 +403,17 @@ func parseFile[T any](fsys fs.FS, name string, parse func(io.Reader) (T, error))
 	return v, nil
 }
 
-// For returns the noise of simulated job id running on n workers: trace
-// id mod len(Traces) with workers id, id+1, ... (mod 10), and CoV row
-// id mod len(rows), as Source selects.
+// For returns the noise of simulated job id running on n workers: with k =
+// id + Offset, trace k mod len(Traces) with workers k, k+1, ... (mod 10),
+// and CoV row k mod len(rows), as Source selects.
 func (r Replay) For(id, n int) (Noise, error) {
-	if id < 0 || n < 1 {
-		return nil, fmt.Errorf("%w: job %d on %d workers", ErrInvalid, id, n)
+	if id < 0 || n < 1 || r.Offset < 0 || r.Offset > 1<<30 {
+		return nil, fmt.Errorf("%w: job %d on %d workers, offset %d", ErrInvalid, id, n, r.Offset)
 	}
 	if r.Source == Gauss {
 		return gauss(r.CV, r.Seed, id)
 	}
+	id += r.Offset
 	var out Noise
 	if (r.Source == Both || r.Source == Traces) && len(r.Traces) > 0 {
 		wt := r.Traces[id%len(r.Traces)]

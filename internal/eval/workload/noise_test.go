@@ -167,6 +167,17 @@ func TestReplay(t *testing.T) {
 	if _, err := r.For(-1, 2); !errors.Is(err, ErrInvalid) {
 		t.Fatal(err)
 	}
+	// Offset deals job 4 what job 6 gets without it.
+	shifted := r
+	shifted.Offset = 2
+	sa, _ := shifted.For(4, 3)
+	sb, _ := r.For(6, 3)
+	if !slices.Equal(sa, sb) {
+		t.Fatal("Offset does not shift the dealing")
+	}
+	if _, err := (Replay{Offset: -1}).For(1, 1); !errors.Is(err, ErrInvalid) {
+		t.Fatal(err)
+	}
 	for _, s := range []string{"", "both", "traces", "cov", "none"} {
 		src, err := ParseSource(s)
 		if err != nil || (s != "" && src.String() != s) {
