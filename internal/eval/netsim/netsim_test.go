@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"os"
+	"sync"
 	"testing"
 
 	"github.com/orrery/orrery/engine/topology"
@@ -85,14 +86,27 @@ func TestFig2(t *testing.T) {
 	t.Logf("p90 %.1f -> %.1f ms (%.2fx); excess %.0f -> %.0f Gbit", base.Percentile(90), cas.Percentile(90), speedup, base.ExcessGbit, cas.ExcessGbit)
 }
 
+// loadNoise reads the Alibaba release once per source (tests share it: a
+// Replay is read-only).
 func loadNoise(t testing.TB, src workload.Source) workload.Replay {
 	t.Helper()
+	noiseMu.Lock()
+	defer noiseMu.Unlock()
+	if r, ok := noiseCache[src]; ok {
+		return r
+	}
 	r, err := workload.LoadReplay(os.DirFS("../../../testdata/alibaba"), src)
 	if err != nil {
 		t.Fatal(err)
 	}
+	noiseCache[src] = r
 	return r
 }
+
+var (
+	noiseMu    sync.Mutex
+	noiseCache = map[workload.Source]workload.Replay{}
+)
 
 // With iteration-time noise replayed from Alibaba PAI, the agents keep the
 // two jobs interleaved: few adjustments per minute, little score lost,

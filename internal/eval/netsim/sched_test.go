@@ -12,16 +12,18 @@ import (
 )
 
 // Every scheduler runs every job to its last iteration, under every
-// placement policy, and the same configuration gives the same result.
+// placement policy, and the same configuration gives the same result (run
+// twice under Cassini, whose agents and rankings have the most state).
 func TestSchedulersComplete(t *testing.T) {
-	jobs, err := workload.Generate(workload.Config{Jobs: 14, Load: 1, ClusterGPUs: 24, Seed: 4, MinIterations: 30, MaxIterations: 80})
+	jobs, err := workload.Generate(workload.Config{Jobs: 10, Load: 1, ClusterGPUs: 24, Seed: 4, MinIterations: 20, MaxIterations: 50})
 	if err != nil {
 		t.Fatal(err)
 	}
+	noise := loadNoise(t, workload.Both)
 	for _, sch := range Schedulers {
 		for _, p := range Policies {
 			cfg := Config{Topology: topology.Paper(), Jobs: jobs, Scheduler: sch, Lease: 20 * time.Second, Policy: p, Seed: 2,
-				Noise: loadNoise(t, workload.Both)}
+				Noise: noise}
 			r := run(t, cfg)
 			if r.Status != Complete || r.Scheduler != sch {
 				t.Fatalf("%v %v: %v", sch, p, r.Status)
@@ -36,10 +38,12 @@ func TestSchedulersComplete(t *testing.T) {
 			if sch == FIFO && preempted != 0 {
 				t.Fatalf("FIFO preempted %d times", preempted)
 			}
+			if p != Cassini {
+				continue
+			}
 			if again := run(t, cfg); !reflect.DeepEqual(r, again) {
 				t.Fatalf("%v %v: two runs differ", sch, p)
 			}
-			t.Logf("%-9v %-17v mean %.1f ms, slowdown %.3f, %d preemptions", sch, p, r.Mean(), r.Slowdown(), preempted)
 		}
 	}
 }
