@@ -74,7 +74,7 @@ func spreadOf(v []float64) spread {
 	}
 	s.Mean /= float64(len(v))
 	for _, x := range v {
-		s.SD += (x - s.Mean) * (x - s.Mean)
+		s.SD += float64((x - s.Mean) * (x - s.Mean)) // rounded: no fused multiply-add
 	}
 	if len(v) > 1 {
 		s.SD = math.Sqrt(s.SD / float64(len(v)-1))

@@ -188,12 +188,12 @@ const holdWindow = 16
 
 func (h *holding) waited(d time.Duration) {
 	h.decisions++
-	h.cost += (float64(d) - h.cost) / holdWindow
+	h.cost += float64((float64(d) - h.cost) / holdWindow) // rounded here: no fused multiply-add
 }
 
 func (h *holding) communicated(saved time.Duration, s *Stats) {
 	h.reports++
-	h.gain += (float64(saved) - h.gain) / holdWindow
+	h.gain += float64((float64(saved) - h.gain) / holdWindow)
 	s.Saved += saved
 }
 

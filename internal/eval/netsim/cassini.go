@@ -156,7 +156,7 @@ func (s *sim) rank(js []*jobRun, cands [][]alloc) (int, *planned, error) {
 func delay(o candidate.Outcome, ls []layout, js []*jobRun) float64 {
 	var d float64
 	for _, l := range o.Links {
-		d += float64(len(l.Jobs)) * (1 - l.Score)
+		d += float64(float64(len(l.Jobs)) * (1 - l.Score)) // rounded here: no fused multiply-add
 	}
 	for k, l := range ls {
 		d += float64(l.alone)/float64(js[k].nominal) - 1

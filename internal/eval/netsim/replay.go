@@ -166,7 +166,7 @@ func (r *replayJob) advance(now, dt float64, warm float64) {
 	}
 	s := r.segs[r.seg]
 	if s.demand > 0 {
-		r.left -= r.rate * dt
+		r.left -= float64(r.rate * dt) // rounded here: no fused multiply-add, on any host
 		r.inComm += dt
 	} else {
 		r.left -= dt
@@ -211,14 +211,13 @@ func holdGain(profs []profile.Profile, periods, shifts []int, c float64) (gain, 
 	offsets := make([]float64, len(profs))
 	for i := range replaySamples {
 		for j, p := range profs {
-			_, a := math.Modf(float64(j) * math.Phi)
-			_, f := math.Modf(float64(i)*a + 0.5)
-			offsets[j] = f * float64(p.Period)
+			a := frac(float64(float64(j) * math.Phi))
+			offsets[j] = frac(float64(float64(i)*a)+0.5) * float64(p.Period)
 		}
 		it, cm := replayLink(profs, periods, shifts, offsets, c, false, horizon)
 		for j := range it {
-			gain[j] += it[j] / replaySamples
-			freeComm[j] += cm[j] / replaySamples
+			gain[j] += float64(it[j] / replaySamples)
+			freeComm[j] += float64(cm[j] / replaySamples)
 		}
 	}
 	for j := range gain {
@@ -226,6 +225,9 @@ func holdGain(profs []profile.Profile, periods, shifts []int, c float64) (gain, 
 	}
 	return gain, freeComm
 }
+
+// frac is x's fractional part, x ≥ 0.
+func frac(x float64) float64 { return x - math.Floor(x) }
 
 func lcm(a, b int) int {
 	g := a

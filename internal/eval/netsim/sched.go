@@ -239,7 +239,7 @@ func (s *sim) active() []*jobRun {
 // N the active jobs.
 func (s *sim) rho(j *jobRun, n int) float64 {
 	elapsed := float64(s.now - int64(j.job.Arrival))
-	remaining := float64(j.job.Iterations-j.iter) * float64(j.iterEstimate())
+	remaining := float64(float64(j.job.Iterations-j.iter) * float64(j.iterEstimate())) // rounded: no fused multiply-add
 	share := max(1, float64(n*j.job.GPUs)/float64(s.topo.Servers*s.cfg.GPUsPerServer))
 	ideal := float64(j.job.Iterations) * float64(j.nominal) * share
 	return (elapsed + remaining) / ideal
