@@ -230,3 +230,20 @@ func TestCassiniSweep(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// FuzzParseSeeds: a seed list parses to at most 1024 seeds, each range
+// increasing, or fails; it never panics.
+func FuzzParseSeeds(f *testing.F) {
+	for _, s := range []string{"1", "1-8", "3,5-7,1", "7-3", "", "-", "18446744073709551615", "0-1023", "0-1024", "1,1,1"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		seeds, err := parseSeeds(s)
+		if err != nil {
+			return
+		}
+		if len(seeds) == 0 || len(seeds) > 1<<10 {
+			t.Fatalf("%q: %d seeds", s, len(seeds))
+		}
+	})
+}

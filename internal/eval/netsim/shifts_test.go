@@ -65,3 +65,49 @@ func TestShiftsNeverCost(t *testing.T) {
 		}
 	}
 }
+
+// The hold modes decide who holds a shift: Table 2's snapshot 1 (score 1,
+// but the two jobs settle interleaved by themselves, so the replay sees
+// nothing to gain) is held by HoldScore and HoldAll, not by HoldGain; Fig. 2
+// by all three.
+func TestHoldModes(t *testing.T) {
+	snaps := snapshots(t, 200)
+	for _, tc := range []struct {
+		scenario string
+		hold     Hold
+		agents   int
+	}{
+		{"snapshot1", HoldGain, 0}, {"snapshot1", HoldScore, 2}, {"snapshot1", HoldAll, 2},
+		{"fig2", HoldGain, 2}, {"fig2", HoldScore, 2}, {"fig2", HoldAll, 2},
+	} {
+		cfg := snaps[tc.scenario]
+		cfg.Policy, cfg.Cassini.Hold = Cassini, tc.hold
+		if r := run(t, cfg); r.Agent.Agents != tc.agents {
+			t.Errorf("%s, %v: %d agents, want %d", tc.scenario, tc.hold, r.Agent.Agents, tc.agents)
+		}
+	}
+	for _, s := range []string{"", "gain", "score", "all"} {
+		if _, err := ParseHold(s); err != nil {
+			t.Error(err)
+		}
+	}
+	for _, s := range []string{"", "delay", "score"} {
+		if _, err := ParseRank(s); err != nil {
+			t.Error(err)
+		}
+	}
+	if _, err := ParseHold("most"); err == nil {
+		t.Error("ParseHold(most)")
+	}
+	if _, err := ParseRank("best"); err == nil {
+		t.Error("ParseRank(best)")
+	}
+	for _, s := range []string{"themis", "Gavel", "shockwave", "fifo"} {
+		if _, err := ParseScheduler(s); err != nil {
+			t.Error(err)
+		}
+	}
+	if _, err := ParseScheduler("pollux"); err == nil {
+		t.Error("ParseScheduler(pollux)")
+	}
+}

@@ -329,3 +329,31 @@ func TestGauss(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseNoise: any string either parses to a known source (Gauss with a
+// CV in [0, 1]) or is ErrInvalid; a parsed Gauss spec round-trips.
+func FuzzParseNoise(f *testing.F) {
+	for _, s := range []string{"", "both", "traces", "cov", "none", "gauss:0.03", "gauss:1e-9", "gauss:", "gauss:NaN", "gauss:-0"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		src, cv, err := ParseNoise(s)
+		if err != nil {
+			if !errors.Is(err, ErrInvalid) {
+				t.Fatalf("%q: untyped error %v", s, err)
+			}
+			return
+		}
+		switch {
+		case src == Gauss && !(cv >= 0 && cv <= 1):
+			t.Fatalf("%q: CV %v", s, cv)
+		case src != Gauss && (cv != 0 || src < Both || src > None):
+			t.Fatalf("%q: source %v, CV %v", s, src, cv)
+		}
+		if src == Gauss {
+			if _, err := (Replay{Source: src, CV: cv}).For(0, 1); err != nil {
+				t.Fatalf("%q: %v", s, err)
+			}
+		}
+	})
+}
