@@ -316,8 +316,9 @@ func (s *sim) holdGain(p *planned, hold []bool, freeComm []time.Duration) {
 		gain, freeComm  []float64
 		periods, shifts []int // a harmonic lock, or nil
 	}
-	seen := map[string]replayed{} // links with the same jobs and demands replay alike
-	on := make([]int, len(order)) // binding links per job
+	seen := map[string]replayed{}      // links with the same jobs and demands replay alike
+	on := make([]int, len(order))      // binding links per job
+	locked := make([]bool, len(order)) // jobs given harmonic periods
 	for _, ls := range o.Links {
 		if s.binding(order, ls) {
 			for _, m := range ls.Jobs {
@@ -347,10 +348,16 @@ func (s *sim) holdGain(p *planned, hold []bool, freeComm []time.Duration) {
 		if hold[i] = s.gains(order, ls.Jobs, rp.gain); !hold[i] {
 			continue
 		}
+		if rp.periods != nil && slices.ContainsFunc(ls.Jobs, func(m int) bool {
+			return locked[m] && (p.periods[m] != rp.periods[m] || p.shifts[m] != rp.shifts[m])
+		}) {
+			hold[i] = false // the same jobs locked otherwise on a link of other demands
+			continue
+		}
 		for k, m := range ls.Jobs {
 			freeComm[m] = max(freeComm[m], time.Duration(math.Round(rp.freeComm[k]))*s.cfg.Cassini.Tick)
 			if rp.periods != nil {
-				p.periods[m], p.shifts[m] = rp.periods[m], rp.shifts[m]
+				p.periods[m], p.shifts[m], locked[m] = rp.periods[m], rp.shifts[m], true
 			}
 		}
 	}
