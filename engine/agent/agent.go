@@ -99,8 +99,10 @@ type Plan struct {
 	// within an iteration, in [0, Period): its planned angle.
 	CommOffset time.Duration
 	// Group is the clock an Elastic agent shares with the agents of the
-	// jobs it is interleaved with; its Reference must be the plan's. nil
-	// means a group of its own. Pad and Free agents ignore it.
+	// jobs it is interleaved with; its Reference must be the plan's. An
+	// Elastic agent without one (its partners run elsewhere, with no shared
+	// clock but the reference) holds its slots as Pad does. Pad and Free
+	// agents ignore it.
 	Group *Group
 	// FreeComm is how long the job's communication phases are expected
 	// to take per iteration if it ran without its shift (at a random phase
@@ -270,13 +272,20 @@ func (a *Agent) install(p Plan) {
 	a.haveComm = false
 	a.released = false
 	a.held = holding{}
-	if a.opt.Mode == Elastic {
+	if a.opt.Mode == Elastic && p.Group != nil {
 		a.group = p.Group
-		if a.group == nil {
-			a.group = NewGroup(p.Reference)
-		}
 		a.member = a.group.join(a.opt.Margin, a.opt.Threshold)
 	}
+}
+
+// mode is the rule in force: Elastic needs a group (its partners' clock);
+// without one, the reference is the only clock the jobs share and the agent
+// holds its slots as Pad does.
+func (a *Agent) mode() Mode {
+	if a.opt.Mode == Elastic && a.plan.Group == nil {
+		return Pad
+	}
+	return a.opt.Mode
 }
 
 // SetPlan installs a new plan (new shifts, say, at an epoch start). The next
@@ -363,7 +372,7 @@ func (a *Agent) Next(ready time.Time) Decision {
 	}
 	a.stats.Iterations++
 	a.stats.Span = max(a.stats.Span, ready.Sub(a.first))
-	if a.opt.Mode == Elastic {
+	if a.mode() == Elastic {
 		return a.nextElastic(ready)
 	}
 	a.rebase(ready)
@@ -378,7 +387,7 @@ func (a *Agent) Next(ready time.Time) Decision {
 	next := a.slotAt(a.slot + 1)
 	cooling := a.haveAdj && a.opt.Cooldown > 0 && ready.Sub(a.lastAdj) < a.opt.Cooldown
 	var trigger bool
-	switch a.opt.Mode {
+	switch a.mode() {
 	case Pad:
 		if !ready.After(next) {
 			a.slot++
@@ -397,7 +406,7 @@ func (a *Agent) Next(ready time.Time) Decision {
 		// Start at once; the slot whose time has come (or is next) is
 		// the one this iteration belongs to.
 		a.slot = max(a.slot+1, a.firstSlot(ready)-1)
-		if a.opt.Mode == Free {
+		if a.mode() == Free {
 			a.slot = a.nearestSlot(ready)
 		}
 		late := max(ready.Sub(a.slotAt(a.slot)), 0)
@@ -441,7 +450,7 @@ func (a *Agent) Communicating(at time.Time) time.Duration {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	var e time.Duration
-	if a.opt.Mode == Elastic {
+	if a.mode() == Elastic {
 		e = a.elasticPhase(at)
 	} else {
 		a.rebase(at)
@@ -467,7 +476,7 @@ func (a *Agent) Communicating(at time.Time) time.Duration {
 func (a *Agent) Communicated(d time.Duration) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.opt.Mode == Elastic && !a.released && a.plan.FreeComm > 0 {
+	if a.mode() == Elastic && !a.released && a.plan.FreeComm > 0 {
 		a.held.communicated(a.plan.FreeComm-d, &a.stats)
 	}
 }

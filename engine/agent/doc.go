@@ -37,7 +37,9 @@
 //     time expected without the shift, minus the measured one) and gives
 //     the shift up when the cost is higher ([Decision.Released]): shifts
 //     then never cost a job more than they gain it, beyond the averaging
-//     window.
+//     window. The group clock lives where the agents can share it (one
+//     process, or the scheduler behind an RPC); an Elastic agent without a
+//     group holds its slots on the reference as Pad does.
 //   - [Pad]: every iteration starts on its slot of a fixed period, waiting
 //     for it when the previous iteration ended early; the iteration time is
 //     thereby locked to T, which the unified circle assumes. An iteration

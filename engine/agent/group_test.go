@@ -289,7 +289,7 @@ func TestElasticErrors(t *testing.T) {
 }
 
 func TestElasticNoAllocs(t *testing.T) {
-	a := mustNew(t, Plan{Reference: ref, Period: 100 * ms, CommOffset: 10 * ms, FreeComm: 50 * ms}, Options{})
+	a := mustNew(t, Plan{Reference: ref, Period: 100 * ms, CommOffset: 10 * ms, FreeComm: 50 * ms, Group: NewGroup(ref)}, Options{})
 	now := ref
 	if n := testing.AllocsPerRun(1000, func() {
 		d := a.Next(now)
@@ -298,5 +298,28 @@ func TestElasticNoAllocs(t *testing.T) {
 		now = d.Start.Add(95 * ms)
 	}); n != 0 {
 		t.Fatalf("%v allocations per iteration", n)
+	}
+}
+
+// Without a group (its partners run elsewhere) an Elastic agent holds its
+// slots on the reference exactly as Pad does.
+func TestElasticWithoutGroupIsPad(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 5))
+	p := Plan{Reference: ref, Shift: 30 * ms, Period: 100 * ms, CommOffset: 20 * ms, FreeComm: 40 * ms}
+	e, q := mustNew(t, p, Options{}), mustNew(t, p, Options{Mode: Pad})
+	now := ref.Add(7 * ms)
+	for n := range 500 {
+		de, dq := e.Next(now), q.Next(now)
+		if de != dq {
+			t.Fatalf("iteration %d: elastic %+v, pad %+v", n, de, dq)
+		}
+		if ee, eq := e.Communicating(de.Start.Add(20*ms)), q.Communicating(dq.Start.Add(20*ms)); ee != eq {
+			t.Fatalf("iteration %d: phase errors %v and %v", n, ee, eq)
+		}
+		e.Communicated(30 * ms)
+		now = de.Start.Add(time.Duration(float64(100*ms) * (0.9 + 0.2*rng.Float64())))
+	}
+	if e.Stats() != q.Stats() {
+		t.Fatalf("stats %+v and %+v", e.Stats(), q.Stats())
 	}
 }
