@@ -317,11 +317,19 @@ func TestPerLinkProfiles(t *testing.T) {
 // Per-link demands on periods rounded to a common grid: the links' and the
 // groups' demands are padded alike (Assign checks they agree).
 func TestPerLinkProfilesRounded(t *testing.T) {
-	a := profile.Profile{Period: 5, Demand: []int32{30, 30, 0, 0, 0}}
-	b := profile.Profile{Period: 7, Demand: []int32{30, 30, 30, 0, 0, 0, 0}}
-	ha := profile.Profile{Period: 5, Demand: []int32{15, 15, 0, 0, 0}}
-	hb := profile.Profile{Period: 7, Demand: []int32{15, 15, 15, 0, 0, 0, 0}}
-	opt := Options{Link: link.Options{Circle: circle.Options{MaxPerimeter: 16, Round: true}}}
+	// Periods 12 and 18 share a circle of 6 ticks, past the cap of 4: the
+	// candidate rounds them (coprime periods would share one tick and need
+	// no rounding).
+	pulse := func(period, up int, v int32) profile.Profile {
+		d := make([]int32, period)
+		for i := range up {
+			d[i] = v
+		}
+		return profile.Profile{Period: period, Demand: d}
+	}
+	a, b := pulse(12, 5, 30), pulse(18, 7, 30)
+	ha, hb := pulse(12, 5, 15), pulse(18, 7, 15)
+	opt := Options{Link: link.Options{Circle: circle.Options{MaxPerimeter: 4, Round: true}}}
 	cand := Candidate{Paths: [][]int{{0, 1}, {0, 1}}, Profiles: [][]profile.Profile{{{}, ha}, {{}, hb}}}
 	r, err := Rank(context.Background(), []profile.Profile{a, b}, []Link{{Capacity: 40}, {Capacity: 40}}, []Candidate{cand}, opt)
 	if err != nil {
