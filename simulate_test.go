@@ -3,7 +3,10 @@ package orrery_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/orrery/orrery"
 )
@@ -65,5 +68,54 @@ func TestSimulateShockwavePerJob(t *testing.T) {
 	}
 	if len(r.PerJob) != 25 || worst != r.WorstFTF || last != r.MakespanS {
 		t.Fatalf("%d jobs, worst ρ %v vs %v, last completion %v vs makespan %v", len(r.PerJob), worst, r.WorstFTF, last, r.MakespanS)
+	}
+}
+
+// TestSimulateCassini: the zero simulation is the paper's Poisson experiment
+// without noise; a bad field is an ErrSimulation naming it; the result is
+// deterministic.
+func TestSimulateCassini(t *testing.T) {
+	s := orrery.CassiniSimulation{Jobs: 12, MinIterations: 30, MaxIterations: 60, Seeds: []uint64{1, 2}}
+	a, err := orrery.SimulateCassini(context.Background(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Scenario != "poisson" || a.Scheduler != "themis" || a.Servers != 24 || len(a.Arms) != 4 || a.Noise != "none" {
+		t.Fatalf("report %+v", a)
+	}
+	for _, arm := range a.Arms {
+		if len(arm.Runs) != 2 || arm.MeanSlowdown.Mean < 1 {
+			t.Fatalf("arm %s: %d runs, mean slowdown %v", arm.Arm, len(arm.Runs), arm.MeanSlowdown.Mean)
+		}
+	}
+	if ideal, base := a.Arms[3].MeanSlowdown.Mean, a.Arms[0].MeanSlowdown.Mean; ideal > base {
+		t.Fatalf("Ideal's slowdown %v above the scheduler's own %v", ideal, base)
+	}
+	b, err := orrery.SimulateCassini(context.Background(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(a, b); diff != "" {
+		t.Fatalf("two runs differ:\n%s", diff)
+	}
+	for _, c := range []struct {
+		field string
+		edit  func(*orrery.CassiniSimulation)
+	}{
+		{"Scenario", func(s *orrery.CassiniSimulation) { s.Scenario = "fig3" }},
+		{"Topology", func(s *orrery.CassiniSimulation) { s.Topology = "torus" }},
+		{"Scheduler", func(s *orrery.CassiniSimulation) { s.Scheduler = "yarn" }},
+		{"Arms[1]", func(s *orrery.CassiniSimulation) { s.Arms = []string{"baseline", "cassini/fast"} }},
+		{"Noise", func(s *orrery.CassiniSimulation) { s.Noise = "gauss:2" }},
+		{"MinIterations", func(s *orrery.CassiniSimulation) { s.MinIterations, s.MaxIterations = 10, 5 }},
+		{"Models", func(s *orrery.CassiniSimulation) { s.Models = []string{"AlexNet"} }},
+		{"Jobs", func(s *orrery.CassiniSimulation) { s.Jobs = -3 }},
+	} {
+		bad := s
+		c.edit(&bad)
+		_, err := orrery.SimulateCassini(context.Background(), bad)
+		if !errors.Is(err, orrery.ErrSimulation) || !strings.Contains(err.Error(), c.field) {
+			t.Errorf("%s: %v", c.field, err)
+		}
 	}
 }

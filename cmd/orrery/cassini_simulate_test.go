@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/orrery/orrery"
 )
 
 // cassiniArgs runs `orrery cassini simulate` with args through the
@@ -27,7 +29,7 @@ func TestCassiniSimulateJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var r CassiniSimResult
+	var r orrery.CassiniReport
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatal(err)
 	}
@@ -124,10 +126,10 @@ func TestCassiniSimulateBadInput(t *testing.T) {
 }
 
 func TestPlotCassini(t *testing.T) {
-	r, err := cassiniSimulate(context.Background(), func() cassiniSimOptions {
-		o := shortCassiniSimOptions()
+	r, err := simulateCassini(context.Background(), func() orrery.CassiniSimulation {
+		o := shortCassini()
 		o.NoiseDir = cassiniNoiseDir
-		o.MinIters, o.MaxIters = 30, 60
+		o.MinIterations, o.MaxIterations = 30, 60
 		return o
 	}())
 	if err != nil {
@@ -167,7 +169,7 @@ func TestPlotCassini(t *testing.T) {
 	if p2, _ = plotCassiniCircle(dir, c); sum(p2) != h2 {
 		t.Fatal("the circle plot is not deterministic")
 	}
-	if _, err := plotCassiniCDF(dir, CassiniSimResult{}); err == nil {
+	if _, err := plotCassiniCDF(dir, orrery.CassiniReport{}); err == nil {
 		t.Error("empty result plotted")
 	}
 	if _, err := plotCassiniCircle(dir, cassiniCircle{}); err == nil {
@@ -215,7 +217,7 @@ func TestCassiniSweep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rs []CassiniSimResult
+	var rs []orrery.CassiniReport
 	if err := json.Unmarshal([]byte(js), &rs); err != nil || len(rs) != 2 || rs[1].Noise != "gauss:0.03" || len(rs[1].Arms) != 3 || len(rs[1].Arms[1].Runs) != 2 {
 		t.Fatalf("%v: %+v", err, rs)
 	}

@@ -17,6 +17,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 
+	"github.com/orrery/orrery"
 	"github.com/orrery/orrery/engine/link"
 	"github.com/orrery/orrery/engine/profile"
 	"github.com/orrery/orrery/internal/eval/workload"
@@ -50,19 +51,19 @@ func cassiniPolicyStyle(policy string) (color.Color, []vg.Length) {
 // network causes, which the mix of models hides on the left). It writes
 // cassini_iteration_cdf.png into dir (created if needed) and returns its
 // path. The image depends only on r.
-func plotCassiniCDF(dir string, r CassiniSimResult) (string, error) {
-	if len(r.firstRuns()) == 0 {
+func plotCassiniCDF(dir string, r orrery.CassiniReport) (string, error) {
+	if len(firstRuns(r)) == 0 {
 		return "", fmt.Errorf("plot: no policies")
 	}
-	ms, err := cdfPanel(r, "iteration time (ms), start to start", func(p CassiniPolicyResult) []float64 { return p.IterMs },
-		func(p CassiniPolicyResult) string {
+	ms, err := cdfPanel(r, "iteration time (ms), start to start", func(p orrery.CassiniRun) []float64 { return p.IterMs },
+		func(p orrery.CassiniRun) string {
 			return fmt.Sprintf("%s: mean %.0f, p99 %.0f ms", p.Arm, p.MeanIterMs, p.P99IterMs)
 		})
 	if err != nil {
 		return "", err
 	}
-	slow, err := cdfPanel(r, "slowdown: iteration time / the job's alone", func(p CassiniPolicyResult) []float64 { return p.Slowdowns },
-		func(p CassiniPolicyResult) string {
+	slow, err := cdfPanel(r, "slowdown: iteration time / the job's alone", func(p orrery.CassiniRun) []float64 { return p.Slowdowns },
+		func(p orrery.CassiniRun) string {
 			return fmt.Sprintf("%s: mean %.3f, p99 %.2f", p.Arm, p.MeanSlowdown, p.P99Slowdown)
 		})
 	if err != nil {
@@ -75,8 +76,8 @@ func plotCassiniCDF(dir string, r CassiniSimResult) (string, error) {
 }
 
 // firstRuns is every arm's run on the first seed.
-func (r CassiniSimResult) firstRuns() []CassiniPolicyResult {
-	var out []CassiniPolicyResult
+func firstRuns(r orrery.CassiniReport) []orrery.CassiniRun {
+	var out []orrery.CassiniRun
 	for _, a := range r.Arms {
 		out = append(out, a.Runs[0])
 	}
@@ -105,7 +106,7 @@ func (f sideBySide) save(dir, name, title string, left, right *plot.Plot) (strin
 }
 
 // cdfPanel draws one CDF per policy of the values values picks.
-func cdfPanel(r CassiniSimResult, xlabel string, values func(CassiniPolicyResult) []float64, legend func(CassiniPolicyResult) string) (*plot.Plot, error) {
+func cdfPanel(r orrery.CassiniReport, xlabel string, values func(orrery.CassiniRun) []float64, legend func(orrery.CassiniRun) string) (*plot.Plot, error) {
 	p := plot.New()
 	p.X.Label.Text = xlabel
 	p.Y.Label.Text = "fraction of iterations ≤ x"
@@ -116,7 +117,7 @@ func cdfPanel(r CassiniSimResult, xlabel string, values func(CassiniPolicyResult
 	p.Legend.XOffs = -vg.Millimeter
 	p.Legend.YOffs = vg.Millimeter
 	var all []float64
-	for _, pr := range r.firstRuns() {
+	for _, pr := range firstRuns(r) {
 		all = append(all, values(pr)...)
 	}
 	if len(all) == 0 {
@@ -129,7 +130,7 @@ func cdfPanel(r CassiniSimResult, xlabel string, values func(CassiniPolicyResult
 	if all[0] > 0 && all[0] > xmax/3 {
 		p.X.Min = all[0] * 0.98 // ratios near 1: start at the data
 	}
-	for _, pr := range r.firstRuns() {
+	for _, pr := range firstRuns(r) {
 		v := slices.Clone(values(pr))
 		if len(v) == 0 {
 			return nil, fmt.Errorf("plot: %s has no iterations", pr.Arm)

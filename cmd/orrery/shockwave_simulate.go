@@ -111,7 +111,7 @@ flags:
 	}
 	rep, err := orrery.SimulateShockwave(ctx, c, true)
 	if errors.Is(err, orrery.ErrSimulation) {
-		return fmt.Errorf("%w: %v", errUsage, err) // a flag's value
+		return fmt.Errorf("%w: %s", errUsage, strings.TrimPrefix(err.Error(), "orrery: ")) // a flag's value
 	}
 	if err != nil {
 		return err

@@ -1,0 +1,766 @@
+package orrery
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/orrery/orrery/engine/agent"
+	"github.com/orrery/orrery/engine/link"
+	"github.com/orrery/orrery/engine/topology"
+	"github.com/orrery/orrery/internal/eval/netsim"
+	"github.com/orrery/orrery/internal/eval/workload"
+)
+
+// CassiniSimulation is an experiment of the CASSINI paper in a max-min fair
+// fluid network: a trace of training jobs on a fabric, GPUs allocated by a
+// round scheduler whose every decision offers N placement candidates of the
+// same allocation, run once per arm of the ablation (the scheduler's own
+// placement, CASSINI's placement, CASSINI's placement and time shifts held
+// by each job's agent, Ideal) and per seed. Every zero value means the
+// default stated beside it; the zero CassiniSimulation is the paper's
+// Poisson experiment (its 24-server 2:1 testbed, the 13 models of its
+// Table 3, Themis with 10-minute leases, 90% load) without iteration-time
+// noise.
+type CassiniSimulation struct {
+	// Scenario is the trace: "" or "poisson" (Poisson arrivals at Load),
+	// "dynamic" (a busy cluster, then the Arrive jobs every 30 s), or a fixed
+	// experiment of the paper, "fig2" (two VGG19 jobs on one link) or
+	// "snapshot1".."snapshot5" (Table 2), each job running MaxIterations.
+	Scenario string
+	// Topology is "" or "paper" (the CASSINI testbed), or
+	// "clos:PODS,TORS,SERVERS,AGGS,CORES[,GBPS[,UPLINK_GBPS]]" (CORES 0: a
+	// two-tier pod). The fixed experiments bring their own.
+	Topology string
+	// Scheduler allocates GPUs: "" or "themis" (finish-time-fairness
+	// auctions with leases, the paper's integration), "gavel" (max-min
+	// fairness rounds), "shockwave" (its market, rounds) or "fifo".
+	Scheduler string
+	// Lease is Themis's lease, or Gavel's and Shockwave's round; 0 means
+	// 10 minutes and 2 minutes.
+	Lease         time.Duration
+	GPUsPerServer int // 0 means 1
+	Jobs          int // jobs of a Poisson trace; 0 means 40
+	// Load is the average fraction of GPUs busy under Poisson arrivals; 0
+	// means 0.9, a negative value starts every job at time 0.
+	Load   float64
+	Models []string // the models jobs are drawn from; nil means all 13
+	Arrive []string // "dynamic": the arriving models; nil means DLRM, ResNet50, DLRM, ResNet50
+	// MinIterations and MaxIterations bound a job's iterations; 0 means 200
+	// (or MaxIterations if smaller) and 1000 (or MinIterations if larger).
+	MinIterations, MaxIterations int
+	Seeds                        []uint64      // traces and placements; nil means {1}
+	Duration                     time.Duration // stop at this simulated time; 0 means when every job is done
+	// Arms are the ablation's arms, in order: "baseline" (the scheduler's
+	// own placement), "random", "cassini-placement" (the ranking, no
+	// shifts), "cassini" (ranking and shifts; "cassini/elastic",
+	// "cassini/pad" and "cassini/paper" pick how shifts are held), "ideal".
+	// nil means baseline, cassini-placement, cassini, ideal. Speedups are
+	// over the first arm.
+	Arms       []string
+	Candidates int // placement candidates per decision; 0 means 10, the paper's
+	// Noise is the iteration-time noise: "" or "none", "gauss:CV"
+	// (Gaussian jitter of that coefficient of variation), or replayed from
+	// Alibaba PAI: "both", "traces" or "cov", read from NoiseDir (this
+	// repository's testdata/alibaba).
+	Noise    string
+	NoiseDir string
+	// AgentMode is how agents hold shifts: "" or "elastic" (a shared clock
+	// paced by the slowest job; shifts that do not pay are given up), "pad"
+	// or "free" (the paper's rule: re-align on drift only).
+	AgentMode string
+	Threshold float64 // the agent's re-alignment trigger, fraction of the period; 0 means 0.05
+	// Rank is how CASSINI picks a candidate: "" or "delay" (least predicted
+	// delay), or "score" (the paper's mean link score).
+	Rank string
+	// Hold says which jobs hold their shifts: "" or "gain" (links where a
+	// replay predicts a net gain for every job), "score" (links scoring at
+	// least MinScore) or "all" (every job of the affinity graph, as the
+	// paper).
+	Hold         string
+	MinGain      float64       // least predicted gain per job with Hold "gain", fraction of its period; 0 means 0.01
+	MinScore     float64       // least link score with Hold "score"; 0 means 1, -1 every link over capacity
+	Headroom     float64       // idle fraction added to each profiled period; 0 as the paper
+	MaxPerimeter int           // cap on a unified circle in ticks; 0 means 4096
+	Tick         time.Duration // the profiles' tick; 0 means 1 ms
+	LinkMode     string        // link search: "" or "exact", or "paper" (72 angles)
+}
+
+// cassiniRun is a CassiniSimulation resolved: defaults filled in, names
+// parsed.
+type cassiniRun struct {
+	Scenario      string
+	Topology      string
+	Scheduler     netsim.Scheduler
+	Lease         time.Duration
+	GPUsPerServer int
+	Jobs          int
+	Load          float64
+	Models        []string
+	Arrive        []string
+	MinIters      int
+	MaxIters      int
+	Seeds         []uint64
+	Duration      time.Duration
+	Arms          []armSpec
+	Candidates    int
+	Noise         workload.Source
+	NoiseCV       float64
+	NoiseDir      string
+	AgentMode     agent.Mode
+	Threshold     float64
+	Rank          netsim.Rank
+	Hold          netsim.Hold
+	MinGain       float64
+	MinScore      float64
+	Headroom      float64
+	MaxPerimeter  int
+	Tick          time.Duration
+	LinkMode      link.Mode
+}
+
+// SimulateCassini runs the experiment: every arm on every seed's trace (in
+// parallel; the result does not depend on it). A bad setting is an error
+// wrapping [ErrSimulation] naming the field; the output is deterministic.
+func SimulateCassini(ctx context.Context, s CassiniSimulation) (CassiniReport, error) {
+	o, err := s.resolve()
+	if err != nil {
+		return CassiniReport{}, fmt.Errorf("%w: %v", ErrSimulation, err)
+	}
+	return o.simulate(ctx)
+}
+
+// resolve fills in the defaults and parses the names.
+func (s CassiniSimulation) resolve() (cassiniRun, error) {
+	o := cassiniRun{Scenario: s.Scenario, Topology: s.Topology, Lease: s.Lease, GPUsPerServer: s.GPUsPerServer, Jobs: s.Jobs,
+		Load: s.Load, Models: s.Models, Arrive: s.Arrive, MinIters: s.MinIterations, MaxIters: s.MaxIterations, Seeds: s.Seeds,
+		Duration: s.Duration, Candidates: s.Candidates, NoiseDir: s.NoiseDir, Threshold: s.Threshold, MinGain: s.MinGain,
+		MinScore: s.MinScore, Headroom: s.Headroom, MaxPerimeter: s.MaxPerimeter, Tick: s.Tick}
+	if o.Scenario == "" {
+		o.Scenario = "poisson"
+	}
+	if o.Topology == "" {
+		o.Topology = "paper"
+	}
+	if o.GPUsPerServer == 0 {
+		o.GPUsPerServer = 1
+	}
+	if o.Jobs == 0 {
+		o.Jobs = 40
+	}
+	switch {
+	case o.Load == 0:
+		o.Load = 0.9
+	case o.Load < 0:
+		o.Load = 0
+	}
+	if o.MinIters == 0 {
+		o.MinIters = 200
+		if o.MaxIters > 0 {
+			o.MinIters = min(o.MinIters, o.MaxIters)
+		}
+	}
+	if o.MaxIters == 0 {
+		o.MaxIters = max(1000, o.MinIters)
+	}
+	if o.Seeds == nil {
+		o.Seeds = []uint64{1}
+	}
+	if o.Candidates == 0 {
+		o.Candidates = netsim.DefaultCandidates
+	}
+	if o.Threshold == 0 {
+		o.Threshold = agent.DefaultThreshold
+	}
+	if o.MinScore == 0 {
+		o.MinScore = 1
+	}
+	if o.MaxPerimeter == 0 {
+		o.MaxPerimeter = 4096
+	}
+	if o.Tick == 0 {
+		o.Tick = time.Millisecond
+	}
+	switch {
+	case o.GPUsPerServer < 0:
+		return o, badField("GPUsPerServer", "%d", o.GPUsPerServer)
+	case o.Jobs < 0:
+		return o, badField("Jobs", "%d", o.Jobs)
+	case o.MinIters < 1 || o.MaxIters < o.MinIters:
+		return o, badField("MinIterations", "%d, MaxIterations %d: want 1 <= min <= max", o.MinIters, o.MaxIters)
+	case o.Candidates < 0:
+		return o, badField("Candidates", "%d", o.Candidates)
+	case o.MaxPerimeter < 0:
+		return o, badField("MaxPerimeter", "%d", o.MaxPerimeter)
+	case o.Tick < 0 || o.Lease < 0 || o.Duration < 0:
+		return o, badField("Tick, Lease or Duration", "negative")
+	case len(o.Seeds) == 0 || len(o.Seeds) > 1<<10:
+		return o, badField("Seeds", "%d of them (want 1 to 1024)", len(o.Seeds))
+	}
+	for _, m := range append(slices.Clip(o.Models), o.Arrive...) {
+		if _, err := workload.Lookup(m); err != nil {
+			return o, badField("Models or Arrive", "%v", err)
+		}
+	}
+	arms := s.Arms
+	if arms == nil {
+		arms = []string{"baseline", "cassini-placement", "cassini", "ideal"}
+	}
+	for i, a := range arms {
+		arm, err := parseArm(a)
+		if err != nil {
+			return o, badField(fmt.Sprintf("Arms[%d]", i), "%v", err)
+		}
+		o.Arms = append(o.Arms, arm)
+	}
+	var err error
+	name := func(field, v, def string, parse func(string) error) {
+		if v == "" {
+			v = def
+		}
+		if e := parse(v); e != nil && err == nil {
+			err = fmt.Errorf("%s: %v", field, e)
+		}
+	}
+	name("Scheduler", s.Scheduler, "themis", func(v string) (e error) { o.Scheduler, e = netsim.ParseScheduler(v); return })
+	name("Noise", s.Noise, "none", func(v string) (e error) { o.Noise, o.NoiseCV, e = workload.ParseNoise(v); return })
+	name("AgentMode", s.AgentMode, "elastic", func(v string) (e error) { o.AgentMode, e = agent.ParseMode(v); return })
+	name("Rank", s.Rank, "delay", func(v string) (e error) { o.Rank, e = netsim.ParseRank(v); return })
+	name("Hold", s.Hold, "gain", func(v string) (e error) { o.Hold, e = netsim.ParseHold(v); return })
+	name("LinkMode", s.LinkMode, "exact", func(v string) (e error) { o.LinkMode, e = link.ParseMode(v); return })
+	if err != nil {
+		return o, err
+	}
+	if _, ok := cassiniScenarios[o.Scenario]; !ok && o.Scenario != "poisson" && o.Scenario != "dynamic" {
+		return o, badField("Scenario", "%q: want %s", o.Scenario, scenarioNames)
+	}
+	if _, err := parseCassiniTopology(o.Topology); err != nil {
+		return o, err
+	}
+	return o, nil
+}
+
+// badField is an error about a field of the simulation, named first.
+func badField(field, format string, args ...any) error {
+	return fmt.Errorf("%s: "+format, append([]any{field}, args...)...)
+}
+
+// CassiniArms lists the arm names an ablation can run.
+func CassiniArms() []string {
+	return []string{"baseline", "random", "cassini-placement", "cassini", "cassini/elastic", "cassini/pad", "cassini/paper", "ideal"}
+}
+
+// armSpec is one arm of the ablation: a placement policy and, for
+// CASSINI with shifts, how the shifts are held.
+type armSpec struct {
+	Policy netsim.Policy
+	Shifts string // Cassini: "" (the options'), "elastic", "pad" or "paper"
+}
+
+func (a armSpec) String() string {
+	if a.Shifts != "" {
+		return a.Policy.String() + "/" + a.Shifts
+	}
+	return a.Policy.String()
+}
+
+// parseArm parses a policy name, or cassini/elastic, cassini/pad or
+// cassini/paper.
+func parseArm(s string) (armSpec, error) {
+	name, shifts, _ := strings.Cut(strings.TrimSpace(s), "/")
+	p, err := netsim.ParsePolicy(name)
+	if err != nil {
+		return armSpec{}, err
+	}
+	switch {
+	case shifts == "":
+	case p != netsim.Cassini:
+		return armSpec{}, fmt.Errorf("%q: only cassini takes a shift variant", s)
+	case shifts != "elastic" && shifts != "pad" && shifts != "paper":
+		return armSpec{}, fmt.Errorf("%q: shift variant %q (want elastic, pad or paper)", s, shifts)
+	}
+	return armSpec{p, shifts}, nil
+}
+
+// cassiniScenario is a fixed experiment of the paper: jobs pinned so that
+// they share the uplinks of a two-rack fabric, all starting at once.
+type cassiniScenario struct {
+	topology string
+	jobs     []workload.Job // Iterations set from the options
+	pinned   map[int][]int
+}
+
+// cassiniScenarios are the paper's Fig. 2 (two VGG19 jobs on one link) and
+// the five snapshots of its Table 2 (batch sizes as there). Job i runs on
+// one server of each rack, so every job crosses both racks' uplinks.
+var cassiniScenarios = map[string]cassiniScenario{
+	"fig2":      snapshot("clos:1,2,2,1,0", "VGG19/1400", "VGG19/1400"),
+	"snapshot1": snapshot("clos:1,2,3,1,0", "WideResNet101/800", "VGG16/1400"),
+	"snapshot2": snapshot("clos:1,2,3,1,0", "VGG19/1400", "VGG16/1700", "ResNet50/1600"),
+	"snapshot3": snapshot("clos:1,2,3,1,0", "VGG19/1024", "VGG16/1200"),
+	"snapshot4": snapshot("clos:1,2,3,1,0", "RoBERTa/12", "RoBERTa/12"),
+	"snapshot5": snapshot("clos:1,2,3,1,0", "BERT/8", "VGG19/1400", "WideResNet101/800"),
+}
+
+const scenarioNames = "poisson, dynamic, fig2 or snapshot1..snapshot5"
+
+func snapshot(topo string, jobs ...string) cassiniScenario {
+	perRack := len(jobs)
+	if topo == "clos:1,2,3,1,0" {
+		perRack = 3
+	}
+	sc := cassiniScenario{topology: topo, pinned: map[int][]int{}}
+	for i, j := range jobs {
+		model, batch, _ := strings.Cut(j, "/")
+		b, _ := strconv.Atoi(batch)
+		sc.jobs = append(sc.jobs, workload.Job{ID: i, Model: model, GPUs: 2, Batch: b})
+		sc.pinned[i] = []int{i, perRack + i}
+	}
+	return sc
+}
+
+func parseCassiniTopology(s string) (*topology.Topology, error) {
+	if s == "paper" {
+		return topology.Paper(), nil
+	}
+	spec, ok := strings.CutPrefix(s, "clos:")
+	if !ok {
+		return nil, badField("Topology", "%q: want paper or clos:PODS,TORS,SERVERS,AGGS,CORES[,GBPS[,UPLINK_GBPS]]", s)
+	}
+	parts := strings.Split(spec, ",")
+	if len(parts) < 5 || len(parts) > 7 {
+		return nil, badField("Topology", "%q: want 5 to 7 numbers after \"clos:\"", s)
+	}
+	var n [5]int
+	for i := range n {
+		v, err := strconv.Atoi(parts[i])
+		if err != nil || v < 0 || v > 1<<16 {
+			return nil, badField("Topology", "%q: %q is not a count", s, parts[i])
+		}
+		n[i] = v
+	}
+	gbps, up := 50.0, 0.0
+	for i, p := range parts[5:] {
+		v, err := strconv.ParseFloat(p, 64)
+		if err != nil || !(v > 0) || v > 1e6 {
+			return nil, badField("Topology", "%q: %q is not a link speed in Gbps", s, p)
+		}
+		if i == 0 {
+			gbps = v
+		} else {
+			up = v
+		}
+	}
+	if up == 0 {
+		up = gbps
+	}
+	t, err := topology.New(topology.Spec{Pods: n[0], ToRsPerPod: n[1], ServersPerToR: n[2], AggsPerPod: n[3], Cores: n[4],
+		ServerGbps: gbps, ToRGbps: up, AggGbps: up})
+	if err != nil {
+		return nil, badField("Topology", "%q: %w", s, err)
+	}
+	return t, nil
+}
+
+// cassiniTrace returns the jobs of o's scenario for one seed, their pinned
+// servers (snapshots) and the topology spec to run them on.
+func cassiniTrace(o cassiniRun, seed uint64, gpus int) ([]workload.Job, map[int][]int, error) {
+	base := workload.Config{Models: o.Models, Jobs: o.Jobs, Load: o.Load, ClusterGPUs: gpus, GPUsPerServer: o.GPUsPerServer,
+		MinIterations: o.MinIters, MaxIterations: o.MaxIters, Seed: seed}
+	switch o.Scenario {
+	case "poisson":
+		jobs, err := workload.Generate(base)
+		return jobs, nil, err
+	case "dynamic":
+		jobs, err := workload.GenerateDynamic(workload.Dynamic{Base: base, Arrive: o.Arrive})
+		return jobs, nil, err
+	}
+	sc, ok := cassiniScenarios[o.Scenario]
+	if !ok {
+		return nil, nil, badField("Scenario", "%q: want %s", o.Scenario, scenarioNames)
+	}
+	var jobs []workload.Job
+	for _, j := range sc.jobs {
+		j.Iterations = o.MaxIters
+		jobs = append(jobs, j)
+	}
+	return jobs, sc.pinned, nil
+}
+
+// config is the simulation of one arm of o on jobs.
+func (o cassiniRun) config(topo *topology.Topology, arm armSpec, jobs []workload.Job, pinned map[int][]int, seed uint64, noise workload.Replay) netsim.Config {
+	cfg := netsim.Config{
+		Topology: topo, GPUsPerServer: o.GPUsPerServer, Jobs: jobs, Pinned: pinned, Scheduler: o.Scheduler, Lease: o.Lease,
+		Policy: arm.Policy, Candidates: o.Candidates, Seed: seed, Duration: o.Duration, Noise: noise,
+		Agent: agent.Options{Mode: o.AgentMode, Threshold: o.Threshold},
+		Cassini: netsim.CassiniOptions{Mode: o.LinkMode, Tick: o.Tick, MaxPerimeter: o.MaxPerimeter,
+			Headroom: o.Headroom, Rank: o.Rank, Hold: o.Hold, MinGain: o.MinGain, MinScore: o.MinScore, Workers: 1},
+	}
+	switch arm.Shifts {
+	case "elastic": // the defaults
+		cfg.Agent.Mode, cfg.Cassini.Hold, cfg.Cassini.Headroom = agent.Elastic, netsim.HoldGain, 0
+	case "pad": // the previous defaults: fixed slots with 5% headroom, fully compatible links only
+		cfg.Agent.Mode, cfg.Cassini.Hold, cfg.Cassini.MinScore, cfg.Cassini.Headroom = agent.Pad, netsim.HoldScore, 1, 0.05
+	case "paper": // the paper: every job of the affinity graph, re-aligned on drift
+		cfg.Agent.Mode, cfg.Cassini.Hold, cfg.Cassini.Headroom = agent.Free, netsim.HoldAll, 0
+	}
+	return cfg
+}
+
+// simulate runs every arm of o on every seed's trace, in parallel; the
+// result does not depend on the parallelism.
+func (o cassiniRun) simulate(ctx context.Context) (CassiniReport, error) {
+	if sc, ok := cassiniScenarios[o.Scenario]; ok {
+		o.Topology, o.GPUsPerServer, o.Load = sc.topology, 1, 0
+	}
+	topo, err := parseCassiniTopology(o.Topology)
+	if err != nil {
+		return CassiniReport{}, err
+	}
+	if len(o.Arms) == 0 || len(o.Seeds) == 0 {
+		return CassiniReport{}, badField("Arms or Seeds", "none")
+	}
+	noise := workload.Replay{Source: o.Noise, CV: o.NoiseCV}
+	if o.Noise != workload.None && o.Noise != workload.Gauss {
+		if noise, err = workload.LoadReplay(os.DirFS(o.NoiseDir), o.Noise); err != nil {
+			return CassiniReport{}, badField("NoiseDir", "%q: %w (the Alibaba PAI files: testdata/alibaba in the repository)", o.NoiseDir, err)
+		}
+	}
+	gpus := topo.Servers * max(o.GPUsPerServer, 1)
+	traces := make([][]workload.Job, len(o.Seeds))
+	var pinned map[int][]int
+	for i, seed := range o.Seeds {
+		if traces[i], pinned, err = cassiniTrace(o, seed, gpus); err != nil {
+			return CassiniReport{}, err
+		}
+	}
+	runs := make([][]CassiniRun, len(o.Arms)) // arm, seed
+	for a := range runs {
+		runs[a] = make([]CassiniRun, len(o.Seeds))
+	}
+	errs := make([]error, len(o.Arms)*len(o.Seeds))
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for a, arm := range o.Arms {
+		for i, seed := range o.Seeds {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				sem <- struct{}{}
+				defer func() { <-sem }()
+				n := noise
+				n.Seed, n.Offset = seed, int((seed-1)%1024) // seed 1 deals the release as it comes
+				r, err := netsim.Run(ctx, o.config(topo, arm, traces[i], pinned, seed, n))
+				if err != nil {
+					errs[a*len(o.Seeds)+i] = fmt.Errorf("%v, seed %d: %w", arm, seed, err)
+					return
+				}
+				runs[a][i] = summarizeCassini(arm, seed, r)
+			}()
+		}
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return CassiniReport{}, err
+	}
+	noiseName := o.Noise.String()
+	if o.Noise == workload.Gauss {
+		noiseName = fmt.Sprintf("gauss:%g", o.NoiseCV)
+	}
+	res := CassiniReport{Scenario: o.Scenario, Scheduler: o.Scheduler.String(), Topology: o.Topology, Servers: topo.Servers,
+		Jobs: len(traces[0]), Load: o.Load, Seeds: o.Seeds, Noise: noiseName}
+	for a, arm := range o.Arms {
+		res.Arms = append(res.Arms, aggregateCassini(arm, runs[a], runs[0]))
+	}
+	return res, nil
+}
+
+// cassiniRound rounds to three decimals, halves away from zero.
+func cassiniRound(v float64) float64 { return math.Round(v*1000) / 1000 }
+
+// CassiniReport is what `orrery cassini simulate` measures: per arm of
+// the ablation, its runs (one per seed) and their Spread.
+type CassiniReport struct {
+	Scenario   string       `json:"scenario"`
+	Scheduler  string       `json:"scheduler"`
+	Topology   string       `json:"topology"`
+	Servers    int          `json:"servers"`
+	Jobs       int          `json:"jobs"` // of the first seed's trace
+	Load       float64      `json:"load"`
+	Seeds      []uint64     `json:"seeds"`
+	Noise      string       `json:"noise"`
+	Arms       []CassiniArm `json:"arms"`
+	ElapsedSec float64      `json:"-"` // wall-clock time of the whole run
+}
+
+// CassiniArm is one arm over every seed: each metric's mean, standard
+// deviation, minimum and maximum across the seeds, the speedups over the
+// first arm on the same seeds, and the per-model means.
+type CassiniArm struct {
+	Arm          string `json:"arm"`
+	MeanIterMs   Spread `json:"mean_iter_ms"`
+	P99IterMs    Spread `json:"p99_iter_ms"`
+	MeanSlowdown Spread `json:"mean_slowdown"`
+	P99Slowdown  Spread `json:"p99_slowdown"`
+	ExcessGbit   Spread `json:"excess_gbit"`
+	// MarkedMbitPerIter is the traffic a job delivers while a link on its
+	// path is offered more than its capacity (the ECN-mark stand-in), per
+	// job-iteration.
+	MarkedMbitPerIter Spread `json:"marked_mbit_per_iter"`
+	// SpeedupMean and SpeedupP99 are the first arm's mean (p99) iteration
+	// time over this arm's, per seed.
+	SpeedupMean Spread `json:"speedup_mean"`
+	SpeedupP99  Spread `json:"speedup_p99"`
+	// Cassini only: adjustments per job-minute of the agents, jobs that
+	// held a shift, agents that gave theirs up.
+	AdjustmentsPerMin *Spread `json:"adjustments_per_min,omitempty"`
+	Agents            *Spread `json:"agents,omitempty"`
+	Released          *Spread `json:"released,omitempty"`
+
+	Models []CassiniModel `json:"models"`
+	Runs   []CassiniRun   `json:"runs"`
+}
+
+// Spread summarizes one metric across seeds (rounded to three decimals).
+type Spread struct {
+	Mean float64 `json:"mean"`
+	SD   float64 `json:"sd"`
+	Min  float64 `json:"min"`
+	Max  float64 `json:"max"`
+}
+
+func spreadOf(v []float64) Spread {
+	if len(v) == 0 {
+		return Spread{}
+	}
+	s := Spread{Min: v[0], Max: v[0]}
+	for _, x := range v {
+		s.Mean += x
+		s.Min, s.Max = min(s.Min, x), max(s.Max, x)
+	}
+	s.Mean /= float64(len(v))
+	for _, x := range v {
+		s.SD += float64((x - s.Mean) * (x - s.Mean)) // rounded: no fused multiply-add
+	}
+	if len(v) > 1 {
+		s.SD = math.Sqrt(s.SD / float64(len(v)-1))
+	} else {
+		s.SD = 0
+	}
+	s.Mean, s.SD, s.Min, s.Max = cassiniRound(s.Mean), cassiniRound(s.SD), cassiniRound(s.Min), cassiniRound(s.Max)
+	return s
+}
+
+// CassiniRun is one arm's run on one seed. Iteration times run
+// start to start, so they include the agents' waiting.
+type CassiniRun struct {
+	Arm               string  `json:"arm"`
+	Seed              uint64  `json:"seed"`
+	Status            string  `json:"status"`
+	MeanIterMs        float64 `json:"mean_iter_ms"`
+	P50IterMs         float64 `json:"p50_iter_ms"`
+	P90IterMs         float64 `json:"p90_iter_ms"`
+	P99IterMs         float64 `json:"p99_iter_ms"`
+	MeanSlowdown      float64 `json:"mean_slowdown"` // iteration time / the job's uncontended one
+	P99Slowdown       float64 `json:"p99_slowdown"`
+	ExcessGbit        float64 `json:"excess_gbit"` // traffic offered above capacity, summed over links
+	MarkedMbitPerIter float64 `json:"marked_mbit_per_iter"`
+	Iterations        int     `json:"iterations"`
+	Finished          int     `json:"jobs_finished"`
+	Preemptions       int     `json:"preemptions"`
+	MeanJCTSec        float64 `json:"mean_jct_s"` // arrival to finish, over the finished jobs
+	SimSeconds        float64 `json:"sim_seconds"`
+
+	// Cassini only.
+	AdjustmentsPerMin *float64 `json:"adjustments_per_min,omitempty"` // per job-minute of the agents
+	Agents            *int     `json:"agents,omitempty"`
+	Released          *int64   `json:"released,omitempty"` // agents that gave their shift up
+	MeanDriftMs       *float64 `json:"mean_drift_ms,omitempty"`
+	PlannedScore      *float64 `json:"planned_score,omitempty"`
+	RealizedScore     *float64 `json:"realized_score,omitempty"`
+	MeanRankScore     *float64 `json:"mean_rank_score,omitempty"`
+
+	Models []CassiniModel `json:"models"`
+
+	IterMs    []float64 `json:"-"` // every iteration, for plots
+	Slowdowns []float64 `json:"-"` // every iteration / its job's uncontended one
+}
+
+// CassiniModel is one model's jobs in a run (or, in an arm, the mean
+// over its runs).
+type CassiniModel struct {
+	Model             string  `json:"model"`
+	Jobs              int     `json:"jobs"`
+	Iterations        int     `json:"iterations"`
+	MeanIterMs        float64 `json:"mean_iter_ms"`
+	P99IterMs         float64 `json:"p99_iter_ms"`
+	MeanSlowdown      float64 `json:"mean_slowdown"`
+	MarkedMbitPerIter float64 `json:"marked_mbit_per_iter"`
+}
+
+func summarizeCassini(arm armSpec, seed uint64, r netsim.Result) CassiniRun {
+	slow := r.Slowdowns()
+	pr := CassiniRun{
+		Arm: arm.String(), Seed: seed, Status: r.Status.String(),
+		MeanIterMs: cassiniRound(r.Mean()), P50IterMs: cassiniRound(r.Percentile(50)), P90IterMs: cassiniRound(r.Percentile(90)), P99IterMs: cassiniRound(r.Percentile(99)),
+		MeanSlowdown: cassiniRound(netsim.Mean(slow)), P99Slowdown: cassiniRound(netsim.Percentile(slow, 99)),
+		ExcessGbit: cassiniRound(r.ExcessGbit), Iterations: len(r.IterMs), SimSeconds: cassiniRound(r.End.Seconds()),
+		IterMs: r.IterMs, Slowdowns: slow,
+	}
+	var marked, jct float64
+	for _, j := range r.Jobs {
+		marked += j.MarkedGbit
+		pr.Preemptions += j.Preemptions
+		if j.End > 0 {
+			pr.Finished++
+			jct += (j.End - j.Arrival).Seconds()
+		}
+	}
+	if pr.Iterations > 0 {
+		pr.MarkedMbitPerIter = cassiniRound(marked * 1e3 / float64(pr.Iterations))
+	}
+	if pr.Finished > 0 {
+		pr.MeanJCTSec = cassiniRound(jct / float64(pr.Finished))
+	}
+	pr.Models = modelResults(r)
+	if r.Policy == netsim.Cassini {
+		f := func(v float64) *float64 { v = cassiniRound(v); return &v }
+		agents, released := r.Agent.Agents, r.Agent.Released
+		pr.Agents, pr.Released = &agents, &released
+		pr.AdjustmentsPerMin = f(r.Agent.PerMinute)
+		pr.MeanDriftMs = f(float64(r.Agent.MeanAbs) / 1e6)
+		pr.PlannedScore, pr.RealizedScore = f(r.Drift.Planned), f(r.Drift.Realized)
+	}
+	if r.Policy == netsim.Cassini || r.Policy == netsim.CassiniPlacement {
+		v := cassiniRound(r.Rank.MeanBest)
+		pr.MeanRankScore = &v
+	}
+	return pr
+}
+
+// modelResults splits r's iterations by model, in Table 3's order.
+func modelResults(r netsim.Result) []CassiniModel {
+	type acc struct {
+		jobs, iterations int
+		ms, slow         []float64
+		markedGbit       float64
+	}
+	by := map[string]*acc{}
+	k := 0
+	for _, j := range r.Jobs {
+		a := by[j.Model]
+		if a == nil {
+			a = &acc{}
+			by[j.Model] = a
+		}
+		a.jobs++
+		a.iterations += j.Iterations
+		a.markedGbit += j.MarkedGbit
+		for _, x := range r.IterMs[k : k+j.Iterations] {
+			a.ms = append(a.ms, x)
+			if j.Alone > 0 {
+				a.slow = append(a.slow, x/(float64(j.Alone)/1e6))
+			}
+		}
+		k += j.Iterations
+	}
+	var out []CassiniModel
+	for _, m := range workload.Models() {
+		a := by[m.Name]
+		if a == nil {
+			continue
+		}
+		mr := CassiniModel{Model: m.Name, Jobs: a.jobs, Iterations: a.iterations,
+			MeanIterMs: cassiniRound(netsim.Mean(a.ms)), P99IterMs: cassiniRound(netsim.Percentile(a.ms, 99)),
+			MeanSlowdown: cassiniRound(netsim.Mean(a.slow))}
+		if a.iterations > 0 {
+			mr.MarkedMbitPerIter = cassiniRound(a.markedGbit * 1e3 / float64(a.iterations))
+		}
+		out = append(out, mr)
+	}
+	return out
+}
+
+// aggregateCassini summarizes an arm's runs, with speedups over base (the
+// first arm's runs on the same seeds).
+func aggregateCassini(arm armSpec, runs, base []CassiniRun) CassiniArm {
+	pick := func(f func(CassiniRun) float64) Spread {
+		v := make([]float64, len(runs))
+		for i, r := range runs {
+			v[i] = f(r)
+		}
+		return spreadOf(v)
+	}
+	a := CassiniArm{Arm: arm.String(), Runs: runs,
+		MeanIterMs:        pick(func(r CassiniRun) float64 { return r.MeanIterMs }),
+		P99IterMs:         pick(func(r CassiniRun) float64 { return r.P99IterMs }),
+		MeanSlowdown:      pick(func(r CassiniRun) float64 { return r.MeanSlowdown }),
+		P99Slowdown:       pick(func(r CassiniRun) float64 { return r.P99Slowdown }),
+		ExcessGbit:        pick(func(r CassiniRun) float64 { return r.ExcessGbit }),
+		MarkedMbitPerIter: pick(func(r CassiniRun) float64 { return r.MarkedMbitPerIter }),
+	}
+	sp := func(f func(CassiniRun) float64) Spread {
+		v := make([]float64, len(runs))
+		for i, r := range runs {
+			if x := f(r); x > 0 {
+				v[i] = f(base[i]) / x
+			}
+		}
+		return spreadOf(v)
+	}
+	a.SpeedupMean = sp(func(r CassiniRun) float64 { return r.MeanIterMs })
+	a.SpeedupP99 = sp(func(r CassiniRun) float64 { return r.P99IterMs })
+	if runs[0].Agents != nil {
+		adj := pick(func(r CassiniRun) float64 { return *r.AdjustmentsPerMin })
+		ag := pick(func(r CassiniRun) float64 { return float64(*r.Agents) })
+		rel := pick(func(r CassiniRun) float64 { return float64(*r.Released) })
+		a.AdjustmentsPerMin, a.Agents, a.Released = &adj, &ag, &rel
+	}
+	for _, name := range modelNames(runs) {
+		m := CassiniModel{Model: name}
+		var n float64
+		for _, r := range runs {
+			for _, x := range r.Models {
+				if x.Model != name {
+					continue
+				}
+				n++
+				m.Jobs += x.Jobs
+				m.Iterations += x.Iterations
+				m.MeanIterMs += x.MeanIterMs
+				m.P99IterMs += x.P99IterMs
+				m.MeanSlowdown += x.MeanSlowdown
+				m.MarkedMbitPerIter += x.MarkedMbitPerIter
+			}
+		}
+		m.MeanIterMs, m.P99IterMs = cassiniRound(m.MeanIterMs/n), cassiniRound(m.P99IterMs/n)
+		m.MeanSlowdown, m.MarkedMbitPerIter = cassiniRound(m.MeanSlowdown/n), cassiniRound(m.MarkedMbitPerIter/n)
+		a.Models = append(a.Models, m)
+	}
+	return a
+}
+
+// modelNames are the models of r's runs, in Table 3's order.
+func modelNames(runs []CassiniRun) []string {
+	seen := map[string]bool{}
+	for _, r := range runs {
+		for _, m := range r.Models {
+			seen[m.Model] = true
+		}
+	}
+	var out []string
+	for _, m := range workload.Models() {
+		if seen[m.Name] {
+			out = append(out, m.Name)
+		}
+	}
+	return slices.Clip(out)
+}
