@@ -92,6 +92,10 @@ type CassiniSimulation struct {
 	MaxPerimeter int           // cap on a unified circle in ticks; 0 means 4096
 	Tick         time.Duration // the profiles' tick; 0 means 1 ms
 	LinkMode     string        // link search: "" or "exact", or "paper" (72 angles)
+
+	// Progress, if not nil, is called (from one goroutine at a time) after
+	// each run of an arm on a seed, with the runs done and their number.
+	Progress func(done, runs int)
 }
 
 // cassiniRun is a CassiniSimulation resolved: defaults filled in, names
@@ -125,6 +129,7 @@ type cassiniRun struct {
 	MaxPerimeter  int
 	Tick          time.Duration
 	LinkMode      link.Mode
+	Progress      func(done, runs int)
 }
 
 // SimulateCassini runs the experiment: every arm on every seed's trace (in
@@ -143,7 +148,7 @@ func (s CassiniSimulation) resolve() (cassiniRun, error) {
 	o := cassiniRun{Scenario: s.Scenario, Topology: s.Topology, Lease: s.Lease, GPUsPerServer: s.GPUsPerServer, Jobs: s.Jobs,
 		Load: s.Load, Models: s.Models, Arrive: s.Arrive, MinIters: s.MinIterations, MaxIters: s.MaxIterations, Seeds: s.Seeds,
 		Duration: s.Duration, Candidates: s.Candidates, NoiseDir: s.NoiseDir, Threshold: s.Threshold, MinGain: s.MinGain,
-		MinScore: s.MinScore, Headroom: s.Headroom, MaxPerimeter: s.MaxPerimeter, Tick: s.Tick}
+		MinScore: s.MinScore, Headroom: s.Headroom, MaxPerimeter: s.MaxPerimeter, Tick: s.Tick, Progress: s.Progress}
 	if o.Scenario == "" {
 		o.Scenario = "poisson"
 	}
@@ -449,6 +454,8 @@ func (o cassiniRun) simulate(ctx context.Context) (CassiniReport, error) {
 	errs := make([]error, len(o.Arms)*len(o.Seeds))
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
 	var wg sync.WaitGroup
+	var mu sync.Mutex
+	done := 0
 	for a, arm := range o.Arms {
 		for i, seed := range o.Seeds {
 			wg.Add(1)
@@ -464,6 +471,12 @@ func (o cassiniRun) simulate(ctx context.Context) (CassiniReport, error) {
 					return
 				}
 				runs[a][i] = summarizeCassini(arm, seed, r)
+				if o.Progress != nil {
+					mu.Lock()
+					done++
+					o.Progress(done, len(errs))
+					mu.Unlock()
+				}
 			}()
 		}
 	}

@@ -57,6 +57,10 @@ type ShockwaveSimulation struct {
 	// MaxNodes bounds Shockwave's branch and bound per plan; 0 means the
 	// solver's default.
 	MaxNodes int `json:"max_nodes,omitempty"`
+
+	// Progress, if not nil, is called after each round of a replay with the
+	// policy, the jobs finished so far and the trace's size.
+	Progress func(policy string, finished, jobs int) `json:"-"`
 }
 
 // ShockwaveReport is the result of [SimulateShockwave]: the setup it ran
@@ -156,6 +160,9 @@ func SimulateShockwave(ctx context.Context, s ShockwaveSimulation, perJob bool) 
 			return rep, err
 		}
 		t0 := time.Now()
+		if s.Progress != nil {
+			opts.Progress = func(finished, jobs int) { s.Progress(name, finished, jobs) }
+		}
 		res, err := sim.Run(ctx, w, p, opts)
 		if err != nil {
 			return rep, fmt.Errorf("%s: %w", name, err)

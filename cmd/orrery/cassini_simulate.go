@@ -24,14 +24,19 @@ type cassiniFlags struct {
 	PlotDir  string   // -plot: where to write the iteration-time CDF ("": none)
 	JSON     bool
 	PerModel bool
+	Quiet    bool // -q: no progress on stderr
 }
 
 // cassiniDefaults are the command's defaults: the front door's (the paper's
 // fabric, Themis with 10-minute leases, the Poisson workload at 90% load)
-// with iteration-time noise replayed from Alibaba PAI.
+// with iteration-time noise replayed from Alibaba PAI (read from
+// testdata/alibaba, found from any folder of the repository).
 func cassiniDefaults() orrery.CassiniSimulation {
-	return orrery.CassiniSimulation{Noise: "both", NoiseDir: "testdata/alibaba"}
+	return orrery.CassiniSimulation{Noise: "both", NoiseDir: alibabaData}
 }
+
+// alibabaData is where the Alibaba PAI files live in the repository.
+const alibabaData = "testdata/alibaba"
 
 // shortCassini is the demo's configuration: 30 jobs of 50-100 iterations
 // on the paper's fabric, under a second on two cores.
@@ -42,8 +47,16 @@ func shortCassini() orrery.CassiniSimulation {
 }
 
 // simulateCassini runs s, a bad setting being a usage error: every field
-// of the simulation comes from a flag.
+// of the simulation comes from a flag. Without a NoiseDir, the Alibaba
+// files are looked for in the repository, from any folder inside it.
 func simulateCassini(ctx context.Context, s orrery.CassiniSimulation) (orrery.CassiniReport, error) {
+	if s.NoiseDir == "" && s.Noise != "none" && s.Noise != "" && !strings.HasPrefix(s.Noise, "gauss:") {
+		dir, err := dataDir(alibabaData, "noise-dir")
+		if err != nil {
+			return orrery.CassiniReport{}, err
+		}
+		s.NoiseDir = dir
+	}
 	r, err := orrery.SimulateCassini(ctx, s)
 	if errors.Is(err, orrery.ErrSimulation) {
 		return r, fmt.Errorf("%w: %s", errUsage, strings.TrimPrefix(err.Error(), "orrery: "))
@@ -57,10 +70,14 @@ func runCassiniSimulate(ctx context.Context, args []string, s stdio) error {
 	if err != nil {
 		return err
 	}
+	prog := newProgress(s, f.Quiet)
+	defer prog.Done()
+	f.Progress = func(done, runs int) { prog.Report("cassini simulate", done, runs) }
 	if f.Sweep != nil {
 		return runCassiniSweep(ctx, f, s)
 	}
 	r, err := simulateCassini(ctx, f.CassiniSimulation)
+	prog.Done()
 	if err != nil {
 		return err
 	}
@@ -179,7 +196,8 @@ func parseCassiniSimFlags(args []string, s stdio) (f cassiniFlags, err error) {
 	policies := fs.String("policies", "baseline,cassini-placement,cassini,ideal", "comma-separated arms: baseline (the scheduler's own placement), random, cassini-placement (CASSINI's ranking, no shifts), cassini (ranking and shifts; cassini/elastic, cassini/pad or cassini/paper pick how shifts are held), ideal")
 	fs.IntVar(&o.Candidates, "candidates", netsim.DefaultCandidates, "placement candidates per scheduling decision (the paper: 10)")
 	fs.StringVar(&o.Noise, "noise", o.Noise, "iteration-time noise: from Alibaba PAI (both, traces or cov), gauss:CV (Gaussian jitter of that coefficient of variation) or none")
-	fs.StringVar(&o.NoiseDir, "noise-dir", o.NoiseDir, "directory of the Alibaba PAI files")
+	fs.StringVar(&o.NoiseDir, "noise-dir", "", "directory of the Alibaba PAI files (default: the repository's "+alibabaData+", found from any folder inside it)")
+	quiet := quietFlag(fs)
 	fs.StringVar(&o.AgentMode, "agent-mode", "elastic", "agent: elastic (a shared clock paced by the slowest job; gives up shifts that do not pay), pad (hold every slot of a fixed period) or free (the paper: re-align only on drift)")
 	fs.StringVar(&o.Rank, "rank", "delay", "how CASSINI picks a candidate: delay (least predicted delay: shared links' excess per job, plus each job's own contention) or score (the paper: the mean link score)")
 	fs.StringVar(&o.Hold, "hold", "gain", "which jobs hold their shifts: gain (links where a replay predicts a net gain for every job), score (links scoring at least -min-score) or all (every job of the affinity graph, as the paper)")
@@ -201,7 +219,21 @@ func parseCassiniSimFlags(args []string, s stdio) (f cassiniFlags, err error) {
 	if err = parse(fs, args); err != nil {
 		return f, err
 	}
+	f.Quiet = *quiet
 	usage := func(flag string, err error) error { return fmt.Errorf("%w: %s: %v", errUsage, flag, err) }
+	// The simulation reads 0 as its default; on the command line a 0 is a
+	// mistake, never silently the default.
+	for _, c := range []struct {
+		flag string
+		ok   bool
+	}{
+		{"-gpus-per-server", o.GPUsPerServer >= 1}, {"-jobs", o.Jobs >= 1}, {"-candidates", o.Candidates >= 1},
+		{"-max-perimeter", o.MaxPerimeter >= 1}, {"-tick", o.Tick > 0}, {"-threshold", o.Threshold > 0},
+	} {
+		if !c.ok {
+			return f, usage(c.flag, errors.New("must be positive"))
+		}
+	}
 	switch {
 	case *load < 0:
 		return f, usage("-load", fmt.Errorf("%v (want a fraction of the GPUs, 0 for every job at time 0)", *load))

@@ -21,13 +21,20 @@ import (
 const swData = "testdata/shockwave"
 
 // swSetupFor resolves the files of a run on gpus GPUs: the given ones, or
-// the authors' setup for that cluster size from the repository's
-// testdata/shockwave. config "none" means orrery's planner defaults.
-func swSetupFor(gpus int, tracePath, throughputs, config string) (orrery.ShockwaveSimulation, error) {
+// the authors' setup for that cluster size from their data folder (data,
+// or the repository's testdata/shockwave, found from any folder inside it).
+// config "none" means orrery's planner defaults.
+func swSetupFor(gpus int, data, tracePath, throughputs, config string) (orrery.ShockwaveSimulation, error) {
 	if gpus < 1 {
 		return orrery.ShockwaveSimulation{}, fmt.Errorf("%w: --gpus %d", errUsage, gpus)
 	}
-	c, known := orrery.ShockwaveSetup(gpus, swData)
+	if data == "" && (tracePath == "" || throughputs == "" || config == "") {
+		var err error
+		if data, err = dataDir(swData, "data"); err != nil && (tracePath == "" || throughputs == "") {
+			return orrery.ShockwaveSimulation{}, err
+		}
+	}
+	c, known := orrery.ShockwaveSetup(gpus, data)
 	pick := func(flagVal, def, what string) (string, error) {
 		switch {
 		case flagVal != "":
@@ -63,12 +70,15 @@ Replays one of the Shockwave authors' traces round by round under each
 policy and prints makespan, average JCT, worst finish-time fairness, the
 unfair fraction and utilization. Without --trace, --throughputs and
 --config the authors' setup for --gpus (32, 64, 128 or 256) is read from
-`+swData+` (run from the repository root).
+--data (default: the repository's `+swData+`, found from any folder inside
+it).
 
 flags:
 `)
 		fs.PrintDefaults()
 	}
+	data := fs.String("data", "", "the authors' data `folder` (default: the repository's "+swData+", found from any folder inside it)")
+	quiet := quietFlag(fs)
 	tr := fs.String("trace", "", "trace `file` (default: the authors' trace for --gpus)")
 	tp := fs.String("throughputs", "", "throughput table `file` (default: tacc for 32 GPUs, wisr above)")
 	cf := fs.String("config", "", "Shockwave configuration `file` (default: the authors' for --gpus; \"none\" for orrery's defaults)")
@@ -90,7 +100,7 @@ flags:
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	c, err := swSetupFor(*gpus, *tr, *tp, *cf)
+	c, err := swSetupFor(*gpus, *data, *tr, *tp, *cf)
 	if err != nil {
 		return err
 	}
@@ -109,7 +119,10 @@ flags:
 	if c.Policies, err = swPolicyList(*pol); err != nil {
 		return err
 	}
+	prog := newProgress(s, *quiet)
+	c.Progress = func(policy string, finished, jobs int) { prog.Report("shockwave simulate: "+policy, finished, jobs) }
 	rep, err := orrery.SimulateShockwave(ctx, c, true)
+	prog.Done()
 	if errors.Is(err, orrery.ErrSimulation) {
 		return fmt.Errorf("%w: %s", errUsage, strings.TrimPrefix(err.Error(), "orrery: ")) // a flag's value
 	}
@@ -250,7 +263,7 @@ func swWriteJSON(out io.Writer, rep orrery.ShockwaveReport, showTime, perJob boo
 // empty, writes the finish-time-fairness CDF there, returning the files
 // written.
 func shockwaveSimulateDemo(ctx context.Context, out io.Writer, plotDir string) ([]string, error) {
-	c, err := swSetupFor(32, "", "", "")
+	c, err := swSetupFor(32, "", "", "", "")
 	if err != nil {
 		return nil, err
 	}

@@ -127,7 +127,7 @@ func TestShockwaveSimulateBadTrace(t *testing.T) {
 
 // The plot is written as PNG and SVG, and is the same every time.
 func TestPlotShockwaveFTF(t *testing.T) {
-	c, err := swSetupFor(32, swArgs()[1], swArgs()[3], swArgs()[5])
+	c, err := swSetupFor(32, "", swArgs()[1], swArgs()[3], swArgs()[5])
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -53,6 +53,9 @@ type Options struct {
 	// its leases run no step and fail, and after five it is dropped (its
 	// JCT still counts, ending at its last successful lease).
 	AuthorsRescaleDrop bool
+	// Progress, if not nil, is called after each round with the jobs
+	// finished so far and the trace's size (a long replay's progress).
+	Progress func(finished, jobs int)
 }
 
 type resolved struct {
@@ -107,6 +110,7 @@ type sim struct {
 	o      resolved
 	record bool
 	drop   bool // Options.AuthorsRescaleDrop
+	report func(finished, jobs int)
 	jobs   []job
 	byID   map[int]int
 	taken  []bool
@@ -139,7 +143,7 @@ func Run(ctx context.Context, w *Workload, p Policy, opts Options) (*Result, err
 	if p == nil {
 		return nil, fmt.Errorf("%w: no policy", ErrInvalid)
 	}
-	s := &sim{w: w, p: p, o: o, record: opts.RecordSchedule, drop: opts.AuthorsRescaleDrop, jobs: make([]job, len(w.Jobs)),
+	s := &sim{w: w, p: p, o: o, record: opts.RecordSchedule, drop: opts.AuthorsRescaleDrop, report: opts.Progress, jobs: make([]job, len(w.Jobs)),
 		byID: make(map[int]int, len(w.Jobs)), taken: make([]bool, o.gpus),
 		seen: make([]bool, len(w.Jobs))}
 	for i := range w.Jobs {
@@ -228,6 +232,9 @@ func (s *sim) loop(ctx context.Context) error {
 		}
 		if err := s.dispatch(ctx); err != nil {
 			return err
+		}
+		if s.report != nil {
+			s.report(s.finished, n)
 		}
 		s.round++
 	}
