@@ -1,0 +1,101 @@
+// Command ns3check cross-checks the fluid network model of CASSINI's
+// cluster simulation (internal/eval/netsim) against ns-3 at the packet
+// level: it runs the chosen cases in the fluid model, replays them in ns-3
+// under each congestion control and prints the comparison.
+//
+//	go run ./internal/eval/ns3/cmd/ns3check -cases fig2,snapshot1 -iterations 10
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/orrery/orrery/internal/eval/ns3"
+)
+
+func main() {
+	cases := flag.String("cases", "fig2,snapshot1,snapshot2,cluster", "cases: fig2, snapshot1..snapshot5, cluster")
+	iters := flag.Int("iterations", 10, "iterations per job (snapshots)")
+	ccs := flag.String("ccs", "dctcp,cubic,newreno", "congestion controls")
+	variants := flag.String("variants", "unshifted,cassini,shifted", "variants")
+	clusterJobs := flag.Int("cluster-jobs", 6, "jobs of the cluster case")
+	clusterModels := flag.String("cluster-models", "", "models of the cluster case (default: all 13)")
+	clusterIters := flag.String("cluster-iterations", "10-20", "iterations per job of the cluster case, MIN-MAX")
+	clusterGPUs := flag.String("cluster-gpus", "2,3,4", "GPU counts of the cluster case")
+	seed := flag.Uint64("seed", 1, "seed of the cluster case")
+	gbps := flag.Float64("gbps", 1, "the fastest link's rate in the packet-level replay")
+	keep := flag.String("keep", "", "directory to keep every run's scenario and output in")
+	asJSON := flag.Bool("json", false, "print JSON")
+	flag.Parse()
+	if err := run(*cases, *iters, *ccs, *variants, *clusterJobs, *clusterModels, *clusterIters, *clusterGPUs, *seed, *gbps, *keep, *asJSON); err != nil {
+		fmt.Fprintln(os.Stderr, "ns3check:", err)
+		os.Exit(1)
+	}
+}
+
+func run(caseList string, iters int, ccList, variantList string, cjobs int, cmodels, citers, cgpus string, seed uint64, gbps float64, keep string, asJSON bool) error {
+	ctx := context.Background()
+	var cs []ns3.Case
+	for _, name := range strings.Split(caseList, ",") {
+		if name == "cluster" {
+			var lo, hi int
+			if _, err := fmt.Sscanf(citers, "%d-%d", &lo, &hi); err != nil {
+				return fmt.Errorf("-cluster-iterations %q: %w", citers, err)
+			}
+			var models []string
+			if cmodels != "" {
+				models = strings.Split(cmodels, ",")
+			}
+			var gpus []int
+			for _, g := range strings.Split(cgpus, ",") {
+				var n int
+				if _, err := fmt.Sscanf(g, "%d", &n); err != nil {
+					return fmt.Errorf("-cluster-gpus %q: %w", cgpus, err)
+				}
+				gpus = append(gpus, n)
+			}
+			c, err := ns3.Cluster("cluster", cjobs, models, gpus, lo, hi, 0.9, seed)
+			if err != nil {
+				return err
+			}
+			cs = append(cs, c)
+			continue
+		}
+		c, err := ns3.Snapshot(name, iters)
+		if err != nil {
+			return err
+		}
+		cs = append(cs, c)
+	}
+	opt := ns3.Options{Keep: keep, Export: ns3.ExportOptions{Gbps: gbps}}
+	for _, s := range strings.Split(ccList, ",") {
+		cc, err := ns3.ParseCC(s)
+		if err != nil {
+			return err
+		}
+		opt.CCs = append(opt.CCs, cc)
+	}
+	for _, s := range strings.Split(variantList, ",") {
+		opt.Variants = append(opt.Variants, ns3.Variant(s))
+	}
+	start := time.Now()
+	prog, err := ns3.Build(ctx, "")
+	if err != nil {
+		return err
+	}
+	built := time.Since(start)
+	runs, err := ns3.CrossCheck(ctx, prog, cs, opt)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return json.NewEncoder(os.Stdout).Encode(runs)
+	}
+	fmt.Printf("build %.1fs, runs %.1fs wall\n\n", built.Seconds(), time.Since(start).Seconds()-built.Seconds())
+	return ns3.WriteReport(os.Stdout, runs)
+}
