@@ -258,7 +258,7 @@ func TestOverlaps(t *testing.T) {
 	out := Output{Iterations: []Iteration{
 		{Job: 0, Index: 0, Start: 0, Comm: 10 * ms, End: 20 * ms},
 		{Job: 0, Index: 1, Start: 20 * ms, Comm: 30 * ms, End: 40 * ms},
-		{Job: 1, Index: 0, Start: 0, Comm: 15 * ms, End: 25 * ms},  // 5 ms with job 0's first
+		{Job: 1, Index: 0, Start: 0, Comm: 15 * ms, End: 25 * ms},       // 5 ms with job 0's first
 		{Job: 1, Index: 1, Start: 25 * ms, Comm: 28 * ms, End: 35 * ms}, // 5 ms with its second
 		{Job: 2, Index: 0, Start: 0, Comm: 0, End: 40 * ms},
 	}}
