@@ -94,9 +94,14 @@ const (
 	// agent: jobs run back to back from there, so only the network keeps
 	// (or loses) the interleaving.
 	Shifted Variant = "shifted"
+	// Half is Shifted with every first start halved: on Fig. 2 the two
+	// jobs' communication phases overlap by half, where the fluid model's
+	// equal shares keep them, and the packet level's congestion controls
+	// pull them apart or together.
+	Half Variant = "half"
 )
 
-// Variants lists the variants in report order.
+// Variants lists the variants in report order; Half is not among them.
 var Variants = []Variant{Unshifted, Cassini, Shifted}
 
 // Options configure [CrossCheck]. The zero value runs every variant under
@@ -246,7 +251,7 @@ func fluidRun(ctx context.Context, c Case, v Variant, opt Options) (netsim.Confi
 		cfg.Policy = netsim.Baseline
 	case Cassini:
 		cfg.Policy = netsim.Cassini
-	case Shifted:
+	case Shifted, Half:
 		// CASSINI's placements and first starts, then no agent: in the
 		// fluid model, the jobs pinned there and arriving then.
 		cfg.Policy = netsim.Cassini
@@ -269,6 +274,9 @@ func fluidRun(ctx context.Context, c Case, v Variant, opt Options) (netsim.Confi
 		for _, j := range sc.Jobs {
 			wj := byID[j.ID]
 			wj.Arrival = j.Start
+			if v == Half {
+				wj.Arrival = j.Start / 2
+			}
 			wj.Iterations = j.Iterations
 			free.Jobs = append(free.Jobs, wj)
 			free.Pinned[j.ID] = j.Servers

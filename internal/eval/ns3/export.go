@@ -43,9 +43,9 @@ type ExportOptions struct {
 // Export returns the packet-level scenario of a fluid simulation: cfg's
 // fabric and jobs, placed where res ran them, each starting its first
 // iteration when it did in res and running as many iterations as it
-// completed there. A job that had a CASSINI agent in res gets one with the
-// plan res's iterations followed: the period the agent padded to, the slot
-// grid its second iteration started on. Jobs that never started are left
+// completed there. A job that a CASSINI agent held on its slots in res (see
+// held) gets one with the plan res's iterations followed: the period the
+// agent padded to, the slot grid its second iteration started on. Jobs that never started are left
 // out. res must come from netsim.Run(cfg); cfg's noise is exported too, as
 // compute multipliers per iteration.
 func Export(cfg netsim.Config, res netsim.Result, opt ExportOptions) (Scenario, error) {
@@ -197,10 +197,7 @@ func exportJob(t *topology.Topology, cfg netsim.Config, res netsim.Result, jr ne
 		return Job{}, err
 	}
 	ej.Noise = noiseFactors(noise, jr.Iterations)
-	if jr.Period > 0 && !opt.NoAgents {
-		if len(starts) < 2 {
-			return Job{}, fmt.Errorf("%w: a job with an agent needs two iterations to export its slot grid", ErrInvalid)
-		}
+	if !opt.NoAgents && held(res, jr, starts) {
 		if commOffset < 0 || commOffset >= jr.Period {
 			return Job{}, fmt.Errorf("%w: communication offset %v outside its period %v", ErrInvalid, commOffset, jr.Period)
 		}
@@ -208,6 +205,24 @@ func exportJob(t *topology.Topology, cfg netsim.Config, res netsim.Result, jr ne
 		ej.Plan = &agent.Plan{Reference: time.Unix(0, 0), Shift: shift, Period: jr.Period, CommOffset: commOffset}
 	}
 	return ej, nil
+}
+
+// held reports whether jr's agent held it on its slots to the end of res:
+// netsim.Result keeps the last period a job's agent had, not whether a
+// later plan let the job run free, so it is read off the iterations, which
+// a pad-mode agent without noise makes exactly one period long (all but the
+// last). A run with noise or free-mode agents is therefore exported without
+// agents, from the same first starts.
+func held(res netsim.Result, jr netsim.JobResult, starts []time.Duration) bool {
+	if jr.Period <= 0 || len(starts) < 2 {
+		return false
+	}
+	for i := 1; i < len(starts); i++ {
+		if d := starts[i] - starts[i-1] - jr.Period; d > time.Microsecond || d < -time.Microsecond {
+			return false
+		}
+	}
+	return true
 }
 
 // noiseFactors returns the first n compute multipliers of noise, or nil if

@@ -293,3 +293,34 @@ func clone(s Scenario) Scenario {
 	}
 	return s
 }
+
+// The fluid replay of an exported scenario, with fair shares, is the fluid
+// simulation it was exported from: the same iteration times, agents
+// included, on snapshots and a cluster trace (which nets the export's
+// routes, byte counts and plans against netsim's own).
+func TestFluidReplayIsNetsim(t *testing.T) {
+	cl, err := Cluster("cluster", 10, []string{"VGG16", "DLRM", "GPT2", "ResNet50", "GPT3"}, []int{2, 3, 4}, 3, 6, 0.9, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []Case{snapshot(t, "fig2", 6), snapshot(t, "snapshot2", 6), cl} {
+		for _, v := range Variants {
+			_, res, sc := exported(t, c, v)
+			out, err := Fluid(context.Background(), sc, FluidOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			k := 0
+			for _, j := range res.Jobs {
+				want := res.IterMs[k : k+j.Iterations]
+				k += j.Iterations
+				if d := cmp.Diff(want, out.IterMs(j.ID), cmpRel); d != "" {
+					t.Errorf("%s %s job %d (%s on %v): iterations (-netsim +replay):\n%s", c.Name, v, j.ID, j.Model, j.Servers, d)
+				}
+			}
+		}
+	}
+}
+
+// cmpRel equates numbers within a millionth: the export rounds byte counts.
+var cmpRel = cmp.Comparer(func(a, b float64) bool { return math.Abs(a-b) <= 1e-6*math.Max(math.Abs(a), math.Abs(b)) })

@@ -236,10 +236,15 @@ func (s Scenario) Validate() error {
 				return fmt.Errorf("%w: jobs[%d].conns[%d]: back: %w", ErrInvalid, i, k, err)
 			}
 		}
+		takes := false
 		for k, st := range j.Steps {
 			if err := st.validate(len(j.Conns)); err != nil {
 				return fmt.Errorf("%w: jobs[%d].steps[%d]: %w", ErrInvalid, i, k, err)
 			}
+			takes = takes || st.Flows != nil || st.Compute > 0
+		}
+		if !takes {
+			return fmt.Errorf("%w: jobs[%d]: an iteration that takes no time", ErrInvalid, i)
 		}
 		for k, x := range j.Noise {
 			if !(x > 0) || math.IsInf(x, 0) {
