@@ -122,3 +122,24 @@ k8s:
 
 k8s-build:
 	cd bindings/k8s && $(GO) build -o ../../$(OUT)/orrery-scheduler ./cmd/orrery-scheduler
+
+# The packet-level cross-check of the fluid network model (internal/eval/ns3):
+# installs ns-3.37 (Debian's libns3-dev) and g++ if missing, builds the ns-3
+# program and runs the CI-sized check: Fig. 2 under DCTCP, Cubic and NewReno,
+# Table 2's snapshots 1 and 2 and a small DLRM + ResNet50 cluster under DCTCP,
+# each against the fluid model with tolerances (a few minutes of CPU).
+.PHONY: ns3-check ns3-full
+ns3-check:
+	./internal/eval/ns3/install.sh
+	ORRERY_NS3=1 $(GO) test -count=1 -timeout 60m -run 'TestPacketLevel' -v ./internal/eval/ns3/
+
+# The larger offline runs: every case, variant and congestion control at 30
+# iterations per job, and a 12-job cluster (about an hour of CPU on two cores);
+# the report goes to $(OUT)/ns3/report.txt, each run's scenario and output
+# under $(OUT)/ns3/runs.
+ns3-full:
+	./internal/eval/ns3/install.sh
+	mkdir -p $(OUT)/ns3
+	$(GO) run ./internal/eval/ns3/cmd/ns3check -cases fig2,snapshot1,snapshot2,snapshot3,snapshot4,snapshot5 -iterations 30 -variants unshifted,cassini,shifted,half -keep $(OUT)/ns3/runs | tee $(OUT)/ns3/report.txt
+	$(GO) run ./internal/eval/ns3/cmd/ns3check -cases cluster -cluster-jobs 12 -cluster-iterations 20-40 -variants unshifted,cassini -keep $(OUT)/ns3/runs | tee -a $(OUT)/ns3/report.txt
+	$(GO) run ./internal/eval/ns3/cmd/ns3check -cases cluster -cluster-jobs 8 -cluster-models DLRM,ResNet50 -cluster-iterations 20-40 -seed 5 -variants unshifted,cassini -keep $(OUT)/ns3/runs | tee -a $(OUT)/ns3/report.txt

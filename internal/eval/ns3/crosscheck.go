@@ -22,6 +22,9 @@ import (
 type Case struct {
 	Name   string
 	Config netsim.Config
+	// Variants and CCs, if not nil, replace the Options' for this case.
+	Variants []Variant
+	CCs      []CC
 }
 
 // Snapshot returns one of the paper's fixed experiments as the CLI's
@@ -94,7 +97,8 @@ const (
 	// agent: jobs run back to back from there, so only the network keeps
 	// (or loses) the interleaving.
 	Shifted Variant = "shifted"
-	// Half is Shifted with every first start halved: on Fig. 2 the two
+	// Half is Shifted with every first start halved (Options.Partial): on
+	// Fig. 2 the two
 	// jobs' communication phases overlap by half, where the fluid model's
 	// equal shares keep them, and the packet level's congestion controls
 	// pull them apart or together.
@@ -119,6 +123,9 @@ type Options struct {
 	// Parallel bounds the ns-3 processes run at once; 0 means GOMAXPROCS.
 	Parallel int
 	Keep     string // if not "", each run's scenario and output go to Keep/CASE-VARIANT-CC
+	// Partial is the fraction of CASSINI's first starts the Half variant
+	// keeps; 0 means one half.
+	Partial float64
 }
 
 // JobRow compares one job's iterations.
@@ -131,9 +138,12 @@ type JobRow struct {
 	PacketMs   float64 // mean iteration, packet level
 	FluidP90   float64
 	PacketP90  float64
-	FirstMs    float64 // packet level: the first iteration
-	LastMs     float64 // packet level: the mean of the last quarter of the iterations
-	Marks      int64   // packet level: CE marks on its data packets
+	// CalibratedMs is the mean iteration of the fluid replay with the
+	// congestion control's calibrated shares (Calibrated).
+	CalibratedMs float64
+	FirstMs      float64 // packet level: the first iteration
+	LastMs       float64 // packet level: the mean of the last quarter of the iterations
+	Marks        int64   // packet level: CE marks on its data packets
 	// Overlap is the fraction of its communication time, at the packet
 	// level, during which a job sharing one of its links also
 	// communicated; OverlapFirst and OverlapLast are over the first and
@@ -157,14 +167,20 @@ type Run struct {
 	Jobs    []JobRow
 	// Means and 90th percentiles over every compared iteration.
 	FluidMs, PacketMs, FluidP90, PacketP90 float64
+	CalibratedMs                           float64 // the fluid replay with Calibrated(CC)
 	FluidExcessGbit                        float64 // the fluid model's traffic above capacity
 	Marks, Drops, AckDrops                 int64
 	Agents                                 int   // jobs with an agent
 	FluidAdjustments, PacketAdjustments    int64 // agent re-alignments
-	SimSec                                 float64
-	CPUSec                                 float64
-	Events                                 int64
-	Scale                                  float64
+	// Offsets are, iteration by iteration, how long after the first job's
+	// communication phase the second job's began at the packet level
+	// (ms; cases of at least two jobs): the fluid model keeps it fixed
+	// while the jobs run back to back at equal shares.
+	Offsets []float64
+	SimSec  float64
+	CPUSec  float64
+	Events  int64
+	Scale   float64
 }
 
 // CrossCheck runs each case's variants in the fluid model, exports them and
@@ -191,12 +207,19 @@ func CrossCheck(ctx context.Context, prog Program, cases []Case, opt Options) ([
 	}
 	var jobs []*job
 	for _, c := range cases {
-		for _, v := range opt.Variants {
+		variants, ccs := opt.Variants, opt.CCs
+		if c.Variants != nil {
+			variants = c.Variants
+		}
+		if c.CCs != nil {
+			ccs = c.CCs
+		}
+		for _, v := range variants {
 			cfg, res, sc, err := fluidRun(ctx, c, v, opt)
 			if err != nil {
 				return nil, fmt.Errorf("%s %s: %w", c.Name, v, err)
 			}
-			for _, cc := range opt.CCs {
+			for _, cc := range ccs {
 				s := sc
 				s.Net.CC = cc
 				jobs = append(jobs, &job{c: c, v: v, cc: cc, cfg: cfg, res: res, sc: s})
@@ -222,7 +245,13 @@ func CrossCheck(ctx context.Context, prog Program, cases []Case, opt Options) ([
 				errs[i] = fmt.Errorf("%s %s %s: %w", j.c.Name, j.v, j.cc, err)
 				return
 			}
+			cal, err := Fluid(ctx, j.sc, Calibrated(j.cc))
+			if err != nil {
+				errs[i] = fmt.Errorf("%s %s %s: calibrated fluid: %w", j.c.Name, j.v, j.cc, err)
+				return
+			}
 			runs[i] = Compare(j.c.Name, j.v, j.res, j.sc, out)
+			runs[i].calibrate(cal)
 		}()
 	}
 	wg.Wait()
@@ -275,7 +304,11 @@ func fluidRun(ctx context.Context, c Case, v Variant, opt Options) (netsim.Confi
 			wj := byID[j.ID]
 			wj.Arrival = j.Start
 			if v == Half {
-				wj.Arrival = j.Start / 2
+				f := opt.Partial
+				if f == 0 {
+					f = 0.5
+				}
+				wj.Arrival = time.Duration(math.Round(float64(j.Start) * f))
 			}
 			wj.Iterations = j.Iterations
 			free.Jobs = append(free.Jobs, wj)
@@ -342,9 +375,30 @@ func Compare(name string, v Variant, res netsim.Result, sc Scenario, out Output)
 		allF = append(allF, f...)
 		allP = append(allP, p...)
 	}
+	if len(sc.Jobs) >= 2 {
+		a, b := out.Job(sc.Jobs[0].ID), out.Job(sc.Jobs[1].ID)
+		for k := range min(len(a), len(b)) {
+			if a[k].Comm >= 0 && b[k].Comm >= 0 {
+				r.Offsets = append(r.Offsets, float64(b[k].Comm-a[k].Comm)/1e6)
+			}
+		}
+	}
 	r.FluidMs, r.PacketMs = netsim.Mean(allF), netsim.Mean(allP)
 	r.FluidP90, r.PacketP90 = netsim.Percentile(allF, 90), netsim.Percentile(allP, 90)
 	return r
+}
+
+// calibrate sets the calibrated fluid replay's means.
+func (r *Run) calibrate(cal Output) {
+	var all []float64
+	for i := range r.Jobs {
+		j := &r.Jobs[i]
+		ms := cal.IterMs(j.ID)
+		ms = ms[:min(len(ms), j.Iterations)]
+		j.CalibratedMs = netsim.Mean(ms)
+		all = append(all, ms...)
+	}
+	r.CalibratedMs = netsim.Mean(all)
 }
 
 type overlapStat struct{ all, first, last float64 }

@@ -132,6 +132,10 @@ func readRecord(s *Scenario, key string, p *fields) {
 		n.SACK = p.int() != 0
 	case "timestamps":
 		n.Timestamps = p.int() != 0
+	case "catch_up":
+		n.CatchUp = p.int() != 0
+	case "snd_buf":
+		n.SndBuf = int(p.int())
 	case "chunk":
 		n.Chunk = int(p.int())
 	case "stop_ns":

@@ -63,9 +63,16 @@ type Net struct {
 	// here, as they cost 15-25% of the CPU and change nothing without
 	// losses).
 	SACK, Timestamps bool
-	Chunk            int           // bytes a sender releases per pacing tick; 0 means the MSS
-	Stop             time.Duration // stop at this simulated time; 0 runs until every job is done
-	Seed             uint32        // ns-3's random seed; 0 means 1
+	// CatchUp lets a connection that fell behind its release schedule
+	// send its backlog as fast as TCP can, past its peak (as a ring
+	// all-reduce whose buckets queued up behind a slow network does). By
+	// default the schedule waits instead, and a connection sends at most at
+	// its peak, beyond a send buffer's burst: the fluid model's flows.
+	CatchUp bool
+	SndBuf  int           // TCP send buffer, bytes; 0 means DefaultSndBuf
+	Chunk   int           // bytes a sender releases per pacing tick; 0 means the MSS
+	Stop    time.Duration // stop at this simulated time; 0 runs until every job is done
+	Seed    uint32        // ns-3's random seed; 0 means 1
 }
 
 // Defaults of the zero Net: DCTCP's settings for 1 Gbps (K = 20 packets of
@@ -78,6 +85,7 @@ const (
 	DefaultMinRTO        = 5 * time.Millisecond
 	DefaultDelAck        = 2
 	DefaultDelAckTimeout = time.Millisecond
+	DefaultSndBuf        = 131072 // ns-3's default
 )
 
 func (n Net) normalize() Net {
@@ -104,6 +112,9 @@ func (n Net) normalize() Net {
 	}
 	if n.Chunk == 0 {
 		n.Chunk = n.MSS
+	}
+	if n.SndBuf == 0 {
+		n.SndBuf = DefaultSndBuf
 	}
 	if n.Seed == 0 {
 		n.Seed = 1
@@ -307,8 +318,8 @@ func (s Scenario) WriteTo(w io.Writer) (int64, error) {
 	}
 	p("%s\n", Format)
 	p("cc %s\nred_k_bytes %d\nqueue_bytes %d\nmss %d\nmin_rto_ns %d\n", n.CC, n.MarkBytes, n.BufferBytes, n.MSS, n.MinRTO.Nanoseconds())
-	p("del_ack %d\ndel_ack_timeout_ns %d\nsack %d\ntimestamps %d\nchunk %d\nstop_ns %d\nseed %d\n",
-		n.DelAck, n.DelAckTimeout.Nanoseconds(), bit(n.SACK), bit(n.Timestamps), n.Chunk, n.Stop.Nanoseconds(), n.Seed)
+	p("del_ack %d\ndel_ack_timeout_ns %d\nsack %d\ntimestamps %d\ncatch_up %d\nsnd_buf %d\nchunk %d\nstop_ns %d\nseed %d\n",
+		n.DelAck, n.DelAckTimeout.Nanoseconds(), bit(n.SACK), bit(n.Timestamps), bit(n.CatchUp), n.SndBuf, n.Chunk, n.Stop.Nanoseconds(), n.Seed)
 	p("nodes %d %d\n", s.Nodes, s.Servers)
 	for _, l := range s.Links {
 		p("link %d %d %d %d\n", l.A, l.B, l.Bps, l.Delay.Nanoseconds())

@@ -64,6 +64,8 @@ struct Net
     uint32_t delAck = 2;        // segments per ACK
     int64_t delAckTimeoutNs = 1000000;
     bool sack = false, timestamps = false;
+    bool catchUp = false;       // a sender behind its release schedule may send faster than its peak
+    uint32_t sndBuf = 131072;   // TCP send buffer, bytes
     uint32_t chunk = 1448;      // bytes the sender releases per pacing tick
     int64_t stopNs = 0;         // 0: when every job is done
     uint32_t seed = 1;
@@ -112,6 +114,7 @@ struct Conn
     const Flow* flow = nullptr;
     int64_t stepStartNs = 0;
     uint64_t ticks = 0;
+    bool stalled = false; // the release clock waits for the last chunk to enter the socket
     int64_t intervalNs = 0;
     Conn* gatedBy = nullptr;
     std::vector<Conn*> gates; // connections this one's receiver gates
@@ -202,6 +205,10 @@ ReadScenario(std::istream& in)
             s >> g_net.sack;
         else if (key == "timestamps")
             s >> g_net.timestamps;
+        else if (key == "catch_up")
+            s >> g_net.catchUp;
+        else if (key == "snd_buf")
+            s >> g_net.sndBuf;
         else if (key == "chunk")
             s >> g_net.chunk;
         else if (key == "stop_ns")
@@ -551,6 +558,7 @@ StartStep(Job& j)
             c.rxBase = c.received;
             c.stepStartNs = now;
             c.ticks = 0;
+            c.stalled = false;
             c.intervalNs = std::max<int64_t>(1, std::llround(g_net.chunk * 8e9 / f.peakBps));
         }
         for (auto& f : st.flows)
@@ -576,11 +584,20 @@ StartStep(Job& j)
 }
 
 // Tick releases the next chunk of the connection's step at its peak rate.
+// Unless senders may catch up, a chunk the socket has not taken yet stops
+// the clock (TryWrite restarts it), so that no backlog builds and the
+// connection never sends faster than its peak for longer than its send
+// buffer lasts: the fluid model's flow, which sends at min(peak, share).
 void
 Tick(Conn* c)
 {
     if (!c->active)
         return;
+    if (!g_net.catchUp && c->written < c->released)
+    {
+        c->stalled = true;
+        return;
+    }
     const Flow& f = *c->flow;
     c->ticks++;
     uint64_t rel = std::min<uint64_t>(f.bytes, c->ticks * g_net.chunk);
@@ -611,6 +628,11 @@ TryWrite(Conn& c)
         if (sent <= 0)
             return;
         c.written += (uint64_t)sent;
+    }
+    if (c.stalled && c.written == c.released)
+    {
+        c.stalled = false;
+        Simulator::Schedule(NanoSeconds(c.intervalNs), &Tick, &c);
     }
 }
 
@@ -730,6 +752,7 @@ Configure()
     // DCTCP turns ECN on by itself; the others negotiate classic ECN.
     Config::SetDefault("ns3::TcpSocketBase::UseEcn", StringValue("On"));
     Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(g_net.mss));
+    Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(g_net.sndBuf));
     Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(g_net.delAck));
     Config::SetDefault("ns3::TcpSocket::DelAckTimeout", TimeValue(NanoSeconds(g_net.delAckTimeoutNs)));
     Config::SetDefault("ns3::TcpSocketBase::Sack", BooleanValue(g_net.sack));

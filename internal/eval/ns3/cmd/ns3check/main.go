@@ -29,16 +29,19 @@ func main() {
 	clusterGPUs := flag.String("cluster-gpus", "2,3,4", "GPU counts of the cluster case")
 	seed := flag.Uint64("seed", 1, "seed of the cluster case")
 	gbps := flag.Float64("gbps", 1, "the fastest link's rate in the packet-level replay")
+	partial := flag.Float64("partial", 0.5, "the fraction of CASSINI's shifts the half variant keeps")
+	catchUp := flag.Bool("catch-up", false, "let delayed connections send their backlog past their peak")
 	keep := flag.String("keep", "", "directory to keep every run's scenario and output in")
 	asJSON := flag.Bool("json", false, "print JSON")
 	flag.Parse()
-	if err := run(*cases, *iters, *ccs, *variants, *clusterJobs, *clusterModels, *clusterIters, *clusterGPUs, *seed, *gbps, *keep, *asJSON); err != nil {
+	opt := ns3.Options{Keep: *keep, Partial: *partial, Export: ns3.ExportOptions{Gbps: *gbps, Net: ns3.Net{CatchUp: *catchUp}}}
+	if err := run(*cases, *iters, *ccs, *variants, *clusterJobs, *clusterModels, *clusterIters, *clusterGPUs, *seed, opt, *asJSON); err != nil {
 		fmt.Fprintln(os.Stderr, "ns3check:", err)
 		os.Exit(1)
 	}
 }
 
-func run(caseList string, iters int, ccList, variantList string, cjobs int, cmodels, citers, cgpus string, seed uint64, gbps float64, keep string, asJSON bool) error {
+func run(caseList string, iters int, ccList, variantList string, cjobs int, cmodels, citers, cgpus string, seed uint64, opt ns3.Options, asJSON bool) error {
 	ctx := context.Background()
 	var cs []ns3.Case
 	for _, name := range strings.Split(caseList, ",") {
@@ -72,7 +75,6 @@ func run(caseList string, iters int, ccList, variantList string, cjobs int, cmod
 		}
 		cs = append(cs, c)
 	}
-	opt := ns3.Options{Keep: keep, Export: ns3.ExportOptions{Gbps: gbps}}
 	for _, s := range strings.Split(ccList, ",") {
 		cc, err := ns3.ParseCC(s)
 		if err != nil {

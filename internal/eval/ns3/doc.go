@@ -1,0 +1,79 @@
+// Package ns3 cross-checks the fluid network model of CASSINI's cluster
+// simulation (package netsim) at the packet level, with ns-3.37 from
+// Debian's libns3-dev: it exports a fluid run (fabric, placements, first
+// starts, agent plans, the jobs' steps) to a C++ program of its own
+// (cc/orrery-ns3.cc), runs it under DCTCP, Cubic or NewReno with ECN, and
+// sets the packet level's iteration times and ECN marks beside the fluid
+// model's.
+//
+// # The packet-level model
+//
+// Every rate and byte count is scaled so that the fabric's fastest link
+// runs at 1 Gbps (ExportOptions.Gbps); durations are kept, so the fluid
+// model's iteration times do not change. The paper's fabric has hosts at
+// the links' rate (50 Gbps NICs and links, 2:1 oversubscribed at the ToRs),
+// and so does the export. A job's connections are persistent TCP
+// connections, one per ordered pair of its servers that communicate (as
+// NCCL keeps them), routed on the fluid model's ECMP paths, ACKs on the
+// reverse route (host routes per connection address). A communication step
+// gives each connection its bytes at its peak rate: the sender releases
+// them into the socket at that pace and the step ends when every receiver
+// has all of them. By default a connection never sends faster than its
+// peak for longer than its send buffer lasts (the release clock waits while
+// the socket is full), as the fluid model's flows send at min(peak, share);
+// Net.CatchUp lets a delayed connection send its backlog at line rate. A
+// ring's hops are gated: a hop sends at most one ring chunk more than it
+// has received, as a ring all-reduce forwards what it receives (the fluid
+// model moves the hops in lock step).
+//
+// Switch ports run RED as DCTCP's step marking: queue weight 1, thresholds
+// K and K+1 bytes (K = 20 packets of 1500 bytes at 1 Gbps, the DCTCP
+// paper's), a 4 MB buffer, marking instead of dropping (ECN-incapable
+// packets above K are dropped: Cubic's and NewReno's ACKs under classic
+// ECN). The same fabric serves every congestion control. TCP runs with a
+// 1448-byte MSS, a 5 ms minimum RTO, an ACK every second segment with a
+// 1 ms timer (below the RTO: ns-3's 200 ms default makes every transfer end
+// in a spurious timeout), no SACK or timestamps (15-25% of the CPU, nothing
+// without losses). Marks are counted at the switch ports per job (its data
+// packets; DCTCP's ACKs are ECN-capable too and counted apart).
+//
+// A job with a CASSINI agent in the fluid run gets one here: the Go side
+// runs the agents of package engine/agent and answers the program's
+// requests ("R job t" on its stdout, "S t" on its stdin) when each
+// iteration after the first may start. [Fluid] replays an exported scenario
+// in the fluid model (fair shares give netsim's iteration times exactly;
+// FluidOptions.Incumbent weighs shares by who came first, with
+// fluid.Solver.WeightedRates).
+//
+// # Formats
+//
+// The scenario ([Scenario.WriteTo], [ReadScenario]) is line based: the
+// header "orrery-ns3 1"; settings ("cc dctcp", "red_k_bytes 30000",
+// "queue_bytes", "mss", "min_rto_ns", "del_ack", "del_ack_timeout_ns",
+// "sack", "timestamps", "catch_up", "snd_buf", "chunk", "stop_ns",
+// "seed"); "nodes N SERVERS"; "link A B BPS DELAY_NS" per full-duplex
+// link; per job "job ID START_NS ITERATIONS AGENT", its "conn SRC DST
+// NPATH nodes... NBACK nodes...", its steps ("compute NS", or "comm"
+// followed by "flow CONN BYTES PEAK_BPS PREV SLACK" per connection) and an
+// optional "noise F0 F1 ..."; then "end".
+//
+// The output ([Parse]) starts with "orrery-ns3-out 1", then "I job iter
+// start comm end marks drops" per completed iteration (ns), "R job t" per
+// agent request, and at the end "L from to packets marks ack_marks drops
+// ack_drops max_queue_bytes" per link direction, "J job iterations marks
+// drops ack_drops" per job and "E end_ns events wall_s".
+//
+// # Running it
+//
+// install.sh installs libns3-dev and g++; [Build] compiles the program with
+// g++ (Debian's pkg-config files for ns-3 are broken) into the user's cache,
+// once per source. [CrossCheck] runs cases ([Snapshot]: Fig. 2 and Table 2's
+// snapshots as the CLI runs them; [Cluster]: a Poisson trace on the paper's
+// fabric) in variants (scheduler alone, CASSINI with agents, CASSINI's
+// shifts without agents, half the shifts) under each congestion control.
+// The packet-level tests run only with ORRERY_NS3=1 (make ns3-check, CI) or
+// ORRERY_NS3=optional; the rest of the package is tested without ns-3,
+// against a stand-in program and recorded runs in testdata. ns-3 costs
+// about 20 us of CPU per packet and hop (its Debian build has logging
+// compiled in): a Fig. 2 iteration pair about 1 s.
+package ns3
