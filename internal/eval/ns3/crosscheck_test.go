@@ -3,6 +3,7 @@ package ns3
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"testing"
 	"time"
@@ -58,4 +59,121 @@ func find(t *testing.T, runs []Run, name string, v Variant, cc CC) Run {
 	}
 	t.Fatalf("no run %s %s %s", name, v, cc)
 	return Run{}
+}
+
+// ciCases are the CI-sized packet-level cases: Fig. 2 (both jobs
+// overlapped, held apart by CASSINI's agents, left apart without agents,
+// half overlapped) under every congestion control, snapshots 1 and 2 and a
+// small DLRM + ResNet50 cluster under DCTCP. About 3 minutes of CPU.
+func ciCases(t *testing.T) []Case {
+	fig2 := snapshot(t, "fig2", 6)
+	fig2.Variants = []Variant{Unshifted, Cassini, Half}
+	shifted := snapshot(t, "fig2", 6)
+	shifted.Name, shifted.Variants, shifted.CCs = "fig2", []Variant{Shifted}, []CC{DCTCP}
+	s1 := snapshot(t, "snapshot1", 6)
+	s2 := snapshot(t, "snapshot2", 6)
+	for _, c := range []*Case{&s1, &s2} {
+		c.Variants, c.CCs = []Variant{Unshifted, Cassini}, []CC{DCTCP}
+	}
+	cl, err := Cluster("dlrm-cluster", 8, []string{"DLRM", "ResNet50"}, []int{2, 3, 4}, 4, 6, 0.9, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl.Variants, cl.CCs = []Variant{Unshifted, Cassini}, []CC{DCTCP}
+	return []Case{fig2, shifted, s1, s2, cl}
+}
+
+// TestPacketLevel is the CI-sized packet-level cross-check (make
+// ns3-check). What it asserts, each tolerance set from measurements:
+//   - fully overlapped, ns-3's iteration is the fluid model's: the first
+//     iteration of Fig. 2's two jobs within 5% under every congestion
+//     control, the whole run within 5% under DCTCP and NewReno (Cubic's
+//     jobs pull apart by themselves and are faster: asserted as such);
+//   - interleaved, it is the job alone: CASSINI's shifts without agents
+//     keep every Fig. 2 iteration within 0.5% of 268 ms, and with agents
+//     no communication phase overlaps another and no packet is marked;
+//   - marks are higher when overlapped: hundreds per job-iteration under
+//     DCTCP, none interleaved, under every congestion control;
+//   - half overlapped, the packet level does not keep the offset the fair
+//     fluid model keeps: DCTCP's and NewReno's newcomers yield in their
+//     first overlap (the offset grows past 80 ms from 59), Cubic's are
+//     pushed until the phases no longer overlap, and the fluid replay with
+//     the calibrated shares is within 3% of ns-3 where the fair one is
+//     more than 3% off;
+//   - snapshots 1 and 2 and the cluster: each job's mean within 5% (10%
+//     for the cluster) of the fluid model's, and CASSINI's gain in the
+//     same direction at both levels.
+func TestPacketLevel(t *testing.T) {
+	prog := packetLevel(t)
+	start := time.Now()
+	runs, err := CrossCheck(context.Background(), prog, ciCases(t), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	logReport(t, runs)
+	t.Logf("wall %.0f s", time.Since(start).Seconds())
+	within := func(what string, got, want, tol float64) {
+		t.Helper()
+		if relErr(got, want) > tol {
+			t.Errorf("%s: ns-3 %.1f, fluid %.1f: off by %.1f%%, more than %.0f%%", what, got, want, 100*relErr(got, want), 100*tol)
+		}
+	}
+	for _, cc := range CCs {
+		un := find(t, runs, "fig2", Unshifted, cc)
+		first := (un.Jobs[0].FirstMs + un.Jobs[1].FirstMs) / 2
+		within("fig2 overlapped, first iteration, "+string(cc), first, un.Jobs[0].FluidMs, 0.05)
+		if cc == Cubic {
+			if un.PacketMs >= un.FluidMs {
+				t.Errorf("fig2 overlapped, cubic: ns-3 %.1f ms, fluid %.1f: Cubic's jobs no longer pull apart", un.PacketMs, un.FluidMs)
+			}
+		} else {
+			within("fig2 overlapped, "+string(cc), un.PacketMs, un.FluidMs, 0.05)
+		}
+		cs := find(t, runs, "fig2", Cassini, cc)
+		within("fig2 cassini, "+string(cc), cs.PacketMs, cs.FluidMs, 0.005)
+		for _, j := range cs.Jobs {
+			if j.Overlap > 0.001 || j.Marks != 0 {
+				t.Errorf("fig2 cassini, %s: job %d overlaps %.3f of its communication, %d marks", cc, j.ID, j.Overlap, j.Marks)
+			}
+		}
+		if un.Marks < 1 || (cc == DCTCP && un.Jobs[0].MarksPerIter() < 100) {
+			t.Errorf("fig2 overlapped, %s: %d marks (%.0f per job-iteration)", cc, un.Marks, un.Jobs[0].MarksPerIter())
+		}
+		half := find(t, runs, "fig2", Half, cc)
+		if want := 80.0; cc == Cubic {
+			want = 118
+			if half.Offsets[1] < want {
+				t.Errorf("fig2 half, cubic: offset %v ms after one iteration, want the phases apart (>= %v)", half.Offsets[1], want)
+			}
+		} else if half.Offsets[1] < want {
+			t.Errorf("fig2 half, %s: offset %v ms after one iteration, want more than %v (from 59)", cc, half.Offsets[1], want)
+		}
+		within("fig2 half, calibrated fluid, "+string(cc), half.PacketMs, half.CalibratedMs, 0.03)
+		if relErr(half.PacketMs, half.FluidMs) <= 0.03 {
+			t.Errorf("fig2 half, %s: the fair fluid model (%.1f ms) is within 3%% of ns-3 (%.1f): the calibration shows nothing", cc, half.FluidMs, half.PacketMs)
+		}
+	}
+	sh := find(t, runs, "fig2", Shifted, DCTCP)
+	for _, j := range sh.Jobs {
+		within("fig2 shifted, every iteration ≈ alone", j.PacketP90, j.AloneMs, 0.005)
+		within("fig2 shifted, first iteration ≈ alone", j.FirstMs, j.AloneMs, 0.005)
+		if j.Marks != 0 {
+			t.Errorf("fig2 shifted: job %d has %d marks", j.ID, j.Marks)
+		}
+	}
+	for _, name := range []string{"snapshot1", "snapshot2", "dlrm-cluster"} {
+		tol := 0.05
+		if name == "dlrm-cluster" {
+			tol = 0.10
+		}
+		un, cs := find(t, runs, name, Unshifted, DCTCP), find(t, runs, name, Cassini, DCTCP)
+		for _, r := range []Run{un, cs} {
+			for _, j := range r.Jobs {
+				within(fmt.Sprintf("%s %s job %d (%s)", name, r.Variant, j.ID, j.Model), j.PacketMs, j.FluidMs, tol)
+			}
+		}
+		if (un.FluidMs > cs.FluidMs) != (un.PacketMs > cs.PacketMs) {
+			t.Errorf("%s: CASSINI's gain: fluid %.1f -> %.1f ms, ns-3 %.1f -> %.1f", name, un.FluidMs, cs.FluidMs, un.PacketMs, cs.PacketMs)
+		}
+	}
 }

@@ -324,3 +324,45 @@ func TestFluidReplayIsNetsim(t *testing.T) {
 
 // cmpRel equates numbers within a millionth: the export rounds byte counts.
 var cmpRel = cmp.Comparer(func(a, b float64) bool { return math.Abs(a-b) <= 1e-6*math.Max(math.Abs(a), math.Abs(b)) })
+
+// With fair shares the fluid model keeps a half-overlapped Fig. 2 where it
+// starts (59 ms apart, 301 ms iterations); weighing the incumbent moves the
+// newcomer back in their first overlap and, Cold, lets them share fairly
+// from there on (DCTCP's calibration: 101 ms apart for good); weighed every
+// time (Cubic's), the newcomer is pushed until the phases just touch.
+func TestFluidIncumbent(t *testing.T) {
+	c := snapshot(t, "fig2", 10)
+	_, _, sc, err := fluidRun(context.Background(), c, Half, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	offsets := func(o FluidOptions) []float64 {
+		out, err := Fluid(context.Background(), sc, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, b := out.Job(0), out.Job(1)
+		var v []float64
+		for k := range a {
+			v = append(v, math.Round(float64(b[k].Comm-a[k].Comm)/1e6))
+		}
+		return v
+	}
+	for _, tc := range []struct {
+		name string
+		opt  FluidOptions
+		want []float64
+	}{
+		{"fair", FluidOptions{}, []float64{59, 59, 59, 59, 59, 59, 59, 59, 59, 59}},
+		{"dctcp", Calibrated(DCTCP), []float64{59, 101, 101, 101, 101, 101, 101, 101, 101, 101}},
+		{"newreno", Calibrated(NewReno), []float64{59, 88, 88, 88, 88, 88, 88, 88, 88, 88}},
+		{"cubic", Calibrated(Cubic), []float64{59, 101, 113, 117, 118, 118, 118, 118, 118, 118}},
+	} {
+		if d := cmp.Diff(tc.want, offsets(tc.opt)); d != "" {
+			t.Errorf("%s: offsets (-want +got):\n%s", tc.name, d)
+		}
+	}
+	if _, err := Fluid(context.Background(), sc, FluidOptions{Incumbent: -1}); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("negative weight: %v", err)
+	}
+}

@@ -272,3 +272,46 @@ func TestOverlaps(t *testing.T) {
 		t.Fatalf("overlaps (-want +got):\n%s", d)
 	}
 }
+
+// Compare sets a recorded ns-3 run beside the fluid run it was exported
+// from: the fluid model's 334.2 ms overlapped iterations, ns-3's own from
+// the record, marks summed per job, the second job's offset per iteration
+// and how much of each job's communication overlapped the other's.
+func TestCompareRecorded(t *testing.T) {
+	_, res, sc := exported(t, snapshot(t, "fig2", 3), Unshifted)
+	f, err := os.Open(filepath.Join("testdata", "fig2-unshifted-dctcp.out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := Parse(f)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := Compare("fig2", Unshifted, res, sc, out)
+	if r.CC != DCTCP || len(r.Jobs) != 2 || len(r.Offsets) != 3 || r.Offsets[0] != 0 {
+		t.Fatalf("run %+v", r)
+	}
+	var all []float64
+	for _, j := range r.Jobs {
+		p := out.IterMs(j.ID)
+		all = append(all, p...)
+		if math.Abs(j.FluidMs-334.2) > 0.05 || j.PacketMs != mean(p) || j.FirstMs != p[0] || j.Marks != out.Marks(j.ID) || j.Iterations != 3 {
+			t.Errorf("job %+v", j)
+		}
+		if !(j.Overlap > 0.5 && j.Overlap <= 1) {
+			t.Errorf("job %d: overlap %v of a fully overlapped start", j.ID, j.Overlap)
+		}
+	}
+	if r.PacketMs != mean(all) || r.Marks != out.Marks(0)+out.Marks(1) || r.FluidExcessGbit != res.ExcessGbit {
+		t.Errorf("run totals %+v", r)
+	}
+}
+
+func mean(v []float64) float64 {
+	s := 0.0
+	for _, x := range v {
+		s += x
+	}
+	return s / float64(len(v))
+}
