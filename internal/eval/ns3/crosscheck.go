@@ -141,9 +141,13 @@ type JobRow struct {
 	// CalibratedMs is the mean iteration of the fluid replay with the
 	// congestion control's calibrated shares (Calibrated).
 	CalibratedMs float64
-	FirstMs      float64 // packet level: the first iteration
-	LastMs       float64 // packet level: the mean of the last quarter of the iterations
-	Marks        int64   // packet level: CE marks on its data packets
+	// The first iteration's communication time (from its first
+	// communication step to its end), at the packet level, in the fair
+	// fluid replay and in the calibrated one.
+	FirstCommMs, FluidFirstCommMs, CalibratedFirstCommMs float64
+	FirstMs                                              float64 // packet level: the first iteration
+	LastMs                                               float64 // packet level: the mean of the last quarter of the iterations
+	Marks                                                int64   // packet level: CE marks on its data packets
 	// Overlap is the fraction of its communication time, at the packet
 	// level, during which a job sharing one of its links also
 	// communicated; OverlapFirst and OverlapLast are over the first and
@@ -245,13 +249,20 @@ func CrossCheck(ctx context.Context, prog Program, cases []Case, opt Options) ([
 				errs[i] = fmt.Errorf("%s %s %s: %w", j.c.Name, j.v, j.cc, err)
 				return
 			}
-			cal, err := Fluid(ctx, j.sc, Calibrated(j.cc))
+			fair, err := Fluid(ctx, j.sc, FluidOptions{Agent: opt.Agent})
+			if err != nil {
+				errs[i] = fmt.Errorf("%s %s %s: fluid replay: %w", j.c.Name, j.v, j.cc, err)
+				return
+			}
+			co := Calibrated(j.cc)
+			co.Agent = opt.Agent
+			cal, err := Fluid(ctx, j.sc, co)
 			if err != nil {
 				errs[i] = fmt.Errorf("%s %s %s: calibrated fluid: %w", j.c.Name, j.v, j.cc, err)
 				return
 			}
 			runs[i] = Compare(j.c.Name, j.v, j.res, j.sc, out)
-			runs[i].calibrate(cal)
+			runs[i].calibrate(fair, cal)
 		}()
 	}
 	wg.Wait()
@@ -368,6 +379,7 @@ func Compare(name string, v Variant, res netsim.Result, sc Scenario, out Output)
 		for _, it := range out.Job(j.ID)[:n] {
 			row.Marks += it.Marks
 		}
+		row.FirstCommMs = firstComm(out, j.ID)
 		o := overlap[j.ID]
 		row.Overlap, row.OverlapFirst, row.OverlapLast = o.all, o.first, o.last
 		r.Marks += row.Marks
@@ -388,8 +400,8 @@ func Compare(name string, v Variant, res netsim.Result, sc Scenario, out Output)
 	return r
 }
 
-// calibrate sets the calibrated fluid replay's means.
-func (r *Run) calibrate(cal Output) {
+// calibrate sets what the fair and the calibrated fluid replays measure.
+func (r *Run) calibrate(fair, cal Output) {
 	var all []float64
 	for i := range r.Jobs {
 		j := &r.Jobs[i]
@@ -397,8 +409,19 @@ func (r *Run) calibrate(cal Output) {
 		ms = ms[:min(len(ms), j.Iterations)]
 		j.CalibratedMs = netsim.Mean(ms)
 		all = append(all, ms...)
+		j.FluidFirstCommMs, j.CalibratedFirstCommMs = firstComm(fair, j.ID), firstComm(cal, j.ID)
 	}
 	r.CalibratedMs = netsim.Mean(all)
+}
+
+// firstComm returns job id's first iteration's communication time in ms,
+// 0 if it has none.
+func firstComm(o Output, id int) float64 {
+	its := o.Job(id)
+	if len(its) == 0 || its[0].Comm < 0 {
+		return 0
+	}
+	return float64(its[0].End-its[0].Comm) / 1e6
 }
 
 type overlapStat struct{ all, first, last float64 }
