@@ -101,9 +101,11 @@ func ciCases(t *testing.T) []Case {
 //     calibrated fluid replay's, the newcomer's more than 5% off the fair
 //     one's), Cubic's are pushed until the phases no longer overlap (the
 //     calibrated replay's mean within 3%);
-//   - snapshots 1 and 2 and the cluster: each job's mean within 5% (10%
-//     for the cluster) of the fluid model's, and CASSINI's gain in the
-//     same direction at both levels.
+//   - snapshots 1 and 2 and the cluster: partly overlapped jobs are never
+//     more than 2% slower than the fluid model says (they pull apart) nor
+//     faster than alone, and are marked; under CASSINI the mean is within
+//     2% of the fluid model's, each job within 1% and unmarked where the
+//     fluid model has no traffic above capacity.
 func TestPacketLevel(t *testing.T) {
 	prog := packetLevel(t)
 	start := time.Now()
@@ -174,19 +176,30 @@ func TestPacketLevel(t *testing.T) {
 			t.Errorf("fig2 shifted: job %d has %d marks", j.ID, j.Marks)
 		}
 	}
+	// Snapshots and the cluster: partly overlapped jobs pull apart at the
+	// packet level (never slower than the fluid model's fair shares);
+	// CASSINI's runs are the fluid model's where its links fit (snapshot 2
+	// overlaps ResNet50 with both VGGs: compatible by the score, contended
+	// at the packet level), and its marks vanish with the fluid model's
+	// excess traffic.
 	for _, name := range []string{"snapshot1", "snapshot2", "dlrm-cluster"} {
-		tol := 0.05
-		if name == "dlrm-cluster" {
-			tol = 0.10
-		}
 		un, cs := find(t, runs, name, Unshifted, DCTCP), find(t, runs, name, Cassini, DCTCP)
-		for _, r := range []Run{un, cs} {
-			for _, j := range r.Jobs {
-				within(fmt.Sprintf("%s %s job %d (%s)", name, r.Variant, j.ID, j.Model), j.PacketMs, j.FluidMs, tol)
+		if un.PacketMs > un.FluidMs*1.02 || un.Marks == 0 {
+			t.Errorf("%s unshifted: ns-3 %.1f ms, fluid %.1f; %d marks", name, un.PacketMs, un.FluidMs, un.Marks)
+		}
+		for _, j := range un.Jobs {
+			if j.PacketMs < j.AloneMs*0.999 {
+				t.Errorf("%s unshifted job %d: %.1f ms, faster than alone (%.1f)", name, j.ID, j.PacketMs, j.AloneMs)
 			}
 		}
-		if (un.FluidMs > cs.FluidMs) != (un.PacketMs > cs.PacketMs) {
-			t.Errorf("%s: CASSINI's gain: fluid %.1f -> %.1f ms, ns-3 %.1f -> %.1f", name, un.FluidMs, cs.FluidMs, un.PacketMs, cs.PacketMs)
+		within(name+" cassini", cs.PacketMs, cs.FluidMs, 0.02)
+		if cs.FluidExcessGbit == 0 {
+			for _, j := range cs.Jobs {
+				within(fmt.Sprintf("%s cassini job %d (%s)", name, j.ID, j.Model), j.PacketMs, j.FluidMs, 0.01)
+			}
+			if cs.Marks != 0 {
+				t.Errorf("%s cassini: no traffic above capacity in the fluid model, %d marks in ns-3", name, cs.Marks)
+			}
 		}
 	}
 }
