@@ -185,11 +185,14 @@ type Scenario struct {
 	Scale float64
 }
 
+// MaxNodes bounds a scenario's nodes.
+const MaxNodes = 1 << 20
+
 // Validate checks s: links join existing nodes, each pair at most once and
 // each server exactly once; paths follow links and join their
 // connection's servers; flows name connections of their job.
 func (s Scenario) Validate() error {
-	if s.Nodes < 2 || s.Servers < 1 || s.Servers > s.Nodes {
+	if s.Nodes < 2 || s.Servers < 1 || s.Servers > s.Nodes || s.Nodes > MaxNodes {
 		return fmt.Errorf("%w: %d nodes, %d servers", ErrInvalid, s.Nodes, s.Servers)
 	}
 	if len(s.Jobs) == 0 {
