@@ -499,14 +499,3 @@ func overlaps(sc Scenario, out Output) map[int]overlapStat {
 	}
 	return res
 }
-
-// relErr returns |a-b|/b (0 when both are 0).
-func relErr(a, b float64) float64 {
-	if b == 0 {
-		if a == 0 {
-			return 0
-		}
-		return math.Inf(1)
-	}
-	return math.Abs(a-b) / b
-}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"testing"
 	"time"
@@ -202,4 +203,15 @@ func TestPacketLevel(t *testing.T) {
 			}
 		}
 	}
+}
+
+// relErr returns |a-b|/b (0 when both are 0).
+func relErr(a, b float64) float64 {
+	if b == 0 {
+		if a == 0 {
+			return 0
+		}
+		return math.Inf(1)
+	}
+	return math.Abs(a-b) / b
 }

@@ -74,6 +74,6 @@
 // The packet-level tests run only with ORRERY_NS3=1 (make ns3-check, CI) or
 // ORRERY_NS3=optional; the rest of the package is tested without ns-3,
 // against a stand-in program and recorded runs in testdata. ns-3 costs
-// about 20 us of CPU per packet and hop (its Debian build has logging
-// compiled in): a Fig. 2 iteration pair about 1 s.
+// about 15 us of CPU per packet and hop, data and ACKs (its Debian build
+// has logging compiled in): an iteration of Fig. 2's two jobs about 2.7 s.
 package ns3

@@ -366,3 +366,21 @@ func TestFluidIncumbent(t *testing.T) {
 		t.Fatalf("negative weight: %v", err)
 	}
 }
+
+// Uncoupled rings export independent hops.
+func TestExportUncoupled(t *testing.T) {
+	cfg, res, _ := exported(t, snapshot(t, "snapshot1", 2), Unshifted)
+	sc, err := Export(cfg, res, ExportOptions{Uncoupled: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range sc.Jobs {
+		for _, st := range j.Steps {
+			for _, f := range st.Flows {
+				if f.Prev != -1 || f.Slack != 0 {
+					t.Fatalf("job %d: flow %+v is gated", j.ID, f)
+				}
+			}
+		}
+	}
+}

@@ -22,9 +22,6 @@ import (
 //go:embed cc/orrery-ns3.cc
 var source []byte
 
-// Source returns the packet-level program's C++ source.
-func Source() []byte { return bytes.Clone(source) }
-
 // ErrUnavailable reports that ns-3 (Debian's libns3-dev) or g++ is not
 // installed.
 var ErrUnavailable = errors.New("ns3: ns-3 is not installed (run internal/eval/ns3/install.sh)")
