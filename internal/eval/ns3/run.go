@@ -78,7 +78,7 @@ func Build(ctx context.Context, dir string) (Program, error) {
 	if err := os.WriteFile(src, source, 0o644); err != nil {
 		return Program{}, err
 	}
-	tmp := bin + ".tmp"
+	tmp := fmt.Sprintf("%s.%d.tmp", bin, os.Getpid()) // two builds at once each rename their own
 	args := []string{"-O2", "-std=c++17", src, "-o", tmp}
 	for _, l := range Libraries {
 		args = append(args, "-l"+l)
