@@ -133,13 +133,18 @@ ns3-check:
 	./internal/eval/ns3/install.sh
 	ORRERY_NS3=1 $(GO) test -count=1 -timeout 60m -run 'TestPacketLevel' -v ./internal/eval/ns3/
 
-# The larger offline runs: every case, variant and congestion control at 30
-# iterations per job, and a 12-job cluster (about an hour of CPU on two cores);
-# the report goes to $(OUT)/ns3/report.txt, each run's scenario and output
-# under $(OUT)/ns3/runs.
+# The larger offline runs behind the README's packet-level numbers (about
+# an hour of CPU; each command's report in $(OUT)/ns3/*.txt, every run's
+# scenario and output under $(OUT)/ns3/runs/).
+NS3CHECK = $(GO) run ./internal/eval/ns3/cmd/ns3check
 ns3-full:
 	./internal/eval/ns3/install.sh
-	mkdir -p $(OUT)/ns3
-	$(GO) run ./internal/eval/ns3/cmd/ns3check -cases fig2,snapshot1,snapshot2,snapshot3,snapshot4,snapshot5 -iterations 30 -variants unshifted,cassini,shifted,half -keep $(OUT)/ns3/runs | tee $(OUT)/ns3/report.txt
-	$(GO) run ./internal/eval/ns3/cmd/ns3check -cases cluster -cluster-jobs 12 -cluster-iterations 20-40 -variants unshifted,cassini -keep $(OUT)/ns3/runs | tee -a $(OUT)/ns3/report.txt
-	$(GO) run ./internal/eval/ns3/cmd/ns3check -cases cluster -cluster-jobs 8 -cluster-models DLRM,ResNet50 -cluster-iterations 20-40 -seed 5 -variants unshifted,cassini -keep $(OUT)/ns3/runs | tee -a $(OUT)/ns3/report.txt
+	mkdir -p $(OUT)/ns3/runs
+	$(NS3CHECK) -cases fig2 -iterations 20 -variants unshifted,cassini,shifted,half -keep $(OUT)/ns3/runs/fig2 > $(OUT)/ns3/fig2.txt
+	$(NS3CHECK) -cases fig2 -iterations 15 -variants half -partial 0.25 -keep $(OUT)/ns3/runs/quarter > $(OUT)/ns3/fig2-quarter.txt
+	$(NS3CHECK) -cases fig2 -iterations 15 -variants half -partial 0.75 -keep $(OUT)/ns3/runs/three-quarters > $(OUT)/ns3/fig2-three-quarters.txt
+	$(NS3CHECK) -cases fig2 -iterations 20 -variants unshifted,half -catch-up -keep $(OUT)/ns3/runs/catch-up > $(OUT)/ns3/fig2-catch-up.txt
+	$(NS3CHECK) -cases snapshot1,snapshot2 -iterations 12 -variants unshifted,cassini,shifted -keep $(OUT)/ns3/runs/snapshots > $(OUT)/ns3/snapshots.txt
+	$(NS3CHECK) -cases snapshot3,snapshot4,snapshot5 -iterations 12 -ccs dctcp -variants unshifted,shifted -keep $(OUT)/ns3/runs/snapshots345 > $(OUT)/ns3/snapshots345.txt
+	$(NS3CHECK) -cases cluster -cluster-jobs 8 -cluster-models DLRM,ResNet50 -cluster-iterations 10-20 -seed 5 -variants unshifted,cassini -keep $(OUT)/ns3/runs/dlrm > $(OUT)/ns3/dlrm.txt
+	$(NS3CHECK) -cases cluster -cluster-jobs 10 -cluster-iterations 10-20 -seed 5 -ccs dctcp -variants unshifted,cassini -keep $(OUT)/ns3/runs/cluster > $(OUT)/ns3/cluster.txt
