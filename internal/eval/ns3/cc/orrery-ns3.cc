@@ -13,8 +13,11 @@
 //     (as NCCL does). A communication step gives each of its connections a
 //     number of bytes and a peak rate: the sender releases the bytes into the
 //     socket at the peak rate (the job's own pace, as the fluid model's flow
-//     peak), TCP sends them as fast as the network lets it, and the step ends
-//     when every receiver has all of its bytes. A ring hop may be coupled to
+//     peak), TCP sends them as the network lets it, and the step ends when
+//     every receiver has all of its bytes. The release clock waits while the
+//     socket is full, so a connection sends at most at its peak beyond a send
+//     buffer's burst (catch_up 1: a backlog goes out as fast as TCP can). A
+//     ring hop may be coupled to
 //     the hop before it: it never sends more than the bytes it has received
 //     plus a slack (one chunk of the ring), as a ring all-reduce forwards
 //     what it receives.
