@@ -454,9 +454,13 @@ func (w *Workspace) relax(ctx context.Context, lo, hi, counts []int32) relaxatio
 	}
 	res := relaxation{feasible: true, complete: complete, best: w.tau.found[:W], bound: w.tau.bound[:W]}
 	res.tau = w.evalCounts(counts, res.best)
-	// The bound: the counts found, or what an interval left unsplit
-	// (the context ended) could still hold.
-	copy(res.bound, res.best)
+	// The bound: the best score of the search (the counts found, unless
+	// the Lagrangian bound is below their aggregate value), or what an
+	// interval left unsplit (the context ended) could still hold.
+	copy(res.bound, w.tau.best[:W])
+	if !w.lag.active && cmpNum(res.best, res.bound) > 0 {
+		copy(res.bound, res.best)
+	}
 	for _, iv := range w.tau.stack {
 		if cmpNum(w.tauScore(probe, int(iv[1]), int(iv[0])+1), res.bound) > 0 {
 			copy(res.bound, probe)
@@ -573,8 +577,14 @@ func (w *Workspace) searchTau(ctx context.Context, first int, lo, hi []int32) (i
 // tauEval evaluates W(cand[i]) into its slot of w.tau.wval.
 func (w *Workspace) tauEval(i int, lo, hi []int32) {
 	W := w.ex.limbs
-	w.welfare(w.tau.cand[i], lo, hi, nil, w.tau.wval[i*W:i*W+W])
+	slot := w.tau.wval[i*W : i*W+W]
+	ok := w.welfare(w.tau.cand[i], lo, hi, nil, slot)
 	w.tau.lastEval = i
+	// The Lagrangian bound, where it is tighter (lagrange.go): W is then
+	// an upper bound on the welfare, not the relaxation's optimum.
+	if ok && w.lag.active && w.lagWelfare(w.ks.least, hi, w.lag.out) && cmpNum(w.lag.out, slot) < 0 {
+		copy(slot, w.lag.out)
+	}
 }
 
 // tauScore sets z to the score of W(cand[iw]) with makespan cand[it].

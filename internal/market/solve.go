@@ -50,6 +50,8 @@ type Workspace struct {
 	ex  exactArith  // exact.go: the tier layout of exact numbers, grid tables
 	ks  knapsack    // relax.go: width classes, sorted marginals, DP rows
 	tau tauSearch   // relax.go: the count relaxation's makespan search
+	lp  cfgLP       // lp.go: the configuration LP (floating point, a guide)
+	lag lagrange    // lagrange.go: the exact Lagrangian bound from its duals
 	pk  packing     // pack.go: the greedy's free GPUs and the assignment
 	dfs packSearch  // pack.go: the exact packing search
 	bb  branchBound // search.go: the branch and bound on packing covers
@@ -108,7 +110,14 @@ func (w *Workspace) Solve(ctx context.Context, p *Problem) (*Solution, error) {
 	copy(w.inc.counts, w.bb.baseLo)
 	copy(w.inc.x, w.pk.x)
 	w.evalCounts(w.bb.baseLo, w.inc.score)
-	status := w.search(ctx, w.bb.bound)
+	w.lagrangeRoot(ctx)
+	status := Optimal
+	if w.lag.proven {
+		w.bb.processed = 0
+		copy(w.bb.bound, w.inc.score)
+	} else {
+		status = w.search(ctx, w.bb.bound)
+	}
 	if w.pk.unsure || w.ex.coarse {
 		status = Feasible
 	}
@@ -190,6 +199,7 @@ func (w *Workspace) setup() error {
 	p := w.p
 	N, T := len(p.Jobs), w.cfg.T
 	w.pk.unsure = false
+	w.lag.active = false
 	w.dfs.left = solveBudget
 	tab := &w.tab
 	tab.width = grow(tab.width, N)

@@ -1,0 +1,625 @@
+package market
+
+import (
+	"context"
+	"math"
+	"math/bits"
+	"slices"
+)
+
+// # The Lagrangian bound
+//
+// Dualizing n_j = Σ_t x_{j,t} with a price q_j per job splits the program
+// into the jobs and the rounds: for any q,
+//
+//	OPT ≤ max_τ [ Σ_j max_{n ∈ [max(lo_j, λ_j(τ)), hi_j]} (G_j(n) − q_j·n) − k·τ ] + T·KS(q)
+//
+// where KS(q) = max_{S fits one round} Σ_{j∈S} q_j, which width classes make
+// a small DP over the classes' slot counts (the best S takes each class's
+// highest prices). With the configuration LP's duals as q this is the LP's
+// bound (which the count relaxation's aggregate capacity does not see); the
+// LP is solved in floating point, but the bound is valid for every q, and
+// it is evaluated here exactly, on the solver's grid, with q_j rounded to
+// it. So the count relaxation's W(τ) is replaced by min(W(τ), W_L(τ)) in the
+// makespan search of every branch-and-bound node, which prunes the nodes
+// that only the aggregate capacity let in.
+//
+// Everything is kept non-negative as in exact.go: with H_j = top_j,
+//
+//	W_L(τ) = Σ_j [G_j(m_j) + q_j·(H_j − m_j)] + T·KS(q) − Σ_j q_j·H_j,
+//
+// m_j being the best count in the job's box; the numbers have one limb
+// more than the solve's (T·KS and Σ q_j·H_j stay below 2^30 times the
+// largest marginal). It is used when the solve's layout is one tier (the
+// terms' scales within 2^64 of each other); with priorities further apart
+// the solver keeps the count relaxation alone.
+
+// lagrange is the Lagrangian bound's state.
+type lagrange struct {
+	active bool
+	wide   int      // limbs of a wide number: the solve's limbs + 1
+	price  []uint64 // N × limbs: q_j on the grid
+	best   []int32  // per job: argmax over [0, top_j] of G_j(n) − q_j·n
+	ks     []uint64 // T·KS(q), wide
+	cq     []uint64 // Σ_j q_j·H_j, wide
+	acc    []uint64 // wide scratch
+	byPr   []int32  // the jobs by class, then price desc
+	pre    []uint64 // per class: prefix sums of its prices (wide), at preOff
+	preOff []int32
+	dp     []uint64 // two rows of (M+1) wide numbers
+	// the primal heuristic's scratch
+	rounds                []int32 // T × K: the rounded patterns' slots
+	cls                   []int32 // per class: its jobs, sorted by count desc
+	clsStart              []int32
+	slack                 []int32 // per class and k: s_c(k) − top_k(n)
+	slackOff              []int32
+	counts, posIn, hcount []int32
+	hx                    []bool
+	score                 []uint64
+	blocked               []bool
+	out                   []uint64 // one number: lagWelfare's result in tauEval
+	// lagrangeFix's scratch
+	events                    []event
+	least, surv, newLo, newHi []int32
+	sum, lhs, slack2          []uint64
+	proven                    bool // the fixing proved the incumbent optimal
+}
+
+// lagrangeRoot runs, at the root, the configuration LP at the count
+// relaxation's makespan, the primal heuristic on its pattern mixture, and
+// sets the prices of the Lagrangian bound.
+func (w *Workspace) lagrangeRoot(ctx context.Context) {
+	w.lag.active, w.lag.proven = false, false
+	if len(w.ex.tiers) != 1 || w.ex.coarse || len(w.p.Jobs) == 0 {
+		return
+	}
+	N := len(w.p.Jobs)
+	lo, hi := w.bb.lo[:N], w.bb.hi[:N]
+	copy(lo, w.bb.baseLo)
+	copy(hi, w.bb.baseHi)
+	counts := w.bb.counts[:N]
+	r := w.relax(ctx, lo, hi, counts)
+	if !r.feasible {
+		return
+	}
+	for j := range lo {
+		if n := w.lambda(j, lo[j], hi[j], r.tau); n > lo[j] {
+			lo[j] = n
+		}
+	}
+	if !w.solveLP(ctx, lo, hi, 6) {
+		return
+	}
+	w.lpRound(lo, hi)
+	w.lagrangeSetup()
+	w.lag.proven = w.lagrangeFix()
+}
+
+// lagrangeSetup turns the LP's duals into grid prices and computes T·KS(q),
+// Σ q_j·H_j and each job's best count.
+func (w *Workspace) lagrangeSetup() {
+	lg, lp := &w.lag, &w.lp
+	N, T, W := len(w.p.Jobs), w.cfg.T, w.ex.limbs
+	lg.wide = W + 1
+	WL := lg.wide
+	e := w.ex.tiers[0].exp
+	maxMarg := 0.0
+	for j := range N {
+		row := j * (T + 1)
+		maxMarg = max(maxMarg, w.tab.val[row+1]-w.tab.val[row])
+	}
+	lg.price = grow(lg.price, N*W)
+	lg.best = grow(lg.best, N)
+	for j := range N {
+		qy := 0.0
+		for _, r := range lp.jobRows[lp.jobStart[j]:lp.jobStart[j+1]] {
+			qy += max(0, lp.y[r])
+		}
+		q := min(float64(qy*lp.scale), maxMarg)
+		toGrid(lg.price[j*W:j*W+W], max(q, 0), e)
+		// The best count: the last n whose marginal beats the price.
+		n := int32(0)
+		for n < w.tab.top[j] && w.ex.jobTier[j] >= 0 && cmpNum(w.marginal(j, int(n+1)), lg.price[j*W:j*W+W]) > 0 {
+			n++
+		}
+		lg.best[j] = n
+	}
+	lg.acc = grow(lg.acc, 2*WL)
+	lg.out = grow(lg.out, W)
+	lg.cq = grow(lg.cq, WL)
+	clear(lg.cq)
+	for j := range N {
+		mulAdd(lg.cq, lg.price[j*W:j*W+W], uint64(w.tab.top[j]))
+	}
+	w.knapsackValue()
+	lg.active = true
+}
+
+// knapsackValue sets lg.ks to T·KS(q): the DP over the classes' slot
+// counts, each class taking its highest prices.
+func (w *Workspace) knapsackValue() {
+	lg := &w.lag
+	N, W, WL := len(w.p.Jobs), w.ex.limbs, lg.wide
+	K := len(w.ks.classWidth)
+	M := w.p.GPUs
+	by := grow(lg.byPr, N)
+	for j := range by {
+		by[j] = int32(j)
+	}
+	slices.SortFunc(by, func(a, b int32) int {
+		if ca, cb := w.ks.class[a], w.ks.class[b]; ca != cb {
+			return int(ca - cb)
+		}
+		if c := cmpNum(lg.price[int(b)*W:int(b)*W+W], lg.price[int(a)*W:int(a)*W+W]); c != 0 {
+			return c
+		}
+		return int(a - b)
+	})
+	lg.byPr = by
+	// Prefix sums per class, capped at the slots a round can hold.
+	lg.preOff = grow(lg.preOff, K+1)
+	size := 0
+	start := 0
+	for c := range K {
+		lg.preOff[c] = int32(size)
+		end := start
+		for end < N && w.ks.class[by[end]] == int32(c) {
+			end++
+		}
+		cap := min(end-start, M/int(w.ks.classWidth[c]))
+		size += (cap + 1) * WL
+		start = end
+	}
+	lg.preOff[K] = int32(size)
+	lg.pre = grow(lg.pre, size)
+	clear(lg.pre)
+	start = 0
+	for c := range K {
+		pre := lg.pre[lg.preOff[c]:lg.preOff[c+1]]
+		n := len(pre)/WL - 1
+		for a := 1; a <= n; a++ {
+			copy(pre[a*WL:a*WL+WL], pre[(a-1)*WL:a*WL])
+			j := int(by[start+a-1])
+			addAt(pre[a*WL:a*WL+WL], 1, lg.price[j*W:j*W+W])
+		}
+		for start < N && w.ks.class[by[start]] == int32(c) {
+			start++
+		}
+	}
+	lg.dp = grow(lg.dp, 2*(M+1)*WL)
+	cur, next := lg.dp[:(M+1)*WL], lg.dp[(M+1)*WL:]
+	clear(cur)
+	tmp := lg.acc[:WL]
+	for c := range K {
+		pre := lg.pre[lg.preOff[c]:lg.preOff[c+1]]
+		n := len(pre)/WL - 1
+		wc := int(w.ks.classWidth[c])
+		for m := 0; m <= M; m++ {
+			b := next[m*WL : m*WL+WL]
+			copy(b, cur[m*WL:m*WL+WL])
+			for a := 1; a <= n && a*wc <= m; a++ {
+				add(tmp, cur[(m-a*wc)*WL:(m-a*wc)*WL+WL], pre[a*WL:a*WL+WL])
+				if cmpNum(tmp, b) > 0 {
+					copy(b, tmp)
+				}
+			}
+		}
+		cur, next = next, cur
+	}
+	lg.ks = grow(lg.ks, WL)
+	clear(lg.ks)
+	mulAdd(lg.ks, cur[M*WL:M*WL+WL], uint64(w.cfg.T))
+}
+
+// lagWelfare writes to out (one number) the Lagrangian bound on the
+// welfare of counts in [least, hi]: W_L, clamped at 0. It reports false
+// when the bound does not fit a number (then it is no better than the
+// aggregate one).
+func (w *Workspace) lagWelfare(least, hi []int32, out []uint64) bool {
+	lg := &w.lag
+	W, WL := w.ex.limbs, lg.wide
+	acc := lg.acc[:WL]
+	copy(acc, lg.ks)
+	for j := range least {
+		m := min(max(lg.best[j], least[j]), hi[j])
+		if g := w.gain(j, int(m)); g != nil {
+			addAt(acc, 1, g)
+		}
+		mulAdd(acc, lg.price[j*W:j*W+W], uint64(w.tab.top[j]-m))
+	}
+	if cmpNum(acc, lg.cq) <= 0 {
+		clear(out)
+		return true
+	}
+	sub(acc, acc, lg.cq)
+	if acc[0] != 0 {
+		return false
+	}
+	copy(out, acc[1:])
+	return true
+}
+
+// mulAdd adds x·m to the wide number z (x aligned to z's last limb).
+func mulAdd(z, x []uint64, m uint64) {
+	if m == 0 {
+		return
+	}
+	var carry uint64
+	i := len(z) - 1
+	for q := len(x) - 1; q >= 0; q-- {
+		hi, lo := bits.Mul64(x[q], m)
+		var c uint64
+		lo, c = bits.Add64(lo, carry, 0)
+		hi += c
+		z[i], c = bits.Add64(z[i], lo, 0)
+		carry = hi + c
+		i--
+	}
+	for ; i >= 0 && carry != 0; i-- {
+		z[i], carry = bits.Add64(z[i], carry, 0)
+	}
+}
+
+// lpRound is the primal heuristic: the LP's pattern mixture rounded to T
+// rounds (floors, then the largest remainders), each class's counts by the
+// greedy on its slots (exact for one class: the slots make a polymatroid),
+// with the lower bounds lo, packed class by class onto the rounds with the
+// most free slots. A better plan becomes the incumbent.
+func (w *Workspace) lpRound(lo, hi []int32) {
+	lp, lg := &w.lp, &w.lag
+	N, T, K, R := len(w.p.Jobs), w.cfg.T, lp.K, lp.R
+	art := int32(N + R - 1)
+	if lp.pos[art] >= 0 && lp.x[art] > 1e-9 {
+		return
+	}
+	// Round the mixture.
+	lg.rounds = grow(lg.rounds, T*K)
+	t := 0
+	for l := range R {
+		if lp.basis[l] != colPattern {
+			continue
+		}
+		for f := int(math.Floor(lp.patX[l] + 1e-9)); f > 0 && t < T; f-- {
+			copy(lg.rounds[t*K:t*K+K], lp.pat[l*K:l*K+K])
+			t++
+		}
+	}
+	for t < T {
+		bl, bf := -1, -1.0
+		for l := range R {
+			if lp.basis[l] != colPattern {
+				continue
+			}
+			if f := lp.patX[l] - math.Floor(lp.patX[l]+1e-9); f > bf {
+				bl, bf = l, f
+			}
+		}
+		if bl < 0 {
+			clear(lg.rounds[t*K : T*K])
+			break
+		}
+		copy(lg.rounds[t*K:t*K+K], lp.pat[bl*K:bl*K+K])
+		lp.patX[bl] = math.Floor(lp.patX[bl] + 1e-9) // one remainder per pattern
+		t++
+	}
+	if !w.classGreedy(lo, hi) {
+		return
+	}
+	if !w.classPack() {
+		return
+	}
+	s := lg.score[:w.ex.limbs]
+	if w.evalCounts(lg.counts, s); cmpNum(s, w.inc.score) > 0 {
+		copy(w.inc.counts, lg.counts)
+		copy(w.inc.x, lg.hx)
+		copy(w.inc.score, s)
+	}
+}
+
+// classGreedy fills lg.counts: per class, the lower bounds, then the
+// class's marginals in the solver's order (gain desc), each taken while
+// every top-k of the class's counts stays within its slots
+// s_c(k) = Σ_t min(a_{t,c}, k). It reports false when the lower bounds do
+// not fit the slots.
+func (w *Workspace) classGreedy(lo, hi []int32) bool {
+	lg := &w.lag
+	N, T, K := len(w.p.Jobs), w.cfg.T, len(w.ks.classWidth)
+	lg.counts = grow(lg.counts, N)
+	copy(lg.counts, lo[:N])
+	lg.posIn = grow(lg.posIn, N)
+	lg.blocked = grow(lg.blocked, N)
+	clear(lg.blocked)
+	// The class's jobs by count desc (then index), and the slacks.
+	lg.cls = grow(lg.cls, N)
+	lg.clsStart = grow(lg.clsStart, K+1)
+	lg.slackOff = grow(lg.slackOff, K+1)
+	at := 0
+	for c := range K {
+		lg.clsStart[c] = int32(at)
+		for j := range N {
+			if w.ks.class[j] == int32(c) {
+				lg.cls[at] = int32(j)
+				at++
+			}
+		}
+	}
+	lg.clsStart[K] = int32(at)
+	size := 0
+	for c := range K {
+		lg.slackOff[c] = int32(size)
+		size += int(lg.clsStart[c+1]-lg.clsStart[c]) + 1
+	}
+	lg.slackOff[K] = int32(size)
+	lg.slack = grow(lg.slack, size)
+	for c := range K {
+		J := lg.cls[lg.clsStart[c]:lg.clsStart[c+1]]
+		slices.SortFunc(J, func(a, b int32) int {
+			if lg.counts[a] != lg.counts[b] {
+				return int(lg.counts[b] - lg.counts[a])
+			}
+			return int(a - b)
+		})
+		for i, j := range J {
+			lg.posIn[j] = int32(i)
+		}
+		sl := lg.slack[lg.slackOff[c]:lg.slackOff[c+1]]
+		top := int32(0)
+		sl[0] = 0
+		for k := 1; k <= len(J); k++ {
+			top += lg.counts[J[k-1]]
+			s := int32(0)
+			for t := range T {
+				s += min(lg.rounds[t*K+c], int32(k))
+			}
+			sl[k] = s - top
+			if sl[k] < 0 {
+				return false
+			}
+		}
+	}
+	for c := range K {
+		for _, e := range w.ks.margs[w.ks.classStart[c]:w.ks.classStart[c+1]] {
+			j := e.j
+			if lg.blocked[j] || e.n != lg.counts[j]+1 || e.n > hi[j] {
+				continue
+			}
+			w.classAdd(c, j)
+		}
+	}
+	return true
+}
+
+// classAdd gives job j (class c) one more round if every top-k allows it.
+func (w *Workspace) classAdd(c int, j int32) {
+	lg := &w.lag
+	J := lg.cls[lg.clsStart[c]:lg.clsStart[c+1]]
+	sl := lg.slack[lg.slackOff[c]:lg.slackOff[c+1]]
+	// j moves to the front of its run of equal counts, position p.
+	p := int(lg.posIn[j])
+	for p > 0 && lg.counts[J[p-1]] == lg.counts[j] {
+		p--
+	}
+	for k := p + 1; k < len(sl); k++ {
+		if sl[k] < 1 {
+			lg.blocked[j] = true
+			return
+		}
+	}
+	for k := p + 1; k < len(sl); k++ {
+		sl[k]--
+	}
+	o := int(lg.posIn[j])
+	J[o], J[p] = J[p], J[o]
+	lg.posIn[J[o]], lg.posIn[J[p]] = int32(o), int32(p)
+	lg.counts[j]++
+}
+
+// classPack assigns each class's counts to the rounds' slots: the jobs by
+// count desc, each on the rounds with the most slots left (then the
+// earliest), the Gale–Ryser construction, into lg.hx.
+func (w *Workspace) classPack() bool {
+	lg := &w.lag
+	N, T, K := len(w.p.Jobs), w.cfg.T, len(w.ks.classWidth)
+	lg.hx = grow(lg.hx, N*T)
+	clear(lg.hx)
+	lg.hcount = grow(lg.hcount, T)
+	lg.score = grow(lg.score, w.ex.limbs)
+	left, ord := lg.hcount[:T], w.pk.byFree[:T]
+	for c := range K {
+		for t := range T {
+			left[t] = lg.rounds[t*K+c]
+			ord[t] = int32(t)
+		}
+		for _, j := range lg.cls[lg.clsStart[c]:lg.clsStart[c+1]] {
+			slices.SortFunc(ord, func(a, b int32) int {
+				if left[a] != left[b] {
+					return int(left[b] - left[a])
+				}
+				return int(a - b)
+			})
+			for _, t := range ord[:lg.counts[j]] {
+				if left[t] <= 0 {
+					return false
+				}
+				left[t]--
+				lg.hx[int(j)*T+int(t)] = true
+			}
+		}
+	}
+	return true
+}
+
+// event is the makespan at which a job's least count drops to n.
+type event struct {
+	tau float64
+	j   int32
+	n   int32
+}
+
+// maxSlices bounds the makespans the root's fixing examines one by one.
+const maxSlices = 16
+
+// lagrangeFix is reduced-cost fixing at the root, exact on the grid. A
+// plan better than the incumbent has some makespan τ (a candidate) whose
+// Lagrangian bound W_L(τ) − k·τ beats the incumbent; a sweep over the
+// candidates (each job's least count changes at most top_j times) finds
+// them. If none does, the incumbent is optimal (it returns true). Otherwise
+// every count v of job j that no such τ lets beat the incumbent, i.e. with
+// φ_j(v) + (bound − incumbent) ≤ the job's best term at τ, is cut from the
+// root's box, and the box's lower bounds become the least counts of the
+// largest such τ.
+func (w *Workspace) lagrangeFix() bool {
+	lg := &w.lag
+	N, T, WL := len(w.p.Jobs), w.cfg.T, lg.wide
+	lo, hi := w.bb.baseLo[:N], w.bb.baseHi[:N]
+	cand := w.tauCandidates(lo, hi)
+	// Events: least_j becomes n once τ ≥ res_j(n); ascending τ, then n
+	// descending, so that the smallest n wins among equal thresholds.
+	ev := lg.events[:0]
+	for j := range N {
+		row := j * (T + 1)
+		for n := hi[j]; n >= lo[j]; n-- {
+			ev = append(ev, event{tau: w.tab.res[row+int(n)], j: int32(j), n: n})
+		}
+	}
+	slices.SortFunc(ev, func(a, b event) int {
+		if a.tau != b.tau {
+			if a.tau < b.tau {
+				return -1
+			}
+			return 1
+		}
+		if a.j != b.j {
+			return int(a.j - b.j)
+		}
+		return int(b.n - a.n)
+	})
+	lg.events = ev
+	least := grow(lg.least, N)
+	lg.least = least
+	for j := range least {
+		least[j] = hi[j] + 1 // not yet feasible
+	}
+	missing := N
+	sum := grow(lg.sum, WL)
+	lg.sum = sum
+	clear(sum)
+	phi := lg.acc[WL : 2*WL]
+	lhs := grow(lg.lhs, 2*WL)
+	lg.lhs = lhs
+	surv := lg.surv[:0]
+	e := 0
+	for i, tau := range cand {
+		for ; e < len(ev) && ev[e].tau <= tau; e++ {
+			j, n := int(ev[e].j), ev[e].n
+			if least[j] <= hi[j] {
+				w.lagPhi(phi, j, least[j], hi[j])
+				sub(sum, sum, phi)
+			} else {
+				missing--
+			}
+			least[j] = n
+			w.lagPhi(phi, j, n, hi[j])
+			add(sum, sum, phi)
+		}
+		if missing > 0 {
+			continue
+		}
+		if w.sliceSlack(lhs[:WL], sum, tau) {
+			surv = append(surv, int32(i))
+		}
+	}
+	lg.surv = surv
+	if len(surv) == 0 {
+		return true
+	}
+	if len(surv) > maxSlices {
+		top := cand[surv[len(surv)-1]]
+		for j := range N {
+			lo[j] = max(lo[j], w.lambda(j, lo[j], hi[j], top))
+		}
+		return false
+	}
+	w.fixBoxes(cand, surv)
+	return false
+}
+
+// lagPhi sets z (wide) to the job's best term over [a, b]:
+// G_j(m) + q_j·(H_j − m) at m, its best count clamped to [a, b].
+func (w *Workspace) lagPhi(z []uint64, j int, a, b int32) {
+	w.lagTerm(z, j, min(max(w.lag.best[j], a), b))
+}
+
+// lagTerm sets z (wide) to φ_j(v) = G_j(v) + q_j·(H_j − v).
+func (w *Workspace) lagTerm(z []uint64, j int, v int32) {
+	W := w.ex.limbs
+	clear(z)
+	if g := w.gain(j, int(v)); g != nil {
+		addAt(z, 1, g)
+	}
+	mulAdd(z, w.lag.price[j*W:j*W+W], uint64(w.tab.top[j]-v))
+}
+
+// sliceSlack sets z (wide) to the amount by which the Lagrangian bound of
+// makespan τ, with job terms summing to sum, exceeds the incumbent, and
+// reports whether it does.
+func (w *Workspace) sliceSlack(z, sum []uint64, tau float64) bool {
+	lg := &w.lag
+	W, WL := w.ex.limbs, lg.wide
+	rhs := lg.lhs[WL : 2*WL]
+	add(z, sum, lg.ks)
+	mk := w.tau.probe[:W]
+	w.mkInto(mk, tau)
+	addAt(z, 1, mk)
+	clear(rhs)
+	copy(rhs[1:], w.inc.score[:W])
+	add(rhs, rhs, lg.cq)
+	if cmpNum(z, rhs) <= 0 {
+		return false
+	}
+	sub(z, z, rhs)
+	return true
+}
+
+// fixBoxes narrows the root's box to the counts that some surviving
+// makespan lets beat the incumbent (see lagrangeFix).
+func (w *Workspace) fixBoxes(cand []float64, surv []int32) {
+	lg := &w.lag
+	N, WL := len(w.p.Jobs), lg.wide
+	lo, hi := w.bb.baseLo[:N], w.bb.baseHi[:N]
+	newLo, newHi := grow(lg.newLo, N), grow(lg.newHi, N)
+	lg.newLo, lg.newHi = newLo, newHi
+	for j := range N {
+		newLo[j], newHi[j] = hi[j]+1, lo[j]-1
+	}
+	least := lg.least
+	slack := grow(lg.slack2, WL)
+	lg.slack2 = slack
+	sum := lg.sum
+	phi, best, tmp := lg.acc[WL:2*WL], lg.lhs[:WL], lg.lhs[WL:2*WL]
+	for _, i := range surv {
+		tau := cand[i]
+		clear(sum)
+		for j := range N {
+			least[j] = w.lambda(j, lo[j], hi[j], tau)
+			w.lagPhi(phi, j, least[j], hi[j])
+			add(sum, sum, phi)
+		}
+		w.sliceSlack(slack, sum, tau)
+		for j := range N {
+			w.lagPhi(best, j, least[j], hi[j])
+			for v := least[j]; v <= hi[j]; v++ {
+				if v >= newLo[j] && v <= newHi[j] {
+					continue
+				}
+				w.lagTerm(phi, j, v)
+				add(tmp, phi, slack)
+				if cmpNum(tmp, best) > 0 {
+					newLo[j], newHi[j] = min(newLo[j], v), max(newHi[j], v)
+				}
+			}
+		}
+	}
+	copy(lo, newLo)
+	copy(hi, newHi)
+}

@@ -1,0 +1,670 @@
+package market
+
+import (
+	"context"
+	"math"
+
+	"github.com/orrery/orrery/internal/deadline"
+)
+
+// # The configuration LP
+//
+// The count relaxation aggregates capacity over the window; the round
+// structure it forgets is what makes wide jobs hard. Rounds are
+// interchangeable, so a plan is a multiset of T round patterns, a pattern p
+// giving each width class c a number of slots p_c with Σ_c p_c·w_c ≤ M. By
+// max-flow min-cut (jobs × rounds, one unit per pair), counts n fit the slots
+// of class c in the rounds exactly when, for every set J of the class's
+// jobs, Σ_{j∈J} n_j ≤ Σ_t min(a_{t,c}, |J|), where a_{t,c} is the class's
+// slots in round t: the worst J of size k is the k jobs with the most rounds
+// (Gale–Ryser). So the counts pack if and only if some multiset λ of T
+// patterns satisfies
+//
+//	Σ_{j∈J} n_j ≤ Σ_p λ_p·min(p_c, |J|)   for every class c and J ⊆ c.
+//
+// With λ fractional this is the configuration LP (the convex hull of one
+// round's feasible job sets, times T). Its linear relaxation of the welfare
+// (the piecewise-linear V_j through its integer points) is solved here in
+// floating point by a bounded revised simplex with a dense basis, the rows
+// being the class totals plus the top-k rows that separation finds
+// violated. Nothing exact depends on it: its duals become prices q_j on the
+// solver's grid, and the Lagrangian bound they give is evaluated exactly
+// (lagrange.go); its pattern mixture seeds a primal heuristic. Every
+// product that is added to something is wrapped in float64() (no FMA), and
+// every choice breaks ties by index, so the LP's path is the same on every
+// host.
+
+// cfgLP is the configuration LP's state.
+type cfgLP struct {
+	N, K, R, T int
+	M          int32
+	// Rows 0..R−2 bound a set J of one class's jobs; row R−1 is Σ λ = T.
+	rowClass, rowSize []int32
+	rowStart, members []int32 // J of row r: members[rowStart[r]:rowStart[r+1]]
+	jobStart, jobRows []int32 // the rows holding job j: jobRows[jobStart[j]:jobStart[j+1]]
+	big               []float64
+	lo, hi            []int32
+	slope             []float64 // job-major N×T: V_j(i) − V_j(i−1) at j·T+i−1, scaled
+	scale             float64   // slopes are the grid values divided by scale
+	mcost             float64   // the artificial column's cost per unit
+	classCap          []int32   // per class: the most slots a pattern gives it
+	classW            []int32   // per class: width
+
+	// The basis: basis[l] is a column id (jobs 0..N−1, slacks N..N+R−2,
+	// the artificial N+R−1, a pattern colPattern with its vector in
+	// pat[l·K:]).
+	basis []int32
+	pos   []int32   // position in the basis of job, slack and artificial columns, or −1
+	binv  []float64 // R×R, row l belongs to basis position l
+	x     []float64 // values of jobs, slacks and the artificial
+	seg   []int32   // per job: its breakpoint (nonbasic) or its segment's lower end (basic)
+	pat   []int32   // R×K patterns held by the basis
+	patX  []float64 // per basis position: λ of the pattern held there
+	y     []float64 // duals
+	q     []float64 // per job: Σ of its rows' duals (scaled)
+	col   []float64 // scratch: a column
+	alpha []float64 // scratch: B⁻¹·column
+	rhs   []float64 // scratch
+	enter []int32   // the entering pattern
+	// pricing DP scratch
+	fval   []float64 // per class: f_c(a), a = 0..cap, at fstart[c]
+	fstart []int32
+	dp     []float64
+	dpArg  []int32
+	// separation scratch
+	sorted []int32
+	iters  int
+}
+
+const (
+	colPattern = -1 // basis marker: a pattern column
+	lpTol      = 1e-11
+	lpPivTol   = 1e-9
+)
+
+// lpFloat is a float64 product that the compiler may not fuse.
+func lpMul(a, b float64) float64 { return float64(a * b) }
+
+// lpSetup loads the problem's jobs into the LP: the box [lo, hi], the
+// slopes of the welfare, the classes' caps, and the class rows.
+func (w *Workspace) lpSetup(lo, hi []int32) {
+	lp := &w.lp
+	N, T := len(w.p.Jobs), w.cfg.T
+	lp.N, lp.T, lp.M = N, T, int32(w.p.GPUs)
+	lp.K = len(w.ks.classWidth)
+	lp.lo = append(lp.lo[:0], lo[:N]...)
+	lp.hi = append(lp.hi[:0], hi[:N]...)
+	lp.slope = grow(lp.slope, N*T)
+	smax := 0.0
+	for j := range N {
+		row := j * (T + 1)
+		for i := 1; i <= T; i++ {
+			d := w.tab.val[row+i] - w.tab.val[row+i-1]
+			lp.slope[j*T+i-1] = d
+			smax = max(smax, d)
+		}
+	}
+	if smax == 0 {
+		smax = 1
+	}
+	lp.scale = smax
+	total := 0.0
+	for j := range N {
+		for i := 1; i <= T; i++ {
+			lp.slope[j*T+i-1] /= smax
+			if i > int(lo[j]) && i <= int(hi[j]) {
+				total += lp.slope[j*T+i-1]
+			}
+		}
+	}
+	lp.mcost = 1e3*(total+1) + 1
+	lp.classW = append(lp.classW[:0], w.ks.classWidth...)
+	lp.classCap = grow(lp.classCap, lp.K)
+	clear(lp.classCap)
+	for j := range N {
+		lp.classCap[w.ks.class[j]]++
+	}
+	for c := range lp.K {
+		lp.classCap[c] = min(lp.classCap[c], lp.M/lp.classW[c])
+	}
+	// The class rows.
+	lp.rowClass, lp.rowSize = lp.rowClass[:0], lp.rowSize[:0]
+	lp.rowStart, lp.members = append(lp.rowStart[:0], 0), lp.members[:0]
+	for c := range lp.K {
+		size := int32(0)
+		for j := range N {
+			if w.ks.class[j] == int32(c) {
+				lp.members = append(lp.members, int32(j))
+				size++
+			}
+		}
+		lp.rowClass = append(lp.rowClass, int32(c))
+		lp.rowSize = append(lp.rowSize, size)
+		lp.rowStart = append(lp.rowStart, int32(len(lp.members)))
+	}
+}
+
+// lpAddRow adds the row bounding the jobs J (all of class c).
+func (lp *cfgLP) addRow(c int32, J []int32) {
+	lp.members = append(lp.members, J...)
+	lp.rowClass = append(lp.rowClass, c)
+	lp.rowSize = append(lp.rowSize, int32(len(J)))
+	lp.rowStart = append(lp.rowStart, int32(len(lp.members)))
+}
+
+// start sets up the initial basis: every slack and the artificial column,
+// which supplies every row; the jobs at their lower bounds.
+func (lp *cfgLP) start() {
+	N := lp.N
+	R := len(lp.rowClass) + 1
+	lp.R = R
+	// The rows of each job.
+	lp.jobStart = grow(lp.jobStart, N+1)
+	clear(lp.jobStart)
+	for r := 0; r < R-1; r++ {
+		for _, j := range lp.members[lp.rowStart[r]:lp.rowStart[r+1]] {
+			lp.jobStart[j+1]++
+		}
+	}
+	for j := 1; j <= N; j++ {
+		lp.jobStart[j] += lp.jobStart[j-1]
+	}
+	lp.jobRows = grow(lp.jobRows, int(lp.jobStart[N]))
+	fill := grow(lp.sorted, N)
+	lp.sorted = fill
+	copy(fill, lp.jobStart[:N])
+	for r := 0; r < R-1; r++ {
+		for _, j := range lp.members[lp.rowStart[r]:lp.rowStart[r+1]] {
+			lp.jobRows[fill[j]] = int32(r)
+			fill[j]++
+		}
+	}
+	lp.big = grow(lp.big, R-1)
+	for r := 0; r < R-1; r++ {
+		s := 1.0
+		for _, j := range lp.members[lp.rowStart[r]:lp.rowStart[r+1]] {
+			s += float64(lp.hi[j])
+		}
+		lp.big[r] = s
+	}
+	lp.basis = grow(lp.basis, R)
+	lp.pos = grow(lp.pos, N+R)
+	lp.x = grow(lp.x, N+R)
+	lp.seg = grow(lp.seg, N)
+	lp.binv = grow(lp.binv, R*R)
+	lp.pat = grow(lp.pat, R*lp.K)
+	lp.patX = grow(lp.patX, R)
+	lp.y = grow(lp.y, R)
+	lp.q = grow(lp.q, N)
+	lp.col = grow(lp.col, R)
+	lp.alpha = grow(lp.alpha, R)
+	lp.rhs = grow(lp.rhs, R)
+	lp.enter = grow(lp.enter, lp.K)
+	for j := range N {
+		lp.pos[j] = -1
+		lp.x[j] = float64(lp.lo[j])
+		lp.seg[j] = lp.lo[j]
+	}
+	clear(lp.binv)
+	for l := range R {
+		lp.basis[l] = int32(N + l)
+		lp.pos[N+l] = int32(l)
+		lp.binv[l*R+l] = 1
+	}
+	for r := 0; r < R-1; r++ {
+		lp.binv[r*R+R-1] = lp.big[r]
+	}
+	lp.values()
+}
+
+// colVec writes column k (a pattern: vector p) into out.
+func (lp *cfgLP) colVec(k int32, p []int32, out []float64) {
+	R, N := lp.R, int32(lp.N)
+	clear(out[:R])
+	switch {
+	case k == colPattern:
+		for r := 0; r < R-1; r++ {
+			out[r] = -float64(min(p[lp.rowClass[r]], lp.rowSize[r]))
+		}
+		out[R-1] = 1
+	case k < N:
+		for _, r := range lp.jobRows[lp.jobStart[k]:lp.jobStart[k+1]] {
+			out[r] = 1
+		}
+	case k == N+int32(R)-1:
+		for r := 0; r < R-1; r++ {
+			out[r] = -lp.big[r]
+		}
+		out[R-1] = 1
+	default:
+		out[k-N] = 1
+	}
+}
+
+// cost is the objective coefficient of basic column k at position l.
+func (lp *cfgLP) cost(k int32) float64 {
+	N := int32(lp.N)
+	switch {
+	case k == colPattern:
+		return 0
+	case k < N:
+		return lp.slope[int(k)*lp.T+int(lp.seg[k])]
+	case k == N+int32(lp.R)-1:
+		return -lp.mcost
+	}
+	return 0
+}
+
+// values recomputes the basic variables: x_B = B⁻¹·(b − N·x_N).
+func (lp *cfgLP) values() {
+	R := lp.R
+	rhs := lp.rhs[:R]
+	clear(rhs)
+	rhs[R-1] = float64(lp.T)
+	for j := range lp.N {
+		if lp.pos[j] >= 0 || lp.x[j] == 0 {
+			continue
+		}
+		for _, r := range lp.jobRows[lp.jobStart[j]:lp.jobStart[j+1]] {
+			rhs[r] -= lp.x[j]
+		}
+	}
+	for l := range R {
+		v := 0.0
+		row := lp.binv[l*R : l*R+R]
+		for i, b := range rhs {
+			v += lpMul(row[i], b)
+		}
+		if k := lp.basis[l]; k == colPattern {
+			lp.patX[l] = v
+		} else {
+			lp.x[k] = v
+		}
+	}
+}
+
+// duals computes y = c_B·B⁻¹ and each job's price q_j.
+func (lp *cfgLP) duals() {
+	R := lp.R
+	y := lp.y[:R]
+	clear(y)
+	for l := range R {
+		c := lp.cost(lp.basis[l])
+		if c == 0 {
+			continue
+		}
+		row := lp.binv[l*R : l*R+R]
+		for i := range y {
+			y[i] += lpMul(c, row[i])
+		}
+	}
+	for j := range lp.N {
+		s := 0.0
+		for _, r := range lp.jobRows[lp.jobStart[j]:lp.jobStart[j+1]] {
+			s += y[r]
+		}
+		lp.q[j] = s
+	}
+}
+
+// priceJobs returns the nonbasic job, slack or artificial column with the
+// largest reduced cost, its direction (+1 up, −1 down) and the reduced cost.
+func (lp *cfgLP) priceJobs() (int32, int, float64) {
+	best, bestDir, bestD := int32(-1), 0, lpTol
+	T := lp.T
+	for j := range lp.N {
+		if lp.pos[j] >= 0 {
+			continue
+		}
+		v := lp.seg[j]
+		if v < lp.hi[j] {
+			if d := lp.slope[j*T+int(v)] - lp.q[j]; d > bestD {
+				best, bestDir, bestD = int32(j), 1, d
+			}
+		}
+		if v > lp.lo[j] {
+			if d := lp.q[j] - lp.slope[j*T+int(v)-1]; d > bestD {
+				best, bestDir, bestD = int32(j), -1, d
+			}
+		}
+	}
+	N, R := int32(lp.N), lp.R
+	for r := 0; r < R-1; r++ {
+		if lp.pos[N+int32(r)] < 0 {
+			if d := -lp.y[r]; d > bestD {
+				best, bestDir, bestD = N+int32(r), 1, d
+			}
+		}
+	}
+	return best, bestDir, bestD
+}
+
+// pricePatterns finds the pattern with the largest reduced cost
+// Σ_r y_r·min(p_c, |J_r|) − y_{R−1} by a DP over classes and GPUs, into
+// lp.enter.
+func (lp *cfgLP) pricePatterns() float64 {
+	K, M, R := lp.K, int(lp.M), lp.R
+	lp.fstart = grow(lp.fstart, K+1)
+	n := 0
+	for c := range K {
+		lp.fstart[c] = int32(n)
+		n += int(lp.classCap[c]) + 1
+	}
+	lp.fstart[K] = int32(n)
+	lp.fval = grow(lp.fval, n)
+	clear(lp.fval)
+	for r := 0; r < R-1; r++ {
+		c := lp.rowClass[r]
+		f := lp.fval[lp.fstart[c]:lp.fstart[c+1]]
+		for a := range f {
+			f[a] += lpMul(lp.y[r], float64(min(int32(a), lp.rowSize[r])))
+		}
+	}
+	lp.dp = grow(lp.dp, (K+1)*(M+1))
+	lp.dpArg = grow(lp.dpArg, K*(M+1))
+	dp := lp.dp
+	clear(dp[:M+1])
+	for c := range K {
+		prev, cur := dp[c*(M+1):(c+1)*(M+1)], dp[(c+1)*(M+1):(c+2)*(M+1)]
+		f := lp.fval[lp.fstart[c]:lp.fstart[c+1]]
+		wc := int(lp.classW[c])
+		arg := lp.dpArg[c*(M+1) : (c+1)*(M+1)]
+		for m := 0; m <= M; m++ {
+			b, ba := prev[m]+f[0], int32(0)
+			for a := 1; a < len(f) && a*wc <= m; a++ {
+				if v := prev[m-a*wc] + f[a]; v > b {
+					b, ba = v, int32(a)
+				}
+			}
+			cur[m], arg[m] = b, ba
+		}
+	}
+	m := M
+	for c := K - 1; c >= 0; c-- {
+		a := lp.dpArg[c*(M+1)+m]
+		lp.enter[c] = a
+		m -= int(a) * int(lp.classW[c])
+	}
+	return dp[K*(M+1)+M] - lp.y[R-1]
+}
+
+// solve runs the simplex from the current basis to optimality (or the
+// iteration limit, or the context's end). It reports false when the LP is
+// infeasible (the artificial column stays in use).
+func (lp *cfgLP) solve(ctx context.Context) bool {
+	R, N := lp.R, int32(lp.N)
+	limit := 20*(lp.N+R) + 2000
+	degenerate := 0
+	for it := 0; it < limit; it++ {
+		if it&63 == 63 && deadline.Done(ctx) {
+			break
+		}
+		lp.iters++
+		lp.duals()
+		k, dir, _ := lp.priceJobs()
+		var pvec []int32
+		if k < 0 {
+			// The artificial column, if it left, never returns: its cost
+			// outweighs anything it could supply.
+			if lp.pricePatterns() <= lpTol {
+				break
+			}
+			k, dir, pvec = colPattern, 1, lp.enter
+		}
+		lp.colVec(k, pvec, lp.col)
+		for l := range R {
+			s := 0.0
+			row := lp.binv[l*R : l*R+R]
+			for i, v := range lp.col[:R] {
+				if v != 0 {
+					s += lpMul(row[i], v)
+				}
+			}
+			lp.alpha[l] = s
+		}
+		t, leave := lp.ratio(dir)
+		own := math.Inf(1)
+		if k >= 0 && k < N {
+			own = lp.ownStep(int(k), dir)
+		}
+		if own <= t {
+			// A bound flip: the job moves to a breakpoint, the basis stays.
+			lp.x[k] += float64(dir) * own
+			lp.seg[k] = int32(math.Round(lp.x[k]))
+			lp.x[k] = float64(lp.seg[k])
+			lp.values()
+			degenerate = 0
+			continue
+		}
+		if leave < 0 {
+			break // unbounded: cannot happen (every column is bounded through Σλ = T)
+		}
+		if t == 0 {
+			degenerate++
+		} else {
+			degenerate = 0
+		}
+		lp.pivot(k, dir, t, leave, pvec)
+		if degenerate > 50 {
+			break
+		}
+	}
+	art := N + int32(R) - 1
+	return lp.pos[art] < 0 || lp.x[art] <= 1e-9
+}
+
+// ratio returns the largest step of the entering column (direction dir)
+// that keeps every basic variable within its bounds, and the basis
+// position that reaches its bound first (ties: the largest |α|, then the
+// smallest position), or −1 if none limits it.
+func (lp *cfgLP) ratio(dir int) (float64, int) {
+	t, leave, la := math.Inf(1), -1, 0.0
+	N := int32(lp.N)
+	for l := range lp.R {
+		a := float64(dir) * lp.alpha[l]
+		if math.Abs(a) <= lpPivTol {
+			continue
+		}
+		k := lp.basis[l]
+		var v, lower, upper float64
+		upper = math.Inf(1)
+		switch {
+		case k == colPattern:
+			v = lp.patX[l]
+		case k < N:
+			v = lp.x[k]
+			lower, upper = float64(lp.seg[k]), float64(lp.seg[k]+1)
+		default:
+			v = lp.x[k]
+		}
+		// The basic variable changes by −a per unit step.
+		var lim float64
+		if a > 0 {
+			lim = max(0, v-lower) / a
+		} else {
+			if math.IsInf(upper, 1) {
+				continue
+			}
+			lim = max(0, upper-v) / -a
+		}
+		if lim < t || (lim == t && math.Abs(a) > la) {
+			t, leave, la = lim, l, math.Abs(a)
+		}
+	}
+	return t, leave
+}
+
+// ownStep is how far the entering job can move in direction dir before its
+// reduced cost stops being positive (through as many breakpoints as that
+// allows) or its box ends.
+func (lp *cfgLP) ownStep(j, dir int) float64 {
+	T, v := lp.T, int(lp.seg[j])
+	q := lp.q[j]
+	steps := 0
+	if dir > 0 {
+		for v+steps < int(lp.hi[j]) && lp.slope[j*T+v+steps]-q > lpTol {
+			steps++
+		}
+	} else {
+		for v-steps > int(lp.lo[j]) && q-lp.slope[j*T+v-steps-1] > lpTol {
+			steps++
+		}
+	}
+	return float64(steps)
+}
+
+// pivot brings column k (direction dir, step t) into basis position leave.
+func (lp *cfgLP) pivot(k int32, dir int, t float64, leave int, pvec []int32) {
+	R, N, K := lp.R, int32(lp.N), lp.K
+	// The leaving variable goes to the bound it reached.
+	out := lp.basis[leave]
+	a := float64(dir) * lp.alpha[leave]
+	switch {
+	case out == colPattern:
+	case out < N:
+		if a > 0 {
+			lp.x[out] = float64(lp.seg[out])
+		} else {
+			lp.seg[out]++
+			lp.x[out] = float64(lp.seg[out])
+		}
+		lp.pos[out] = -1
+	default:
+		lp.x[out] = 0
+		lp.pos[out] = -1
+	}
+	// The entering variable's segment (a job), its position.
+	if k >= 0 && k < N {
+		nx := lp.x[k] + float64(dir)*t
+		s := int32(math.Floor(nx + 1e-9))
+		if dir < 0 {
+			s = int32(math.Ceil(nx-1e-9)) - 1
+		}
+		lp.seg[k] = min(max(s, lp.lo[k]), lp.hi[k]-1)
+		lp.x[k] = nx
+		lp.pos[k] = int32(leave)
+	} else if k >= 0 {
+		lp.pos[k] = int32(leave)
+	} else {
+		copy(lp.pat[leave*K:leave*K+K], pvec)
+	}
+	lp.basis[leave] = k
+	// B⁻¹ ← E·B⁻¹, pivoting on α_leave.
+	piv := lp.alpha[leave]
+	prow := lp.binv[leave*R : leave*R+R]
+	for i := range prow {
+		prow[i] /= piv
+	}
+	for l := range R {
+		if l == leave || lp.alpha[l] == 0 {
+			continue
+		}
+		f := lp.alpha[l]
+		row := lp.binv[l*R : l*R+R]
+		for i := range row {
+			row[i] -= lpMul(f, prow[i])
+		}
+	}
+	lp.values()
+}
+
+// supply is Σ_p λ_p·min(p_c, k) over the basis's patterns.
+func (lp *cfgLP) supply(c int32, k int32) float64 {
+	s := 0.0
+	for l := range lp.R {
+		if lp.basis[l] == colPattern && lp.patX[l] > 0 {
+			s += lpMul(lp.patX[l], float64(min(lp.pat[l*lp.K+int(c)], k)))
+		}
+	}
+	return s
+}
+
+// separate adds, for each class, the most violated top-k row (the k jobs
+// with the most rounds against the patterns' min(p_c, k)), at most maxNew in
+// all; it returns how many it added.
+func (lp *cfgLP) separate(class []int32, maxNew int) int {
+	added := 0
+	for c := int32(0); c < int32(lp.K) && added < maxNew; c++ {
+		J := lp.sorted[:0]
+		for j := range lp.N {
+			if class[j] == c {
+				J = append(J, int32(j))
+			}
+		}
+		// Jobs by value desc, index asc (insertion sort: classes are
+		// small where this matters, and the order is deterministic).
+		for i := 1; i < len(J); i++ {
+			v := J[i]
+			h := i
+			for h > 0 && (lp.x[J[h-1]] < lp.x[v] || (lp.x[J[h-1]] == lp.x[v] && J[h-1] > v)) {
+				J[h] = J[h-1]
+				h--
+			}
+			J[h] = v
+		}
+		lp.sorted = J
+		top := 0.0
+		bestK, bestViol := -1, 1e-7
+		for k := 1; k < len(J); k++ {
+			top += lp.x[J[k-1]]
+			if viol := top - lp.supply(c, int32(k)); viol > bestViol {
+				bestK, bestViol = k, viol
+			}
+		}
+		if bestK > 0 && !lp.hasRow(c, J[:bestK]) {
+			lp.addRow(c, J[:bestK])
+			added++
+		}
+	}
+	return added
+}
+
+// hasRow reports whether a row bounds exactly the jobs J (any order).
+func (lp *cfgLP) hasRow(c int32, J []int32) bool {
+	for r := range lp.rowClass {
+		if lp.rowClass[r] != c || int(lp.rowSize[r]) != len(J) {
+			continue
+		}
+		same := true
+		for _, j := range lp.members[lp.rowStart[r]:lp.rowStart[r+1]] {
+			found := false
+			for _, i := range J {
+				if i == j {
+					found = true
+					break
+				}
+			}
+			if !found {
+				same = false
+				break
+			}
+		}
+		if same {
+			return true
+		}
+	}
+	return false
+}
+
+// maxLPRows bounds the rows the separation may add.
+const maxLPRows = 48
+
+// solveLP solves the configuration LP over the box [lo, hi] with up to
+// rounds of top-k separation; it reports whether the LP is feasible.
+func (w *Workspace) solveLP(ctx context.Context, lo, hi []int32, rounds int) bool {
+	w.lpSetup(lo, hi)
+	lp := &w.lp
+	lp.iters = 0
+	for round := 0; ; round++ {
+		lp.start()
+		if !lp.solve(ctx) {
+			return false
+		}
+		if round == rounds || len(lp.rowClass) >= maxLPRows || deadline.Done(ctx) {
+			return true
+		}
+		if lp.separate(w.ks.class, maxLPRows-len(lp.rowClass)) == 0 {
+			return true
+		}
+	}
+}
