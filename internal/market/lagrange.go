@@ -62,7 +62,8 @@ type lagrange struct {
 	events                    []event
 	least, surv, newLo, newHi []int32
 	sum, lhs, slack2          []uint64
-	proven                    bool // the fixing proved the incumbent optimal
+	proven                    bool    // the fixing proved the incumbent optimal
+	nodeLo                    []int32 // nodeLP's scratch
 }
 
 // lagrangeRoot runs, at the root, the configuration LP at the count
@@ -87,7 +88,7 @@ func (w *Workspace) lagrangeRoot(ctx context.Context) {
 			lo[j] = n
 		}
 	}
-	if !w.solveLP(ctx, lo, hi, 6) {
+	if !w.solveLP(ctx, lo, hi, 6, false) {
 		return
 	}
 	w.lpRound(lo, hi)
@@ -622,4 +623,26 @@ func (w *Workspace) fixBoxes(cand []float64, surv []int32) {
 	}
 	copy(lo, newLo)
 	copy(hi, newHi)
+}
+
+// nodeLP re-solves the configuration LP for a branch-and-bound node's box
+// (the makespan at most tau), keeping the rows separated so far (valid for
+// every packing), runs the primal heuristic on it and makes its duals the
+// prices. It reports false when the LP is infeasible (the prices stay).
+func (w *Workspace) nodeLP(ctx context.Context, lo, hi []int32, tau float64) bool {
+	N := len(lo)
+	nlo := grow(w.lag.nodeLo, N)
+	w.lag.nodeLo = nlo
+	for j := range nlo {
+		nlo[j] = max(lo[j], w.lambda(j, lo[j], hi[j], tau))
+		if w.lambda(j, lo[j], hi[j], tau) < 0 {
+			return false
+		}
+	}
+	if !w.solveLP(ctx, nlo, hi, 2, true) {
+		return false
+	}
+	w.lpRound(nlo, hi)
+	w.lagrangeSetup()
+	return true
 }

@@ -87,7 +87,7 @@ func lpMul(a, b float64) float64 { return float64(a * b) }
 
 // lpSetup loads the problem's jobs into the LP: the box [lo, hi], the
 // slopes of the welfare, the classes' caps, and the class rows.
-func (w *Workspace) lpSetup(lo, hi []int32) {
+func (w *Workspace) lpSetup(lo, hi []int32, keepRows bool) {
 	lp := &w.lp
 	N, T := len(w.p.Jobs), w.cfg.T
 	lp.N, lp.T, lp.M = N, T, int32(w.p.GPUs)
@@ -126,6 +126,9 @@ func (w *Workspace) lpSetup(lo, hi []int32) {
 	}
 	for c := range lp.K {
 		lp.classCap[c] = min(lp.classCap[c], lp.M/lp.classW[c])
+	}
+	if keepRows && len(lp.rowClass) >= lp.K {
+		return
 	}
 	// The class rows.
 	lp.rowClass, lp.rowSize = lp.rowClass[:0], lp.rowSize[:0]
@@ -651,8 +654,8 @@ const maxLPRows = 48
 
 // solveLP solves the configuration LP over the box [lo, hi] with up to
 // rounds of top-k separation; it reports whether the LP is feasible.
-func (w *Workspace) solveLP(ctx context.Context, lo, hi []int32, rounds int) bool {
-	w.lpSetup(lo, hi)
+func (w *Workspace) solveLP(ctx context.Context, lo, hi []int32, rounds int, keepRows bool) bool {
+	w.lpSetup(lo, hi, keepRows)
 	lp := &w.lp
 	lp.iters = 0
 	for round := 0; ; round++ {

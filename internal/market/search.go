@@ -101,6 +101,18 @@ func (w *Workspace) search(ctx context.Context, bound []uint64) Status {
 			}
 			continue
 		}
+		if w.lag.active && w.nodeLP(ctx, lo, hi, r.tau) {
+			// The node's own prices: a tighter bound, and new counts.
+			if r = w.relax(ctx, lo, hi, counts); !r.feasible || w.prune(r.bound, &proven) {
+				continue
+			}
+			if res, fail = w.packCounts(counts); res == packed {
+				if cmpNum(r.best, w.inc.score) > 0 {
+					w.setIncumbent(counts, r.best)
+				}
+				continue
+			}
+		}
 		if res == undecided {
 			proven = false
 		}
