@@ -62,8 +62,9 @@ type lagrange struct {
 	events                    []event
 	least, surv, newLo, newHi []int32
 	sum, lhs, slack2          []uint64
-	proven                    bool    // the fixing proved the incumbent optimal
-	nodeLo                    []int32 // nodeLP's scratch
+	proven                    bool     // the fixing proved the incumbent optimal
+	nodeLo                    []int32  // nodeLP's scratch
+	qint, dpInt               []uint64 // farkas's scratch
 }
 
 // lagrangeRoot runs, at the root, the configuration LP at the count
@@ -100,15 +101,14 @@ func (w *Workspace) lagrangeRoot(ctx context.Context) {
 // Σ q_j·H_j and each job's best count.
 func (w *Workspace) lagrangeSetup() {
 	lg, lp := &w.lag, &w.lp
-	N, T, W := len(w.p.Jobs), w.cfg.T, w.ex.limbs
+	N, W := len(w.p.Jobs), w.ex.limbs
 	lg.wide = W + 1
 	WL := lg.wide
 	e := w.ex.tiers[0].exp
-	maxMarg := 0.0
-	for j := range N {
-		row := j * (T + 1)
-		maxMarg = max(maxMarg, w.tab.val[row+1]-w.tab.val[row])
-	}
+	// A price may exceed every marginal (a job forced above its best
+	// count); the cap keeps it within the tier's width: the sum of the
+	// terms' scales (exact.go).
+	maxPrice := w.ex.suf[0]
 	lg.price = grow(lg.price, N*W)
 	lg.best = grow(lg.best, N)
 	for j := range N {
@@ -116,7 +116,7 @@ func (w *Workspace) lagrangeSetup() {
 		for _, r := range lp.jobRows[lp.jobStart[j]:lp.jobStart[j+1]] {
 			qy += max(0, lp.y[r])
 		}
-		q := min(float64(qy*lp.scale), maxMarg)
+		q := min(float64(qy*lp.scale), maxPrice)
 		toGrid(lg.price[j*W:j*W+W], max(q, 0), e)
 		// The best count: the last n whose marginal beats the price.
 		n := int32(0)
@@ -266,12 +266,15 @@ func mulAdd(z, x []uint64, m uint64) {
 // greedy on its slots (exact for one class: the slots make a polymatroid),
 // with the lower bounds lo, packed class by class onto the rounds with the
 // most free slots. A better plan becomes the incumbent.
-func (w *Workspace) lpRound(lo, hi []int32) {
+// roundPatterns rounds the LP's pattern mixture to T rounds in lg.rounds:
+// floors, then the largest remainders. It reports false when the LP used
+// its artificial column.
+func (w *Workspace) roundPatterns() bool {
 	lp, lg := &w.lp, &w.lag
 	N, T, K, R := len(w.p.Jobs), w.cfg.T, lp.K, lp.R
 	art := int32(N + R - 1)
 	if lp.pos[art] >= 0 && lp.x[art] > 1e-9 {
-		return
+		return false
 	}
 	// Round the mixture.
 	lg.rounds = grow(lg.rounds, T*K)
@@ -303,9 +306,15 @@ func (w *Workspace) lpRound(lo, hi []int32) {
 		lp.patX[bl] = math.Floor(lp.patX[bl] + 1e-9) // one remainder per pattern
 		t++
 	}
-	if !w.classGreedy(lo, hi) {
+	return true
+}
+
+func (w *Workspace) lpRound(lo, hi []int32) {
+	lg := &w.lag
+	if !w.roundPatterns() || !w.classGreedy(lo, hi, true) {
 		return
 	}
+
 	if !w.classPack() {
 		return
 	}
@@ -322,7 +331,7 @@ func (w *Workspace) lpRound(lo, hi []int32) {
 // every top-k of the class's counts stays within its slots
 // s_c(k) = Σ_t min(a_{t,c}, k). It reports false when the lower bounds do
 // not fit the slots.
-func (w *Workspace) classGreedy(lo, hi []int32) bool {
+func (w *Workspace) classGreedy(lo, hi []int32, fill bool) bool {
 	lg := &w.lag
 	N, T, K := len(w.p.Jobs), w.cfg.T, len(w.ks.classWidth)
 	lg.counts = grow(lg.counts, N)
@@ -378,7 +387,7 @@ func (w *Workspace) classGreedy(lo, hi []int32) bool {
 			}
 		}
 	}
-	for c := range K {
+	for c := 0; c < K && fill; c++ {
 		for _, e := range w.ks.margs[w.ks.classStart[c]:w.ks.classStart[c+1]] {
 			j := e.j
 			if lg.blocked[j] || e.n != lg.counts[j]+1 || e.n > hi[j] {
@@ -645,4 +654,94 @@ func (w *Workspace) nodeLP(ctx context.Context, lo, hi []int32, tau float64) boo
 	w.lpRound(nlo, hi)
 	w.lagrangeSetup()
 	return true
+}
+
+// lpPack decides whether counts pack through the configuration LP with
+// every count fixed: a rounded pattern mixture that takes them packs them
+// (into w.pk.x); an infeasible LP whose duals, as integer prices q, give
+// Σ_j q_j·n_j > T·KS(q) certifies exactly that they do not (every packing
+// has Σ_j q_j·n_j = Σ_t q(S_t) ≤ T·KS(q)). Otherwise it is undecided.
+func (w *Workspace) lpPack(ctx context.Context, counts []int32) packResult {
+	if ctx == nil { // a packing outside a solve (tests)
+		ctx = context.Background()
+	}
+	if !w.solveLP(ctx, counts, counts, 3, true) {
+		if w.farkas(counts) {
+			return unpackable
+		}
+		return undecided
+	}
+	if w.roundPatterns() && w.classGreedy(counts, counts, false) && w.classPack() {
+		copy(w.pk.x, w.lag.hx)
+		return packed
+	}
+	return undecided
+}
+
+// farkas reports whether the LP's duals, scaled to integers, prove that
+// counts do not pack (see lpPack). The arithmetic is exact: prices below
+// 2^30, so Σ_j q_j·n_j < 2^60.
+func (w *Workspace) farkas(counts []int32) bool {
+	lp, lg := &w.lp, &w.lag
+	N, T, K, M := len(w.p.Jobs), uint64(w.cfg.T), len(w.ks.classWidth), w.p.GPUs
+	qmax := 0.0
+	for j := range N {
+		s := 0.0
+		for _, r := range lp.jobRows[lp.jobStart[j]:lp.jobStart[j+1]] {
+			s += max(0, lp.y[r])
+		}
+		lp.q[j] = s
+		qmax = max(qmax, s)
+	}
+	if !(qmax > 0) || math.IsInf(qmax, 0) {
+		return false
+	}
+	qi := grow(lg.qint, N)
+	lg.qint = qi
+	demand := uint64(0)
+	for j := range N {
+		qi[j] = uint64(math.Floor(float64(lp.q[j] / qmax * (1 << 30))))
+		demand += qi[j] * uint64(counts[j])
+	}
+	// KS over integer prices: per class the highest prices, a DP over GPUs.
+	by := grow(lg.byPr, N)
+	for j := range by {
+		by[j] = int32(j)
+	}
+	slices.SortFunc(by, func(a, b int32) int {
+		if ca, cb := w.ks.class[a], w.ks.class[b]; ca != cb {
+			return int(ca - cb)
+		}
+		if qi[a] != qi[b] {
+			if qi[a] > qi[b] {
+				return -1
+			}
+			return 1
+		}
+		return int(a - b)
+	})
+	lg.byPr = by
+	dp := grow(lg.dpInt, 2*(M+1))
+	lg.dpInt = dp
+	cur, next := dp[:M+1], dp[M+1:]
+	clear(cur)
+	start := 0
+	for c := range K {
+		end := start
+		for end < N && w.ks.class[by[end]] == int32(c) {
+			end++
+		}
+		wc := int(w.ks.classWidth[c])
+		for m := 0; m <= M; m++ {
+			b, pre := cur[m], uint64(0)
+			for a := 1; start+a-1 < end && a*wc <= m; a++ {
+				pre += qi[by[start+a-1]]
+				b = max(b, cur[m-a*wc]+pre)
+			}
+			next[m] = b
+		}
+		cur, next = next, cur
+		start = end
+	}
+	return demand > T*cur[M]
 }

@@ -162,6 +162,12 @@ func (w *Workspace) packCounts(counts []int32) (packResult, int) {
 	if w.pk.exact {
 		return unpackable, fail
 	}
+	switch w.lpPack(w.ctx, counts) {
+	case packed:
+		return packed, -1
+	case unpackable:
+		return unpackable, len(w.tab.order) - 1
+	}
 	switch w.packDFS(counts) {
 	case packed:
 		return packed, -1

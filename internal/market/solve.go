@@ -44,7 +44,8 @@ type Solution struct {
 // declared in the file that implements its phase.
 type Workspace struct {
 	p   *Problem
-	cfg config // p.Config, resolved
+	ctx context.Context // the solve's, for the phases that take no context argument
+	cfg config          // p.Config, resolved
 
 	tab tables      // value.go: per-job value tables, widths, priorities, order
 	ex  exactArith  // exact.go: the tier layout of exact numbers, grid tables
@@ -91,6 +92,8 @@ func (w *Workspace) Solve(ctx context.Context, p *Problem) (*Solution, error) {
 	if err := w.Check(p); err != nil {
 		return nil, err
 	}
+	w.ctx = ctx
+	defer func() { w.ctx = nil }()
 	N := len(p.Jobs)
 	sol := &w.sol
 	*sol = Solution{Rounds: sol.Rounds[:0], Backfill: sol.Backfill[:0],
@@ -200,6 +203,7 @@ func (w *Workspace) setup() error {
 	N, T := len(p.Jobs), w.cfg.T
 	w.pk.unsure = false
 	w.lag.active = false
+	w.lp.rowClass = w.lp.rowClass[:0] // rows are separated anew for each problem
 	w.dfs.left = solveBudget
 	tab := &w.tab
 	tab.width = grow(tab.width, N)
