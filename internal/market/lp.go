@@ -78,9 +78,17 @@ type cfgLP struct {
 
 const (
 	colPattern = -1 // basis marker: a pattern column
-	lpTol      = 1e-11
+	lpTol      = 1e-11 // the simplex's reduced-cost tolerance, relative to the column's cost and price
+	lpAbsTol   = 1e-40 // and absolute (the costs are scaled to at most 1)
 	lpPivTol   = 1e-9
 )
+
+// improves reports whether a reduced cost d = a − b (a job's slope against
+// its price) is positive beyond the tolerance: relative, since priorities
+// put slopes far apart within one LP.
+func improves(d, a, b float64) bool {
+	return d > lpTol*max(math.Abs(a), math.Abs(b))+lpAbsTol
+}
 
 // lpFloat is a float64 product that the compiler may not fuse.
 func lpMul(a, b float64) float64 { return float64(a * b) }
@@ -312,29 +320,64 @@ func (lp *cfgLP) duals() {
 
 // priceJobs returns the nonbasic job, slack or artificial column with the
 // largest reduced cost, its direction (+1 up, −1 down) and the reduced cost.
-func (lp *cfgLP) priceJobs() (int32, int, float64) {
+func (lp *cfgLP) priceJobs(bland bool) (int32, int, float64) {
 	best, bestDir, bestD := int32(-1), 0, lpTol
+	if bland {
+		// Bland's rule against cycling: the first improving column.
+		for j := range lp.N {
+			if lp.pos[j] >= 0 {
+				continue
+			}
+			v := lp.seg[j]
+			if v < lp.hi[j] {
+				if s := lp.slope[j*lp.T+int(v)]; improves(s-lp.q[j], s, lp.q[j]) {
+					return int32(j), 1, s - lp.q[j]
+				}
+			}
+			if v > lp.lo[j] {
+				if s := lp.slope[j*lp.T+int(v)-1]; improves(lp.q[j]-s, s, lp.q[j]) {
+					return int32(j), -1, lp.q[j] - s
+				}
+			}
+		}
+		N := int32(lp.N)
+		for r := 0; r < lp.R-1; r++ {
+			if lp.pos[N+int32(r)] < 0 && -lp.y[r] > lpAbsTol {
+				return N + int32(r), 1, -lp.y[r]
+			}
+		}
+		return -1, 0, 0
+	}
 	T := lp.T
 	for j := range lp.N {
 		if lp.pos[j] >= 0 {
 			continue
 		}
+		// Dantzig's rule on reduced costs relative to the column's scale
+		// (a cheap job's best move must not drown under an expensive
+		// job's round-off).
 		v := lp.seg[j]
 		if v < lp.hi[j] {
-			if d := lp.slope[j*T+int(v)] - lp.q[j]; d > bestD {
-				best, bestDir, bestD = int32(j), 1, d
+			s := lp.slope[j*T+int(v)]
+			if d := s - lp.q[j]; improves(d, s, lp.q[j]) {
+				if r := d / max(math.Abs(s), math.Abs(lp.q[j])); r > bestD {
+					best, bestDir, bestD = int32(j), 1, r
+				}
 			}
 		}
 		if v > lp.lo[j] {
-			if d := lp.q[j] - lp.slope[j*T+int(v)-1]; d > bestD {
-				best, bestDir, bestD = int32(j), -1, d
+			s := lp.slope[j*T+int(v)-1]
+			if d := lp.q[j] - s; improves(d, s, lp.q[j]) {
+				if r := d / max(math.Abs(s), math.Abs(lp.q[j])); r > bestD {
+					best, bestDir, bestD = int32(j), -1, r
+				}
 			}
 		}
 	}
 	N, R := int32(lp.N), lp.R
 	for r := 0; r < R-1; r++ {
 		if lp.pos[N+int32(r)] < 0 {
-			if d := -lp.y[r]; d > bestD {
+			if d := -lp.y[r]; d > lpAbsTol && best < 0 {
 				best, bestDir, bestD = N+int32(r), 1, d
 			}
 		}
@@ -404,12 +447,12 @@ func (lp *cfgLP) solve(ctx context.Context) bool {
 		}
 		lp.iters++
 		lp.duals()
-		k, dir, _ := lp.priceJobs()
+		k, dir, _ := lp.priceJobs(degenerate > 50)
 		var pvec []int32
 		if k < 0 {
 			// The artificial column, if it left, never returns: its cost
 			// outweighs anything it could supply.
-			if lp.pricePatterns() <= lpTol {
+			if d := lp.pricePatterns(); !improves(d, lp.y[R-1], d+lp.y[R-1]) {
 				break
 			}
 			k, dir, pvec = colPattern, 1, lp.enter
@@ -425,7 +468,7 @@ func (lp *cfgLP) solve(ctx context.Context) bool {
 			}
 			lp.alpha[l] = s
 		}
-		t, leave := lp.ratio(dir)
+		t, leave := lp.ratio(dir, degenerate > 50)
 		own := math.Inf(1)
 		if k >= 0 && k < N {
 			own = lp.ownStep(int(k), dir)
@@ -448,9 +491,6 @@ func (lp *cfgLP) solve(ctx context.Context) bool {
 			degenerate = 0
 		}
 		lp.pivot(k, dir, t, leave, pvec)
-		if degenerate > 50 {
-			break
-		}
 	}
 	art := N + int32(R) - 1
 	return lp.pos[art] < 0 || lp.x[art] <= 1e-9
@@ -460,7 +500,7 @@ func (lp *cfgLP) solve(ctx context.Context) bool {
 // that keeps every basic variable within its bounds, and the basis
 // position that reaches its bound first (ties: the largest |α|, then the
 // smallest position), or −1 if none limits it.
-func (lp *cfgLP) ratio(dir int) (float64, int) {
+func (lp *cfgLP) ratio(dir int, bland bool) (float64, int) {
 	t, leave, la := math.Inf(1), -1, 0.0
 	N := int32(lp.N)
 	for l := range lp.R {
@@ -490,11 +530,25 @@ func (lp *cfgLP) ratio(dir int) (float64, int) {
 			}
 			lim = max(0, upper-v) / -a
 		}
-		if lim < t || (lim == t && math.Abs(a) > la) {
+		better := lim < t || (lim == t && math.Abs(a) > la)
+		if bland && lim == t && leave >= 0 {
+			// Bland: among ties, the smallest column index leaves.
+			better = lp.colIndex(l) < lp.colIndex(leave)
+		}
+		if better {
 			t, leave, la = lim, l, math.Abs(a)
 		}
 	}
 	return t, leave
+}
+
+// colIndex orders the basis's columns for Bland's rule: jobs, slacks and
+// the artificial by id, patterns after them by position.
+func (lp *cfgLP) colIndex(l int) int {
+	if k := lp.basis[l]; k != colPattern {
+		return int(k)
+	}
+	return lp.N + lp.R + l
 }
 
 // ownStep is how far the entering job can move in direction dir before its
@@ -505,11 +559,17 @@ func (lp *cfgLP) ownStep(j, dir int) float64 {
 	q := lp.q[j]
 	steps := 0
 	if dir > 0 {
-		for v+steps < int(lp.hi[j]) && lp.slope[j*T+v+steps]-q > lpTol {
+		for v+steps < int(lp.hi[j]) {
+			if s := lp.slope[j*T+v+steps]; !improves(s-q, s, q) {
+				break
+			}
 			steps++
 		}
 	} else {
-		for v-steps > int(lp.lo[j]) && q-lp.slope[j*T+v-steps-1] > lpTol {
+		for v-steps > int(lp.lo[j]) {
+			if s := lp.slope[j*T+v-steps-1]; !improves(q-s, s, q) {
+				break
+			}
 			steps++
 		}
 	}
