@@ -93,6 +93,7 @@ bench-hosts:
 # failed gate.
 bench:
 	-./bench/install-cbc.sh
+	-./bench/install-highs.sh
 	$(GO) run ./bench/cmd/orrery-bench -out $(OUT)/bench
 
 # The suite's CI subset and its gates (installs CBC; well under a minute).

@@ -42,8 +42,10 @@ type config struct {
 	target     time.Duration
 	cbcTime    time.Duration
 	requireCBC bool
-	keepLP     bool
-	sections   map[string]bool
+	// requireHiGHS fails the planner section without SciPy's milp (CI).
+	requireHiGHS bool
+	keepLP       bool
+	sections     map[string]bool
 }
 
 // sectionOrder lists the sections in report order.
@@ -75,6 +77,7 @@ func run() int {
 	flag.DurationVar(&cfg.target, "batch", 0, "least CPU time of one timed batch; 0 means 20ms, or 10ms with -smoke")
 	flag.DurationVar(&cfg.cbcTime, "cbc-time", 60*time.Second, "CBC's time limit per solve")
 	flag.BoolVar(&cfg.requireCBC, "require-cbc", false, "fail if cbc is not installed (CI)")
+	flag.BoolVar(&cfg.requireHiGHS, "require-highs", false, "fail if SciPy's milp (HiGHS) is not installed (CI)")
 	flag.BoolVar(&cfg.keepLP, "keep-lp", false, "keep the LP files, CBC logs and solutions under -out/lp")
 	flag.StringVar(&only, "only", "", "comma-separated sections to run: kernels,link,rank,planner,wasm (default all)")
 	flag.Parse()

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -158,31 +157,65 @@ func randomPacking(rng *rand.Rand, p *market.Problem, T int) []int {
 	return counts
 }
 
-// Families lists the instance families of the planner comparison (the
-// benchmark suite's HiGHS section): for each width set and cluster size,
-// both paths. smoke keeps the CI subset.
-func Families(smoke bool) []Family {
+// FamilySpec is one family of the planner comparison: a shape, how many
+// seeds to draw, and whether its first seed is in the CI subset.
+type FamilySpec struct {
+	Name   string // e.g. "{1,2,4,8} on 10 GPUs, 24 jobs, fair"
+	Family Family // Seed is set per instance (1..Seeds)
+	Seeds  int
+	Smoke  bool
+}
+
+// FamilySpecs lists the families of the benchmark suite's comparison with
+// HiGHS: widths {1,2,4,8}, {1,2,3} and {3,5,6,1} on clusters of 7 to 512
+// GPUs (powers of two and not), 20 to 2000 jobs, both paths, k from 1e-3 to
+// 1e5, and priorities up to 1e300.
+func FamilySpecs() []FamilySpec {
 	type shape struct {
-		widths   []int
-		gpus     []int
-		jobs     int
-		rounds   int
-		smokeIdx []int // the cluster sizes (indices) in the CI subset
+		widths       []int
+		gpus, jobs   int
+		rounds       int
+		k            float64
+		huge         bool
+		seeds        int
+		smokeFair    bool
+		smokeRelaxed bool
 	}
+	w1248, w123, w3561 := []int{1, 2, 4, 8}, []int{1, 2, 3}, []int{3, 5, 6, 1}
 	shapes := []shape{
-		{[]int{1, 2, 4, 8}, []int{32, 24, 10}, 24, 10, []int{0, 2}},
-		{[]int{1, 2, 3}, []int{7, 13, 24}, 20, 10, []int{0}},
-		{[]int{3, 5, 6, 1}, []int{10, 13, 61}, 24, 10, []int{1}},
+		{w1248, 32, 24, 10, 0, false, 3, true, true},
+		{w1248, 24, 20, 10, 0, false, 3, false, false},
+		{w1248, 10, 24, 10, 0, false, 3, true, false},
+		{w1248, 32, 24, 10, 10, false, 3, false, true},
+		{w1248, 32, 24, 10, 1e5, false, 3, true, false},
+		{w1248, 128, 200, 20, 0, false, 2, false, false},
+		{w1248, 512, 2000, 20, 0, false, 1, false, false},
+		{w123, 7, 20, 10, 0, false, 3, true, true},
+		{w123, 13, 24, 10, 0, false, 3, false, false},
+		{w123, 24, 100, 10, 0, false, 2, false, false},
+		{w3561, 10, 24, 10, 0, false, 3, false, true},
+		{w3561, 13, 24, 10, 0, false, 3, true, false},
+		{w3561, 61, 200, 10, 0, false, 2, false, false},
+		{w1248, 32, 24, 10, 0, true, 3, false, false},
+		{w3561, 13, 24, 10, 0, true, 3, false, false},
 	}
-	var out []Family
+	var out []FamilySpec
 	for _, sh := range shapes {
-		for i, M := range sh.gpus {
-			if smoke && !slices.Contains(sh.smokeIdx, i) {
-				continue
+		for _, path := range []Path{Fair, Relaxed} {
+			if sh.huge && path == Fair {
+				continue // priorities are the relaxed path's
 			}
-			for _, path := range []Path{Fair, Relaxed} {
-				out = append(out, Family{Widths: sh.widths, GPUs: M, Jobs: sh.jobs, Rounds: sh.rounds, Path: path})
+			f := Family{Widths: sh.widths, GPUs: sh.gpus, Jobs: sh.jobs, Rounds: sh.rounds, K: sh.k, Path: path, Huge: sh.huge}
+			ws := make([]string, len(sh.widths))
+			for i, w := range sh.widths {
+				ws[i] = strconv.Itoa(w)
 			}
+			name := fmt.Sprintf("{%s} on %d GPUs, %d jobs, %d rounds, k %g, %s", strings.Join(ws, ","), sh.gpus, sh.jobs, sh.rounds, f.k(), path)
+			if sh.huge {
+				name += ", priorities to 1e300"
+			}
+			smoke := (path == Fair && sh.smokeFair) || (path == Relaxed && sh.smokeRelaxed)
+			out = append(out, FamilySpec{Name: name, Family: f, Seeds: sh.seeds, Smoke: smoke})
 		}
 	}
 	return out

@@ -1,0 +1,247 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/orrery/orrery/internal/bench"
+	"github.com/orrery/orrery/internal/bench/mip"
+	"github.com/orrery/orrery/internal/bench/shockwave"
+	"github.com/orrery/orrery/internal/market"
+)
+
+// FamilyRow compares orrery and HiGHS on one instance of a family.
+type FamilyRow struct {
+	Family    string      `json:"family"`
+	Seed      uint64      `json:"seed"`
+	Path      string      `json:"orrery_path"`
+	Status    string      `json:"orrery_status"`
+	Time      bench.Stats `json:"orrery_cpu_seconds"`
+	Objective float64     `json:"orrery_objective"`
+	Nodes     int         `json:"orrery_nodes"`
+	LPOK      bool        `json:"orrery_plan_feasible_in_lp"`
+
+	HiGHSPath      string  `json:"highs_path"`
+	HiGHSStatus    string  `json:"highs_status"`
+	HiGHSCPU       float64 `json:"highs_cpu_seconds"` // both attempts, inside milp
+	HiGHSPlanValue float64 `json:"highs_plan_objective"`
+	HiGHSBound     float64 `json:"highs_bound"`
+	HiGHSGap       float64 `json:"highs_gap"`
+	HiGHSFeasible  bool    `json:"highs_plan_feasible"`
+	Note           string  `json:"note,omitempty"`
+	Ratio          float64 `json:"highs_over_orrery_cpu"`
+}
+
+// FamilySummary is one family's speed ratio: the median over its seeds of
+// HiGHS's CPU time over orrery's.
+type FamilySummary struct {
+	Family      string  `json:"family"`
+	Instances   int     `json:"instances"`
+	Optimal     int     `json:"orrery_optimal"`
+	HiGHSProven int     `json:"highs_optimal"`
+	Ratio       float64 `json:"median_highs_over_orrery"`
+	MinRatio    float64 `json:"min_highs_over_orrery"`
+}
+
+// familySection runs orrery and HiGHS (SciPy's milp, mip_rel_gap 0) on the
+// synthetic families (shockwave.FamilySpecs): the CI subset with -smoke.
+func familySection(ctx context.Context, cfg *config) ([]bench.Section, []bench.Gate, error) {
+	haveHiGHS := mip.HiGHSAvailable()
+	if !haveHiGHS && cfg.requireHiGHS {
+		return nil, nil, fmt.Errorf("no python3 with scipy.optimize.milp (run bench/install-highs.sh)")
+	}
+	sec := bench.Section{ID: "planner-families", Title: "Shockwave planner on wide jobs: orrery's exact solver vs HiGHS on the authors' program",
+		Notes: []string{
+			fmt.Sprintf("Synthetic families (internal/bench/shockwave.Family): job widths drawn from a set on clusters whose size is or is not a power of two, the fair path (targets met by a random packing, so that the finish-time-fair program is feasible and its lower bounds bind) and the relaxed path (one job past its target; optionally one to three jobs with priorities from 1e6 to 1e300). HiGHS is SciPy's milp on the authors' program (the same model as CBC's LP file), mip_rel_gap 0, a time limit of %s, the fair program first and the relaxed one when HiGHS proves the fair one infeasible; its time is the CPU time inside milp. orrery's is the CPU time of market.Workspace.Solve (median of %d rounds). *ratio* is HiGHS's CPU time over orrery's; per family, the median over its seeds. Objectives are scored by orrery's count formulation (HiGHS's rounds read back); the gates require orrery to prove optimality wherever HiGHS does, its objective to be at least HiGHS's plan's and at most HiGHS's bound (relative 1e-6).", cfg.cbcTime, cfg.rounds),
+		},
+		Header: []string{"family", "instances", "orrery optimal", "HiGHS optimal", "median ratio", "min ratio"},
+	}
+	detail := bench.Section{ID: "planner-families-instances", Title: "Per instance",
+		Header: []string{"family", "seed", "path", "orrery (CPU)", "orrery status", "orrery objective", "HiGHS (CPU)", "HiGHS status (gap)", "HiGHS objective", "HiGHS bound", "ratio"}}
+	var rows []FamilyRow
+	var sums []FamilySummary
+	var gates []bench.Gate
+	for _, spec := range shockwave.FamilySpecs() {
+		if cfg.smoke && !spec.Smoke {
+			continue
+		}
+		seeds := spec.Seeds
+		if cfg.smoke {
+			seeds = 1
+		}
+		sum := FamilySummary{Family: spec.Name, MinRatio: math.Inf(1)}
+		var ratios []float64
+		for s := 1; s <= seeds; s++ {
+			f := spec.Family
+			f.Seed = uint64(s)
+			p, err := f.Problem()
+			if err != nil {
+				return nil, nil, err
+			}
+			fmt.Fprintf(os.Stderr, "  families: %s, seed %d\n", spec.Name, s)
+			row, gs, err := compareHiGHS(ctx, cfg, spec.Name, uint64(s), p, haveHiGHS)
+			if err != nil {
+				return nil, nil, fmt.Errorf("%s seed %d: %w", spec.Name, s, err)
+			}
+			rows = append(rows, row)
+			gates = append(gates, gs...)
+			sum.Instances++
+			if row.Status == market.Optimal.String() {
+				sum.Optimal++
+			}
+			if row.HiGHSStatus == mip.Optimal.String() {
+				sum.HiGHSProven++
+			}
+			if !math.IsNaN(row.Ratio) {
+				ratios = append(ratios, row.Ratio)
+				sum.MinRatio = min(sum.MinRatio, row.Ratio)
+			}
+			detail.Rows = append(detail.Rows, familyCells(row))
+		}
+		sum.Ratio = math.NaN()
+		if len(ratios) > 0 {
+			sum.Ratio = bench.Summarize(ratios).Median
+		} else {
+			sum.MinRatio = math.NaN()
+		}
+		sums = append(sums, sum)
+		sec.Rows = append(sec.Rows, []string{spec.Name, fmt.Sprint(sum.Instances), fmt.Sprint(sum.Optimal), fmt.Sprint(sum.HiGHSProven), speedup(sum.Ratio), speedup(sum.MinRatio)})
+	}
+	sec.Data = sums
+	detail.Data = rows
+	return []bench.Section{sec, detail}, gates, nil
+}
+
+func speedup(r float64) string {
+	if math.IsNaN(r) || math.IsInf(r, 0) {
+		return "–"
+	}
+	return fmt.Sprintf("%.3gx", r)
+}
+
+func familyCells(row FamilyRow) []string {
+	ht, st, obj, bound := "–", row.Note, "–", "–"
+	if row.HiGHSStatus != "" {
+		ht, st = bench.Duration(row.HiGHSCPU), row.HiGHSStatus
+		if row.HiGHSStatus == mip.Feasible.String() && !math.IsNaN(row.HiGHSGap) {
+			st += fmt.Sprintf(" (%.3g%%)", 100*row.HiGHSGap)
+		}
+		if row.HiGHSPath != "" && row.HiGHSPath != row.Path {
+			st += ", " + row.HiGHSPath + " path"
+		}
+		if !math.IsNaN(row.HiGHSPlanValue) {
+			obj = fmt.Sprintf("%.10g", row.HiGHSPlanValue)
+		}
+		if !math.IsNaN(row.HiGHSBound) {
+			bound = fmt.Sprintf("%.10g", row.HiGHSBound)
+		}
+	}
+	return []string{row.Family, fmt.Sprint(row.Seed), row.Path, bench.Spread(row.Time), row.Status, fmt.Sprintf("%.10g", row.Objective), ht, st, obj, bound, speedup(row.Ratio)}
+}
+
+// compareHiGHS times orrery on p, runs HiGHS on the authors' program (the
+// fair program first, as the authors' code), and gates orrery's status and
+// objective against HiGHS's.
+func compareHiGHS(ctx context.Context, cfg *config, family string, seed uint64, p *market.Problem, haveHiGHS bool) (FamilyRow, []bench.Gate, error) {
+	nan := math.NaN()
+	row := FamilyRow{Family: family, Seed: seed, HiGHSPlanValue: nan, HiGHSBound: nan, HiGHSGap: nan, Ratio: nan}
+	ws := market.NewWorkspace()
+	var sol *market.Solution
+	samples, err := bench.Interleave(ctx, []bench.Case{{Name: "orrery", Op: func() (err error) {
+		sol, err = ws.Solve(ctx, p)
+		return err
+	}}}, bench.Options{Rounds: cfg.rounds, Target: cfg.target})
+	if err != nil {
+		return row, nil, err
+	}
+	row.Time = bench.Summarize(bench.Times(samples[0]))
+	row.Status, row.Objective, row.Nodes = sol.Status.String(), sol.Objective, sol.Nodes
+	rounds := make([][]int, len(sol.Rounds))
+	for t, js := range sol.Rounds {
+		rounds[t] = slices.Clone(js)
+	}
+	path := shockwave.Fair
+	if sol.Relaxed {
+		path = shockwave.Relaxed
+	}
+	row.Path = path.String()
+	pg, err := shockwave.Build(p, path)
+	if err != nil {
+		return row, nil, err
+	}
+	name := fmt.Sprintf("families %s, seed %d", family, seed)
+	var gates []bench.Gate
+	if x, err := pg.Assign(rounds); err == nil {
+		row.LPOK = len(pg.Model.Check(x, 1e-9, 0)) == 0
+	}
+	gates = append(gates, bench.Gate{Name: name + ": orrery's plan is feasible in the authors' program",
+		Pass: row.LPOK, Value: b2f(row.LPOK), Threshold: 1, Detail: yesNo(row.LPOK)})
+	if !haveHiGHS {
+		row.Note = "HiGHS not installed"
+		return row, gates, nil
+	}
+	var res *mip.Result
+	var hpg *shockwave.Program
+	for _, try := range []shockwave.Path{shockwave.Fair, shockwave.Relaxed} {
+		hpg = pg
+		if try != path {
+			if hpg, err = shockwave.Build(p, try); err != nil {
+				return row, nil, err
+			}
+		}
+		r, err := mip.SolveHiGHS(ctx, hpg.Model, mip.HiGHSOptions{TimeLimit: cfg.cbcTime, SetRelGap: true, RelGap: 0,
+			Name: strings.NewReplacer(" ", "", ",", "_", "{", "", "}", "").Replace(family) + fmt.Sprint("_", seed, "_", try)})
+		if err != nil {
+			return row, nil, err
+		}
+		row.HiGHSCPU += r.CPU.Seconds()
+		res = r
+		if r.Status != mip.Infeasible {
+			row.HiGHSPath = try.String()
+			if r.Status == mip.NoSolution && try == shockwave.Fair {
+				row.HiGHSPath = ""
+			}
+			break
+		}
+	}
+	row.HiGHSStatus, row.HiGHSBound, row.HiGHSGap = res.Status.String(), res.Bound, res.Gap
+	if t := row.Time.Median; t > 0 {
+		row.Ratio = row.HiGHSCPU / t
+	}
+	if res.Values != nil {
+		v, err := hpg.Evaluate(hpg.Plan(res.Values))
+		row.HiGHSFeasible = err == nil
+		if err == nil {
+			row.HiGHSPlanValue = v.Objective
+		} else {
+			row.Note = err.Error()
+		}
+	}
+	samePath := row.HiGHSPath == row.Path
+	if row.HiGHSPath != "" {
+		gates = append(gates, bench.Gate{Name: name + ": HiGHS takes the same path as orrery",
+			Pass: samePath, Value: b2f(samePath), Threshold: 1, Detail: fmt.Sprintf("orrery %s, HiGHS %s", row.Path, row.HiGHSPath)})
+	}
+	if res.Status == mip.Optimal && samePath {
+		ok := sol.Status == market.Optimal
+		gates = append(gates, bench.Gate{Name: name + ": orrery proves optimality where HiGHS does",
+			Pass: ok, Value: b2f(ok), Threshold: 1, Detail: "orrery " + row.Status})
+	}
+	if samePath && row.HiGHSFeasible {
+		tol := tolerance(row.Objective, row.HiGHSPlanValue)
+		d := row.Objective - row.HiGHSPlanValue
+		gates = append(gates, bench.Gate{Name: name + ": orrery's objective ≥ HiGHS's plan's",
+			Pass: d >= -tol, Value: d, Threshold: -tol, Detail: fmt.Sprintf("orrery %.12g, HiGHS %.12g", row.Objective, row.HiGHSPlanValue)})
+	}
+	if samePath && !math.IsNaN(row.HiGHSBound) && res.Status != mip.NoSolution {
+		tol := tolerance(row.Objective, row.HiGHSBound)
+		gates = append(gates, bench.Gate{Name: name + ": orrery's objective ≤ HiGHS's bound",
+			Pass: row.Objective <= row.HiGHSBound+tol, Value: row.Objective, Threshold: row.HiGHSBound + tol,
+			Detail: fmt.Sprintf("orrery %.12g, bound %.12g", row.Objective, row.HiGHSBound)})
+	}
+	return row, gates, nil
+}
