@@ -227,6 +227,28 @@ func randomProblem(rng *rand.Rand, maxJobs, maxRounds, maxGPUs int, widths []int
 	return p
 }
 
+// randomProblemOn is randomProblem on exactly M GPUs, with at least two
+// jobs and two rounds (packing needs both to be hard).
+func randomProblemOn(rng *rand.Rand, maxJobs, maxRounds, M int, widths []int) *Problem {
+	for {
+		p := randomProblem(rng, maxJobs, maxRounds, M, widths)
+		if len(p.Jobs) < 2 || p.Config.Rounds < 2 {
+			continue
+		}
+		// The cluster is M GPUs, the widths redrawn up to M (the jobs'
+		// times and targets stay as drawn).
+		p.GPUs = M
+		for j := range p.Jobs {
+			w := widths[rng.IntN(len(widths))]
+			for w > M {
+				w = widths[rng.IntN(len(widths))]
+			}
+			p.Jobs[j].GPUs = w
+		}
+		return p
+	}
+}
+
 func planX(p *Problem, sol *Solution, T int) [][]bool {
 	x := make([][]bool, len(p.Jobs))
 	for j := range x {
@@ -243,17 +265,38 @@ func planX(p *Problem, sol *Solution, T int) [][]bool {
 // TestSolveMatchesBruteForce: the family (up to 6 jobs, 4 rounds,
 // 4 GPUs, widths 1/2/4), then widths outside the packing theorem (3 GPUs, or
 // 4 on 5–7 GPUs) where the exact packing search decides.
+//
+// Then the wide-job families where the packing theorem does not hold and
+// the configuration LP's bound, its heuristic and its packing certificates
+// decide: widths {1,2,4,8}, {1,2,3} and {3,5,6,1} on clusters that are not
+// powers of two (7, 10, 13 GPUs). (Priorities up to 1e300 on these widths:
+// TestSolveExactHugePriorities, whose brute force is exact.)
 func TestSolveMatchesBruteForce(t *testing.T) {
-	t.Run("widths124", func(t *testing.T) { testBrute(t, 1, 400, 6, 4, 4, []int{1, 2, 4}) })
-	t.Run("widths1234", func(t *testing.T) { testBrute(t, 3, 600, 5, 3, 7, []int{1, 2, 3, 4}) })
+	t.Run("widths124", func(t *testing.T) { testBrute(t, 1, 400, 6, 4, 4, []int{1, 2, 4}, nil, false) })
+	t.Run("widths1234", func(t *testing.T) { testBrute(t, 3, 600, 5, 3, 7, []int{1, 2, 3, 4}, nil, false) })
+	t.Run("widths1248on10", func(t *testing.T) { testBrute(t, 5, 300, 5, 3, 0, []int{1, 2, 4, 8}, []int{10}, false) })
+	t.Run("widths123on7", func(t *testing.T) { testBrute(t, 7, 300, 5, 3, 0, []int{1, 2, 3}, []int{7}, false) })
+	t.Run("widths3561on7_10_13", func(t *testing.T) { testBrute(t, 9, 400, 5, 3, 0, []int{3, 5, 6, 1}, []int{7, 10, 13}, false) })
 }
 
-func testBrute(t *testing.T, seed uint64, cases, maxJobs, maxRounds, maxGPUs int, widths []int) {
+// testBrute compares the solver with the brute force on random instances:
+// clusters of 1..maxGPUs GPUs, or one of gpus when given; with huge, a few
+// jobs get priorities from 1e6 to 1e305 (hugePriorities).
+func testBrute(t *testing.T, seed uint64, cases, maxJobs, maxRounds, maxGPUs int, widths, gpus []int, huge bool) {
+	t.Helper()
 	rng := rand.New(rand.NewPCG(seed, 2))
 	ws := NewWorkspace()
 	seen := map[bool]int{}
 	for it := 0; it < cases; it++ {
-		p := randomProblem(rng, maxJobs, maxRounds, maxGPUs, widths)
+		var p *Problem
+		if gpus != nil {
+			p = randomProblemOn(rng, maxJobs, maxRounds, gpus[rng.IntN(len(gpus))], widths)
+		} else {
+			p = randomProblem(rng, maxJobs, maxRounds, maxGPUs, widths)
+		}
+		if huge {
+			hugePriorities(rng, p)
+		}
 		want := bruteForce(p)
 		sol, err := ws.Solve(context.Background(), p)
 		if err != nil {

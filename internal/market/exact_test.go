@@ -238,13 +238,30 @@ func (e *exactProgram) slack(j int) float64 {
 // math/big; the solver's plan may trail the best only by the evaluation
 // slack of the jobs whose counts differ (identical counts cancel exactly),
 // so losing a small job's welfare to a huge job's rounding fails.
+//
+// The second part draws the wide-job families on clusters that are not
+// powers of two: widths {3,5,6,1} on 7, 10 or 13 GPUs, {1,2,4,8} on 10.
 func TestSolveExactHugePriorities(t *testing.T) {
-	rng := rand.New(rand.NewPCG(21, 22))
+	t.Run("widths1234", func(t *testing.T) {
+		testExactHuge(t, 21, 1500, 1000, 3, func(rng *rand.Rand) *Problem { return randomProblem(rng, 6, 4, 6, []int{1, 2, 4, 3}) })
+	})
+	t.Run("wide", func(t *testing.T) {
+		testExactHuge(t, 25, 400, 250, 2, func(rng *rand.Rand) *Problem {
+			if rng.IntN(3) == 0 {
+				return randomProblemOn(rng, 5, 3, 10, []int{1, 2, 4, 8})
+			}
+			return randomProblemOn(rng, 5, 3, []int{7, 10, 13}[rng.IntN(3)], []int{3, 5, 6, 1})
+		})
+	})
+}
+
+func testExactHuge(t *testing.T, seed uint64, cases, minRelaxed, minTiers int, draw func(*rand.Rand) *Problem) {
+	rng := rand.New(rand.NewPCG(seed, seed+1))
 	ws := NewWorkspace()
 	paths := map[bool]int{}
 	tiers := 0
-	for it := 0; it < 1500; it++ {
-		p := randomProblem(rng, 6, 4, 6, []int{1, 2, 4, 3})
+	for it := 0; it < cases; it++ {
+		p := draw(rng)
 		hugePriorities(rng, p)
 		if it%3 == 0 {
 			hugePriorities(rng, p)
@@ -330,7 +347,7 @@ func TestSolveExactHugePriorities(t *testing.T) {
 		}
 	}
 	t.Logf("paths %v, at most %d tiers", paths, tiers)
-	if paths[true] < 1000 || tiers < 3 {
+	if paths[true] < minRelaxed || tiers < minTiers {
 		t.Fatalf("instances do not cover the relaxed path with several tiers: %v, at most %d tiers", paths, tiers)
 	}
 }
@@ -357,7 +374,7 @@ func TestSolveGridOptimal(t *testing.T) {
 			ok := true
 			for j := range n {
 				n32[j] = int32(n[j])
-				ok = ok && n32[j] >= ws.bb.baseLo[j]
+				ok = ok && n32[j] >= ws.bb.pathLo[j]
 			}
 			if !ok {
 				continue

@@ -22,7 +22,8 @@ import (
 
 // branchBound is the branch and bound on packing covers.
 type branchBound struct {
-	baseLo, baseHi []int32 // the path's bounds on the counts: the root node
+	baseLo, baseHi []int32 // the root node's bounds on the counts
+	pathLo         []int32 // the path's lower bounds (FTF), before the root's fixing
 	lo, hi, counts []int32 // the node being solved: its bounds, its relaxation's counts
 	nodes          []node
 	ubs            []uint64 // node id → its upper bound, one number each

@@ -113,6 +113,7 @@ func (w *Workspace) Solve(ctx context.Context, p *Problem) (*Solution, error) {
 	copy(w.inc.counts, w.bb.baseLo)
 	copy(w.inc.x, w.pk.x)
 	w.evalCounts(w.bb.baseLo, w.inc.score)
+	w.bb.pathLo = append(w.bb.pathLo[:0], w.bb.baseLo...)
 	w.lagrangeRoot(ctx)
 	status := Optimal
 	if w.lag.proven {
