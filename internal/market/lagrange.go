@@ -37,7 +37,14 @@ import (
 // lagrange is the Lagrangian bound's state.
 type lagrange struct {
 	active bool
-	wide   int      // limbs of a wide number: the solve's limbs + 1
+	// The bound works in one tier of the layout (exact.go): the only one,
+	// or the last when the upper tiers' jobs are fixed at their best
+	// values (lagrangeRoot); upper holds those tiers' constant welfare.
+	tier   int32
+	off    int32 // the tier's first limb in a number
+	limbs  int   // the tier's limbs: the width of a price
+	upper  []uint64
+	wide   int      // limbs of a wide number: the tier's limbs + 1
 	price  []uint64 // N × limbs: q_j on the grid
 	best   []int32  // per job: argmax over [0, top_j] of G_j(n) − q_j·n
 	ks     []uint64 // T·KS(q), wide
@@ -72,10 +79,18 @@ type lagrange struct {
 // sets the prices of the Lagrangian bound.
 func (w *Workspace) lagrangeRoot(ctx context.Context) {
 	w.lag.active, w.lag.proven = false, false
-	if len(w.ex.tiers) != 1 || w.ex.coarse || len(w.p.Jobs) == 0 {
+	if w.ex.coarse || len(w.p.Jobs) == 0 || len(w.ex.tiers) == 0 {
 		return
 	}
 	N := len(w.p.Jobs)
+	last := int32(len(w.ex.tiers) - 1)
+	if mt := w.ex.makespanTier; mt >= 0 && mt != last {
+		return
+	}
+	w.lag.tier, w.lag.off, w.lag.limbs = last, w.ex.tiers[last].off, int(w.ex.tiers[last].n)
+	if !w.fixUpperTiers() {
+		return
+	}
 	lo, hi := w.bb.lo[:N], w.bb.hi[:N]
 	copy(lo, w.bb.baseLo)
 	copy(hi, w.bb.baseHi)
@@ -101,14 +116,14 @@ func (w *Workspace) lagrangeRoot(ctx context.Context) {
 // Σ q_j·H_j and each job's best count.
 func (w *Workspace) lagrangeSetup() {
 	lg, lp := &w.lag, &w.lp
-	N, W := len(w.p.Jobs), w.ex.limbs
+	N, W := len(w.p.Jobs), lg.limbs
 	lg.wide = W + 1
 	WL := lg.wide
-	e := w.ex.tiers[0].exp
+	e := w.ex.tiers[lg.tier].exp
 	// A price may exceed every marginal (a job forced above its best
 	// count); the cap keeps it within the tier's width: the sum of the
 	// terms' scales (exact.go).
-	maxPrice := w.ex.suf[0]
+	maxPrice := w.tierScale()
 	lg.price = grow(lg.price, N*W)
 	lg.best = grow(lg.best, N)
 	for j := range N {
@@ -120,13 +135,13 @@ func (w *Workspace) lagrangeSetup() {
 		toGrid(lg.price[j*W:j*W+W], max(q, 0), e)
 		// The best count: the last n whose marginal beats the price.
 		n := int32(0)
-		for n < w.tab.top[j] && w.ex.jobTier[j] >= 0 && cmpNum(w.marginal(j, int(n+1)), lg.price[j*W:j*W+W]) > 0 {
+		for n < w.tab.top[j] && w.ex.jobTier[j] == lg.tier && cmpNum(w.marginal(j, int(n+1)), lg.price[j*W:j*W+W]) > 0 {
 			n++
 		}
 		lg.best[j] = n
 	}
 	lg.acc = grow(lg.acc, 2*WL)
-	lg.out = grow(lg.out, W)
+	lg.out = grow(lg.out, w.ex.limbs)
 	lg.cq = grow(lg.cq, WL)
 	clear(lg.cq)
 	for j := range N {
@@ -140,7 +155,7 @@ func (w *Workspace) lagrangeSetup() {
 // counts, each class taking its highest prices.
 func (w *Workspace) knapsackValue() {
 	lg := &w.lag
-	N, W, WL := len(w.p.Jobs), w.ex.limbs, lg.wide
+	N, W, WL := len(w.p.Jobs), lg.limbs, lg.wide
 	K := len(w.ks.classWidth)
 	M := w.p.GPUs
 	by := grow(lg.byPr, N)
@@ -218,25 +233,25 @@ func (w *Workspace) knapsackValue() {
 // aggregate one).
 func (w *Workspace) lagWelfare(least, hi []int32, out []uint64) bool {
 	lg := &w.lag
-	W, WL := w.ex.limbs, lg.wide
+	W, WL := lg.limbs, lg.wide
 	acc := lg.acc[:WL]
 	copy(acc, lg.ks)
 	for j := range least {
 		m := min(max(lg.best[j], least[j]), hi[j])
-		if g := w.gain(j, int(m)); g != nil {
-			addAt(acc, 1, g)
+		if w.ex.jobTier[j] == lg.tier {
+			addAt(acc, 1, w.gain(j, int(m)))
 		}
 		mulAdd(acc, lg.price[j*W:j*W+W], uint64(w.tab.top[j]-m))
 	}
+	copy(out, lg.upper)
 	if cmpNum(acc, lg.cq) <= 0 {
-		clear(out)
 		return true
 	}
 	sub(acc, acc, lg.cq)
 	if acc[0] != 0 {
 		return false
 	}
-	copy(out, acc[1:])
+	copy(out[lg.off:int(lg.off)+W], acc[1:])
 	return true
 }
 
@@ -562,10 +577,10 @@ func (w *Workspace) lagPhi(z []uint64, j int, a, b int32) {
 
 // lagTerm sets z (wide) to φ_j(v) = G_j(v) + q_j·(H_j − v).
 func (w *Workspace) lagTerm(z []uint64, j int, v int32) {
-	W := w.ex.limbs
+	W := w.lag.limbs
 	clear(z)
-	if g := w.gain(j, int(v)); g != nil {
-		addAt(z, 1, g)
+	if w.ex.jobTier[j] == w.lag.tier {
+		addAt(z, 1, w.gain(j, int(v)))
 	}
 	mulAdd(z, w.lag.price[j*W:j*W+W], uint64(w.tab.top[j]-v))
 }
@@ -575,14 +590,16 @@ func (w *Workspace) lagTerm(z []uint64, j int, v int32) {
 // reports whether it does.
 func (w *Workspace) sliceSlack(z, sum []uint64, tau float64) bool {
 	lg := &w.lag
-	W, WL := w.ex.limbs, lg.wide
+	W, WL, off := lg.limbs, lg.wide, int(lg.off)
 	rhs := lg.lhs[WL : 2*WL]
 	add(z, sum, lg.ks)
-	mk := w.tau.probe[:W]
+	// The upper tiers of the incumbent are the fixed jobs' best values
+	// (lagrangeRoot), so the bound and the incumbent compare in the tier.
+	mk := w.tau.probe[:w.ex.limbs]
 	w.mkInto(mk, tau)
-	addAt(z, 1, mk)
+	addAt(z, 1, mk[off:off+W])
 	clear(rhs)
-	copy(rhs[1:], w.inc.score[:W])
+	copy(rhs[1:], w.inc.score[off:off+W])
 	add(rhs, rhs, lg.cq)
 	if cmpNum(z, rhs) <= 0 {
 		return false
@@ -744,4 +761,62 @@ func (w *Workspace) farkas(counts []int32) bool {
 		start = end
 	}
 	return demand > T*cur[M]
+}
+
+// tierScale is the sum of the scales of the bound's tier's terms (its
+// jobs' |V_j(0)| and the makespan term's when it is there): every value of
+// the tier, a price among them, fits its width.
+func (w *Workspace) tierScale() float64 {
+	T, s := w.cfg.T, 0.0
+	for j := range w.p.Jobs {
+		if w.ex.jobTier[j] == w.lag.tier {
+			s -= w.tab.val[j*(T+1)]
+		}
+	}
+	if w.ex.makespanTier == w.lag.tier {
+		s += float64(w.cfg.k * w.ex.tauMax)
+	}
+	return s
+}
+
+// fixUpperTiers makes the bound's tier the only one that varies. With one
+// tier there is nothing to do. Otherwise a plan beats one whose upper tiers
+// are at their largest only if its own are too, since one unit of a tier
+// outweighs all the tiers below (exact.go); so when the jobs of the upper
+// tiers can all get their best values together (the least counts at which
+// their gains reach those at their upper bounds pack), that packing becomes
+// the incumbent if it is better, those counts become the root's lower
+// bounds, and lg.upper holds the upper tiers' welfare. It reports false
+// when they cannot (the bound is then not used).
+func (w *Workspace) fixUpperTiers() bool {
+	lg := &w.lag
+	W := w.ex.limbs
+	lg.upper = grow(lg.upper, W)
+	clear(lg.upper)
+	if lg.tier == 0 {
+		return true
+	}
+	N := len(w.p.Jobs)
+	lo, hi := w.bb.baseLo[:N], w.bb.baseHi[:N]
+	fix := w.bb.repCounts[:N]
+	copy(fix, lo)
+	for j := range N {
+		if t := w.ex.jobTier[j]; t < 0 || t == lg.tier {
+			continue
+		}
+		top := w.gain(j, int(hi[j]))
+		for fix[j] < hi[j] && cmpNum(w.gain(j, int(fix[j])), top) != 0 {
+			fix[j]++
+		}
+		addAt(lg.upper, w.ex.tiers[w.ex.jobTier[j]].off, top)
+	}
+	if r, _ := w.packCounts(fix); r != packed {
+		return false
+	}
+	s := w.bb.repScore[:W]
+	if w.evalCounts(fix, s); cmpNum(s, w.inc.score) > 0 {
+		w.setIncumbent(fix, s)
+	}
+	copy(lo, fix)
+	return true
 }

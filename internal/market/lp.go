@@ -77,7 +77,7 @@ type cfgLP struct {
 }
 
 const (
-	colPattern = -1 // basis marker: a pattern column
+	colPattern = -1    // basis marker: a pattern column
 	lpTol      = 1e-11 // the simplex's reduced-cost tolerance, relative to the column's cost and price
 	lpAbsTol   = 1e-40 // and absolute (the costs are scaled to at most 1)
 	lpPivTol   = 1e-9
@@ -106,8 +106,14 @@ func (w *Workspace) lpSetup(lo, hi []int32, keepRows bool) {
 	smax := 0.0
 	for j := range N {
 		row := j * (T + 1)
+		// Only the bound's tier varies (lagrange.go): the upper tiers'
+		// jobs are fixed at their best values, worth nothing more here.
+		in := w.ex.jobTier[j] == w.lag.tier
 		for i := 1; i <= T; i++ {
-			d := w.tab.val[row+i] - w.tab.val[row+i-1]
+			d := 0.0
+			if in {
+				d = w.tab.val[row+i] - w.tab.val[row+i-1]
+			}
 			lp.slope[j*T+i-1] = d
 			smax = max(smax, d)
 		}
