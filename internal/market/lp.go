@@ -72,8 +72,9 @@ type cfgLP struct {
 	dp     []float64
 	dpArg  []int32
 	// separation scratch
-	sorted []int32
-	iters  int
+	sorted   []int32
+	iters    int
+	prevRows int // the rows before the last separation
 }
 
 const (
@@ -727,13 +728,28 @@ func (w *Workspace) solveLP(ctx context.Context, lo, hi []int32, rounds int, kee
 	for round := 0; ; round++ {
 		lp.start()
 		if !lp.solve(ctx) {
-			return false
+			if round == 0 {
+				return false
+			}
+			// The new rows stalled the simplex (or made the LP infeasible,
+			// which a valid row cannot on a feasible one): back to the
+			// rows of the last solved round, whose solution stands.
+			lp.dropRows(lp.prevRows)
+			lp.start()
+			return lp.solve(ctx)
 		}
 		if round == rounds || len(lp.rowClass) >= maxLPRows || deadline.Done(ctx) {
 			return true
 		}
+		lp.prevRows = len(lp.rowClass)
 		if lp.separate(w.ks.class, maxLPRows-len(lp.rowClass)) == 0 {
 			return true
 		}
 	}
+}
+
+// dropRows keeps the first n rows.
+func (lp *cfgLP) dropRows(n int) {
+	lp.members = lp.members[:lp.rowStart[n]]
+	lp.rowClass, lp.rowSize, lp.rowStart = lp.rowClass[:n], lp.rowSize[:n], lp.rowStart[:n+1]
 }
