@@ -70,46 +70,42 @@ type lagrange struct {
 	least, surv, newLo, newHi []int32
 	sum, lhs, slack2          []uint64
 	proven                    bool     // the fixing proved the incumbent optimal
-	nodeLo                    []int32  // nodeLP's scratch
+	nodeLo, rootLo            []int32  // nodeLP's and lagrangeRoot's scratch
 	qint, dpInt               []uint64 // farkas's scratch
 }
 
-// lagrangeRoot runs, at the root, the configuration LP at the count
-// relaxation's makespan, the primal heuristic on its pattern mixture, and
-// sets the prices of the Lagrangian bound.
-func (w *Workspace) lagrangeRoot(ctx context.Context) {
+// lagrangeRoot runs when the root's counts do not pack: the configuration
+// LP at the root's makespan tau, the primal heuristic on its pattern
+// mixture, the prices of the Lagrangian bound and the root's fixing. It
+// reports whether the bound is now in use (the root is then solved again,
+// in the box the fixing left); lag.proven says the fixing proved the
+// incumbent optimal.
+func (w *Workspace) lagrangeRoot(ctx context.Context, tau float64) bool {
 	w.lag.active, w.lag.proven = false, false
 	if w.ex.coarse || len(w.p.Jobs) == 0 || len(w.ex.tiers) == 0 {
-		return
+		return false
 	}
 	N := len(w.p.Jobs)
 	last := int32(len(w.ex.tiers) - 1)
 	if mt := w.ex.makespanTier; mt >= 0 && mt != last {
-		return
+		return false
 	}
 	w.lag.tier, w.lag.off, w.lag.limbs = last, w.ex.tiers[last].off, int(w.ex.tiers[last].n)
 	if !w.fixUpperTiers() {
-		return
+		return false
 	}
-	lo, hi := w.bb.lo[:N], w.bb.hi[:N]
-	copy(lo, w.bb.baseLo)
-	copy(hi, w.bb.baseHi)
-	counts := w.bb.counts[:N]
-	r := w.relax(ctx, lo, hi, counts)
-	if !r.feasible {
-		return
+	lo, hi := w.lag.rootLo[:0], w.bb.baseHi[:N]
+	for j := range N {
+		lo = append(lo, max(w.bb.baseLo[j], w.lambda(j, w.bb.baseLo[j], hi[j], tau)))
 	}
-	for j := range lo {
-		if n := w.lambda(j, lo[j], hi[j], r.tau); n > lo[j] {
-			lo[j] = n
-		}
-	}
+	w.lag.rootLo = lo
 	if !w.solveLP(ctx, lo, hi, 6, false) {
-		return
+		return false
 	}
 	w.lpRound(lo, hi)
 	w.lagrangeSetup()
 	w.lag.proven = w.lagrangeFix()
+	return true
 }
 
 // lagrangeSetup turns the LP's duals into grid prices and computes T·KS(q),

@@ -74,6 +74,7 @@ func (w *Workspace) search(ctx context.Context, bound []uint64) Status {
 	open := w.bb.open[:w.ex.limbs] // best bound of nodes dropped unfinished
 	hasOpen := false
 	processed := 0
+	lagTried := false
 	for len(w.bb.heap) > 0 {
 		if deadline.Done(ctx) || processed >= w.cfg.maxNodes {
 			break
@@ -101,6 +102,19 @@ func (w *Workspace) search(ctx context.Context, bound []uint64) Status {
 				w.setIncumbent(counts, r.best)
 			}
 			continue
+		}
+		if id == 0 && !lagTried {
+			// The root's counts do not pack: bring in the configuration
+			// LP and its Lagrangian bound, and solve the root again.
+			lagTried = true
+			if w.lagrangeRoot(ctx, r.tau) {
+				if w.lag.proven {
+					w.bb.heap = w.bb.heap[:0]
+				} else {
+					w.pushID(0)
+				}
+				continue
+			}
 		}
 		if w.lag.active && w.nodeLP(ctx, lo, hi, r.tau) {
 			// The node's own prices: a tighter bound, and new counts.

@@ -114,14 +114,8 @@ func (w *Workspace) Solve(ctx context.Context, p *Problem) (*Solution, error) {
 	copy(w.inc.x, w.pk.x)
 	w.evalCounts(w.bb.baseLo, w.inc.score)
 	w.bb.pathLo = append(w.bb.pathLo[:0], w.bb.baseLo...)
-	w.lagrangeRoot(ctx)
-	status := Optimal
-	if w.lag.proven {
-		w.bb.processed = 0
-		copy(w.bb.bound, w.inc.score)
-	} else {
-		status = w.search(ctx, w.bb.bound)
-	}
+	w.lag.active, w.lag.proven = false, false
+	status := w.search(ctx, w.bb.bound)
 	if w.pk.unsure || w.ex.coarse {
 		status = Feasible
 	}

@@ -1,7 +1,8 @@
 // Command orrery-bench is orrery's benchmark suite: the kernels on every
 // path, the link search against the brute force a user would write, the
 // ranking of placement candidates, the Shockwave planner against COIN-OR
-// CBC on the authors' own program, and the native engine against its
+// CBC on the authors' own program and against HiGHS on wide-job families,
+// and the native engine against its
 // WebAssembly module (wazero, node).
 //
 //	go run ./bench/cmd/orrery-bench            # the full suite (make bench)
@@ -14,7 +15,9 @@
 //
 // CBC is optional: the planner section needs the cbc binary on PATH
 // (bench/install-cbc.sh installs Debian's coinor-cbc); without it, that
-// comparison is reported as skipped, except under -require-cbc.
+// comparison is reported as skipped, except under -require-cbc. Likewise
+// the families section needs SciPy's milp (bench/install-highs.sh,
+// -require-highs).
 package main
 
 import (
@@ -57,6 +60,7 @@ var sectionOrder = []struct {
 	{"link", linkSection},
 	{"rank", rankSection},
 	{"planner", plannerSection},
+	{"families", familySection},
 	{"wasm", wasmSection},
 }
 
@@ -79,7 +83,7 @@ func run() int {
 	flag.BoolVar(&cfg.requireCBC, "require-cbc", false, "fail if cbc is not installed (CI)")
 	flag.BoolVar(&cfg.requireHiGHS, "require-highs", false, "fail if SciPy's milp (HiGHS) is not installed (CI)")
 	flag.BoolVar(&cfg.keepLP, "keep-lp", false, "keep the LP files, CBC logs and solutions under -out/lp")
-	flag.StringVar(&only, "only", "", "comma-separated sections to run: kernels,link,rank,planner,wasm (default all)")
+	flag.StringVar(&only, "only", "", "comma-separated sections to run: kernels,link,rank,planner,families,wasm (default all)")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "orrery-bench: unexpected argument %q\n", flag.Arg(0))

@@ -173,11 +173,7 @@ func plannerSection(ctx context.Context, cfg *config) ([]bench.Section, []bench.
 			fmt.Sprintf("%.7g", row.Objective), cbcTime, status, obj, bound, diff})
 	}
 	sec.Data = rows
-	fam, fgates, err := familySection(ctx, cfg)
-	if err != nil {
-		return nil, nil, err
-	}
-	return append([]bench.Section{sec}, fam...), append(gates, fgates...), nil
+	return []bench.Section{sec}, gates, nil
 }
 
 func comparePlanner(ctx context.Context, cfg *config, pc plannerCase, p *market.Problem, haveCBC bool) (PlannerRow, []bench.Gate, error) {
