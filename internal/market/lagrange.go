@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/bits"
 	"slices"
+
+	"github.com/orrery/orrery/internal/deadline"
 )
 
 // # The Lagrangian bound
@@ -40,15 +42,16 @@ type lagrange struct {
 	// The bound works in one tier of the layout (exact.go): the only one,
 	// or the last when the upper tiers' jobs are fixed at their best
 	// values (lagrangeRoot); upper holds those tiers' constant welfare.
-	tier   int32
-	off    int32 // the tier's first limb in a number
-	limbs  int   // the tier's limbs: the width of a price
-	upper  []uint64
-	wide   int      // limbs of a wide number: the tier's limbs + 1
-	price  []uint64 // N × limbs: q_j on the grid
-	best   []int32  // per job: argmax over [0, top_j] of G_j(n) − q_j·n
-	ks     []uint64 // T·KS(q), wide
-	cq     []uint64 // Σ_j q_j·H_j, wide
+	tier  int32
+	off   int32 // the tier's first limb in a number
+	limbs int   // the tier's limbs: the width of a price
+	upper []uint64
+	wide  int // limbs of a wide number: the tier's limbs + 1
+	// ps is the price set in use; sets holds n of them, each a valid
+	// bound on its own, so a bound takes the least.
+	ps     priceSet
+	sets   [maxSets]priceSet
+	n      int
 	acc    []uint64 // wide scratch
 	byPr   []int32  // the jobs by class, then price desc
 	pre    []uint64 // per class: prefix sums of its prices (wide), at preOff
@@ -64,15 +67,28 @@ type lagrange struct {
 	hx                    []bool
 	score                 []uint64
 	blocked               []bool
-	out                   []uint64 // one number: lagWelfare's result in tauEval
+	out, out2             []uint64 // numbers: lagWelfare's result in tauEval, its scratch
 	// lagrangeFix's scratch
-	events                    []event
-	least, surv, newLo, newHi []int32
-	sum, lhs, slack2          []uint64
-	proven                    bool     // the fixing proved the incumbent optimal
-	nodeLo, rootLo            []int32  // nodeLP's and lagrangeRoot's scratch
-	qint, dpInt               []uint64 // farkas's scratch
+	events                     []event
+	least, surv, newLo, newHi  []int32
+	sum, lhs, slack2, topSlack []uint64
+	survSet                    []int32
+	proven                     bool     // the fixing proved the incumbent optimal
+	nodeLo, rootLo             []int32  // nodeLP's and lagrangeRoot's scratch
+	qint, dpInt                []uint64 // farkas's scratch
 }
+
+// priceSet is one vector of prices with what the bound needs of it.
+type priceSet struct {
+	price []uint64 // N × limbs: q_j on the grid
+	best  []int32  // per job: argmax over [0, top_j] of G_j(n) − q_j·n
+	ks    []uint64 // T·KS(q), wide
+	cq    []uint64 // Σ_j q_j·H_j, wide
+}
+
+// maxSets bounds the price sets kept: the root's LPs at a few makespans,
+// and the last node's.
+const maxSets = 4
 
 // lagrangeRoot runs when the root's counts do not pack: the configuration
 // LP at the root's makespan tau, the primal heuristic on its pattern
@@ -103,15 +119,44 @@ func (w *Workspace) lagrangeRoot(ctx context.Context, tau float64) bool {
 		return false
 	}
 	w.lpRound(lo, hi)
-	w.lagrangeSetup()
-	w.lag.proven = w.lagrangeFix()
+	w.lag.n = 0
+	w.lagrangeSetup(0)
+	// The LP at one makespan prices the others poorly when the makespan
+	// weighs little: the makespan whose bound is largest gets its own LP
+	// (and prices), while a new one comes up.
+	cand := w.tauCandidates(w.bb.baseLo[:N], hi)
+	for set := 1; ; set++ {
+		top := w.sweep(cand)
+		if top < 0 || set == maxSets-1 || deadline.Done(ctx) {
+			break
+		}
+		t := cand[top]
+		if t == tau {
+			break
+		}
+		tau = t
+		for j := range N {
+			lo[j] = max(w.bb.baseLo[j], w.lambda(j, w.bb.baseLo[j], hi[j], tau))
+		}
+		if !w.solveLP(ctx, lo, hi, 6, true) {
+			break
+		}
+		w.lpRound(lo, hi)
+		w.lagrangeSetup(set)
+	}
+	w.lag.proven = w.lagrangeFix(cand)
 	return true
 }
 
 // lagrangeSetup turns the LP's duals into grid prices and computes T·KS(q),
 // Σ q_j·H_j and each job's best count.
-func (w *Workspace) lagrangeSetup() {
+func (w *Workspace) lagrangeSetup(slot int) {
 	lg, lp := &w.lag, &w.lp
+	lg.ps = lg.sets[slot]
+	defer func() {
+		lg.sets[slot] = lg.ps
+		lg.n = max(lg.n, slot+1)
+	}()
 	N, W := len(w.p.Jobs), lg.limbs
 	lg.wide = W + 1
 	WL := lg.wide
@@ -120,34 +165,35 @@ func (w *Workspace) lagrangeSetup() {
 	// count); the cap keeps it within the tier's width: the sum of the
 	// terms' scales (exact.go).
 	maxPrice := w.tierScale()
-	lg.price = grow(lg.price, N*W)
-	lg.best = grow(lg.best, N)
+	lg.ps.price = grow(lg.ps.price, N*W)
+	lg.ps.best = grow(lg.ps.best, N)
 	for j := range N {
 		qy := 0.0
 		for _, r := range lp.jobRows[lp.jobStart[j]:lp.jobStart[j+1]] {
 			qy += max(0, lp.y[r])
 		}
 		q := min(float64(qy*lp.scale), maxPrice)
-		toGrid(lg.price[j*W:j*W+W], max(q, 0), e)
+		toGrid(lg.ps.price[j*W:j*W+W], max(q, 0), e)
 		// The best count: the last n whose marginal beats the price.
 		n := int32(0)
-		for n < w.tab.top[j] && w.ex.jobTier[j] == lg.tier && cmpNum(w.marginal(j, int(n+1)), lg.price[j*W:j*W+W]) > 0 {
+		for n < w.tab.top[j] && w.ex.jobTier[j] == lg.tier && cmpNum(w.marginal(j, int(n+1)), lg.ps.price[j*W:j*W+W]) > 0 {
 			n++
 		}
-		lg.best[j] = n
+		lg.ps.best[j] = n
 	}
 	lg.acc = grow(lg.acc, 2*WL)
 	lg.out = grow(lg.out, w.ex.limbs)
-	lg.cq = grow(lg.cq, WL)
-	clear(lg.cq)
+	lg.out2 = grow(lg.out2, w.ex.limbs)
+	lg.ps.cq = grow(lg.ps.cq, WL)
+	clear(lg.ps.cq)
 	for j := range N {
-		mulAdd(lg.cq, lg.price[j*W:j*W+W], uint64(w.tab.top[j]))
+		mulAdd(lg.ps.cq, lg.ps.price[j*W:j*W+W], uint64(w.tab.top[j]))
 	}
 	w.knapsackValue()
 	lg.active = true
 }
 
-// knapsackValue sets lg.ks to T·KS(q): the DP over the classes' slot
+// knapsackValue sets lg.ps.ks to T·KS(q): the DP over the classes' slot
 // counts, each class taking its highest prices.
 func (w *Workspace) knapsackValue() {
 	lg := &w.lag
@@ -162,7 +208,7 @@ func (w *Workspace) knapsackValue() {
 		if ca, cb := w.ks.class[a], w.ks.class[b]; ca != cb {
 			return int(ca - cb)
 		}
-		if c := cmpNum(lg.price[int(b)*W:int(b)*W+W], lg.price[int(a)*W:int(a)*W+W]); c != 0 {
+		if c := cmpNum(lg.ps.price[int(b)*W:int(b)*W+W], lg.ps.price[int(a)*W:int(a)*W+W]); c != 0 {
 			return c
 		}
 		return int(a - b)
@@ -192,7 +238,7 @@ func (w *Workspace) knapsackValue() {
 		for a := 1; a <= n; a++ {
 			copy(pre[a*WL:a*WL+WL], pre[(a-1)*WL:a*WL])
 			j := int(by[start+a-1])
-			addAt(pre[a*WL:a*WL+WL], 1, lg.price[j*W:j*W+W])
+			addAt(pre[a*WL:a*WL+WL], 1, lg.ps.price[j*W:j*W+W])
 		}
 		for start < N && w.ks.class[by[start]] == int32(c) {
 			start++
@@ -218,9 +264,9 @@ func (w *Workspace) knapsackValue() {
 		}
 		cur, next = next, cur
 	}
-	lg.ks = grow(lg.ks, WL)
-	clear(lg.ks)
-	mulAdd(lg.ks, cur[M*WL:M*WL+WL], uint64(w.cfg.T))
+	lg.ps.ks = grow(lg.ps.ks, WL)
+	clear(lg.ps.ks)
+	mulAdd(lg.ps.ks, cur[M*WL:M*WL+WL], uint64(w.cfg.T))
 }
 
 // lagWelfare writes to out (one number) the Lagrangian bound on the
@@ -229,21 +275,36 @@ func (w *Workspace) knapsackValue() {
 // aggregate one).
 func (w *Workspace) lagWelfare(least, hi []int32, out []uint64) bool {
 	lg := &w.lag
+	found := false
+	tmp := lg.out2
+	for s := range lg.n {
+		lg.ps = lg.sets[s]
+		if w.lagWelfare1(least, hi, tmp) && (!found || cmpNum(tmp, out) < 0) {
+			copy(out, tmp)
+			found = true
+		}
+	}
+	return found
+}
+
+// lagWelfare1 is lagWelfare for the price set in use.
+func (w *Workspace) lagWelfare1(least, hi []int32, out []uint64) bool {
+	lg := &w.lag
 	W, WL := lg.limbs, lg.wide
 	acc := lg.acc[:WL]
-	copy(acc, lg.ks)
+	copy(acc, lg.ps.ks)
 	for j := range least {
-		m := min(max(lg.best[j], least[j]), hi[j])
+		m := min(max(lg.ps.best[j], least[j]), hi[j])
 		if w.ex.jobTier[j] == lg.tier {
 			addAt(acc, 1, w.gain(j, int(m)))
 		}
-		mulAdd(acc, lg.price[j*W:j*W+W], uint64(w.tab.top[j]-m))
+		mulAdd(acc, lg.ps.price[j*W:j*W+W], uint64(w.tab.top[j]-m))
 	}
 	copy(out, lg.upper)
-	if cmpNum(acc, lg.cq) <= 0 {
+	if cmpNum(acc, lg.ps.cq) <= 0 {
 		return true
 	}
-	sub(acc, acc, lg.cq)
+	sub(acc, acc, lg.ps.cq)
 	if acc[0] != 0 {
 		return false
 	}
@@ -480,20 +541,17 @@ type event struct {
 // maxSlices bounds the makespans the root's fixing examines one by one.
 const maxSlices = 16
 
-// lagrangeFix is reduced-cost fixing at the root, exact on the grid. A
-// plan better than the incumbent has some makespan τ (a candidate) whose
-// Lagrangian bound W_L(τ) − k·τ beats the incumbent; a sweep over the
-// candidates (each job's least count changes at most top_j times) finds
-// them. If none does, the incumbent is optimal (it returns true). Otherwise
-// every count v of job j that no such τ lets beat the incumbent, i.e. with
-// φ_j(v) + (bound − incumbent) ≤ the job's best term at τ, is cut from the
-// root's box, and the box's lower bounds become the least counts of the
-// largest such τ.
-func (w *Workspace) lagrangeFix() bool {
+// sweep finds the makespan candidates (of the root's box) whose Lagrangian
+// bound, the least over the price sets, beats the incumbent: a plan better
+// than the incumbent has one of them as its makespan. Each job's least
+// count changes at most top_j times along the ascending candidates, so the
+// sums of the jobs' terms are kept up to date event by event. It returns
+// the survivors' indices (in lg.surv, with lg.survSet the set of the least
+// bound at each) and the one whose bound is largest, or −1.
+func (w *Workspace) sweep(cand []float64) int {
 	lg := &w.lag
 	N, T, WL := len(w.p.Jobs), w.cfg.T, lg.wide
 	lo, hi := w.bb.baseLo[:N], w.bb.baseHi[:N]
-	cand := w.tauCandidates(lo, hi)
 	// Events: least_j becomes n once τ ≥ res_j(n); ascending τ, then n
 	// descending, so that the smallest n wins among equal thresholds.
 	ev := lg.events[:0]
@@ -522,35 +580,74 @@ func (w *Workspace) lagrangeFix() bool {
 		least[j] = hi[j] + 1 // not yet feasible
 	}
 	missing := N
-	sum := grow(lg.sum, WL)
-	lg.sum = sum
-	clear(sum)
+	sums := grow(lg.sum, maxSets*WL)
+	lg.sum = sums
+	clear(sums)
 	phi := lg.acc[WL : 2*WL]
-	lhs := grow(lg.lhs, 2*WL)
+	lhs := grow(lg.lhs, 4*WL)
 	lg.lhs = lhs
-	surv := lg.surv[:0]
-	e := 0
+	slack, best := lhs[2*WL:3*WL], lhs[3*WL:4*WL]
+	surv, survSet := lg.surv[:0], lg.survSet[:0]
+	top, e := -1, 0
 	for i, tau := range cand {
 		for ; e < len(ev) && ev[e].tau <= tau; e++ {
 			j, n := int(ev[e].j), ev[e].n
-			if least[j] <= hi[j] {
-				w.lagPhi(phi, j, least[j], hi[j])
-				sub(sum, sum, phi)
-			} else {
+			for s := range lg.n {
+				lg.ps = lg.sets[s]
+				sum := sums[s*WL : s*WL+WL]
+				if least[j] <= hi[j] {
+					w.lagPhi(phi, j, least[j], hi[j])
+					sub(sum, sum, phi)
+				}
+				w.lagPhi(phi, j, n, hi[j])
+				add(sum, sum, phi)
+			}
+			if least[j] > hi[j] {
 				missing--
 			}
 			least[j] = n
-			w.lagPhi(phi, j, n, hi[j])
-			add(sum, sum, phi)
 		}
 		if missing > 0 {
 			continue
 		}
-		if w.sliceSlack(lhs[:WL], sum, tau) {
-			surv = append(surv, int32(i))
+		in, arg := true, 0
+		for s := range lg.n {
+			lg.ps = lg.sets[s]
+			if !w.sliceSlack(slack, sums[s*WL:s*WL+WL], tau) {
+				in = false
+				break
+			}
+			if s == 0 || cmpNum(slack, best) < 0 {
+				copy(best, slack)
+				arg = s
+			}
+		}
+		if in {
+			if top < 0 || cmpNum(best, lg.topSlack) > 0 {
+				top = len(surv)
+				lg.topSlack = append(lg.topSlack[:0], best...)
+			}
+			surv, survSet = append(surv, int32(i)), append(survSet, int32(arg))
 		}
 	}
-	lg.surv = surv
+	lg.surv, lg.survSet = surv, survSet
+	if top >= 0 {
+		return int(surv[top])
+	}
+	return -1
+}
+
+// lagrangeFix is reduced-cost fixing at the root, exact on the grid. If no
+// makespan survives the sweep, the incumbent is optimal (it returns true).
+// Otherwise every count v of job j that no surviving τ lets beat the
+// incumbent, i.e. with φ_j(v) + (bound − incumbent) ≤ the job's best term
+// at τ, is cut from the root's box, and the box's lower bounds become the
+// least counts of the largest surviving τ.
+func (w *Workspace) lagrangeFix(cand []float64) bool {
+	lg := &w.lag
+	N := len(w.p.Jobs)
+	lo, hi := w.bb.baseLo[:N], w.bb.baseHi[:N]
+	surv := lg.surv
 	if len(surv) == 0 {
 		return true
 	}
@@ -568,7 +665,7 @@ func (w *Workspace) lagrangeFix() bool {
 // lagPhi sets z (wide) to the job's best term over [a, b]:
 // G_j(m) + q_j·(H_j − m) at m, its best count clamped to [a, b].
 func (w *Workspace) lagPhi(z []uint64, j int, a, b int32) {
-	w.lagTerm(z, j, min(max(w.lag.best[j], a), b))
+	w.lagTerm(z, j, min(max(w.lag.ps.best[j], a), b))
 }
 
 // lagTerm sets z (wide) to φ_j(v) = G_j(v) + q_j·(H_j − v).
@@ -578,7 +675,7 @@ func (w *Workspace) lagTerm(z []uint64, j int, v int32) {
 	if w.ex.jobTier[j] == w.lag.tier {
 		addAt(z, 1, w.gain(j, int(v)))
 	}
-	mulAdd(z, w.lag.price[j*W:j*W+W], uint64(w.tab.top[j]-v))
+	mulAdd(z, w.lag.ps.price[j*W:j*W+W], uint64(w.tab.top[j]-v))
 }
 
 // sliceSlack sets z (wide) to the amount by which the Lagrangian bound of
@@ -588,7 +685,7 @@ func (w *Workspace) sliceSlack(z, sum []uint64, tau float64) bool {
 	lg := &w.lag
 	W, WL, off := lg.limbs, lg.wide, int(lg.off)
 	rhs := lg.lhs[WL : 2*WL]
-	add(z, sum, lg.ks)
+	add(z, sum, lg.ps.ks)
 	// The upper tiers of the incumbent are the fixed jobs' best values
 	// (lagrangeRoot), so the bound and the incumbent compare in the tier.
 	mk := w.tau.probe[:w.ex.limbs]
@@ -596,7 +693,7 @@ func (w *Workspace) sliceSlack(z, sum []uint64, tau float64) bool {
 	addAt(z, 1, mk[off:off+W])
 	clear(rhs)
 	copy(rhs[1:], w.inc.score[off:off+W])
-	add(rhs, rhs, lg.cq)
+	add(rhs, rhs, lg.ps.cq)
 	if cmpNum(z, rhs) <= 0 {
 		return false
 	}
@@ -620,8 +717,10 @@ func (w *Workspace) fixBoxes(cand []float64, surv []int32) {
 	lg.slack2 = slack
 	sum := lg.sum
 	phi, best, tmp := lg.acc[WL:2*WL], lg.lhs[:WL], lg.lhs[WL:2*WL]
-	for _, i := range surv {
+	for q, i := range surv {
 		tau := cand[i]
+		lg.ps = lg.sets[lg.survSet[q]]
+		sum = sum[:WL]
 		clear(sum)
 		for j := range N {
 			least[j] = w.lambda(j, lo[j], hi[j], tau)
@@ -665,7 +764,7 @@ func (w *Workspace) nodeLP(ctx context.Context, lo, hi []int32, tau float64) boo
 		return false
 	}
 	w.lpRound(nlo, hi)
-	w.lagrangeSetup()
+	w.lagrangeSetup(min(w.lag.n, maxSets-1))
 	return true
 }
 

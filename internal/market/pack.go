@@ -74,7 +74,7 @@ type packSearch struct {
 	rest              []int // rest[pos]: GPU-rounds the jobs from position pos on need
 	freeTotal         int   // free GPU-rounds over the window
 	key               []byte
-	failed            map[string]struct{} // refuted states (stateKey)
+	failed            stateSet // refuted states (stateKey)
 }
 
 // exactPacking reports whether the widths in use satisfy the theorem.
@@ -201,10 +201,7 @@ func (w *Workspace) packDFS(counts []int32) packResult {
 		w.dfs.rest[pos] = w.dfs.rest[pos+1] + int(w.tab.width[j])*int(counts[j])
 	}
 	w.dfs.freeTotal = w.p.GPUs * T
-	if w.dfs.failed == nil {
-		w.dfs.failed = make(map[string]struct{})
-	}
-	clear(w.dfs.failed)
+	w.dfs.failed.reset()
 	return w.dfsJob(0, counts)
 }
 
@@ -246,7 +243,7 @@ func (w *Workspace) dfsJob(pos int, counts []int32) packResult {
 		return unpackable
 	}
 	// States (position, multiset of free GPUs) already refuted.
-	if _, seen := w.dfs.failed[string(w.stateKey(pos, ord))]; seen { // no allocation
+	if w.dfs.failed.has(w.stateKey(pos, ord)) {
 		return unpackable
 	}
 	// Enumerate selections as group counts, lexicographically from the most
@@ -275,7 +272,7 @@ func (w *Workspace) dfsJob(pos int, counts []int32) packResult {
 		}
 		if !nextPick(pick, gstart) {
 			if result == unpackable {
-				w.dfs.failed[string(w.stateKey(pos, ord))] = struct{}{}
+				w.dfs.failed.add(w.stateKey(pos, ord))
 			}
 			return result
 		}
@@ -284,7 +281,7 @@ func (w *Workspace) dfsJob(pos int, counts []int32) packResult {
 
 // stateKey builds the memo key of depth pos (position and free GPUs in
 // ord's order) in a reused buffer; ord is sorted by free desc. Index
-// w.dfs.failed with string(key): a lookup does not allocate.
+// w.dfs.failed with it.
 func (w *Workspace) stateKey(pos int, ord []int32) []byte {
 	key := binary.LittleEndian.AppendUint32(w.dfs.key[:0], uint32(pos))
 	for _, t := range ord {
@@ -349,4 +346,58 @@ func nextPick(pick, gstart []int32) bool {
 		tail += pick[g]
 	}
 	return false
+}
+
+// stateSet is a set of byte strings that allocates nothing once its
+// buffers have grown: the keys live in one arena, chained by a 64-bit hash
+// (FNV-1a) in a map whose buckets clear keeps.
+type stateSet struct {
+	head    map[uint64]int32 // hash → the last entry with that hash
+	entries []stateEntry
+	arena   []byte
+}
+
+type stateEntry struct {
+	off, n, next int32
+}
+
+func (s *stateSet) reset() {
+	if s.head == nil {
+		s.head = make(map[uint64]int32)
+	}
+	clear(s.head)
+	s.entries, s.arena = s.entries[:0], s.arena[:0]
+}
+
+func fnv(b []byte) uint64 {
+	h := uint64(14695981039346656037)
+	for _, c := range b {
+		h = (h ^ uint64(c)) * 1099511628211
+	}
+	return h
+}
+
+// has reports whether key is in the set (comparing the bytes: a hash
+// collision is no false positive).
+func (s *stateSet) has(key []byte) bool {
+	i, ok := s.head[fnv(key)]
+	for ok && i >= 0 {
+		e := s.entries[i]
+		if string(s.arena[e.off:e.off+e.n]) == string(key) {
+			return true
+		}
+		i = e.next
+	}
+	return false
+}
+
+func (s *stateSet) add(key []byte) {
+	h := fnv(key)
+	next, ok := s.head[h]
+	if !ok {
+		next = -1
+	}
+	s.entries = append(s.entries, stateEntry{off: int32(len(s.arena)), n: int32(len(key)), next: next})
+	s.arena = append(s.arena, key...)
+	s.head[h] = int32(len(s.entries) - 1)
 }

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestSolveDeadline: an expired context still yields a feasible plan (the
@@ -195,5 +197,77 @@ func TestHugePriorityRegressions(t *testing.T) {
 			t.Errorf("%s: %v objective %.10g (bound %.10g), CBC %.10g", c.name, sol.Status, sol.Objective, sol.Bound, c.cbc)
 		}
 		t.Logf("%s: objective %.10g, CBC %.10g", c.name, sol.Objective, c.cbc)
+	}
+}
+
+// wideProblem is a wide-job instance whose root counts do not pack, so that
+// the configuration LP, its heuristic and the Lagrangian bound all run:
+// 24 jobs on 10 GPUs, widths {1,2,4,8}, 10 rounds.
+func wideProblem(t *testing.T, seed uint64) *Problem {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed, 77))
+	for {
+		p := randomProblemOn(rng, 24, 10, 10, []int{1, 2, 4, 8})
+		if len(p.Jobs) < 16 || p.Config.Rounds < 8 {
+			continue
+		}
+		ws := NewWorkspace()
+		if _, err := ws.Solve(context.Background(), p); err != nil {
+			t.Fatal(err)
+		}
+		if ws.lag.active {
+			return p
+		}
+	}
+}
+
+// TestSolveDeadlineWide: on an instance the LP is needed for, an expired
+// context or one that ends mid-search still gives a plan that fits the
+// cluster, status Feasible unless it was proven, and a bound at least the
+// optimum.
+func TestSolveDeadlineWide(t *testing.T) {
+	for seed := uint64(1); seed <= 3; seed++ {
+		p := wideProblem(t, seed)
+		full, err := Solve(context.Background(), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if full.Status != Optimal {
+			t.Fatalf("seed %d: %v without a deadline", seed, full.Status)
+		}
+		for _, d := range []time.Duration{0, 200 * time.Microsecond, 2 * time.Millisecond} {
+			ctx, cancel := context.WithTimeout(context.Background(), d)
+			sol, err := Solve(ctx, p)
+			cancel()
+			if err != nil {
+				t.Fatal(err)
+			}
+			tol := 1e-9 * math.Abs(full.Objective)
+			if sol.Objective > full.Objective+tol || sol.Bound < full.Objective-tol || (sol.Status == Optimal && math.Abs(sol.Objective-full.Objective) > tol) {
+				t.Fatalf("seed %d, deadline %v: %v objective %v bound %v; optimum %v", seed, d, sol.Status, sol.Objective, sol.Bound, full.Objective)
+			}
+			for r, js := range sol.Rounds {
+				used := 0
+				for _, j := range append(append([]int(nil), js...), sol.Backfill[r]...) {
+					used += p.Jobs[j].GPUs
+				}
+				if used > p.GPUs {
+					t.Fatalf("seed %d, deadline %v: round %d uses %d GPUs", seed, d, r, used)
+				}
+			}
+		}
+	}
+}
+
+// TestSolveAllocationsWide: the LP, the heuristic and the bound allocate
+// nothing on a reused workspace either.
+func TestSolveAllocationsWide(t *testing.T) {
+	p := wideProblem(t, 4)
+	ws := NewWorkspace()
+	if _, err := ws.Solve(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+	if n := testing.AllocsPerRun(5, func() { ws.Solve(context.Background(), p) }); n != 0 {
+		t.Fatalf("%v allocations per solve", n)
 	}
 }
