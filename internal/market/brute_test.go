@@ -274,9 +274,9 @@ func planX(p *Problem, sol *Solution, T int) [][]bool {
 func TestSolveMatchesBruteForce(t *testing.T) {
 	t.Run("widths124", func(t *testing.T) { testBrute(t, 1, 400, 6, 4, 4, []int{1, 2, 4}, nil, false) })
 	t.Run("widths1234", func(t *testing.T) { testBrute(t, 3, 600, 5, 3, 7, []int{1, 2, 3, 4}, nil, false) })
-	t.Run("widths1248on10", func(t *testing.T) { testBrute(t, 5, 300, 5, 3, 0, []int{1, 2, 4, 8}, []int{10}, false) })
-	t.Run("widths123on7", func(t *testing.T) { testBrute(t, 7, 300, 5, 3, 0, []int{1, 2, 3}, []int{7}, false) })
-	t.Run("widths3561on7_10_13", func(t *testing.T) { testBrute(t, 9, 400, 5, 3, 0, []int{3, 5, 6, 1}, []int{7, 10, 13}, false) })
+	t.Run("widths1248on10", func(t *testing.T) { testBrute(t, 5, 200, 5, 3, 0, []int{1, 2, 4, 8}, []int{10}, false) })
+	t.Run("widths123on7", func(t *testing.T) { testBrute(t, 7, 200, 5, 3, 0, []int{1, 2, 3}, []int{7}, false) })
+	t.Run("widths3561on7_10_13", func(t *testing.T) { testBrute(t, 9, 250, 5, 3, 0, []int{3, 5, 6, 1}, []int{7, 10, 13}, false) })
 }
 
 // testBrute compares the solver with the brute force on random instances:

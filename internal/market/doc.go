@@ -38,10 +38,23 @@
 //     intervals whose bound W(τ_b) − k·τ_a cannot win, finds the optimum.
 //  2. Round packing: the widest-first, most-free-rounds greedy packs every
 //     packable count vector when the widths form a divisibility chain and
-//     all but the largest divide M (pack.go has the proof); otherwise an
-//     exact search over free-capacity multisets decides.
+//     all but the largest divide M (pack.go has the proof); otherwise the
+//     configuration LP with the counts fixed decides (a rounded pattern
+//     mixture packs them, or its duals certify exactly that they cannot),
+//     and an exact search over free-capacity multisets decides the rest.
 //  3. When the relaxation's counts do not pack, a branch and bound on
-//     packing covers (search.go) restores exactness.
+//     packing covers (search.go) restores exactness. The aggregate capacity
+//     is a weak bound when jobs are wide, so the root then brings in the
+//     configuration LP (lp.go): rounds are interchangeable, a plan is a
+//     multiset of T round patterns (slots per width class), and counts fit
+//     the patterns exactly when every class's top-k counts fit its slots
+//     (Gale–Ryser). The LP (floating point, a guide only) gives prices q_j
+//     whose Lagrangian bound, Σ_j max_n (V_j(n) − q_j·n) + T·KS(q) with KS
+//     the best single round, is valid for any q and is evaluated exactly
+//     (lagrange.go); it joins W(τ) in every node, fixes counts at the root
+//     (reduced costs), and the LP's pattern mixture, rounded and filled
+//     class by class, supplies incumbents. Nodes that still do not pack
+//     re-solve the LP on their box.
 //  4. Ranking (rank.go) decides which rounds each job gets, and the authors'
 //     work-conserving backfill fills idle GPUs.
 //

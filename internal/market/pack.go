@@ -46,11 +46,14 @@ import (
 //	{1, 2, 4} on M = 6: exact (only the largest width may leave a remainder)
 //	{1, 3, 6} on M = 9: exact; {2, 3} on any M: not a chain, not guaranteed
 //
-// When the conditions fail, a failure of the greedy is confirmed or refuted
-// by an exact depth-first search over the multiset of free capacities
-// (packDFS) with a node budget; an exhausted budget leaves the counts
-// "unknown", which the solver treats as unpackable and reports by returning
-// Feasible rather than Optimal.
+// When the conditions fail, a failure of the greedy goes to the
+// configuration LP with the counts fixed (lpPack, lagrange.go): a rounded
+// pattern mixture that holds them packs them, and an infeasible LP's duals,
+// as integer prices, certify exactly that nothing does. What it leaves is
+// decided by an exact depth-first search over the multiset of free
+// capacities (packDFS) with a node budget; an exhausted budget leaves the
+// counts "unknown", which the solver treats as unpackable and reports by
+// returning Feasible rather than Optimal.
 
 // packing is the greedy's state: the free GPUs of each round and the
 // assignment it builds.

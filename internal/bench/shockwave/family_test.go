@@ -1,0 +1,103 @@
+package shockwave
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/orrery/orrery/internal/bench/mip"
+	"github.com/orrery/orrery/internal/market"
+)
+
+// TestFamilyProblems: the generator's instances are valid, deterministic,
+// use only the family's widths and take the path they are built for.
+func TestFamilyProblems(t *testing.T) {
+	for _, spec := range FamilySpecs() {
+		if spec.Family.Jobs > 200 {
+			continue
+		}
+		f := spec.Family
+		f.Seed = 1
+		p, err := f.Problem()
+		if err != nil {
+			t.Fatal(err)
+		}
+		q, _ := f.Problem()
+		for j := range p.Jobs {
+			if p.Jobs[j] != q.Jobs[j] {
+				t.Fatalf("%s: job %d drawn differently", spec.Name, j)
+			}
+			ok := false
+			for _, w := range f.Widths {
+				ok = ok || w == p.Jobs[j].GPUs
+			}
+			if !ok {
+				t.Fatalf("%s: job %d has %d GPUs", spec.Name, j, p.Jobs[j].GPUs)
+			}
+		}
+		sol, err := market.Solve(context.Background(), p)
+		if err != nil {
+			t.Fatalf("%s: %v", spec.Name, err)
+		}
+		if sol.Relaxed != (f.Path == Relaxed) {
+			t.Fatalf("%s: relaxed %v", spec.Name, sol.Relaxed)
+		}
+		if f.Huge {
+			top := 0.0
+			for _, pr := range sol.Priority {
+				top = max(top, pr)
+			}
+			if top < 1e6 {
+				t.Fatalf("%s: largest priority %g", spec.Name, top)
+			}
+		}
+	}
+}
+
+// TestOrreryMatchesHiGHS: on the wide-job families, orrery proves the
+// optimum HiGHS proves, on the same path (the fair program first).
+func TestOrreryMatchesHiGHS(t *testing.T) {
+	if !mip.HiGHSAvailable() {
+		t.Skip("no python3 with scipy.optimize.milp (Debian: apt-get install python3-scipy)")
+	}
+	if testing.Short() {
+		t.Skip("runs HiGHS")
+	}
+	for _, f := range []Family{
+		{Widths: []int{1, 2, 4, 8}, GPUs: 10, Jobs: 24, Seed: 3},
+		{Widths: []int{3, 5, 6, 1}, GPUs: 13, Jobs: 24, Seed: 2},
+		{Widths: []int{1, 2, 3}, GPUs: 7, Jobs: 20, Path: Relaxed, Seed: 1},
+	} {
+		p, err := f.Problem()
+		if err != nil {
+			t.Fatal(err)
+		}
+		sol, err := market.Solve(context.Background(), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var res *mip.Result
+		var pg *Program
+		for _, path := range []Path{Fair, Relaxed} {
+			if pg, err = Build(p, path); err != nil {
+				t.Fatal(err)
+			}
+			if res, err = mip.SolveHiGHS(context.Background(), pg.Model, mip.HiGHSOptions{TimeLimit: time.Minute, SetRelGap: true}); err != nil {
+				t.Fatal(err)
+			}
+			if res.Status != mip.Infeasible {
+				break
+			}
+		}
+		if res.Status != mip.Optimal || (pg.Path == Relaxed) != sol.Relaxed {
+			t.Fatalf("%v: HiGHS %v on the %v path, orrery relaxed %v", f, res.Status, pg.Path, sol.Relaxed)
+		}
+		v, err := pg.Evaluate(pg.Plan(res.Values))
+		if err != nil {
+			t.Fatalf("%v: HiGHS's plan: %v", f, err)
+		}
+		if sol.Status != market.Optimal || !near(sol.Objective, v.Objective, 1e-9) || sol.Objective > res.Bound+1e-9*max(1, -res.Bound) {
+			t.Fatalf("%v: orrery %v %.12g, HiGHS %.12g (bound %.12g)", f, sol.Status, sol.Objective, v.Objective, res.Bound)
+		}
+	}
+}
