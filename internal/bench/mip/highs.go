@@ -108,9 +108,19 @@ func SolveHiGHS(ctx context.Context, m *Model, opt HiGHSOptions) (*Result, error
 	if err := f.Close(); err != nil {
 		return nil, err
 	}
-	cmd := exec.CommandContext(ctx, py, script, path)
+	// HiGHS does not always check its clock (a model with coefficients
+	// near 1e300 stays in its LP past any limit): the driver is killed
+	// once it has run twice its limit and 30 s more, as a time-out.
+	runCtx := ctx
+	if opt.TimeLimit > 0 {
+		var cancel context.CancelFunc
+		runCtx, cancel = context.WithTimeout(ctx, 2*opt.TimeLimit+30*time.Second)
+		defer cancel()
+	}
+	cmd := exec.CommandContext(runCtx, py, script, path)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
+	t0 := time.Now()
 	runErr := cmd.Run()
 	if opt.Dir != "" {
 		os.WriteFile(filepath.Join(dir, name+".highs.json"), out.Bytes(), 0o644)
@@ -118,6 +128,14 @@ func SolveHiGHS(ctx context.Context, m *Model, opt HiGHSOptions) (*Result, error
 	if runErr != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
+		}
+		if runCtx.Err() != nil {
+			res := &Result{Status: NoSolution, Objective: math.NaN(), Bound: math.NaN(), Gap: math.NaN(),
+				Wall: time.Since(t0), Log: "killed: HiGHS overran its time limit of " + opt.TimeLimit.String()}
+			if st := cmd.ProcessState; st != nil {
+				res.CPU = st.UserTime() + st.SystemTime()
+			}
+			return res, nil
 		}
 		return nil, fmt.Errorf("%w: %v\n%s", ErrSolver, runErr, tail(errb.String()))
 	}
