@@ -73,8 +73,11 @@ type lagrange struct {
 	least, surv, newLo, newHi  []int32
 	sum, lhs, slack2, topSlack []uint64
 	survSet                    []int32
-	proven                     bool     // the fixing proved the incumbent optimal
-	nodeLo, rootLo             []int32  // nodeLP's and lagrangeRoot's scratch
+	proven                     bool    // the fixing proved the incumbent optimal
+	nodeLo, rootLo             []int32 // nodeLP's and lagrangeRoot's scratch
+	fixed                      []bool  // per job: fixed at its best value (fixUpperTiers)
+	domJobs, domLast           []int32 // dominantJobs' scratch
+	domRest, domD              []uint64
 	qint, dpInt                []uint64 // farkas's scratch
 }
 
@@ -874,36 +877,63 @@ func (w *Workspace) tierScale() float64 {
 	return s
 }
 
-// fixUpperTiers makes the bound's tier the only one that varies. With one
-// tier there is nothing to do. Otherwise a plan beats one whose upper tiers
-// are at their largest only if its own are too, since one unit of a tier
-// outweighs all the tiers below (exact.go); so when the jobs of the upper
-// tiers can all get their best values together (the least counts at which
-// their gains reach those at their upper bounds pack), that packing becomes
-// the incumbent if it is better, those counts become the root's lower
-// bounds, and lg.upper holds the upper tiers' welfare. It reports false
-// when they cannot (the bound is then not used).
+// fixUpperTiers fixes the jobs whose value outweighs everything else, so
+// that the bound, its LP and its fixing see only the jobs left (a float LP
+// cannot resolve terms 1e16 apart). Those are the jobs of the tiers above
+// the bound's (one unit of a tier outweighs all the tiers below, exact.go),
+// and the jobs of its tier whose least positive marginal exceeds all that
+// the other jobs and the makespan term can add (dominantJobs). A plan with
+// one of them short of its best value then loses to any plan that has them
+// all there; so when their least counts at those values pack, that packing
+// becomes the incumbent if it is better and those counts become the root's
+// lower bounds; lg.upper holds the upper tiers' welfare. It reports false
+// when they do not pack (the bound is then not used).
 func (w *Workspace) fixUpperTiers() bool {
 	lg := &w.lag
-	W := w.ex.limbs
+	W, N := w.ex.limbs, len(w.p.Jobs)
 	lg.upper = grow(lg.upper, W)
 	clear(lg.upper)
-	if lg.tier == 0 {
+	lg.fixed = grow(lg.fixed, N)
+	clear(lg.fixed)
+	hi := w.bb.baseHi[:N]
+	some := false
+	for j := range N {
+		if t := w.ex.jobTier[j]; t >= 0 && t != lg.tier {
+			lg.fixed[j], some = true, true
+			addAt(lg.upper, w.ex.tiers[t].off, w.gain(j, int(hi[j])))
+		}
+	}
+	if w.dominantJobs() {
+		if w.fixAt() {
+			return true
+		}
+		// They do not all fit together: the upper tiers' jobs alone.
+		for j := range N {
+			lg.fixed[j] = w.ex.jobTier[j] >= 0 && w.ex.jobTier[j] != lg.tier
+		}
+	}
+	if !some {
 		return true
 	}
-	N := len(w.p.Jobs)
+	return w.fixAt()
+}
+
+// fixAt raises the root's lower bounds of the jobs lg.fixed marks to the
+// least counts at their best values, if those pack (see fixUpperTiers).
+func (w *Workspace) fixAt() bool {
+	lg := &w.lag
+	W, N := w.ex.limbs, len(w.p.Jobs)
 	lo, hi := w.bb.baseLo[:N], w.bb.baseHi[:N]
 	fix := w.bb.repCounts[:N]
 	copy(fix, lo)
 	for j := range N {
-		if t := w.ex.jobTier[j]; t < 0 || t == lg.tier {
+		if !lg.fixed[j] {
 			continue
 		}
 		top := w.gain(j, int(hi[j]))
 		for fix[j] < hi[j] && cmpNum(w.gain(j, int(fix[j])), top) != 0 {
 			fix[j]++
 		}
-		addAt(lg.upper, w.ex.tiers[w.ex.jobTier[j]].off, top)
 	}
 	if r, _ := w.packCounts(fix); r != packed {
 		return false
@@ -914,4 +944,65 @@ func (w *Workspace) fixUpperTiers() bool {
 	}
 	copy(lo, fix)
 	return true
+}
+
+// dominantJobs marks in lg.fixed the jobs of the bound's tier whose least
+// positive marginal (on the grid) exceeds the largest value all the other
+// jobs of the tier and the makespan term can have together: the jobs by
+// that marginal, descending, the longest prefix that qualifies. It reports
+// whether it marked any.
+func (w *Workspace) dominantJobs() bool {
+	lg := &w.lag
+	N, L, off := len(w.p.Jobs), lg.limbs, int(lg.off)
+	hi := w.bb.baseHi[:N]
+	cand := lg.domJobs[:0]
+	lg.domLast = grow(lg.domLast, N)
+	for j := range N {
+		if w.ex.jobTier[j] != lg.tier {
+			continue
+		}
+		n := hi[j]
+		for n > 0 && isZero(w.marginal(j, int(n))) {
+			n--
+		}
+		if n > 0 {
+			lg.domLast[j] = n
+			cand = append(cand, int32(j))
+		}
+	}
+	lg.domJobs = cand
+	if len(cand) < 2 {
+		return false
+	}
+	slices.SortFunc(cand, func(a, b int32) int {
+		if c := cmpNum(w.marginal(int(b), int(lg.domLast[b])), w.marginal(int(a), int(lg.domLast[a]))); c != 0 {
+			return c
+		}
+		return int(a - b)
+	})
+	// rest: what the jobs after the prefix and the makespan term can add.
+	rest := grow(lg.domRest, L+1)
+	lg.domRest = rest
+	clear(rest)
+	for _, j := range cand {
+		addAt(rest, 1, w.gain(int(j), int(hi[j])))
+	}
+	if w.ex.makespanTier == lg.tier {
+		addAt(rest, 1, w.ex.mmax[off:off+L])
+	}
+	d := grow(lg.domD, L+1)
+	lg.domD = d
+	k := 0
+	for q, j := range cand[:len(cand)-1] {
+		subAt(rest, 1, w.gain(int(j), int(hi[j])))
+		clear(d)
+		addAt(d, 1, w.marginal(int(j), int(lg.domLast[j])))
+		if cmpNum(d, rest) > 0 {
+			k = q + 1
+		}
+	}
+	for _, j := range cand[:k] {
+		lg.fixed[j] = true
+	}
+	return k > 0
 }

@@ -109,7 +109,7 @@ func (w *Workspace) lpSetup(lo, hi []int32, keepRows bool) {
 		row := j * (T + 1)
 		// Only the bound's tier varies (lagrange.go): the upper tiers'
 		// jobs are fixed at their best values, worth nothing more here.
-		in := w.ex.jobTier[j] == w.lag.tier
+		in := w.ex.jobTier[j] == w.lag.tier && !(j < len(w.lag.fixed) && w.lag.fixed[j])
 		for i := 1; i <= T; i++ {
 			d := 0.0
 			if in {

@@ -198,6 +198,7 @@ func (w *Workspace) setup() error {
 	N, T := len(p.Jobs), w.cfg.T
 	w.pk.unsure = false
 	w.lag.active = false
+	w.lag.fixed = w.lag.fixed[:0]
 	w.lp.rowClass = w.lp.rowClass[:0] // rows are separated anew for each problem
 	w.dfs.left = solveBudget
 	tab := &w.tab
