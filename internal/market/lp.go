@@ -91,7 +91,7 @@ func improves(d, a, b float64) bool {
 	return d > lpTol*max(math.Abs(a), math.Abs(b))+lpAbsTol
 }
 
-// lpFloat is a float64 product that the compiler may not fuse.
+// lpMul is a float64 product that the compiler may not fuse.
 func lpMul(a, b float64) float64 { return float64(a * b) }
 
 // lpSetup loads the problem's jobs into the LP: the box [lo, hi], the
