@@ -25,26 +25,26 @@ type FamilyRow struct {
 	Nodes     int         `json:"orrery_nodes"`
 	LPOK      bool        `json:"orrery_plan_feasible_in_lp"`
 
-	HiGHSPath      string  `json:"highs_path"`
-	HiGHSStatus    string  `json:"highs_status"`
-	HiGHSCPU       float64 `json:"highs_cpu_seconds"` // both attempts, inside milp
-	HiGHSPlanValue float64 `json:"highs_plan_objective"`
-	HiGHSBound     float64 `json:"highs_bound"`
-	HiGHSGap       float64 `json:"highs_gap"`
-	HiGHSFeasible  bool    `json:"highs_plan_feasible"`
-	Note           string  `json:"note,omitempty"`
-	Ratio          float64 `json:"highs_over_orrery_cpu"`
+	HiGHSPath      string      `json:"highs_path"`
+	HiGHSStatus    string      `json:"highs_status"`
+	HiGHSCPU       float64     `json:"highs_cpu_seconds"` // both attempts, inside milp
+	HiGHSPlanValue bench.Float `json:"highs_plan_objective"`
+	HiGHSBound     bench.Float `json:"highs_bound"`
+	HiGHSGap       bench.Float `json:"highs_gap"`
+	HiGHSFeasible  bool        `json:"highs_plan_feasible"`
+	Note           string      `json:"note,omitempty"`
+	Ratio          bench.Float `json:"highs_over_orrery_cpu"` // NaN (null) without HiGHS
 }
 
 // FamilySummary is one family's speed ratio: the median over its seeds of
 // HiGHS's CPU time over orrery's.
 type FamilySummary struct {
-	Family      string  `json:"family"`
-	Instances   int     `json:"instances"`
-	Optimal     int     `json:"orrery_optimal"`
-	HiGHSProven int     `json:"highs_optimal"`
-	Ratio       float64 `json:"median_highs_over_orrery"`
-	MinRatio    float64 `json:"min_highs_over_orrery"`
+	Family      string      `json:"family"`
+	Instances   int         `json:"instances"`
+	Optimal     int         `json:"orrery_optimal"`
+	HiGHSProven int         `json:"highs_optimal"`
+	Ratio       bench.Float `json:"median_highs_over_orrery"`
+	MinRatio    bench.Float `json:"min_highs_over_orrery"`
 }
 
 // familySection runs orrery and HiGHS (SciPy's milp, mip_rel_gap 0) on the
@@ -56,12 +56,10 @@ func familySection(ctx context.Context, cfg *config) ([]bench.Section, []bench.G
 	}
 	sec := bench.Section{ID: "planner-families", Title: "Shockwave planner on wide jobs: orrery's exact solver vs HiGHS on the authors' program",
 		Notes: []string{
-			fmt.Sprintf("Synthetic families (internal/bench/shockwave.Family): job widths drawn from a set on clusters whose size is or is not a power of two, the fair path (targets met by a random packing, so that the finish-time-fair program is feasible and its lower bounds bind) and the relaxed path (one job past its target; optionally one to three jobs with priorities from 1e6 to 1e300). HiGHS is SciPy's milp on the authors' program (the same model as CBC's LP file), mip_rel_gap 0, a time limit of %s, the fair program first and the relaxed one when HiGHS proves the fair one infeasible; its time is the CPU time inside milp. orrery's is the CPU time of market.Workspace.Solve (median of %d rounds). *ratio* is HiGHS's CPU time over orrery's; per family, the median over its seeds. Objectives are scored by orrery's count formulation (HiGHS's rounds read back); the gates require orrery to prove optimality wherever HiGHS does, its objective to be at least HiGHS's plan's and at most HiGHS's bound (relative 1e-6).", cfg.cbcTime, cfg.rounds),
+			fmt.Sprintf("Synthetic families (internal/bench/shockwave.Family): job widths drawn from a set on clusters whose size is or is not a power of two, the fair path (targets met by a random packing, so that the finish-time-fair program is feasible and its lower bounds bind) and the relaxed path (one job past its target; optionally one to three jobs with priorities from 1e6 to 1e300). HiGHS is SciPy's milp on the authors' program (the same model as CBC's LP file), mip_rel_gap 0, a time limit of %s, the fair program first and the relaxed one when HiGHS proves the fair one infeasible; its time is the CPU time inside milp. orrery's is the CPU time of market.Workspace.Solve (median of %d rounds). Per family, over its seeds: the medians of both times and of their ratio (HiGHS's over orrery's), and the least ratio; every instance (status, objectives, bounds, nodes) is in report.json. Objectives are scored by orrery's count formulation (HiGHS's rounds read back); the gates require orrery to prove optimality wherever HiGHS does, its objective to be at least HiGHS's plan's and at most HiGHS's bound (relative 1e-6).", cfg.cbcTime, cfg.rounds),
 		},
-		Header: []string{"family", "instances", "orrery optimal", "HiGHS optimal", "median ratio", "min ratio"},
+		Header: []string{"family", "instances", "orrery optimal", "HiGHS optimal", "orrery (CPU, median)", "HiGHS (CPU, median)", "ratio (median)", "ratio (min)"},
 	}
-	detail := bench.Section{ID: "planner-families-instances", Title: "Per instance",
-		Header: []string{"family", "seed", "path", "orrery (CPU)", "orrery status", "orrery objective", "HiGHS (CPU)", "HiGHS status (gap)", "HiGHS objective", "HiGHS bound", "ratio"}}
 	var rows []FamilyRow
 	var sums []FamilySummary
 	var gates []bench.Gate
@@ -73,8 +71,9 @@ func familySection(ctx context.Context, cfg *config) ([]bench.Section, []bench.G
 		if cfg.smoke {
 			seeds = 1
 		}
-		sum := FamilySummary{Family: spec.Name, MinRatio: math.Inf(1)}
-		var ratios []float64
+		sum := FamilySummary{Family: spec.Name}
+		minRatio := math.Inf(1)
+		var ratios, ot, ht []float64
 		for s := 1; s <= seeds; s++ {
 			f := spec.Family
 			f.Seed = uint64(s)
@@ -96,24 +95,32 @@ func familySection(ctx context.Context, cfg *config) ([]bench.Section, []bench.G
 			if row.HiGHSStatus == mip.Optimal.String() {
 				sum.HiGHSProven++
 			}
-			if !math.IsNaN(row.Ratio) {
-				ratios = append(ratios, row.Ratio)
-				sum.MinRatio = min(sum.MinRatio, row.Ratio)
+			if r := float64(row.Ratio); !math.IsNaN(r) {
+				ratios = append(ratios, r)
+				minRatio = min(minRatio, r)
 			}
-			detail.Rows = append(detail.Rows, familyCells(row))
+			ot = append(ot, row.Time.Median)
+			if row.HiGHSStatus != "" {
+				ht = append(ht, row.HiGHSCPU)
+			}
 		}
-		sum.Ratio = math.NaN()
+		sum.Ratio, sum.MinRatio = bench.Float(math.NaN()), bench.Float(math.NaN())
 		if len(ratios) > 0 {
-			sum.Ratio = bench.Summarize(ratios).Median
-		} else {
-			sum.MinRatio = math.NaN()
+			sum.Ratio, sum.MinRatio = bench.Float(bench.Summarize(ratios).Median), bench.Float(minRatio)
 		}
 		sums = append(sums, sum)
-		sec.Rows = append(sec.Rows, []string{spec.Name, fmt.Sprint(sum.Instances), fmt.Sprint(sum.Optimal), fmt.Sprint(sum.HiGHSProven), speedup(sum.Ratio), speedup(sum.MinRatio)})
+		highs := "–"
+		if len(ht) > 0 {
+			highs = bench.Duration(bench.Summarize(ht).Median)
+		}
+		sec.Rows = append(sec.Rows, []string{spec.Name, fmt.Sprint(sum.Instances), fmt.Sprint(sum.Optimal), fmt.Sprint(sum.HiGHSProven),
+			bench.Duration(bench.Summarize(ot).Median), highs, speedup(float64(sum.Ratio)), speedup(float64(sum.MinRatio))})
 	}
-	sec.Data = sums
-	detail.Data = rows
-	return []bench.Section{sec, detail}, gates, nil
+	sec.Data = struct {
+		Families  []FamilySummary `json:"families"`
+		Instances []FamilyRow     `json:"instances"`
+	}{sums, rows}
+	return []bench.Section{sec}, gates, nil
 }
 
 func speedup(r float64) string {
@@ -123,32 +130,12 @@ func speedup(r float64) string {
 	return fmt.Sprintf("%.3gx", r)
 }
 
-func familyCells(row FamilyRow) []string {
-	ht, st, obj, bound := "–", row.Note, "–", "–"
-	if row.HiGHSStatus != "" {
-		ht, st = bench.Duration(row.HiGHSCPU), row.HiGHSStatus
-		if row.HiGHSStatus == mip.Feasible.String() && !math.IsNaN(row.HiGHSGap) {
-			st += fmt.Sprintf(" (%.3g%%)", 100*row.HiGHSGap)
-		}
-		if row.HiGHSPath != "" && row.HiGHSPath != row.Path {
-			st += ", " + row.HiGHSPath + " path"
-		}
-		if !math.IsNaN(row.HiGHSPlanValue) {
-			obj = fmt.Sprintf("%.10g", row.HiGHSPlanValue)
-		}
-		if !math.IsNaN(row.HiGHSBound) {
-			bound = fmt.Sprintf("%.10g", row.HiGHSBound)
-		}
-	}
-	return []string{row.Family, fmt.Sprint(row.Seed), row.Path, bench.Spread(row.Time), row.Status, fmt.Sprintf("%.10g", row.Objective), ht, st, obj, bound, speedup(row.Ratio)}
-}
-
 // compareHiGHS times orrery on p, runs HiGHS on the authors' program (the
 // fair program first, as the authors' code), and gates orrery's status and
 // objective against HiGHS's.
 func compareHiGHS(ctx context.Context, cfg *config, family string, seed uint64, p *market.Problem, haveHiGHS bool) (FamilyRow, []bench.Gate, error) {
 	nan := math.NaN()
-	row := FamilyRow{Family: family, Seed: seed, HiGHSPlanValue: nan, HiGHSBound: nan, HiGHSGap: nan, Ratio: nan}
+	row := FamilyRow{Family: family, Seed: seed, HiGHSPlanValue: bench.Float(nan), HiGHSBound: bench.Float(nan), HiGHSGap: bench.Float(nan), Ratio: bench.Float(nan)}
 	ws := market.NewWorkspace()
 	var sol *market.Solution
 	samples, err := bench.Interleave(ctx, []bench.Case{{Name: "orrery", Op: func() (err error) {
@@ -208,15 +195,15 @@ func compareHiGHS(ctx context.Context, cfg *config, family string, seed uint64, 
 			break
 		}
 	}
-	row.HiGHSStatus, row.HiGHSBound, row.HiGHSGap = res.Status.String(), res.Bound, res.Gap
+	row.HiGHSStatus, row.HiGHSBound, row.HiGHSGap = res.Status.String(), bench.Float(res.Bound), bench.Float(res.Gap)
 	if t := row.Time.Median; t > 0 {
-		row.Ratio = row.HiGHSCPU / t
+		row.Ratio = bench.Float(row.HiGHSCPU / t)
 	}
 	if res.Values != nil {
 		v, err := hpg.Evaluate(hpg.Plan(res.Values))
 		row.HiGHSFeasible = err == nil
 		if err == nil {
-			row.HiGHSPlanValue = v.Objective
+			row.HiGHSPlanValue = bench.Float(v.Objective)
 		} else {
 			row.Note = err.Error()
 		}
@@ -232,16 +219,17 @@ func compareHiGHS(ctx context.Context, cfg *config, family string, seed uint64, 
 			Pass: ok, Value: b2f(ok), Threshold: 1, Detail: "orrery " + row.Status})
 	}
 	if samePath && row.HiGHSFeasible {
-		tol := tolerance(row.Objective, row.HiGHSPlanValue)
-		d := row.Objective - row.HiGHSPlanValue
+		hv := float64(row.HiGHSPlanValue)
+		tol := tolerance(row.Objective, hv)
+		d := row.Objective - hv
 		gates = append(gates, bench.Gate{Name: name + ": orrery's objective ≥ HiGHS's plan's",
-			Pass: d >= -tol, Value: d, Threshold: -tol, Detail: fmt.Sprintf("orrery %.12g, HiGHS %.12g", row.Objective, row.HiGHSPlanValue)})
+			Pass: d >= -tol, Value: d, Threshold: -tol, Detail: fmt.Sprintf("orrery %.12g, HiGHS %.12g", row.Objective, hv)})
 	}
-	if samePath && !math.IsNaN(row.HiGHSBound) && res.Status != mip.NoSolution {
-		tol := tolerance(row.Objective, row.HiGHSBound)
+	if hb := res.Bound; samePath && !math.IsNaN(hb) && res.Status != mip.NoSolution {
+		tol := tolerance(row.Objective, hb)
 		gates = append(gates, bench.Gate{Name: name + ": orrery's objective ≤ HiGHS's bound",
-			Pass: row.Objective <= row.HiGHSBound+tol, Value: row.Objective, Threshold: row.HiGHSBound + tol,
-			Detail: fmt.Sprintf("orrery %.12g, bound %.12g", row.Objective, row.HiGHSBound)})
+			Pass: row.Objective <= hb+tol, Value: row.Objective, Threshold: hb + tol,
+			Detail: fmt.Sprintf("orrery %.12g, bound %.12g", row.Objective, hb)})
 	}
 	return row, gates, nil
 }
