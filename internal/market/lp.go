@@ -88,7 +88,7 @@ const (
 // its price) is positive beyond the tolerance: relative, since priorities
 // put slopes far apart within one LP.
 func improves(d, a, b float64) bool {
-	return d > lpTol*max(math.Abs(a), math.Abs(b))+lpAbsTol
+	return d > float64(lpTol*max(math.Abs(a), math.Abs(b)))+lpAbsTol
 }
 
 // lpMul is a float64 product that the compiler may not fuse.
@@ -132,7 +132,7 @@ func (w *Workspace) lpSetup(lo, hi []int32, keepRows bool) {
 			}
 		}
 	}
-	lp.mcost = 1e3*(total+1) + 1
+	lp.mcost = float64(1e3*(total+1)) + 1
 	lp.classW = append(lp.classW[:0], w.ks.classWidth...)
 	lp.classCap = grow(lp.classCap, lp.K)
 	clear(lp.classCap)
@@ -482,7 +482,7 @@ func (lp *cfgLP) solve(ctx context.Context) bool {
 		}
 		if own <= t {
 			// A bound flip: the job moves to a breakpoint, the basis stays.
-			lp.x[k] += float64(dir) * own
+			lp.x[k] += float64(float64(dir) * own)
 			lp.seg[k] = int32(math.Round(lp.x[k]))
 			lp.x[k] = float64(lp.seg[k])
 			lp.values()
@@ -605,7 +605,7 @@ func (lp *cfgLP) pivot(k int32, dir int, t float64, leave int, pvec []int32) {
 	}
 	// The entering variable's segment (a job), its position.
 	if k >= 0 && k < N {
-		nx := lp.x[k] + float64(dir)*t
+		nx := lp.x[k] + float64(float64(dir)*t)
 		s := int32(math.Floor(nx + 1e-9))
 		if dir < 0 {
 			s = int32(math.Ceil(nx-1e-9)) - 1
