@@ -76,6 +76,7 @@ type lagrange struct {
 	proven                     bool    // the fixing proved the incumbent optimal
 	nodeLo, rootLo             []int32 // nodeLP's and lagrangeRoot's scratch
 	fixed                      []bool  // per job: fixed at its best value (fixUpperTiers)
+	tauFloor                   float64 // no plan has a makespan at or below it (lpAt)
 	domJobs, domLast           []int32 // dominantJobs' scratch
 	domRest, domD              []uint64
 	qint, dpInt                []uint64 // farkas's scratch
@@ -101,6 +102,7 @@ const maxSets = 4
 // incumbent optimal.
 func (w *Workspace) lagrangeRoot(ctx context.Context, tau float64) bool {
 	w.lag.active, w.lag.proven = false, false
+	w.lag.tauFloor = math.Inf(-1)
 	if w.ex.coarse || len(w.p.Jobs) == 0 || len(w.ex.tiers) == 0 {
 		return false
 	}
@@ -113,24 +115,40 @@ func (w *Workspace) lagrangeRoot(ctx context.Context, tau float64) bool {
 	if !w.fixUpperTiers() {
 		return false
 	}
-	lo, hi := w.lag.rootLo[:0], w.bb.baseHi[:N]
-	for j := range N {
-		lo = append(lo, max(w.bb.baseLo[j], w.lambda(j, w.bb.baseLo[j], hi[j], tau)))
+	hi := w.bb.baseHi[:N]
+	cand := w.tauCandidates(w.bb.baseLo[:N], hi)
+	if !w.lpAt(ctx, tau, false) {
+		// The root's makespan forces counts that do not pack even
+		// fractionally: the least makespan whose counts the LP holds.
+		a, b := 0, len(cand)-1
+		for a < len(cand) && cand[a] <= tau {
+			a++
+		}
+		if a > b || !w.lpAt(ctx, cand[b], false) {
+			return false
+		}
+		for a < b && !deadline.Done(ctx) {
+			if m := (a + b) / 2; w.lpAt(ctx, cand[m], false) {
+				b = m
+			} else {
+				a = m + 1
+			}
+		}
+		tau = cand[b]
+		if !w.lpAt(ctx, tau, false) {
+			return false
+		}
 	}
-	w.lag.rootLo = lo
-	if !w.solveLP(ctx, lo, hi, 6, false) {
-		return false
-	}
+	lo := w.lag.rootLo
 	w.lpRound(lo, hi)
 	w.lag.n = 0
 	w.lagrangeSetup(0)
 	// The LP at one makespan prices the others poorly when the makespan
 	// weighs little: the makespan whose bound is largest gets its own LP
 	// (and prices), while a new one comes up.
-	cand := w.tauCandidates(w.bb.baseLo[:N], hi)
-	for set := 1; ; set++ {
+	for tries := 0; tries < 2*maxSets; tries++ {
 		top := w.sweep(cand)
-		if top < 0 || set == maxSets-1 || deadline.Done(ctx) {
+		if top < 0 || w.lag.n == maxSets-1 || deadline.Done(ctx) {
 			break
 		}
 		t := cand[top]
@@ -138,17 +156,35 @@ func (w *Workspace) lagrangeRoot(ctx context.Context, tau float64) bool {
 			break
 		}
 		tau = t
-		for j := range N {
-			lo[j] = max(w.bb.baseLo[j], w.lambda(j, w.bb.baseLo[j], hi[j], tau))
-		}
-		if !w.solveLP(ctx, lo, hi, 6, true) {
-			break
+		if !w.lpAt(ctx, tau, true) {
+			continue // tauFloor rose past it, or the LP gave up: sweep again
 		}
 		w.lpRound(lo, hi)
-		w.lagrangeSetup(set)
+		w.lagrangeSetup(w.lag.n)
 	}
 	w.lag.proven = w.lagrangeFix(cand)
 	return true
+}
+
+// lpAt solves the configuration LP for the root's box with the counts the
+// makespan tau forces (in lag.rootLo). When the LP is infeasible and its
+// duals certify exactly that those counts do not pack, no plan has a
+// makespan ≤ tau (the forced counts only grow as tau falls): lag.tauFloor
+// rises to tau, which the bound's makespan searches skip.
+func (w *Workspace) lpAt(ctx context.Context, tau float64, keepRows bool) bool {
+	N := len(w.p.Jobs)
+	lo, hi := w.lag.rootLo[:0], w.bb.baseHi[:N]
+	for j := range N {
+		lo = append(lo, max(w.bb.baseLo[j], w.lambda(j, w.bb.baseLo[j], hi[j], tau)))
+	}
+	w.lag.rootLo = lo
+	if w.solveLP(ctx, lo, hi, 6, keepRows) {
+		return true
+	}
+	if tau > w.lag.tauFloor && w.farkas(lo) {
+		w.lag.tauFloor = tau
+	}
+	return false
 }
 
 // lagrangeSetup turns the LP's duals into grid prices and computes T·KS(q),
@@ -610,7 +646,7 @@ func (w *Workspace) sweep(cand []float64) int {
 			}
 			least[j] = n
 		}
-		if missing > 0 {
+		if missing > 0 || tau <= lg.tauFloor {
 			continue
 		}
 		in, arg := true, 0
