@@ -2,6 +2,7 @@ package topology
 
 import (
 	"errors"
+	"runtime"
 	"slices"
 	"testing"
 )
@@ -80,6 +81,68 @@ func TestRing(t *testing.T) {
 	if l, _ := tp.Ring([]int{3}); l != nil {
 		t.Fatalf("a one-server job crosses %v", l)
 	}
+	// GPUs of one server talk over no network link: a ring over two
+	// servers with two GPUs each crosses what the ring over the servers
+	// does, and a ring within one server crosses nothing.
+	multi, err := tp.Ring([]int{0, 0, 1, 1})
+	if err != nil || !slices.Equal(multi, l) {
+		t.Fatalf("ring over GPUs 0,0,1,1: %v %v, want %v", multi, err, l)
+	}
+	if l, err := tp.Ring([]int{5, 5, 5}); l != nil || err != nil {
+		t.Fatalf("a ring within one server crosses %v (%v)", l, err)
+	}
+}
+
+// Every route is a connected walk from src to dst whose links go up to the
+// lowest level the servers share and back down.
+func TestRouteShape(t *testing.T) {
+	for _, s := range testSpecs {
+		tp := newSpec(t, s)
+		for src := range tp.Servers {
+			for dst := range tp.Servers {
+				p, _ := tp.AppendRoute(nil, src, dst)
+				v := src
+				for i, li := range p {
+					l := tp.Links[li]
+					if l.From != v {
+						t.Fatalf("%+v: %d -> %d: path %v is not connected", s, src, dst, p)
+					}
+					up := tp.Nodes[l.To].Level > tp.Nodes[l.From].Level
+					if up != (i < len(p)/2) {
+						t.Fatalf("%+v: %d -> %d: hop %d of %v goes the wrong way", s, src, dst, i, p)
+					}
+					v = l.To
+				}
+				if v != dst {
+					t.Fatalf("%d -> %d ends at %d", src, dst, v)
+				}
+			}
+		}
+	}
+}
+
+func TestAppendRouteNoAllocs(t *testing.T) {
+	tp := Paper()
+	buf := make([]int, 0, 6)
+	if a := testing.AllocsPerRun(100, func() { buf, _ = tp.AppendRoute(buf[:0], 0, 23) }); a != 0 {
+		t.Fatalf("%v allocations per route", a)
+	}
+	if len(buf) != 6 {
+		t.Fatalf("route %v", buf)
+	}
+}
+
+// A topology built by hand has no structure: routing it is an error, not a
+// panic.
+func TestHandBuilt(t *testing.T) {
+	tp := &Topology{Servers: 2, Nodes: []Node{{Name: "s0"}, {Name: "s1"}},
+		Links: []Link{{ID: "s0>s1", From: 0, To: 1, Gbps: 50}, {ID: "s1>s0", From: 1, To: 0, Gbps: 50}}}
+	if _, err := tp.Route(0, 1); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("Route: %v", err)
+	}
+	if _, err := tp.Ring([]int{0, 1}); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("Ring: %v", err)
+	}
 }
 
 func TestNewRejects(t *testing.T) {
@@ -87,6 +150,10 @@ func TestNewRejects(t *testing.T) {
 		{},
 		{Pods: 2, ToRsPerPod: 1, ServersPerToR: 1, AggsPerPod: 1, ServerGbps: 1, ToRGbps: 1},
 		{Pods: 1, ToRsPerPod: 1, ServersPerToR: 1, AggsPerPod: 1, ServerGbps: 0, ToRGbps: 1},
+		{Pods: 1, ToRsPerPod: 1, ServersPerToR: 1, AggsPerPod: 1, Cores: 1, ServerGbps: 1, ToRGbps: 1}, // no AggGbps
+		{Pods: 1 << 11, ToRsPerPod: 1 << 10, ServersPerToR: 1, AggsPerPod: 1, Cores: 1, ServerGbps: 1, ToRGbps: 1, AggGbps: 1},
+		{Pods: 1 << 40, ToRsPerPod: 1 << 40, ServersPerToR: 1 << 40, AggsPerPod: 1, Cores: 1, ServerGbps: 1, ToRGbps: 1, AggGbps: 1}, // the product overflows
+		{Pods: 1, ToRsPerPod: 1, ServersPerToR: 1, AggsPerPod: 1 << 23, Cores: 1, ServerGbps: 1, ToRGbps: 1, AggGbps: 1},
 	} {
 		if _, err := New(s); !errors.Is(err, ErrInvalid) {
 			t.Errorf("%+v: %v", s, err)
@@ -95,5 +162,30 @@ func TestNewRejects(t *testing.T) {
 	tp, err := New(Spec{Pods: 1, ToRsPerPod: 4, ServersPerToR: 8, AggsPerPod: 2, ServerGbps: 100, ToRGbps: 200})
 	if err != nil || tp.Servers != 32 || tp.Switches() != 6 {
 		t.Fatalf("leaf-spine: %v %+v", err, tp)
+	}
+}
+
+// New's memory is linear in the fabric: a 100,000-server Clos (the issue's
+// 100,000 GPUs at one per server) allocates a few hundred bytes per node
+// and link, where a servers x nodes distance table alone took 44 GB.
+func TestNewMemoryLinear(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a 100,000-server fabric")
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	tp, err := New(Spec{Pods: 40, ToRsPerPod: 50, ServersPerToR: 50, AggsPerPod: 8, Cores: 32, ServerGbps: 400, ToRGbps: 400, AggGbps: 400})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&after)
+	per := float64(after.TotalAlloc-before.TotalAlloc) / float64(len(tp.Nodes)+len(tp.Links))
+	t.Logf("%d servers, %d nodes, %d directed links: %.0f bytes allocated per node or link", tp.Servers, len(tp.Nodes), len(tp.Links), per)
+	if tp.Servers != 100000 || per > 200 {
+		t.Fatalf("%d servers: %.0f bytes per node or link", tp.Servers, per)
+	}
+	p, err := tp.Route(0, tp.Servers-1)
+	if err != nil || len(p) != 6 {
+		t.Fatalf("route across the fabric: %v %v", p, err)
 	}
 }
