@@ -4,16 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 )
 
 // ErrInvalid reports a malformed problem: a capacity or peak that is not a
 // positive number, a link index out of range, or a flow that nothing limits.
 var ErrInvalid = errors.New("fluid: invalid problem")
-
-// saturated is the fraction of a link's capacity below which its residual
-// counts as zero: it absorbs the rounding of the repeated subtractions.
-const saturated = 1e-12
 
 // Flow is a fluid flow.
 type Flow struct {
@@ -25,135 +20,106 @@ type Flow struct {
 	Peak float64
 }
 
-// Solver holds the buffers of [Solver.Rates]. The zero value is ready; it is
-// not safe for concurrent use.
+// observe, set only by this package's tests (export_test.go), sees every
+// problem a Solver solves and its rates: the tests check the rates of real
+// simulations' calls against the reference filling.
+var observe func(capacity []float64, flows []Flow, rates []float64)
+
+// Solver holds the buffers of [Solver.Rates] and the previous problem it
+// solved. The zero value is ready; it is not safe for concurrent use.
 type Solver struct {
-	residual []float64 // capacity left on each link
-	count    []float64 // unfrozen connections on each link
-	full     []bool    // link saturated
-	frozen   []bool    // flow frozen
-	touched  []int     // links crossed by some flow, each once
-	seen     []uint32  // link -> stamp of the solve that touched it
-	stamp    uint32
+	mode mode // 0: the package default (ORRERY_FLUID)
+
+	// Per link, sized to the capacities.
+	seen    []uint32  // stamp of the call that last touched the link
+	parent  []int32   // union-find over this call's links
+	comp    []int32   // link -> this call's component
+	local   []int32   // link -> index within its component, while filling
+	lastCap []float64 // capacity at the last call that touched the link
+	stamp   uint32
+
+	touched []int32 // links some flow of this call crosses, each once
+	parts   parts   // this call's components
+	fill    filler
+	eager   eager
+	mem     memory // the previous call
+	cur     memory // this call, then swapped into mem
+	match   []int32
+	used    []bool
+	reuse   []bool // per component of this call
 }
 
 // Rates writes the max-min fair rate of every flow into dst (grown if
 // needed) and returns it. capacity[l] is link l's capacity (> 0, finite).
-// Only the links some flow crosses are read.
+// Only the links some flow crosses are read. The rates are a function of
+// capacity and flows alone (see the package doc): the components of the
+// problem that equal one of the previous call's are not recomputed, which
+// changes their rates in no bit.
+//
+// A rejected problem leaves the Solver as it was.
 func (s *Solver) Rates(dst []float64, capacity []float64, flows []Flow) ([]float64, error) {
 	if err := s.setup(capacity, flows); err != nil {
 		return dst, err
 	}
 	dst = grow(dst, len(flows))
-	active := 0
-	for f, fl := range flows {
-		dst[f] = 0
-		s.frozen[f] = false
-		if len(fl.Links) == 0 {
-			dst[f] = fl.Peak // nothing in its way: it sends at its peak
-			s.frozen[f] = true
-			continue
-		}
-		active++
-		for _, l := range fl.Links {
-			s.count[l]++
-		}
+	m := s.mode
+	if m == 0 {
+		m = defaultMode
 	}
-	level := 0.0 // the common rate of every unfrozen flow
-	for active > 0 {
-		// The next level: the lowest at which a link fills or a flow
-		// reaches its peak.
-		next := math.Inf(1)
-		for _, l := range s.touched {
-			if s.count[l] > 0 {
-				next = min(next, level+s.residual[l]/s.count[l])
-			}
-		}
-		for f, fl := range flows {
-			if !s.frozen[f] {
-				next = min(next, fl.Peak)
-			}
-		}
-		inc := next - level
-		level = next
-		for _, l := range s.touched {
-			if c := s.count[l]; c > 0 {
-				// The conversion keeps the compiler from fusing the
-				// multiply-subtract, so every platform rounds alike.
-				s.residual[l] -= float64(inc * c)
-				if s.residual[l] <= saturated*capacity[l] {
-					s.residual[l] = 0
-					s.full[l] = true
-				}
-			}
-		}
-		progress := false
-		for f, fl := range flows {
-			if s.frozen[f] {
-				continue
-			}
-			stop := fl.Peak <= level
-			for _, l := range fl.Links {
-				stop = stop || s.full[l]
-			}
-			if !stop {
-				continue
-			}
-			progress = true
-			s.frozen[f] = true
-			dst[f] = min(level, fl.Peak)
-			active--
-			for _, l := range fl.Links {
-				s.count[l]--
-			}
-		}
-		if !progress {
-			// Unreachable in exact arithmetic (the level stopped at a
-			// link or a peak); a guard against rounding looping forever:
-			// the flows on the fullest link stop at the level.
-			s.freezeFullest(flows, dst, level, &active)
-		}
+	if m == modeEager {
+		s.eager.solve(dst, capacity, flows, s.touched)
+		s.mem.reset() // nothing to reuse from an eager solve
+		s.reuse = s.reuse[:0]
+	} else {
+		s.solve(dst, capacity, flows, m == modeIncremental)
+	}
+	if observe != nil {
+		observe(capacity, flows, dst)
 	}
 	return dst, nil
 }
 
-// freezeFullest freezes the unfrozen flows crossing the link with the least
-// residual capacity per connection.
-func (s *Solver) freezeFullest(flows []Flow, dst []float64, level float64, active *int) {
-	best, share := -1, math.Inf(1)
-	for _, l := range s.touched {
-		if c := s.count[l]; c > 0 && s.residual[l]/c < share {
-			best, share = l, s.residual[l]/c
-		}
-	}
-	s.full[best] = true
+// solve fills the problem component by component, reusing the previous
+// call's unchanged components if reuse is set, and remembers it.
+func (s *Solver) solve(dst, capacity []float64, flows []Flow, reuse bool) {
+	s.split(flows)
+	s.matchPrevious(capacity, flows, reuse)
+	p := &s.parts
 	for f, fl := range flows {
-		if !s.frozen[f] && slices.Contains(fl.Links, best) {
-			s.frozen[f] = true
-			dst[f] = min(level, fl.Peak)
-			*active--
-			for _, l := range fl.Links {
-				s.count[l]--
-			}
+		if len(fl.Links) == 0 {
+			dst[f] = fl.Peak // nothing in its way: it sends at its peak
 		}
 	}
+	for c := range p.count() {
+		fs := p.flows(c)
+		if s.reuse[c] {
+			for _, f := range fs {
+				dst[f] = s.mem.rate[s.match[f]]
+			}
+			continue
+		}
+		s.fill.solve(dst, capacity, flows, fs, p.links(c), s.local)
+	}
+	s.remember(capacity, flows, dst)
 }
 
-// setup validates the problem and sizes the buffers.
+// setup validates the problem and lists the links it touches, in order of
+// first crossing. It changes no state a later call reads.
 func (s *Solver) setup(capacity []float64, flows []Flow) error {
 	if len(s.seen) < len(capacity) {
-		s.seen = make([]uint32, len(capacity))
+		s.seen = grow(s.seen, len(capacity))
+		clear(s.seen)
 		s.stamp = 0
+		s.parent = grow(s.parent, len(capacity))
+		s.comp = grow(s.comp, len(capacity))
+		s.local = grow(s.local, len(capacity))
+		s.lastCap = grow(s.lastCap, len(capacity)) // keeps the remembered capacities
 	}
 	s.stamp++
 	if s.stamp == 0 { // wrapped: old stamps could collide
 		clear(s.seen)
 		s.stamp = 1
 	}
-	s.residual = grow(s.residual, len(capacity))
-	s.count = grow(s.count, len(capacity))
-	s.full = grow(s.full, len(capacity))
-	s.frozen = grow(s.frozen, len(flows))
 	s.touched = s.touched[:0]
 	for f, fl := range flows {
 		if !(fl.Peak > 0) {
@@ -169,18 +135,20 @@ func (s *Solver) setup(capacity []float64, flows []Flow) error {
 			if s.seen[l] == s.stamp {
 				continue
 			}
-			c := capacity[l]
-			if !(c > 0) || math.IsInf(c, 1) {
+			if c := capacity[l]; !(c > 0) || math.IsInf(c, 1) {
 				return fmt.Errorf("%w: link %d: capacity %v is not a positive finite number", ErrInvalid, l, c)
 			}
 			s.seen[l] = s.stamp
-			s.touched = append(s.touched, l)
-			s.residual[l] = c
-			s.count[l] = 0
-			s.full[l] = false
+			s.touched = append(s.touched, int32(l))
 		}
 	}
 	return nil
+}
+
+// share is a link's fair share: what each of its n unfrozen connections
+// gets of the capacity its frozen load F leaves.
+func share(capacity, frozen float64, n int32) float64 {
+	return max((capacity-frozen)/float64(n), 0)
 }
 
 // Loads writes into dst (grown if needed, len(capacity) entries) the traffic
@@ -199,7 +167,7 @@ func Loads(dst []float64, links int, flows []Flow, rates []float64) []float64 {
 
 func grow[T any](s []T, n int) []T {
 	if cap(s) < n {
-		return make([]T, n)
+		return append(s[:cap(s)], make([]T, n-cap(s))...)
 	}
 	return s[:n]
 }
