@@ -26,34 +26,31 @@
 // round freezes at least one flow, so there are at most as many rounds as
 // flows.
 //
-// A flow's rate depends only on its connected component (the flows and links
-// reachable from it through shared links), in exact arithmetic and, with this
-// formulation, in floating point too: a round changes no F or n outside the
-// components whose own least share or peak is L, and the components that do
-// reach L freeze exactly what they would alone. So the rates are the same, bit
-// for bit, whether the network is filled as a whole (the reference, one scan
-// of every link and flow per round) or one component at a time (what
-// [Solver.Rates] does, with a heap of the links' shares, so a component costs
-// O(S log E) for S link crossings on E links), and they do not depend on the
-// order the flows are given in.
+// Rounding in this formulation stays local: a round changes no F or n outside
+// the links where something froze, so a flow's rate depends only on the flows
+// and links it is connected to, bit for bit, and not on the order the flows
+// are given in. The reference implementation scans every link and flow in
+// every round (O(F * (F + E)) for F flows on E links, the textbook cost);
+// [Solver.Rates] computes the same rates, bit for bit, much faster, by
+// leaving out what provably plays no part:
 //
-// # Incremental solves
+//   - Cold links. A link whose connections' peaks sum to less than its
+//     capacity (by a margin that covers every rounding of the filling) never
+//     saturates: it never sets a level nor freezes a flow, and its share is
+//     never read. A flow that crosses only cold links sends at its peak.
+//   - Unconnected flows. The flows on hot links are split into groups joined
+//     by hot links, and each group is filled on its own, the hot links'
+//     shares in a heap: O(S log E) for S crossings of E hot links.
 //
-// A [Solver] remembers its previous problem. Each call splits the new problem
-// into components, and a component whose flows (links and peak, compared
-// exactly, in any order) and link capacities are those of a component of the
-// previous call takes that component's rates without being filled again; only
-// the components an event changed are recomputed. A simulator that calls Rates
-// after every flow arrival or departure thus pays for the component the event
-// touched, plus a linear pass over the problem to find it. Since rates are a
-// function of the component alone, reusing them changes nothing: the result
-// of every call is what a fresh Solver returns on the same input, bit for bit.
+// In a cluster simulation's fabric most links are cold (flows are limited by
+// their NICs, and only some uplinks are oversubscribed), so a solve costs a
+// linear pass over the problem plus the filling of its few saturated links.
 //
 // The environment variable ORRERY_FLUID, read once at program start, selects
-// the algorithm for ablations: "scratch" fills every component on every call
-// (no reuse), "eager" runs the reference filling of the whole network (the
-// cost of the textbook algorithm, O(F * (F + E)) per call); unset or any other
-// value is the incremental default. All three give identical rates.
+// the algorithm for ablations: "full" fills each connected component with
+// every link taking part (no cold links left out), "eager" runs the reference
+// filling of the whole network; unset or any other value is the default. All
+// three give identical rates.
 //
 // # Cost and determinism
 //

@@ -10,9 +10,9 @@ const EnvVar = "ORRERY_FLUID"
 type mode int
 
 const (
-	modeIncremental mode = iota + 1 // components, reusing the previous call's
-	modeScratch                     // components, every one filled
-	modeEager                       // the whole network, scanned per round
+	modeHot   mode = iota + 1 // hot components, only hot links taking part
+	modeFull                  // components, every link taking part
+	modeEager                 // the whole network, scanned per round
 )
 
 // defaultMode is the mode of a Solver whose own is unset.
@@ -20,10 +20,10 @@ var defaultMode = modeFromEnv(os.Getenv(EnvVar))
 
 func modeFromEnv(v string) mode {
 	switch v {
-	case "scratch":
-		return modeScratch
+	case "full":
+		return modeFull
 	case "eager":
 		return modeEager
 	}
-	return modeIncremental
+	return modeHot
 }

@@ -12,7 +12,7 @@ func SetObserver(f func(capacity []float64, flows []Flow, rates []float64)) (res
 }
 
 // SetDefaultMode sets the filling of every Solver without its own ("",
-// "scratch" or "eager", as ORRERY_FLUID); the returned func undoes it.
+// "full" or "eager", as ORRERY_FLUID); the returned func undoes it.
 func SetDefaultMode(name string) (restore func()) {
 	old := defaultMode
 	defaultMode = modeFromEnv(name)
@@ -25,4 +25,13 @@ func SolveFresh(name string, capacity []float64, flows []Flow) ([]float64, error
 	defer SetObserver(nil)()
 	s := Solver{mode: modeFromEnv(name)}
 	return s.Rates(nil, capacity, flows)
+}
+
+// Legacy is the package's Solver as it was before it filled by components:
+// the benchmarks' baseline.
+type Legacy struct{ s legacySolver }
+
+// Rates is the old Solver.Rates.
+func (l *Legacy) Rates(dst, capacity []float64, flows []Flow) ([]float64, error) {
+	return l.s.rates(dst, capacity, flows)
 }

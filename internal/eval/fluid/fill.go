@@ -6,33 +6,39 @@ import (
 	"slices"
 )
 
-// filler fills one component: the links' shares in a heap, the flows with a
-// finite peak sorted by it. Links and flows are numbered within the
-// component (local indices).
+// filler fills one hot component: the hot links' shares in a heap, the
+// flows with a finite peak sorted by it. Links and flows are numbered within
+// the component (local indices).
 type filler struct {
 	capacity []float64 // per local link
 	frozen   []float64 // load of the link's frozen connections (F)
 	n        []int32   // unfrozen connections
 	m        []int32   // connections frozen this round
 	key      []float64 // share, while in the heap
-	pos      []int32   // place in the heap, -1 when out
 	heap     []int32   // local links, least share first
+	pos      []int32   // place in the heap, -1 once popped
 	adjOff   []int32   // local link l's crossings are adj[adjOff[l]:adjOff[l+1]]
 	adj      []int32   // local flows, once per crossing
+	flowOff  []int32   // local flow f's hot crossings are flowHot[flowOff[f]:flowOff[f+1]]
+	flowHot  []int32   // local links
 	done     []bool    // per local flow: frozen
-	peak     []float64 // per local flow
-	byPeak   []int32   // local flows with a finite peak, least first
-	hit      []int32   // local links on which something froze this round
+	peak     []float64
+	byPeak   []int32 // local flows with a finite peak, least first
+	hit      []int32 // local links on which something froze this round
 }
 
-// solve fills the component of flows fs (indices into flows) on links ls
-// (indices into capacity) and writes the rates into dst. local, indexed by
-// link, is scratch: it is set to each link's index in ls.
-func (w *filler) solve(dst, capacity []float64, flows []Flow, fs, ls []int32, local []int32) {
-	w.load(capacity, flows, fs, ls, local)
+// solve fills the hot component of flows fs (indices into flows, each
+// crossing a hot link) on hot links ls (indices into capacity), ignoring
+// the links that are not hot, and writes the rates into dst. local, indexed
+// by link, is scratch.
+func (w *filler) solve(dst, capacity []float64, flows []Flow, fs, ls, local []int32, hot []bool) {
+	w.load(capacity, flows, fs, ls, local, hot)
 	next := 0 // into byPeak
 	for left := len(fs); left > 0; {
 		level := math.Inf(1)
+		for len(w.heap) > 0 && w.n[w.heap[0]] == 0 {
+			w.pop() // every flow on it froze elsewhere: its key is stale
+		}
 		if len(w.heap) > 0 {
 			level = w.key[w.heap[0]]
 		}
@@ -48,7 +54,7 @@ func (w *filler) solve(dst, capacity []float64, flows []Flow, fs, ls []int32, lo
 			l := w.pop()
 			for _, f := range w.adj[w.adjOff[l]:w.adjOff[l+1]] {
 				if !w.done[f] {
-					left -= w.freeze(dst, flows, fs, local, f, level)
+					left -= w.freeze(dst, fs, f, level)
 				}
 			}
 		}
@@ -58,15 +64,34 @@ func (w *filler) solve(dst, capacity []float64, flows []Flow, fs, ls []int32, lo
 				if w.peak[f] > level {
 					break
 				}
-				left -= w.freeze(dst, flows, fs, local, f, level)
+				left -= w.freeze(dst, fs, f, level)
 			}
 		}
 		w.apply(level)
 	}
 }
 
+// hot reports whether a link of capacity c whose crossings' peaks sum to
+// load can saturate, keep being margin's factor for the problem. One that is
+// not hot provably cannot, so it never sets a level nor freezes a flow, and
+// the filling need not look at it.
+func hot(c, load, keep float64) bool { return !(load <= c*keep) }
+
+// margin returns the factor keep = 1 - delta for a problem of flows flows
+// crossing links crossings times in all. A link with n crossings whose peaks
+// sum to load <= c(1 - delta) has, at every round, a fair share above the
+// level: the frozen load F plus n times the level is at most load (no flow
+// exceeds its peak), so capacity - F - n*level >= delta*c in exact
+// arithmetic, and delta = (3*crossings + 2*flows + 8) * 2^-52 bounds the
+// rounding of the summed load (n <= crossings terms), of F (at most one
+// update per round, so per flow), of the share's subtraction and division,
+// and of c*keep.
+func margin(crossings, flows int) float64 {
+	return 1 - float64(3*crossings+2*flows+8)*0x1p-52
+}
+
 // load sets up the component's links and flows.
-func (w *filler) load(capacity []float64, flows []Flow, fs, ls []int32, local []int32) {
+func (w *filler) load(capacity []float64, flows []Flow, fs, ls, local []int32, hot []bool) {
 	nl, nf := len(ls), len(fs)
 	w.capacity = grow(w.capacity, nl)
 	w.frozen = grow(w.frozen, nl)
@@ -74,47 +99,56 @@ func (w *filler) load(capacity []float64, flows []Flow, fs, ls []int32, local []
 	w.m = grow(w.m, nl)
 	w.key = grow(w.key, nl)
 	w.pos = grow(w.pos, nl)
-	w.adjOff = grow(w.adjOff, nl+1)
-	clear(w.n)
-	clear(w.m)
-	clear(w.adjOff)
 	for i, l := range ls {
 		local[l] = int32(i)
 		w.capacity[i] = capacity[l]
-		w.frozen[i] = 0
+		w.frozen[i], w.n[i], w.m[i] = 0, 0, 0
 	}
 	w.done = grow(w.done, nf)
 	w.peak = grow(w.peak, nf)
+	w.flowOff = grow(w.flowOff, nf+1)
+	w.flowHot = w.flowHot[:0]
 	w.byPeak = w.byPeak[:0]
-	crossings := 0
 	for i, f := range fs {
 		fl := flows[f]
-		w.done[i] = false
+		w.flowOff[i] = int32(len(w.flowHot))
 		w.peak[i] = fl.Peak
+		w.done[i] = false
+		for _, l := range fl.Links {
+			if hot[l] {
+				j := local[l]
+				w.flowHot = append(w.flowHot, j)
+				w.n[j]++
+			}
+		}
 		if !math.IsInf(fl.Peak, 1) {
 			w.byPeak = append(w.byPeak, int32(i))
 		}
-		for _, l := range fl.Links {
-			w.n[local[l]]++
-		}
-		crossings += len(fl.Links)
 	}
+	w.flowOff[nf] = int32(len(w.flowHot))
+	slices.SortFunc(w.byPeak, func(a, b int32) int { return cmp.Compare(w.peak[a], w.peak[b]) })
+	w.link()
+}
+
+// link builds the hot links' crossings and the heap of their shares.
+func (w *filler) link() {
+	nl := len(w.n)
+	w.adjOff = grow(w.adjOff, nl+1)
+	w.adjOff[0] = 0
 	for i := range nl {
 		w.adjOff[i+1] = w.adjOff[i] + w.n[i]
 	}
-	w.adj = grow(w.adj, crossings)
+	w.adj = grow(w.adj, int(w.adjOff[nl]))
 	copy(w.m, w.adjOff[:nl]) // m as the fill cursor, zeroed again below
-	for i, f := range fs {
-		for _, l := range flows[f].Links {
-			j := local[l]
+	for i := range len(w.flowOff) - 1 {
+		for _, j := range w.flowHot[w.flowOff[i]:w.flowOff[i+1]] {
 			w.adj[w.m[j]] = int32(i)
 			w.m[j]++
 		}
 	}
 	clear(w.m)
-	slices.SortFunc(w.byPeak, func(a, b int32) int { return cmp.Compare(w.peak[a], w.peak[b]) })
 	w.heap = w.heap[:0]
-	for i := range nl {
+	for i := range nl { // every link has a crossing
 		w.key[i] = share(w.capacity[i], 0, w.n[i])
 		w.pos[i] = int32(len(w.heap))
 		w.heap = append(w.heap, int32(i))
@@ -124,11 +158,10 @@ func (w *filler) load(capacity []float64, flows []Flow, fs, ls []int32, local []
 }
 
 // freeze freezes local flow f at level and returns 1.
-func (w *filler) freeze(dst []float64, flows []Flow, fs, local []int32, f int32, level float64) int {
+func (w *filler) freeze(dst []float64, fs []int32, f int32, level float64) int {
 	w.done[f] = true
 	dst[fs[f]] = level
-	for _, l := range flows[fs[f]].Links {
-		j := local[l]
+	for _, j := range w.flowHot[w.flowOff[f]:w.flowOff[f+1]] {
 		if w.m[j] == 0 {
 			w.hit = append(w.hit, j)
 		}
@@ -138,7 +171,8 @@ func (w *filler) freeze(dst []float64, flows []Flow, fs, local []int32, f int32,
 }
 
 // apply moves this round's frozen connections into the links' loads and
-// updates their shares.
+// updates their shares. A link left with no unfrozen connection keeps a
+// stale key; solve discards it when it reaches the top.
 func (w *filler) apply(level float64) {
 	for _, l := range w.hit {
 		// The conversion keeps the compiler from fusing the
@@ -146,11 +180,7 @@ func (w *filler) apply(level float64) {
 		w.frozen[l] += float64(float64(w.m[l]) * level)
 		w.n[l] -= w.m[l]
 		w.m[l] = 0
-		switch {
-		case w.pos[l] < 0: // popped at this level
-		case w.n[l] == 0:
-			w.remove(l)
-		default:
+		if w.n[l] > 0 {
 			w.key[l] = share(w.capacity[l], w.frozen[l], w.n[l])
 			w.fix(int(w.pos[l]))
 		}
@@ -202,21 +232,13 @@ func (w *filler) fix(i int) {
 	w.down(i)
 }
 
+// pop removes and returns the least-share link.
 func (w *filler) pop() int32 {
 	l := w.heap[0]
-	w.remove(l)
-	return l
-}
-
-func (w *filler) remove(l int32) {
-	i := int(w.pos[l])
 	last := len(w.heap) - 1
-	if i != last {
-		w.swap(i, last)
-	}
+	w.swap(0, last)
 	w.heap = w.heap[:last]
 	w.pos[l] = -1
-	if i != last {
-		w.fix(i)
-	}
+	w.down(0)
+	return l
 }

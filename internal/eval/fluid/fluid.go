@@ -25,40 +25,34 @@ type Flow struct {
 // simulations' calls against the reference filling.
 var observe func(capacity []float64, flows []Flow, rates []float64)
 
-// Solver holds the buffers of [Solver.Rates] and the previous problem it
-// solved. The zero value is ready; it is not safe for concurrent use.
+// Solver holds the buffers of [Solver.Rates]. The zero value is ready; it
+// is not safe for concurrent use.
 type Solver struct {
 	mode mode // 0: the package default (ORRERY_FLUID)
 
-	// Per link, sized to the capacities.
-	seen    []uint32  // stamp of the call that last touched the link
-	parent  []int32   // union-find over this call's links
-	comp    []int32   // link -> this call's component
-	local   []int32   // link -> index within its component, while filling
-	lastCap []float64 // capacity at the last call that touched the link
-	stamp   uint32
+	// Per link, sized to the most links seen.
+	info   []linkInfo
+	hotL   []bool  // it can saturate (see hot)
+	parent []int32 // union-find over hot links
+	grp    []int32 // a root's group
+	local  []int32 // scratch of the filler
+	stamp  uint32
 
-	touched []int32 // links some flow of this call crosses, each once
-	parts   parts   // this call's components
-	fill    filler
-	eager   eager
-	mem     memory // the previous call
-	cur     memory // this call, then swapped into mem
-	match   []int32
-	used    []bool
-	reuse   []bool // per component of this call
+	touched   []int32 // links some flow crosses, each once, in order of first crossing
+	hotLinks  []int32 // the hot ones among them, in the same order
+	crossings int     // of all flows' links
+	next      []int32 // scratch of group
+	groups    groups
+	fill      filler
+	eager     eager
 }
 
 // Rates writes the max-min fair rate of every flow into dst (grown if
 // needed) and returns it. capacity[l] is link l's capacity (> 0, finite).
-// Only the links some flow crosses are read. The rates are a function of
-// capacity and flows alone (see the package doc): the components of the
-// problem that equal one of the previous call's are not recomputed, which
-// changes their rates in no bit.
-//
-// A rejected problem leaves the Solver as it was.
+// Only the links some flow crosses are read. The rates are the filling's of
+// the package doc, bit for bit, whatever the links that take part.
 func (s *Solver) Rates(dst []float64, capacity []float64, flows []Flow) ([]float64, error) {
-	if err := s.setup(capacity, flows); err != nil {
+	if err := s.scan(capacity, flows); err != nil {
 		return dst, err
 	}
 	dst = grow(dst, len(flows))
@@ -68,10 +62,21 @@ func (s *Solver) Rates(dst []float64, capacity []float64, flows []Flow) ([]float
 	}
 	if m == modeEager {
 		s.eager.solve(dst, capacity, flows, s.touched)
-		s.mem.reset() // nothing to reuse from an eager solve
-		s.reuse = s.reuse[:0]
 	} else {
-		s.solve(dst, capacity, flows, m == modeIncremental)
+		s.hotLinks = s.hotLinks[:0]
+		keep := margin(s.crossings, len(flows))
+		for _, l := range s.touched {
+			h := m == modeFull || hot(capacity[l], s.info[l].load, keep)
+			s.hotL[l] = h
+			if h {
+				s.hotLinks = append(s.hotLinks, l)
+			}
+		}
+		s.group(dst, flows)
+		g := &s.groups
+		for k := range g.count() {
+			s.fill.solve(dst, capacity, flows, g.flows(k), g.links(k), s.local, s.hotL)
+		}
 	}
 	if observe != nil {
 		observe(capacity, flows, dst)
@@ -79,49 +84,22 @@ func (s *Solver) Rates(dst []float64, capacity []float64, flows []Flow) ([]float
 	return dst, nil
 }
 
-// solve fills the problem component by component, reusing the previous
-// call's unchanged components if reuse is set, and remembers it.
-func (s *Solver) solve(dst, capacity []float64, flows []Flow, reuse bool) {
-	s.split(flows)
-	s.matchPrevious(capacity, flows, reuse)
-	p := &s.parts
-	for f, fl := range flows {
-		if len(fl.Links) == 0 {
-			dst[f] = fl.Peak // nothing in its way: it sends at its peak
-		}
-	}
-	for c := range p.count() {
-		fs := p.flows(c)
-		if s.reuse[c] {
-			for _, f := range fs {
-				dst[f] = s.mem.rate[s.match[f]]
-			}
-			continue
-		}
-		s.fill.solve(dst, capacity, flows, fs, p.links(c), s.local)
-	}
-	s.remember(capacity, flows, dst)
-}
-
-// setup validates the problem and lists the links it touches, in order of
-// first crossing. It changes no state a later call reads.
-func (s *Solver) setup(capacity []float64, flows []Flow) error {
-	if len(s.seen) < len(capacity) {
-		s.seen = grow(s.seen, len(capacity))
-		clear(s.seen)
-		s.stamp = 0
-		s.parent = grow(s.parent, len(capacity))
-		s.comp = grow(s.comp, len(capacity))
-		s.local = grow(s.local, len(capacity))
-		s.lastCap = grow(s.lastCap, len(capacity)) // keeps the remembered capacities
-	}
+// scan validates the problem, lists the links it touches and sums each
+// one's crossings and their peaks.
+func (s *Solver) scan(capacity []float64, flows []Flow) error {
+	s.size(len(capacity))
 	s.stamp++
-	if s.stamp == 0 { // wrapped: old stamps could collide
-		clear(s.seen)
+	if s.stamp >= 1<<31 { // group's stamps come next: wrap early
+		for i := range s.info {
+			s.info[i].mark = 0
+		}
 		s.stamp = 1
 	}
 	s.touched = s.touched[:0]
+	s.crossings = 0
+	info := s.info[:len(capacity)]
 	for f, fl := range flows {
+		s.crossings += len(fl.Links)
 		if !(fl.Peak > 0) {
 			return fmt.Errorf("%w: flow %d: peak %v is not positive", ErrInvalid, f, fl.Peak)
 		}
@@ -132,17 +110,36 @@ func (s *Solver) setup(capacity []float64, flows []Flow) error {
 			if l < 0 || l >= len(capacity) {
 				return fmt.Errorf("%w: flow %d crosses link %d, there are %d", ErrInvalid, f, l, len(capacity))
 			}
-			if s.seen[l] == s.stamp {
-				continue
+			in := &info[l]
+			if in.mark != s.stamp {
+				if c := capacity[l]; !(c > 0) || math.IsInf(c, 1) {
+					return fmt.Errorf("%w: link %d: capacity %v is not a positive finite number", ErrInvalid, l, c)
+				}
+				*in = linkInfo{mark: s.stamp}
+				s.touched = append(s.touched, int32(l))
 			}
-			if c := capacity[l]; !(c > 0) || math.IsInf(c, 1) {
-				return fmt.Errorf("%w: link %d: capacity %v is not a positive finite number", ErrInvalid, l, c)
-			}
-			s.seen[l] = s.stamp
-			s.touched = append(s.touched, int32(l))
+			in.load += fl.Peak
 		}
 	}
 	return nil
+}
+
+// linkInfo is what scan learns of a link.
+type linkInfo struct {
+	load float64 // the peaks of its crossings, summed
+	mark uint32  // stamp of the call that listed it in touched
+}
+
+// size grows the per-link buffers to n links.
+func (s *Solver) size(n int) {
+	if len(s.info) >= n {
+		return
+	}
+	s.info = grow(s.info, n)
+	s.hotL = grow(s.hotL, n)
+	s.parent = grow(s.parent, n)
+	s.grp = grow(s.grp, n)
+	s.local = grow(s.local, n)
 }
 
 // share is a link's fair share: what each of its n unfrozen connections

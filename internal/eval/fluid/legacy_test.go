@@ -100,3 +100,125 @@ func legacyRates(capacity []float64, flows []Flow) []float64 {
 	}
 	return dst
 }
+
+// legacySolver is the package's Solver before it filled by components,
+// verbatim but for names: the baseline the benchmarks measure against.
+type legacySolver struct {
+	residual []float64
+	count    []float64
+	full     []bool
+	frozen   []bool
+	touched  []int
+	seen     []uint32
+	stamp    uint32
+}
+
+func (s *legacySolver) rates(dst []float64, capacity []float64, flows []Flow) ([]float64, error) {
+	const saturated = 1e-12
+	s.setup(capacity, flows)
+	dst = grow(dst, len(flows))
+	active := 0
+	for f, fl := range flows {
+		dst[f] = 0
+		s.frozen[f] = false
+		if len(fl.Links) == 0 {
+			dst[f] = fl.Peak
+			s.frozen[f] = true
+			continue
+		}
+		active++
+		for _, l := range fl.Links {
+			s.count[l]++
+		}
+	}
+	level := 0.0
+	for active > 0 {
+		next := math.Inf(1)
+		for _, l := range s.touched {
+			if s.count[l] > 0 {
+				next = min(next, level+s.residual[l]/s.count[l])
+			}
+		}
+		for f, fl := range flows {
+			if !s.frozen[f] {
+				next = min(next, fl.Peak)
+			}
+		}
+		inc := next - level
+		level = next
+		for _, l := range s.touched {
+			if c := s.count[l]; c > 0 {
+				s.residual[l] -= float64(inc * c)
+				if s.residual[l] <= saturated*capacity[l] {
+					s.residual[l] = 0
+					s.full[l] = true
+				}
+			}
+		}
+		progress := false
+		for f, fl := range flows {
+			if s.frozen[f] {
+				continue
+			}
+			stop := fl.Peak <= level
+			for _, l := range fl.Links {
+				stop = stop || s.full[l]
+			}
+			if !stop {
+				continue
+			}
+			progress = true
+			s.frozen[f] = true
+			dst[f] = min(level, fl.Peak)
+			active--
+			for _, l := range fl.Links {
+				s.count[l]--
+			}
+		}
+		if !progress {
+			best, share := -1, math.Inf(1)
+			for _, l := range s.touched {
+				if c := s.count[l]; c > 0 && s.residual[l]/c < share {
+					best, share = l, s.residual[l]/c
+				}
+			}
+			s.full[best] = true
+			for f, fl := range flows {
+				if !s.frozen[f] && slices.Contains(fl.Links, best) {
+					s.frozen[f] = true
+					dst[f] = min(level, fl.Peak)
+					active--
+					for _, l := range fl.Links {
+						s.count[l]--
+					}
+				}
+			}
+		}
+	}
+	return dst, nil
+}
+
+func (s *legacySolver) setup(capacity []float64, flows []Flow) {
+	if len(s.seen) < len(capacity) {
+		s.seen = make([]uint32, len(capacity))
+		s.stamp = 0
+	}
+	s.stamp++
+	s.residual = grow(s.residual, len(capacity))
+	s.count = grow(s.count, len(capacity))
+	s.full = grow(s.full, len(capacity))
+	s.frozen = grow(s.frozen, len(flows))
+	s.touched = s.touched[:0]
+	for _, fl := range flows {
+		for _, l := range fl.Links {
+			if s.seen[l] == s.stamp {
+				continue
+			}
+			s.seen[l] = s.stamp
+			s.touched = append(s.touched, l)
+			s.residual[l] = capacity[l]
+			s.count[l] = 0
+			s.full[l] = false
+		}
+	}
+}

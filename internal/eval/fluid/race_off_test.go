@@ -1,0 +1,5 @@
+//go:build !race
+
+package fluid_test
+
+const raceEnabled = false
