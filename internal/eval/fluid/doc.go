@@ -50,7 +50,13 @@
 // the algorithm for ablations: "full" fills each connected component with
 // every link taking part (no cold links left out), "eager" runs the reference
 // filling of the whole network; unset or any other value is the default. All
-// three give identical rates.
+// three give identical rates. "legacy" runs the filling this package used
+// before: one common level for the whole network, each link's residual
+// capacity decremented by every round's increment (so a flow's rate depends,
+// in its last bits, on unrelated links), residuals within 1e-12 of capacity
+// counted as zero. It gives the same allocation to rounding (rates within
+// about 1e-15, relative) at the reference's cost, to reproduce older results
+// exactly.
 //
 // # Cost and determinism
 //

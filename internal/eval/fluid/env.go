@@ -10,9 +10,10 @@ const EnvVar = "ORRERY_FLUID"
 type mode int
 
 const (
-	modeHot   mode = iota + 1 // hot components, only hot links taking part
-	modeFull                  // components, every link taking part
-	modeEager                 // the whole network, scanned per round
+	modeHot    mode = iota + 1 // hot components, only hot links taking part
+	modeFull                   // components, every link taking part
+	modeEager                  // the whole network, scanned per round
+	modeLegacy                 // the filling before components: one level, residuals
 )
 
 // defaultMode is the mode of a Solver whose own is unset.
@@ -24,6 +25,8 @@ func modeFromEnv(v string) mode {
 		return modeFull
 	case "eager":
 		return modeEager
+	case "legacy":
+		return modeLegacy
 	}
 	return modeHot
 }

@@ -26,12 +26,3 @@ func SolveFresh(name string, capacity []float64, flows []Flow) ([]float64, error
 	s := Solver{mode: modeFromEnv(name)}
 	return s.Rates(nil, capacity, flows)
 }
-
-// Legacy is the package's Solver as it was before it filled by components:
-// the benchmarks' baseline.
-type Legacy struct{ s legacySolver }
-
-// Rates is the old Solver.Rates.
-func (l *Legacy) Rates(dst, capacity []float64, flows []Flow) ([]float64, error) {
-	return l.s.rates(dst, capacity, flows)
-}

@@ -39,12 +39,14 @@ type Solver struct {
 	stamp  uint32
 
 	touched   []int32 // links some flow crosses, each once, in order of first crossing
+	offers    []Offer // the same links, with their offered traffic
 	hotLinks  []int32 // the hot ones among them, in the same order
 	crossings int     // of all flows' links
 	next      []int32 // scratch of group
 	groups    groups
 	fill      filler
 	eager     eager
+	legacy    legacy
 }
 
 // Rates writes the max-min fair rate of every flow into dst (grown if
@@ -60,13 +62,17 @@ func (s *Solver) Rates(dst []float64, capacity []float64, flows []Flow) ([]float
 	if m == 0 {
 		m = defaultMode
 	}
-	if m == modeEager {
+	switch m {
+	case modeEager:
 		s.eager.solve(dst, capacity, flows, s.touched)
-	} else {
+	case modeLegacy:
+		s.legacy.solve(dst, capacity, flows, s.touched)
+	default:
 		s.hotLinks = s.hotLinks[:0]
 		keep := margin(s.crossings, len(flows))
-		for _, l := range s.touched {
-			h := m == modeFull || hot(capacity[l], s.info[l].load, keep)
+		for _, o := range s.offers {
+			l := int32(o.Link)
+			h := m == modeFull || hot(capacity[l], o.Load, keep)
 			s.hotL[l] = h
 			if h {
 				s.hotLinks = append(s.hotLinks, l)
@@ -84,6 +90,21 @@ func (s *Solver) Rates(dst []float64, capacity []float64, flows []Flow) ([]float
 	return dst, nil
 }
 
+// Offer is the traffic offered to a link: the sum of its crossings' peaks.
+type Offer struct {
+	Link int
+	Load float64 // a flow crossing the link k times counted k times
+}
+
+// Offered returns, after a successful [Solver.Rates], every link the
+// problem's flows cross, each once, in order of first crossing (flows in
+// order, each flow's links in order), with the sum, in that order, of its
+// crossings' peaks. A simulator measuring congestion as traffic offered above
+// capacity reads it here instead of summing again. The slice is the
+// Solver's: it is valid until the next call and must not be modified. After
+// a rejected call it is empty.
+func (s *Solver) Offered() []Offer { return s.offers }
+
 // scan validates the problem, lists the links it touches and sums each
 // one's crossings and their peaks.
 func (s *Solver) scan(capacity []float64, flows []Flow) error {
@@ -97,6 +118,7 @@ func (s *Solver) scan(capacity []float64, flows []Flow) error {
 	}
 	s.touched = s.touched[:0]
 	s.crossings = 0
+	s.offers = s.offers[:0]
 	info := s.info[:len(capacity)]
 	for f, fl := range flows {
 		s.crossings += len(fl.Links)
@@ -120,6 +142,9 @@ func (s *Solver) scan(capacity []float64, flows []Flow) error {
 			}
 			in.load += fl.Peak
 		}
+	}
+	for _, l := range s.touched {
+		s.offers = append(s.offers, Offer{int(l), info[l].load})
 	}
 	return nil
 }

@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // solveMode solves with a fresh Solver in mode m.
@@ -89,7 +91,7 @@ func TestAgreesWithLegacyFilling(t *testing.T) {
 			capacity, flows = tiedProblem(rng, 1+rng.IntN(30), rng.IntN(60))
 		}
 		got := solveMode(t, 0, capacity, flows)
-		want := legacyRates(capacity, flows)
+		want := solveMode(t, modeLegacy, capacity, flows)
 		for f := range got {
 			d := math.Abs(got[f]-want[f]) / want[f]
 			worst = max(worst, d)
@@ -215,7 +217,7 @@ func TestColdLinksNeverSaturate(t *testing.T) {
 }
 
 func TestModeFromEnv(t *testing.T) {
-	for v, want := range map[string]mode{"": modeHot, "full": modeFull, "eager": modeEager, "other": modeHot} {
+	for v, want := range map[string]mode{"": modeHot, "full": modeFull, "eager": modeEager, "legacy": modeLegacy, "other": modeHot} {
 		if got := modeFromEnv(v); got != want {
 			t.Errorf("%q: mode %d, want %d", v, got, want)
 		}
@@ -226,7 +228,7 @@ func TestModesNoAllocs(t *testing.T) {
 	rng := rand.New(rand.NewPCG(19, 20))
 	capacity, a := randomProblem(rng, 60, 80)
 	b := slices.Delete(slices.Clone(a), 3, 4)
-	for _, m := range []mode{modeHot, modeFull, modeEager} {
+	for _, m := range []mode{modeHot, modeFull, modeEager, modeLegacy} {
 		s := Solver{mode: m}
 		r, _ := s.Rates(nil, capacity, a)
 		r, _ = s.Rates(r, capacity, b)
@@ -235,6 +237,30 @@ func TestModesNoAllocs(t *testing.T) {
 			r, _ = s.Rates(r, capacity, b)
 		}); n != 0 {
 			t.Errorf("mode %d: %v allocations per pair of solves", m, n)
+		}
+	}
+}
+
+// Offered lists each touched link once, in order of first crossing, with
+// the peaks on it summed in flow order, and nothing after a rejected call.
+func TestOffered(t *testing.T) {
+	inf := math.Inf(1)
+	capacity := []float64{10, 10, 10, 10}
+	flows := []Flow{{[]int{2, 0}, 3}, {nil, 1}, {[]int{0, 0, 3}, 0.5}, {[]int{2}, inf}}
+	for _, m := range []mode{modeHot, modeFull, modeEager, modeLegacy} {
+		s := Solver{mode: m}
+		if _, err := s.Rates(nil, capacity, flows); err != nil {
+			t.Fatal(err)
+		}
+		want := []Offer{{2, inf}, {0, 4}, {3, 0.5}}
+		if d := cmp.Diff(want, s.Offered()); d != "" {
+			t.Fatalf("mode %d: offered (-want +got):\n%s", m, d)
+		}
+		if _, err := s.Rates(nil, capacity, []Flow{{[]int{1}, 1}, {[]int{9}, 1}}); err == nil {
+			t.Fatal("link out of range accepted")
+		}
+		if o := s.Offered(); len(o) != 0 {
+			t.Fatalf("after a rejected call: offered %v", o)
 		}
 	}
 }

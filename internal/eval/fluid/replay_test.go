@@ -88,12 +88,8 @@ func BenchmarkNetsimCalls(b *testing.B) {
 	rec := record(b, c, netsim.Baseline)
 	for _, mode := range []string{"legacy", "eager", "full", "default"} {
 		b.Run(mode, func(b *testing.B) {
+			defer fluid.SetDefaultMode(mode)()
 			var s rater = new(fluid.Solver)
-			if mode == "legacy" {
-				s = new(fluid.Legacy)
-			} else {
-				defer fluid.SetDefaultMode(mode)()
-			}
 			buf, rates := rec.replay(b, s, nil, nil)
 			b.ReportAllocs()
 			b.ResetTimer()

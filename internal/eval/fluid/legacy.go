@@ -1,0 +1,112 @@
+package fluid
+
+import (
+	"math"
+	"slices"
+)
+
+// legacy is the filling this package used before it filled by components
+// (ORRERY_FLUID=legacy), kept to reproduce older results and to measure
+// against: one common level for the whole network, every link's residual
+// capacity decremented by the level's increment at every round, residuals
+// within 1e-12 of the capacity counted as zero. It is the same max-min
+// allocation, rounded differently: its residuals depend on the levels of
+// every component, so it cannot be computed one component at a time. Its
+// rates agree with the filling's to about 1e-15, relative.
+type legacy struct {
+	residual []float64 // capacity left on each link
+	count    []float64 // unfrozen connections on each link
+	full     []bool    // link saturated
+	frozen   []bool    // flow frozen
+}
+
+func (s *legacy) solve(dst, capacity []float64, flows []Flow, touched []int32) {
+	const saturated = 1e-12
+	s.residual = grow(s.residual, len(capacity))
+	s.count = grow(s.count, len(capacity))
+	s.full = grow(s.full, len(capacity))
+	s.frozen = grow(s.frozen, len(flows))
+	for _, l := range touched {
+		s.residual[l], s.count[l], s.full[l] = capacity[l], 0, false
+	}
+	active := 0
+	for f, fl := range flows {
+		dst[f], s.frozen[f] = 0, false
+		if len(fl.Links) == 0 {
+			dst[f], s.frozen[f] = fl.Peak, true // nothing in its way
+			continue
+		}
+		active++
+		for _, l := range fl.Links {
+			s.count[l]++
+		}
+	}
+	level := 0.0 // the common rate of every unfrozen flow
+	for active > 0 {
+		// The next level: the lowest at which a link fills or a flow
+		// reaches its peak.
+		next := math.Inf(1)
+		for _, l := range touched {
+			if s.count[l] > 0 {
+				next = min(next, level+s.residual[l]/s.count[l])
+			}
+		}
+		for f, fl := range flows {
+			if !s.frozen[f] {
+				next = min(next, fl.Peak)
+			}
+		}
+		inc := next - level
+		level = next
+		for _, l := range touched {
+			if c := s.count[l]; c > 0 {
+				s.residual[l] -= float64(inc * c) // no fused multiply-subtract
+				if s.residual[l] <= saturated*capacity[l] {
+					s.residual[l], s.full[l] = 0, true
+				}
+			}
+		}
+		if !s.freeze(dst, flows, level, &active, -1) {
+			// Unreachable in exact arithmetic; a guard against rounding
+			// looping forever: the flows on the fullest link stop.
+			best, share := int32(-1), math.Inf(1)
+			for _, l := range touched {
+				if c := s.count[l]; c > 0 && s.residual[l]/c < share {
+					best, share = l, s.residual[l]/c
+				}
+			}
+			s.full[best] = true
+			s.freeze(dst, flows, level, &active, int(best))
+		}
+	}
+}
+
+// freeze freezes every unfrozen flow that reached its peak or crosses a full
+// link (only, with only >= 0, the flows crossing that link) and reports
+// whether it froze any.
+func (s *legacy) freeze(dst []float64, flows []Flow, level float64, active *int, only int) bool {
+	progress := false
+	for f, fl := range flows {
+		if s.frozen[f] {
+			continue
+		}
+		stop := fl.Peak <= level
+		for _, l := range fl.Links {
+			stop = stop || s.full[l]
+		}
+		if only >= 0 {
+			stop = slices.Contains(fl.Links, only)
+		}
+		if !stop {
+			continue
+		}
+		progress = true
+		s.frozen[f] = true
+		dst[f] = min(level, fl.Peak)
+		*active--
+		for _, l := range fl.Links {
+			s.count[l]--
+		}
+	}
+	return progress
+}
