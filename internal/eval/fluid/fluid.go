@@ -66,7 +66,7 @@ func (s *Solver) Rates(dst []float64, capacity []float64, flows []Flow) ([]float
 	case modeEager:
 		s.eager.solve(dst, capacity, flows, s.touched)
 	case modeLegacy:
-		s.legacy.solve(dst, capacity, flows, s.touched)
+		s.legacy.solve(dst, capacity, flows, s.touched, nil)
 	default:
 		s.hotLinks = s.hotLinks[:0]
 		keep := margin(s.crossings, len(flows))

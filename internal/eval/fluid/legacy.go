@@ -13,6 +13,10 @@ import (
 // allocation, rounded differently: its residuals depend on the levels of
 // every component, so it cannot be computed one component at a time. Its
 // rates agree with the filling's to about 1e-15, relative.
+//
+// With weights (WeightedRates) every unfrozen flow f runs at weights[f]
+// times the common level; nil weights are all 1, and then every weighted
+// step below is exactly the unweighted one (x/1 and 1*x are exact).
 type legacy struct {
 	residual []float64 // capacity left on each link
 	count    []float64 // unfrozen connections on each link
@@ -20,7 +24,7 @@ type legacy struct {
 	frozen   []bool    // flow frozen
 }
 
-func (s *legacy) solve(dst, capacity []float64, flows []Flow, touched []int32) {
+func (s *legacy) solve(dst, capacity []float64, flows []Flow, touched []int32, weights []float64) {
 	const saturated = 1e-12
 	s.residual = grow(s.residual, len(capacity))
 	s.count = grow(s.count, len(capacity))
@@ -38,7 +42,7 @@ func (s *legacy) solve(dst, capacity []float64, flows []Flow, touched []int32) {
 		}
 		active++
 		for _, l := range fl.Links {
-			s.count[l]++
+			s.count[l] += weight(weights, f)
 		}
 	}
 	level := 0.0 // the common rate of every unfrozen flow
@@ -53,7 +57,7 @@ func (s *legacy) solve(dst, capacity []float64, flows []Flow, touched []int32) {
 		}
 		for f, fl := range flows {
 			if !s.frozen[f] {
-				next = min(next, fl.Peak)
+				next = min(next, fl.Peak/weight(weights, f))
 			}
 		}
 		inc := next - level
@@ -66,7 +70,7 @@ func (s *legacy) solve(dst, capacity []float64, flows []Flow, touched []int32) {
 				}
 			}
 		}
-		if !s.freeze(dst, flows, level, &active, -1) {
+		if !s.freeze(dst, flows, weights, level, &active, -1) {
 			// Unreachable in exact arithmetic; a guard against rounding
 			// looping forever: the flows on the fullest link stop.
 			best, share := int32(-1), math.Inf(1)
@@ -76,7 +80,7 @@ func (s *legacy) solve(dst, capacity []float64, flows []Flow, touched []int32) {
 				}
 			}
 			s.full[best] = true
-			s.freeze(dst, flows, level, &active, int(best))
+			s.freeze(dst, flows, weights, level, &active, int(best))
 		}
 	}
 }
@@ -84,13 +88,16 @@ func (s *legacy) solve(dst, capacity []float64, flows []Flow, touched []int32) {
 // freeze freezes every unfrozen flow that reached its peak or crosses a full
 // link (only, with only >= 0, the flows crossing that link) and reports
 // whether it froze any.
-func (s *legacy) freeze(dst []float64, flows []Flow, level float64, active *int, only int) bool {
+func (s *legacy) freeze(dst []float64, flows []Flow, weights []float64, level float64, active *int, only int) bool {
 	progress := false
 	for f, fl := range flows {
 		if s.frozen[f] {
 			continue
 		}
-		stop := fl.Peak <= level
+		// Compared per unit of weight, as the level was chosen: w*(peak/w)
+		// can round below the peak.
+		w := weight(weights, f)
+		stop := fl.Peak/w <= level
 		for _, l := range fl.Links {
 			stop = stop || s.full[l]
 		}
@@ -102,11 +109,19 @@ func (s *legacy) freeze(dst []float64, flows []Flow, level float64, active *int,
 		}
 		progress = true
 		s.frozen[f] = true
-		dst[f] = min(level, fl.Peak)
+		dst[f] = min(float64(w*level), fl.Peak)
 		*active--
 		for _, l := range fl.Links {
-			s.count[l]--
+			s.count[l] -= w
 		}
 	}
 	return progress
+}
+
+// weight is flow f's weight: 1 without weights.
+func weight(weights []float64, f int) float64 {
+	if weights == nil {
+		return 1
+	}
+	return weights[f]
 }

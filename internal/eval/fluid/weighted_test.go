@@ -8,10 +8,12 @@ import (
 	"testing"
 )
 
-// Unit weights give Rates' allocation, bit for bit.
+// Unit weights give the legacy filling's rates bit for bit, and the
+// default filling's to 1e-12, relative.
 func TestWeightedUnitIsRates(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	var s, w Solver
+	l := Solver{mode: modeLegacy}
 	for range 2000 {
 		capacity, flows := randomProblem(rng, 1+rng.IntN(12), rng.IntN(20))
 		want, err := s.Rates(nil, capacity, flows)
@@ -26,8 +28,17 @@ func TestWeightedUnitIsRates(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !slices.Equal(got, want) {
-			t.Fatalf("unit weights %v, Rates %v", got, want)
+		legacy, err := l.Rates(nil, capacity, flows)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got, legacy) {
+			t.Fatalf("unit weights %v, legacy filling %v", got, legacy)
+		}
+		for i := range want {
+			if d := math.Abs(got[i] - want[i]); d > 1e-12*math.Abs(want[i]) {
+				t.Fatalf("flow %d: unit weights %v, Rates %v", i, got[i], want[i])
+			}
 		}
 	}
 }

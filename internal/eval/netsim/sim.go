@@ -113,7 +113,7 @@ type sim struct {
 	solver     fluid.Solver
 	fbuf       []fluid.Flow
 	rates      []float64
-	offered    []float64
+	over       []bool  // per link: offered past capacity (scratch of solve)
 	excessRate float64 // bits/s above capacity, summed over links
 	excessBits float64
 	sentBits   float64
@@ -158,7 +158,7 @@ func newSim(ctx context.Context, cfg Config) (*sim, error) {
 		ctx:      ctx,
 		topo:     t,
 		capacity: make([]float64, len(t.Links)),
-		offered:  make([]float64, len(t.Links)),
+		over:     make([]bool, len(t.Links)),
 		cl:       newCluster(t.Servers, cfg.GPUsPerServer),
 		rng:      rand.New(rand.NewPCG(cfg.Seed, 0xca551)),
 		quantum:  profile.Quantum{Tick: cfg.Cassini.Tick, Unit: profile.DefaultUnit},
@@ -602,22 +602,21 @@ func (s *sim) solve(flows []*flowRun) error {
 	}
 	for i, f := range flows {
 		f.rate, f.marked = s.rates[i], false
-		for _, l := range f.links {
-			s.offered[l] += f.peak
-		}
+	}
+	// The solver has summed each link's offered peaks, in flow order; a
+	// flow is marked when any link on its path is offered past capacity.
+	offered := s.solver.Offered()
+	for _, o := range offered {
+		s.excessRate += max(o.Load-s.capacity[o.Link], 0)
+		s.over[o.Link] = o.Load > s.capacity[o.Link]
 	}
 	for _, f := range flows {
 		for _, l := range f.links {
-			f.marked = f.marked || s.offered[l] > s.capacity[l]
+			f.marked = f.marked || s.over[l]
 		}
 	}
-	for _, f := range flows {
-		for _, l := range f.links {
-			if o := s.offered[l]; o > 0 {
-				s.excessRate += max(o-s.capacity[l], 0)
-				s.offered[l] = 0
-			}
-		}
+	for _, o := range offered {
+		s.over[o.Link] = false
 	}
 	return nil
 }
