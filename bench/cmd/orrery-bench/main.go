@@ -59,6 +59,7 @@ var sectionOrder = []struct {
 	{"kernels", kernelSection},
 	{"link", linkSection},
 	{"rank", rankSection},
+	{"fluid", fluidSection},
 	{"planner", plannerSection},
 	{"families", familySection},
 	{"wasm", wasmSection},
@@ -67,6 +68,12 @@ var sectionOrder = []struct {
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == workerArg {
 		os.Exit(kernelWorker())
+	}
+	if len(os.Args) > 1 && os.Args[1] == scaleWorkerArg {
+		os.Exit(scaleWorker())
+	}
+	if len(os.Args) > 1 && os.Args[1] == simWorkerArg {
+		os.Exit(simWorker())
 	}
 	os.Exit(run())
 }
@@ -83,7 +90,7 @@ func run() int {
 	flag.BoolVar(&cfg.requireCBC, "require-cbc", false, "fail if cbc is not installed (CI)")
 	flag.BoolVar(&cfg.requireHiGHS, "require-highs", false, "fail if SciPy's milp (HiGHS) is not installed (CI)")
 	flag.BoolVar(&cfg.keepLP, "keep-lp", false, "keep the LP files, CBC logs and solutions under -out/lp")
-	flag.StringVar(&only, "only", "", "comma-separated sections to run: kernels,link,rank,planner,families,wasm (default all)")
+	flag.StringVar(&only, "only", "", "comma-separated sections to run: kernels,link,rank,fluid,planner,families,wasm (default all)")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "orrery-bench: unexpected argument %q\n", flag.Arg(0))

@@ -17,6 +17,12 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == workerArg {
 		os.Exit(kernelWorker())
 	}
+	if len(os.Args) > 1 && os.Args[1] == scaleWorkerArg {
+		os.Exit(scaleWorker())
+	}
+	if len(os.Args) > 1 && os.Args[1] == simWorkerArg {
+		os.Exit(simWorker())
+	}
 	os.Exit(m.Run())
 }
 
@@ -92,7 +98,27 @@ func TestLinkSection(t *testing.T) {
 }
 
 func TestRankSection(t *testing.T) {
-	checkSection(t, rankSection, 1)
+	secs := checkSection(t, rankSection, 1)
+	rows := secs[1].Data.([]ScaleRow)
+	if len(rows) != 2 || rows[1].Servers != 1000 || rows[1].GPUs != 8000 || rows[1].Jobs != 240 || rows[1].Searches == 0 {
+		t.Fatalf("scale rows %+v", rows)
+	}
+	for _, r := range rows {
+		if !(r.RankCPU.Median > 0) || r.RankPeak <= 0 || r.BuildPeak <= 0 {
+			t.Errorf("row %+v", r)
+		}
+	}
+}
+
+// The fluid section's simulations agree under every exact filling, and
+// each filling's runs repeat bit for bit.
+func TestFluidSection(t *testing.T) {
+	secs := checkSection(t, fluidSection, 2)
+	for _, r := range secs[0].Data.([]FluidRow) {
+		if !r.Identical || r.Events == 0 || len(r.CPU) != len(fluidModes) {
+			t.Errorf("row %+v", r)
+		}
+	}
 }
 
 func TestPlannerSection(t *testing.T) {

@@ -127,5 +127,9 @@ func rankSection(ctx context.Context, cfg *config) ([]bench.Section, []bench.Gat
 		}
 	}
 	sec.Data = rows
-	return []bench.Section{sec}, gates, nil
+	scale, sg, err := scaleSection(ctx, cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	return []bench.Section{sec, scale}, append(gates, sg...), nil
 }

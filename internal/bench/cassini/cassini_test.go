@@ -2,6 +2,8 @@ package cassini
 
 import (
 	"context"
+	"crypto/sha256"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -75,12 +77,13 @@ func TestNaiveAllocs(t *testing.T) {
 	}
 }
 
-// Every candidate places every job on distinct servers, the right number
-// of them, and its paths are the jobs' rings.
-func checkInstance(t *testing.T, in *Instance) {
+// Every candidate places every job on distinct servers, each server
+// holding at most gpus jobs (one on single-GPU servers), and its paths are
+// the jobs' rings.
+func checkInstance(t *testing.T, in *Instance, gpus int) {
 	t.Helper()
 	for c, cand := range in.Candidates {
-		seen := map[int]bool{}
+		seen := map[int]int{}
 		for j, servers := range in.Placements[c] {
 			distinct := map[int]bool{}
 			for _, s := range servers {
@@ -90,10 +93,9 @@ func checkInstance(t *testing.T, in *Instance) {
 				t.Fatalf("candidate %d job %d: servers %v repeat", c, j, servers)
 			}
 			for s := range distinct {
-				if seen[s] {
-					t.Fatalf("candidate %d: server %d used twice", c, s)
+				if seen[s]++; seen[s] > gpus {
+					t.Fatalf("candidate %d: server %d holds %d jobs", c, s, seen[s])
 				}
-				seen[s] = true
 			}
 			want, err := in.Topology.Ring(servers)
 			if err != nil {
@@ -114,7 +116,7 @@ func TestClosInstance(t *testing.T) {
 	if in.Topology.Servers != 1000 || len(in.Jobs) != 300 || len(in.Candidates) != 4 {
 		t.Fatalf("%d servers, %d jobs, %d candidates", in.Topology.Servers, len(in.Jobs), len(in.Candidates))
 	}
-	checkInstance(t, in)
+	checkInstance(t, in, 1)
 	// Locality: most multi-server jobs stay under one ToR.
 	per := ClosSpec().ServersPerToR
 	one, multi := 0, 0
@@ -188,5 +190,70 @@ func TestCorpusSearchProblem(t *testing.T) {
 	}
 	if _, err := CorpusSearchProblem(t.TempDir()); err == nil {
 		t.Fatal("no corpus: want an error")
+	}
+}
+
+// The benchmark instances are the ones the README's figures were measured
+// on: the same draws, the same routes (this hash was taken before routing
+// moved from a BFS table to the fabric's structure).
+func TestInstancesStable(t *testing.T) {
+	in, err := ClosInstance(rand.New(rand.NewPCG(1, 2)), ClosSpec(), 300, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := sha256.New()
+	fmt.Fprint(h, in.Jobs, in.Servers, in.Candidates, in.Placements, in.Links)
+	p, err := PaperInstance(rand.New(rand.NewPCG(1, 2)), 20, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprint(h, p.Jobs, p.Servers, p.Candidates, p.Placements)
+	if got, want := fmt.Sprintf("%x", h.Sum(nil)), "091e87a042693a3230ae5e625d5831ab2fa0e3bd911954ea678ac0a996f3a104"; got != want {
+		t.Fatalf("instances changed: hash %s, want %s", got, want)
+	}
+}
+
+// On 8-GPU servers a job's GPUs on one server talk over no link: a job on
+// one server crosses none, every other job's path is the ring over its
+// distinct servers, and the jobs take at most Fill percent of the GPUs.
+func TestClosMultiGPU(t *testing.T) {
+	spec, err := ScaleSpec(1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := Clos(rand.New(rand.NewPCG(3, 4)), ClosConfig{Spec: spec, GPUsPerServer: 8, Jobs: 240, Candidates: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkInstance(t, in, 8)
+	gpus, single, local := 0, 0, 0
+	for j, n := range in.Servers {
+		gpus += n
+		for c := range in.Candidates {
+			servers := in.Placements[c][j]
+			if want := (n + 7) / 8; len(servers) < want || len(servers) > want+1 {
+				t.Fatalf("job %d of %d GPUs on %d servers", j, n, len(servers))
+			}
+			if len(servers) == 1 {
+				single++
+				if in.Candidates[c].Paths[j] != nil {
+					t.Fatalf("job %d on one server crosses %v", j, in.Candidates[c].Paths[j])
+				}
+			}
+			if len(servers) > 1 && servers[0]/10 == servers[len(servers)-1]/10 {
+				local++
+			}
+		}
+	}
+	if gpus > 8*1000*Fill/100 || single == 0 || local == 0 {
+		t.Fatalf("%d GPUs taken, %d single-server and %d single-ToR placements", gpus, single, local)
+	}
+	for _, n := range []int{0, 15, 260, 1100} {
+		if _, err := ScaleSpec(n); err == nil {
+			t.Errorf("ScaleSpec(%d): no error", n)
+		}
+	}
+	if _, err := Clos(rand.New(rand.NewPCG(3, 4)), ClosConfig{Spec: spec, GPUsPerServer: 8, Jobs: 8000, Candidates: 1}); err == nil {
+		t.Error("8000 jobs on 8000 GPUs: no error")
 	}
 }

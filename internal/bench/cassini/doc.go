@@ -10,9 +10,11 @@
 // modulo gcd(T_j, L_j). With [NaiveOptions.Plain] it scores shifts with a
 // plain Go loop instead of orrery's vector kernels.
 //
-// [PaperInstance] and [ClosInstance] build ranking instances: the CASSINI
-// testbed's 24-server fabric (as engine/candidate's benchmark), and a Clos
-// fabric of any size with a locality-aware candidate generator (each
-// candidate a best-fit placement of the jobs, in a random order, into
-// ToRs, then pods).
+// [PaperInstance], [ClosInstance] and [Clos] build ranking instances: the
+// CASSINI testbed's 24-server fabric (as engine/candidate's benchmark), and
+// Clos fabrics of any size, of single- or multi-GPU servers, with a
+// locality-aware candidate generator (each candidate the jobs, in a random
+// order, taking the next free GPUs in ToR order, so most stay under one ToR
+// or on one server). [ScaleSpec] is the fabric family of the growth
+// benchmark, 100 to 12,500 servers (100,000 GPUs at 8 per server).
 package cassini

@@ -1,0 +1,190 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+
+	"github.com/orrery/orrery/engine/topology"
+	"github.com/orrery/orrery/internal/bench"
+	"github.com/orrery/orrery/internal/bench/cassini"
+	"github.com/orrery/orrery/internal/eval/fluid"
+	"github.com/orrery/orrery/internal/eval/netsim"
+	"github.com/orrery/orrery/internal/eval/workload"
+)
+
+// simWorkerArg runs the program as a cluster-simulation worker: one process
+// per run, its fluid filling chosen by ORRERY_FLUID, which a process reads
+// once at start.
+const simWorkerArg = "sim-worker"
+
+// simCase is a cluster simulation of the fluid section.
+type simCase struct {
+	Name       string
+	Fabric     string // "paper" or "clos1000"
+	Jobs       int
+	MinI, MaxI int
+	Policy     netsim.Policy
+}
+
+// simRun is one worker's run.
+type simRun struct {
+	CPU    float64 `json:"cpu_seconds"`
+	Events int64   `json:"events"`
+	Result string  `json:"result_sha256"` // of the netsim.Result's JSON
+}
+
+func (c simCase) config(root string) (netsim.Config, error) {
+	tp := topology.Paper()
+	if c.Fabric == "clos1000" {
+		var err error
+		if tp, err = topology.New(cassini.ClosSpec()); err != nil {
+			return netsim.Config{}, err
+		}
+	}
+	jobs, err := workload.Generate(workload.Config{Jobs: c.Jobs, Load: 0.9, ClusterGPUs: tp.Servers, GPUsPerServer: 1,
+		MinIterations: c.MinI, MaxIterations: c.MaxI, Seed: 1})
+	if err != nil {
+		return netsim.Config{}, err
+	}
+	noise, err := workload.LoadReplay(os.DirFS(filepath.Join(root, "testdata", "alibaba")), workload.Both)
+	if err != nil {
+		return netsim.Config{}, err
+	}
+	return netsim.Config{Topology: tp, Jobs: jobs, Policy: c.Policy, Noise: noise, Seed: 1,
+		Cassini: netsim.CassiniOptions{Workers: 1}}, nil
+}
+
+// simWorker runs the simCase in os.Args[3] (JSON) from root os.Args[2] and
+// prints a simRun.
+func simWorker() int {
+	fail := func(err error) int {
+		fmt.Fprintln(os.Stderr, "sim worker:", err)
+		return 1
+	}
+	var c simCase
+	if len(os.Args) != 4 {
+		return fail(fmt.Errorf("want %s ROOT CASE", simWorkerArg))
+	}
+	if err := json.Unmarshal([]byte(os.Args[3]), &c); err != nil {
+		return fail(err)
+	}
+	cfg, err := c.config(os.Args[2])
+	if err != nil {
+		return fail(err)
+	}
+	c0 := bench.ProcessCPU()
+	r, err := netsim.Run(context.Background(), cfg)
+	if err != nil {
+		return fail(err)
+	}
+	cpu := (bench.ProcessCPU() - c0).Seconds()
+	b, err := json.Marshal(r)
+	if err != nil {
+		return fail(err)
+	}
+	sum := sha256.Sum256(b)
+	json.NewEncoder(os.Stdout).Encode(simRun{CPU: cpu, Events: r.Events, Result: hex.EncodeToString(sum[:])})
+	return 0
+}
+
+// FluidRow is one simulation under each filling.
+type FluidRow struct {
+	Case   string                 `json:"case"`
+	Events int64                  `json:"events"`
+	CPU    map[string]bench.Stats `json:"cpu_seconds"` // by ORRERY_FLUID value, "default" for unset
+	// Speedup is the old filling's CPU time over the default's, per round.
+	Speedup bench.Stats `json:"speedup_over_legacy"`
+	// Identical: the default, full and eager fillings gave the same
+	// result (they must); Legacy: so did the old filling (it need not).
+	Identical bool `json:"identical"`
+	Legacy    bool `json:"legacy_identical"`
+}
+
+// fluidModes are the fillings measured, the default first.
+var fluidModes = []string{"default", "legacy", "full", "eager"}
+
+func fluidSection(ctx context.Context, cfg *config) ([]bench.Section, []bench.Gate, error) {
+	cases := []simCase{
+		{"paper fabric, 40 jobs, 30-60 iterations, baseline", "paper", 40, 30, 60, netsim.Baseline},
+		{"paper fabric, 40 jobs, 30-60 iterations, cassini", "paper", 40, 30, 60, netsim.Cassini},
+	}
+	rounds := 3
+	if !cfg.smoke {
+		cases = append(cases,
+			simCase{"Clos, 1000 servers, 300 jobs, 20-40 iterations, baseline", "clos1000", 300, 20, 40, netsim.Baseline},
+			simCase{"Clos, 1000 servers, 300 jobs, 20-40 iterations, cassini", "clos1000", 300, 20, 40, netsim.Cassini})
+	}
+	sec := bench.Section{ID: "fluid", Title: "Cluster simulation: the fluid network's max-min rates (internal/eval/fluid)",
+		Notes:  []string{fmt.Sprintf("netsim.Run with Alibaba noise at 90%% load, 1 ms ticks, one process per run, the filling chosen by %s: *default* fills only hot links (whose connections' peaks can exceed capacity), group by group; *full* fills each connected component with every link; *eager* is the reference filling of the whole network, scanned every round; *legacy* is the package's filling before (one level for the whole network, residuals decremented every round). Default, full and eager compute the same rates bit for bit; legacy rounds differently (rates within about 1e-15). CPU time of the worker process, median of %d rounds (min–max), the fillings interleaved; *speedup* is legacy over default per round. *Identical* compares the SHA-256 of the netsim.Result JSON.", fluid.EnvVar, rounds)},
+		Header: []string{"simulation", "events", "default (CPU)", "legacy", "speedup over legacy", "full", "eager", "identical (default, full, eager / legacy)"},
+	}
+	var rows []FluidRow
+	var gates []bench.Gate
+	for _, c := range cases {
+		row, err := runFluidCase(ctx, cfg, c, rounds)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", c.Name, err)
+		}
+		rows = append(rows, row)
+		sec.Rows = append(sec.Rows, []string{c.Name, fmt.Sprint(row.Events), bench.Spread(row.CPU["default"]), bench.Spread(row.CPU["legacy"]),
+			bench.Ratio(row.Speedup.Median), bench.Spread(row.CPU["full"]), bench.Spread(row.CPU["eager"]), yesNo(row.Identical) + " / " + yesNo(row.Legacy)})
+		gates = append(gates, bench.Gate{Name: "fluid " + c.Name + ": default, full and eager fillings give the same simulation",
+			Pass: row.Identical, Value: b2f(row.Identical), Threshold: 1, Detail: yesNo(row.Identical)})
+	}
+	sec.Data = rows
+	return []bench.Section{sec}, gates, nil
+}
+
+// runFluidCase runs c under every filling, rounds times, interleaved.
+func runFluidCase(ctx context.Context, cfg *config, c simCase, rounds int) (FluidRow, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return FluidRow{}, err
+	}
+	arg, _ := json.Marshal(c)
+	times := map[string][]float64{}
+	var speed []float64
+	hashes := map[string]string{}
+	row := FluidRow{Case: c.Name, CPU: map[string]bench.Stats{}, Identical: true}
+	for r := range rounds {
+		for i := range fluidModes {
+			mode := fluidModes[(i+r)%len(fluidModes)] // a different first mode each round
+			cmd := exec.CommandContext(ctx, exe, simWorkerArg, cfg.root, string(arg))
+			env := mode
+			if mode == "default" {
+				env = ""
+			}
+			cmd.Env = append(os.Environ(), fluid.EnvVar+"="+env, "GOMAXPROCS=1")
+			cmd.Stderr = os.Stderr
+			out, err := cmd.Output()
+			if err != nil {
+				return FluidRow{}, fmt.Errorf("%s: %w", mode, err)
+			}
+			var run simRun
+			if err := json.Unmarshal(out, &run); err != nil {
+				return FluidRow{}, fmt.Errorf("%s: %w", mode, err)
+			}
+			times[mode] = append(times[mode], run.CPU)
+			if h, ok := hashes[mode]; ok && h != run.Result {
+				return FluidRow{}, fmt.Errorf("%s: two runs differ", mode)
+			}
+			hashes[mode] = run.Result
+			row.Events = run.Events
+		}
+		n := len(times["default"])
+		speed = append(speed, times["legacy"][n-1]/times["default"][n-1])
+	}
+	for _, m := range fluidModes {
+		row.CPU[m] = bench.Summarize(times[m])
+	}
+	row.Speedup = bench.Summarize(speed)
+	row.Identical = hashes["full"] == hashes["default"] && hashes["eager"] == hashes["default"]
+	row.Legacy = hashes["legacy"] == hashes["default"]
+	return row, nil
+}
