@@ -53,11 +53,17 @@ cross:
 $(WAZERO):
 	$(GO) install github.com/tetratelabs/wazero/cmd/wazero@v1.12.0
 
-# The kernels', link search's and planner's tests under WebAssembly (wazero
-# CLI): determinism and deadlines, which a cooperative scheduler can break.
+# The kernels', link search's and planner's tests under WebAssembly:
+# determinism and deadlines, which a cooperative scheduler can break. The
+# default build imports its kernels ("orrery_kernels"), so its tests run in
+# wasirun (wazero with the kernels provided natively, as bindings/go does);
+# the purego build imports none and runs in the wazero CLI.
+WASIRUN := $(abspath $(OUT))/tools/wasirun
 wasm-test: $(WAZERO)
-	PATH="$$PATH:$(GOBIN):$$($(GO) env GOROOT)/lib/wasm" GOWASIRUNTIME=wazero GOOS=wasip1 GOARCH=wasm $(GO) test ./internal/kernels/ ./internal/deadline/ ./engine/link/ ./internal/round/
-	PATH="$$PATH:$(GOBIN):$$($(GO) env GOROOT)/lib/wasm" GOWASIRUNTIME=wazero GOOS=wasip1 GOARCH=wasm $(GO) test -run 'TestPlanDigest|TestDetMath|TestSolveMatchesBruteForce|TestSolveDeadline' ./internal/market/
+	$(GO) build -o $(WASIRUN) ./internal/kernels/wasmhost/wasirun
+	GOOS=wasip1 GOARCH=wasm $(GO) test -exec $(WASIRUN) ./internal/kernels/ ./internal/deadline/ ./engine/link/ ./internal/round/
+	GOOS=wasip1 GOARCH=wasm $(GO) test -exec $(WASIRUN) -run 'TestPlanDigest|TestDetMath|TestSolveMatchesBruteForce|TestSolveDeadline' ./internal/market/
+	PATH="$$PATH:$(GOBIN):$$($(GO) env GOROOT)/lib/wasm" GOWASIRUNTIME=wazero GOOS=wasip1 GOARCH=wasm $(GO) test -tags purego ./internal/kernels/ ./engine/link/
 
 # The WebAssembly reactor (ABI v1, see the README) and the C shared library.
 wasm:

@@ -14,6 +14,7 @@ import (
 
 	"github.com/orrery/orrery"
 	"github.com/orrery/orrery/internal/abi"
+	"github.com/orrery/orrery/internal/kernels/wasmhost"
 )
 
 // Options configure a [Module]. The zero value means the defaults.
@@ -103,6 +104,11 @@ func New(ctx context.Context, wasm []byte, opt Options) (*Module, error) {
 	}
 	rt := wazero.NewRuntimeWithConfig(ctx, cfg)
 	if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {
+		rt.Close(ctx)
+		return nil, err
+	}
+	// The module's kernels, natively (a purego build imports none).
+	if _, err := wasmhost.Instantiate(ctx, rt); err != nil {
 		rt.Close(ctx)
 		return nil, err
 	}

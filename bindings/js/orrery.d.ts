@@ -36,9 +36,13 @@ export const MODULE_URL: URL;
  */
 export function load(source?: string | URL | BufferSource | WebAssembly.Module): Promise<Orrery>;
 
+/** The SIMD kernel module this package carries (kernels.wasm), which the module imports as "orrery_kernels". */
+export const KERNELS_URL: URL;
+
 /** One instance of the module; every method is synchronous. */
 export class Orrery {
-  constructor(module: WebAssembly.Module);
+  /** kernels: the compiled kernel module (default: KERNELS_URL's), used when module imports its kernels. */
+  constructor(module: WebAssembly.Module, kernels?: WebAssembly.Module);
   readonly abiVersion: number;
   /** The response envelope's bytes for a request envelope's bytes: exactly orrery.Handle's. */
   handleBytes(envelope: Uint8Array): Uint8Array;

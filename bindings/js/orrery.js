@@ -12,7 +12,7 @@
 // is enough (use one per worker thread). No dependencies beyond Node >= 20.
 
 import { randomFillSync } from 'node:crypto';
-import { writeSync } from 'node:fs';
+import { readFileSync, writeSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 
 /**
@@ -94,6 +94,25 @@ const decoder = new TextDecoder();
 
 /** The module this package carries (npm pack puts it next to this file). */
 export const MODULE_URL = new URL('./orrery.wasm', import.meta.url);
+
+/**
+ * The SIMD kernel module this package carries (kernels.wasm, assembled from
+ * kernels.wat): excess and rotations in WebAssembly SIMD, the imports
+ * "orrery_kernels" of the module (package internal/kernels of the Go
+ * sources documents them), run on the module's own memory.
+ */
+export const KERNELS_URL = new URL('./kernels.wasm', import.meta.url);
+
+/** The compiled kernel module, compiled on first use. */
+let kernelsModule = null;
+
+/** The namespace under which the module imports its kernels. */
+const KERNELS_NAMESPACE = 'orrery_kernels';
+
+/** Whether module imports its kernels (a build without the purego tag). */
+function importsKernels(module) {
+  return WebAssembly.Module.imports(module).some((i) => i.module === KERNELS_NAMESPACE);
+}
 
 /**
  * Compiles the module and starts an instance. source is a file path or URL,
@@ -223,13 +242,22 @@ function memorySafeImports(memory) {
 /** One instance of the module. Create it with load(). */
 export class Orrery {
   #module;
+  #kernels;
   #exports;
   #req = { ptr: 0, size: 0 };
   #fast = { ptr: 0, size: 0 };
 
-  /** @param {WebAssembly.Module} module */
-  constructor(module) {
+  /**
+   * @param {WebAssembly.Module} module
+   * @param {WebAssembly.Module} [kernels] the kernel module (default: KERNELS_URL's), used
+   *   when module imports its kernels
+   */
+  constructor(module, kernels) {
     this.#module = module;
+    if (importsKernels(module)) {
+      kernelsModule ??= kernels ?? new WebAssembly.Module(readFileSync(KERNELS_URL));
+      this.#kernels = kernels ?? kernelsModule;
+    }
     this.#start();
   }
 
@@ -238,8 +266,18 @@ export class Orrery {
     const imports = wasi.getImportObject();
     let memory = null;
     imports.wasi_snapshot_preview1 = { ...imports.wasi_snapshot_preview1, ...memorySafeImports(() => memory) };
+    // The kernels run in their own instance on this one's memory, which
+    // exists only once this one does: the imports call through to it.
+    let k = null;
+    if (this.#kernels) {
+      imports[KERNELS_NAMESPACE] = {
+        excess: (a, b, n, c) => k.excess(a, b, n, c),
+        rotations: (dst, base, rotor, n, c, s0, m) => k.rotations(dst, base, rotor, n, c, s0, m),
+      };
+    }
     const instance = new WebAssembly.Instance(this.#module, imports);
     memory = instance.exports.memory;
+    if (this.#kernels) k = new WebAssembly.Instance(this.#kernels, { orrery: { memory } }).exports;
     wasi.initialize(instance);
     const x = instance.exports;
     for (const name of ['abi_version', 'alloc', 'free', 'call', 'link_search', 'memory']) {

@@ -7,6 +7,10 @@ package kernels
 // 16.7 Tbps: the engine checks that a link's summed peak demand fits.)
 const MaxValue = 1<<24 - 1
 
+// ImportModule is the module name under which a GOOS=wasip1 build imports
+// its kernels from the host (see the package documentation, WebAssembly).
+const ImportModule = "orrery_kernels"
+
 // RotorPad is the number of extra entries a rotor carries past 2n so that
 // vector implementations can load whole registers at the end of a shift block
 // (the AVX2 kernel reads up to 7 past 2n; the AVX-512 one masks its loads).

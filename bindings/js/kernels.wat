@@ -1,0 +1,182 @@
+;; orrery's kernels in WebAssembly SIMD (128-bit), for hosts without native
+;; ones (the JavaScript binding). The Go module imports them as
+;; "orrery_kernels" (package internal/kernels documents the imports; the
+;; reference loops are excessGeneric and rotationsGeneric in generic.go), and
+;; this module runs them on the Go module's memory, imported as
+;; ("orrery" "memory"). Exact integer arithmetic: the answers are the Go
+;; kernels' bit for bit.
+;;
+;; Assemble with wabt (kernels.wasm is committed; .ci/simd-check.sh checks
+;; that it is this file assembled):
+;;
+;;     wat2wasm kernels.wat -o kernels.wasm
+;;
+;; Values and thresholds lie in [0, 2^24). Both kernels use
+;; max(b + r - c, 0) = max(r, c - b) + (b - c) (or max(a + b, c) - c) and
+;; sum terms below 2^25 in u32 lanes, widened to i64 before they can wrap.
+(module
+  (import "orrery" "memory" (memory 0))
+
+  ;; hsum returns the sum of v's four u32 lanes.
+  (func $hsum (param $v v128) (result i64)
+    (local $w v128)
+    (local.set $w (i64x2.add (i64x2.extend_low_i32x4_u (local.get $v))
+                             (i64x2.extend_high_i32x4_u (local.get $v))))
+    (i64.add (i64x2.extract_lane 0 (local.get $w)) (i64x2.extract_lane 1 (local.get $w))))
+
+  ;; excess(a, b, n, c) = sum_{i<n} max(a[i] + b[i] - c, 0): max(a+b, c)
+  ;; in two accumulators of at most 64 terms a lane per block of 512, less
+  ;; n*c.
+  (func (export "excess") (param $a i32) (param $b i32) (param $n i32) (param $c i32) (result i64)
+    (local $sum i64) (local $end i32) (local $n8 i32) (local $cv v128)
+    (local $acc0 v128) (local $acc1 v128)
+    (local.set $sum (i64.mul (i64.extend_i32_u (local.get $n)) (i64.sub (i64.const 0) (i64.extend_i32_u (local.get $c)))))
+    (local.set $cv (i32x4.splat (local.get $c)))
+    ;; from here on a, b advance and n8 and end are byte offsets into a
+    (local.set $n8 (i32.add (local.get $a) (i32.shl (i32.and (local.get $n) (i32.const -8)) (i32.const 2))))
+    (block $done
+      (loop $blocks
+        (br_if $done (i32.ge_u (local.get $a) (local.get $n8)))
+        (local.set $end (i32.add (local.get $a) (i32.const 2048)))
+        (if (i32.gt_u (local.get $end) (local.get $n8)) (then (local.set $end (local.get $n8))))
+        (local.set $acc0 (v128.const i32x4 0 0 0 0))
+        (local.set $acc1 (v128.const i32x4 0 0 0 0))
+        (loop $inner
+          (local.set $acc0 (i32x4.add (local.get $acc0)
+            (i32x4.max_s (i32x4.add (v128.load (local.get $a)) (v128.load (local.get $b))) (local.get $cv))))
+          (local.set $acc1 (i32x4.add (local.get $acc1)
+            (i32x4.max_s (i32x4.add (v128.load offset=16 (local.get $a)) (v128.load offset=16 (local.get $b))) (local.get $cv))))
+          (local.set $a (i32.add (local.get $a) (i32.const 32)))
+          (local.set $b (i32.add (local.get $b) (i32.const 32)))
+          (br_if $inner (i32.lt_u (local.get $a) (local.get $end))))
+        (local.set $sum (i64.add (local.get $sum)
+          (i64.add (call $hsum (local.get $acc0)) (call $hsum (local.get $acc1)))))
+        (br $blocks)))
+    ;; the last n mod 8 pairs, one by one
+    (local.set $end (i32.add (local.get $n8) (i32.shl (i32.and (local.get $n) (i32.const 7)) (i32.const 2))))
+    (block $tdone
+      (loop $tail
+        (br_if $tdone (i32.ge_u (local.get $a) (local.get $end)))
+        (local.set $n8 (i32.add (i32.load (local.get $a)) (i32.load (local.get $b))))
+        (local.set $sum (i64.add (local.get $sum) (i64.extend_i32_u
+          (select (local.get $n8) (local.get $c) (i32.gt_s (local.get $n8) (local.get $c))))))
+        (local.set $a (i32.add (local.get $a) (i32.const 4)))
+        (local.set $b (i32.add (local.get $b) (i32.const 4)))
+        (br $tail)))
+    (local.get $sum))
+
+  ;; sum returns sum_{i<n} a[i], values below 2^24: u32 lanes of at most
+  ;; 256 terms per block of 1024.
+  (func $sum (param $a i32) (param $n i32) (result i64)
+    (local $sum i64) (local $end i32) (local $n4 i32) (local $acc v128)
+    (local.set $n4 (i32.add (local.get $a) (i32.shl (i32.and (local.get $n) (i32.const -4)) (i32.const 2))))
+    (block $done
+      (loop $blocks
+        (br_if $done (i32.ge_u (local.get $a) (local.get $n4)))
+        (local.set $end (i32.add (local.get $a) (i32.const 4096)))
+        (if (i32.gt_u (local.get $end) (local.get $n4)) (then (local.set $end (local.get $n4))))
+        (local.set $acc (v128.const i32x4 0 0 0 0))
+        (loop $inner
+          (local.set $acc (i32x4.add (local.get $acc) (v128.load (local.get $a))))
+          (local.set $a (i32.add (local.get $a) (i32.const 16)))
+          (br_if $inner (i32.lt_u (local.get $a) (local.get $end))))
+        (local.set $sum (i64.add (local.get $sum) (call $hsum (local.get $acc))))
+        (br $blocks)))
+    (local.set $end (i32.add (local.get $n4) (i32.shl (i32.and (local.get $n) (i32.const 3)) (i32.const 2))))
+    (block $tdone
+      (loop $tail
+        (br_if $tdone (i32.ge_u (local.get $a) (local.get $end)))
+        (local.set $sum (i64.add (local.get $sum) (i64.extend_i32_u (i32.load (local.get $a)))))
+        (local.set $a (i32.add (local.get $a) (i32.const 4)))
+        (br $tail)))
+    (local.get $sum))
+
+
+  ;; rotations(dst, base, rotor, n, c, s0, m): for k < m,
+  ;;
+  ;;     dst[k] = sum(base) - n*c + sum_{i<n} max(rotor[s0+k+n-i], c-base[i])
+  ;;
+  ;; the excess of base plus the rotating array delayed by s0+k ticks
+  ;; (0 <= s0, s0+m <= n, rotor of 2n+64 entries). Across shifts: blocks of
+  ;; 16 consecutive shifts in 4 registers, one splat of c-base[i] per i
+  ;; against consecutive rotor entries, u32 lanes widened every 256 ticks.
+  ;; Lanes past m read the rotor's padding (up to rotor[2n+14]) and are
+  ;; not stored.
+  (func (export "rotations") (param $dst i32) (param $base i32) (param $rotor i32)
+      (param $n i32) (param $c i32) (param $s0 i32) (param $m i32)
+    (local $k i64) (local $kv v128) (local $j i32) (local $left i32)
+    (local $i i32) (local $i1 i32) (local $p i32) (local $q i32) (local $nb v128)
+    (local $a0 v128) (local $a1 v128) (local $a2 v128) (local $a3 v128)
+    (local $v0 v128) (local $v1 v128) (local $v2 v128) (local $v3 v128) (local $v4 v128) (local $v5 v128) (local $v6 v128) (local $v7 v128)
+    (local.set $k (i64.sub (call $sum (local.get $base) (local.get $n))
+      (i64.mul (i64.extend_i32_u (local.get $n)) (i64.extend_i32_u (local.get $c)))))
+    (local.set $kv (i64x2.splat (local.get $k)))
+    (block $done
+      (loop $shifts
+        (br_if $done (i32.ge_u (local.get $j) (local.get $m)))
+        (local.set $v0 (local.get $kv)) (local.set $v1 (local.get $kv)) (local.set $v2 (local.get $kv)) (local.set $v3 (local.get $kv)) (local.set $v4 (local.get $kv)) (local.set $v5 (local.get $kv)) (local.set $v6 (local.get $kv)) (local.set $v7 (local.get $kv))
+        (local.set $i (i32.const 0))
+        (block $ticks
+          (loop $chunks
+            (br_if $ticks (i32.ge_u (local.get $i) (local.get $n)))
+            (local.set $i1 (i32.add (local.get $i) (i32.const 256)))
+            (if (i32.gt_u (local.get $i1) (local.get $n)) (then (local.set $i1 (local.get $n))))
+            (local.set $a0 (v128.const i32x4 0 0 0 0)) (local.set $a1 (v128.const i32x4 0 0 0 0)) (local.set $a2 (v128.const i32x4 0 0 0 0)) (local.set $a3 (v128.const i32x4 0 0 0 0))
+            ;; p = &rotor[s0+j+n-i], q = &base[i]
+            (local.set $p (i32.add (local.get $rotor) (i32.shl
+              (i32.sub (i32.add (i32.add (local.get $s0) (local.get $j)) (local.get $n)) (local.get $i)) (i32.const 2))))
+            (local.set $q (i32.add (local.get $base) (i32.shl (local.get $i) (i32.const 2))))
+            (local.set $i1 (i32.add (local.get $base) (i32.shl (local.get $i1) (i32.const 2))))
+            (loop $tick
+              (local.set $nb (i32x4.splat (i32.sub (local.get $c) (i32.load (local.get $q)))))
+              (local.set $a0 (i32x4.add (local.get $a0) (i32x4.max_s (v128.load (local.get $p)) (local.get $nb))))
+              (local.set $a1 (i32x4.add (local.get $a1) (i32x4.max_s (v128.load offset=16 (local.get $p)) (local.get $nb))))
+              (local.set $a2 (i32x4.add (local.get $a2) (i32x4.max_s (v128.load offset=32 (local.get $p)) (local.get $nb))))
+              (local.set $a3 (i32x4.add (local.get $a3) (i32x4.max_s (v128.load offset=48 (local.get $p)) (local.get $nb))))
+              (local.set $p (i32.sub (local.get $p) (i32.const 4)))
+              (local.set $q (i32.add (local.get $q) (i32.const 4)))
+              (br_if $tick (i32.lt_u (local.get $q) (local.get $i1))))
+            (local.set $i (i32.shr_u (i32.sub (local.get $q) (local.get $base)) (i32.const 2)))
+            (local.set $v0 (i64x2.add (local.get $v0) (i64x2.extend_low_i32x4_u (local.get $a0))))
+            (local.set $v1 (i64x2.add (local.get $v1) (i64x2.extend_high_i32x4_u (local.get $a0))))
+            (local.set $v2 (i64x2.add (local.get $v2) (i64x2.extend_low_i32x4_u (local.get $a1))))
+            (local.set $v3 (i64x2.add (local.get $v3) (i64x2.extend_high_i32x4_u (local.get $a1))))
+            (local.set $v4 (i64x2.add (local.get $v4) (i64x2.extend_low_i32x4_u (local.get $a2))))
+            (local.set $v5 (i64x2.add (local.get $v5) (i64x2.extend_high_i32x4_u (local.get $a2))))
+            (local.set $v6 (i64x2.add (local.get $v6) (i64x2.extend_low_i32x4_u (local.get $a3))))
+            (local.set $v7 (i64x2.add (local.get $v7) (i64x2.extend_high_i32x4_u (local.get $a3))))
+            (br $chunks)))
+        ;; store the block's shifts that are asked for
+        (local.set $left (i32.sub (local.get $m) (local.get $j)))
+        (local.set $p (i32.add (local.get $dst) (i32.shl (local.get $j) (i32.const 3))))
+        (if (i32.ge_u (local.get $left) (i32.const 16))
+          (then
+            (v128.store (local.get $p) (local.get $v0))
+            (v128.store offset=16 (local.get $p) (local.get $v1))
+            (v128.store offset=32 (local.get $p) (local.get $v2))
+            (v128.store offset=48 (local.get $p) (local.get $v3))
+            (v128.store offset=64 (local.get $p) (local.get $v4))
+            (v128.store offset=80 (local.get $p) (local.get $v5))
+            (v128.store offset=96 (local.get $p) (local.get $v6))
+            (v128.store offset=112 (local.get $p) (local.get $v7))
+          )
+          (else
+            (if (i32.gt_u (local.get $left) (i32.const 0)) (then (i64.store (local.get $p) (i64x2.extract_lane 0 (local.get $v0)))))
+            (if (i32.gt_u (local.get $left) (i32.const 1)) (then (i64.store offset=8 (local.get $p) (i64x2.extract_lane 1 (local.get $v0)))))
+            (if (i32.gt_u (local.get $left) (i32.const 2)) (then (i64.store offset=16 (local.get $p) (i64x2.extract_lane 0 (local.get $v1)))))
+            (if (i32.gt_u (local.get $left) (i32.const 3)) (then (i64.store offset=24 (local.get $p) (i64x2.extract_lane 1 (local.get $v1)))))
+            (if (i32.gt_u (local.get $left) (i32.const 4)) (then (i64.store offset=32 (local.get $p) (i64x2.extract_lane 0 (local.get $v2)))))
+            (if (i32.gt_u (local.get $left) (i32.const 5)) (then (i64.store offset=40 (local.get $p) (i64x2.extract_lane 1 (local.get $v2)))))
+            (if (i32.gt_u (local.get $left) (i32.const 6)) (then (i64.store offset=48 (local.get $p) (i64x2.extract_lane 0 (local.get $v3)))))
+            (if (i32.gt_u (local.get $left) (i32.const 7)) (then (i64.store offset=56 (local.get $p) (i64x2.extract_lane 1 (local.get $v3)))))
+            (if (i32.gt_u (local.get $left) (i32.const 8)) (then (i64.store offset=64 (local.get $p) (i64x2.extract_lane 0 (local.get $v4)))))
+            (if (i32.gt_u (local.get $left) (i32.const 9)) (then (i64.store offset=72 (local.get $p) (i64x2.extract_lane 1 (local.get $v4)))))
+            (if (i32.gt_u (local.get $left) (i32.const 10)) (then (i64.store offset=80 (local.get $p) (i64x2.extract_lane 0 (local.get $v5)))))
+            (if (i32.gt_u (local.get $left) (i32.const 11)) (then (i64.store offset=88 (local.get $p) (i64x2.extract_lane 1 (local.get $v5)))))
+            (if (i32.gt_u (local.get $left) (i32.const 12)) (then (i64.store offset=96 (local.get $p) (i64x2.extract_lane 0 (local.get $v6)))))
+            (if (i32.gt_u (local.get $left) (i32.const 13)) (then (i64.store offset=104 (local.get $p) (i64x2.extract_lane 1 (local.get $v6)))))
+            (if (i32.gt_u (local.get $left) (i32.const 14)) (then (i64.store offset=112 (local.get $p) (i64x2.extract_lane 0 (local.get $v7)))))
+          ))
+        (local.set $j (i32.add (local.get $j) (i32.const 16)))
+        (br $shifts))))
+)

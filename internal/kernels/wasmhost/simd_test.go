@@ -1,0 +1,174 @@
+package wasmhost_test
+
+import (
+	"bytes"
+	"context"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"unsafe"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+
+	"github.com/orrery/orrery/internal/kernels"
+)
+
+// simdPath is the JavaScript binding's SIMD kernel module, tested here
+// under wazero (which runs WebAssembly SIMD) against the Go kernels.
+const simdPath = "../../../bindings/js/kernels.wasm"
+
+// memoryModule is a module that exports a growable memory of one page as
+// "memory": the Go module's part, for the kernel module to import.
+var memoryModule = []byte{
+	0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, // magic, version 1
+	0x05, 0x03, 0x01, 0x00, 0x01, // memory section: one memory, min 1 page, no max
+	0x07, 0x0a, 0x01, 0x06, 'm', 'e', 'm', 'o', 'r', 'y', 0x02, 0x00, // export "memory"
+}
+
+// simdKernels is the kernel module instantiated on a memory of its own.
+type simdKernels struct {
+	mem               api.Memory
+	excess, rotations api.Function
+	stack             [8]uint64
+	next              uint32 // bump allocator over the memory
+}
+
+func newSIMD(t *testing.T) *simdKernels {
+	t.Helper()
+	ctx := context.Background()
+	bin, err := os.ReadFile(simdPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := wazero.NewRuntime(ctx)
+	t.Cleanup(func() { r.Close(ctx) })
+	mm, err := r.InstantiateWithConfig(ctx, memoryModule, wazero.NewModuleConfig().WithName("orrery"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	km, err := r.InstantiateWithConfig(ctx, bin, wazero.NewModuleConfig().WithName("kernels"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &simdKernels{mem: mm.Memory(), excess: km.ExportedFunction("excess"), rotations: km.ExportedFunction("rotations")}
+}
+
+// put copies v into the memory at a fresh offset (misaligned by skew
+// int32s) and returns the offset.
+func (s *simdKernels) put(t *testing.T, v []int32, skew int) uint32 {
+	t.Helper()
+	off := s.next + uint32(4*skew)
+	size := uint32(4*len(v) + 64)
+	for off+size > s.mem.Size() {
+		if _, ok := s.mem.Grow(16); !ok {
+			t.Fatal("memory.grow failed")
+		}
+	}
+	if len(v) > 0 {
+		s.mem.Write(off, unsafe.Slice((*byte)(unsafe.Pointer(&v[0])), 4*len(v)))
+	}
+	s.next = (off + size + 63) &^ 63
+	return off
+}
+
+func (s *simdKernels) call(t *testing.T, f api.Function, args ...uint64) uint64 {
+	t.Helper()
+	copy(s.stack[:], args)
+	if err := f.CallWithStack(context.Background(), s.stack[:]); err != nil {
+		t.Fatal(err)
+	}
+	return s.stack[0]
+}
+
+// TestSIMDKernels checks the SIMD module's excess and rotations against
+// the Go kernels on every length to 300 and longer circles past the
+// widening points, at every alignment, with random and extreme values.
+func TestSIMDKernels(t *testing.T) {
+	s := newSIMD(t)
+	rng := rand.New(rand.NewPCG(21, 22))
+	lengths := []int{2039, 2040, 2041, 4097, 8193}
+	for n := range 301 {
+		lengths = append(lengths, n)
+	}
+	for _, n := range lengths {
+		s.next = 0
+		base, rot := make([]int32, n), make([]int32, n)
+		fill(rng, base, n%5)
+		fill(rng, rot, (n/5)%5)
+		for _, c := range []int32{0, 1, kernels.MaxValue / 2, kernels.MaxValue, rng.Int32N(kernels.MaxValue + 1)} {
+			pa, pb := s.put(t, base, n%4), s.put(t, rot, (n/4)%4)
+			got := int64(s.call(t, s.excess, uint64(pa), uint64(pb), uint64(n), uint64(c)))
+			if want := kernels.Excess(base, rot, c); got != want {
+				t.Fatalf("excess n=%d c=%d: got %d want %d", n, c, got, want)
+			}
+			if n == 0 {
+				continue
+			}
+			rotor := kernels.PrepareRotor(nil, rot)
+			pr := s.put(t, rotor, (n/16)%4)
+			for _, r := range [][2]int{{0, n}, {rng.IntN(n), 0}, {n - 1, 1}} {
+				s0, m := r[0], r[1]
+				if m == 0 {
+					m = 1 + rng.IntN(n-s0)
+				}
+				want := make([]int64, m)
+				kernels.Rotations(want, base, rotor, c, s0)
+				pd := s.put(t, make([]int32, 2*m+2), 0) // room for m int64s and a sentinel
+				s.call(t, s.rotations, uint64(pd), uint64(pa), uint64(pr), uint64(n), uint64(c), uint64(s0), uint64(m))
+				raw, _ := s.mem.Read(pd, uint32(8*m+8))
+				got := unsafe.Slice((*int64)(unsafe.Pointer(&raw[0])), m+1)
+				for k := range want {
+					if got[k] != want[k] {
+						t.Fatalf("rotations n=%d c=%d s0=%d m=%d: dst[%d] = %d, want %d", n, c, s0, m, k, got[k], want[k])
+					}
+				}
+				if got[m] != 0 {
+					t.Fatalf("rotations n=%d s0=%d m=%d wrote past dst", n, s0, m)
+				}
+			}
+		}
+	}
+}
+
+// TestSIMDAssembled checks that kernels.wasm is kernels.wat assembled by
+// wabt's wat2wasm, when it is installed (.ci/simd-check.sh installs it).
+func TestSIMDAssembled(t *testing.T) {
+	tool, err := exec.LookPath("wat2wasm")
+	if err != nil {
+		t.Skip("wat2wasm (wabt) is not installed")
+	}
+	out := filepath.Join(t.TempDir(), "kernels.wasm")
+	if b, err := exec.Command(tool, "../../../bindings/js/kernels.wat", "-o", out).CombinedOutput(); err != nil {
+		t.Fatalf("wat2wasm: %v\n%s", err, b)
+	}
+	got, _ := os.ReadFile(out)
+	want, err := os.ReadFile(simdPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("bindings/js/kernels.wasm is not kernels.wat assembled (%d bytes, want %d): run wat2wasm kernels.wat -o kernels.wasm in bindings/js", len(want), len(got))
+	}
+}
+
+// fill sets v to values drawn by mode: 0 random over [0, MaxValue], 1 all
+// zero, 2 all MaxValue, 3 a mix of the two, 4 small values.
+func fill(rng *rand.Rand, v []int32, mode int) {
+	for i := range v {
+		switch mode {
+		case 0:
+			v[i] = rng.Int32N(kernels.MaxValue + 1)
+		case 1:
+			v[i] = 0
+		case 2:
+			v[i] = kernels.MaxValue
+		case 3:
+			v[i] = kernels.MaxValue * rng.Int32N(2)
+		default:
+			v[i] = rng.Int32N(8)
+		}
+	}
+}

@@ -1,0 +1,123 @@
+// Package wasmhost provides orrery's kernels to its WebAssembly module in a
+// wazero runtime: the host module [kernels.ImportModule] ("orrery_kernels")
+// whose functions run the kernels natively (AVX-512 or AVX2 where the CPU
+// has them) on the calling module's memory.
+//
+// A wasip1 build of the engine imports its kernels (see package kernels);
+// instantiate this module in the runtime before instantiating such a
+// build. Builds with the purego tag import nothing and ignore it.
+//
+// Each call reads the caller's memory afresh (a view taken once would go
+// stale when the memory grows), checks that every block lies inside it
+// and the kernel's contract on lengths and shifts, and panics otherwise,
+// which wazero turns into an error of the guest's call: a guest cannot
+// make the host read outside its memory.
+package wasmhost
+
+import (
+	"context"
+	"encoding/binary"
+	"unsafe"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+
+	"github.com/orrery/orrery/internal/kernels"
+)
+
+// Instantiate instantiates the kernel host module in r, under the name
+// kernels.ImportModule. Close the returned module (or r) when done.
+func Instantiate(ctx context.Context, r wazero.Runtime) (api.Module, error) {
+	i32, i64 := api.ValueTypeI32, api.ValueTypeI64
+	return r.NewHostModuleBuilder(kernels.ImportModule).
+		NewFunctionBuilder().
+		WithGoModuleFunction(api.GoModuleFunc(excess), []api.ValueType{i32, i32, i32, i32}, []api.ValueType{i64}).
+		WithParameterNames("a", "b", "n", "c").
+		Export("excess").
+		NewFunctionBuilder().
+		WithGoModuleFunction(api.GoModuleFunc(rotations), []api.ValueType{i32, i32, i32, i32, i32, i32, i32}, nil).
+		WithParameterNames("dst", "base", "rotor", "n", "c", "s0", "m").
+		Export("rotations").
+		Instantiate(ctx)
+}
+
+// excess is excess(a, b *int32, n, c i32) -> i64.
+func excess(_ context.Context, m api.Module, stack []uint64) {
+	a, b, n, c := uint32(stack[0]), uint32(stack[1]), api.DecodeI32(stack[2]), api.DecodeI32(stack[3])
+	if n < 0 {
+		panic("orrery_kernels.excess: negative length")
+	}
+	mem := m.Memory()
+	av, bv := int32s(mem, a, int(n)), int32s(mem, b, int(n))
+	stack[0] = uint64(kernels.Excess(av, bv, checkValue(c)))
+}
+
+// rotations is rotations(dst *int64, base, rotor *int32, n, c, s0, m i32).
+func rotations(_ context.Context, mod api.Module, stack []uint64) {
+	dst, base, rotor := uint32(stack[0]), uint32(stack[1]), uint32(stack[2])
+	n, c := int(api.DecodeI32(stack[3])), api.DecodeI32(stack[4])
+	s0, m := int(api.DecodeI32(stack[5])), int(api.DecodeI32(stack[6]))
+	if n < 1 || s0 < 0 || s0 >= n || m < 1 || m > n-s0 {
+		panic("orrery_kernels.rotations: shifts outside [0, n)")
+	}
+	mem := mod.Memory()
+	out := int64s(mem, dst, m)
+	kernels.Rotations(out, int32s(mem, base, n), int32s(mem, rotor, kernels.RotorLen(n)), checkValue(c), s0)
+	store64(mem, dst, out)
+}
+
+// checkValue panics unless c is a valid threshold: values past the range
+// cannot make a kernel read out of bounds, but they are a broken guest.
+func checkValue(c int32) int32 {
+	if c < 0 || c > kernels.MaxValue {
+		panic("orrery_kernels: threshold outside [0, MaxValue]")
+	}
+	return c
+}
+
+// littleEndian reports whether the host's int32s have WebAssembly's byte
+// order, so the kernels can read the memory in place.
+var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
+
+// int32s returns n int32s of mem at off: a view of the memory on a
+// little-endian host (int32s the guest stores are 4-aligned), else a copy.
+func int32s(mem api.Memory, off uint32, n int) []int32 {
+	if n == 0 {
+		return nil
+	}
+	b, ok := mem.Read(off, uint32(4*n))
+	if !ok || n > 1<<29 {
+		panic("orrery_kernels: block outside the module's memory")
+	}
+	if littleEndian {
+		return unsafe.Slice((*int32)(unsafe.Pointer(unsafe.SliceData(b))), n)
+	}
+	v := make([]int32, n)
+	for i := range v {
+		v[i] = int32(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return v
+}
+
+// int64s returns n int64s of mem at off, as int32s does.
+func int64s(mem api.Memory, off uint32, n int) []int64 {
+	b, ok := mem.Read(off, uint32(8*n))
+	if !ok || n > 1<<28 {
+		panic("orrery_kernels: block outside the module's memory")
+	}
+	if littleEndian {
+		return unsafe.Slice((*int64)(unsafe.Pointer(unsafe.SliceData(b))), n)
+	}
+	return make([]int64, n)
+}
+
+// store64 writes v back to mem at off where int64s made a copy.
+func store64(mem api.Memory, off uint32, v []int64) {
+	if littleEndian {
+		return
+	}
+	b, _ := mem.Read(off, uint32(8*len(v)))
+	for i, x := range v {
+		binary.LittleEndian.PutUint64(b[8*i:], uint64(x))
+	}
+}
