@@ -11,7 +11,7 @@ WAZERO := $(GOBIN)/wazero
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK := $(shell $(GO) env GOPATH)/orrery-tools/staticcheck-$(STATICCHECK_VERSION)/staticcheck
 
-.PHONY: demo test ci vet lint fmt-check race test-paths cross wasm-test gen-check fuzz fma-check wasm cshared crosscheck python-install npm-pack bench-hosts bench bench-smoke
+.PHONY: demo test ci vet lint fmt-check race test-paths cross wasm-test gen-check fuzz fma-check wasm simd-check cshared crosscheck python-install npm-pack bench-hosts bench bench-smoke
 
 demo:
 	$(GO) run ./cmd/orrery demo -out $(OUT)
@@ -66,8 +66,19 @@ wasm-test: $(WAZERO)
 	PATH="$$PATH:$(GOBIN):$$($(GO) env GOROOT)/lib/wasm" GOWASIRUNTIME=wazero GOOS=wasip1 GOARCH=wasm $(GO) test -tags purego ./internal/kernels/ ./engine/link/
 
 # The WebAssembly reactor (ABI v1, see the README) and the C shared library.
+# orrery.wasm imports its kernels ("orrery_kernels": the Go, JavaScript and
+# Python bindings provide them; kernels.wasm is the SIMD module the latter
+# two use); orrery-portable.wasm (the purego tag) imports only WASI, for
+# any other host.
 wasm:
 	GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -trimpath -ldflags='-s -w' -o $(OUT)/orrery.wasm ./wasm
+	GOOS=wasip1 GOARCH=wasm $(GO) build -tags purego -buildmode=c-shared -trimpath -ldflags='-s -w' -o $(OUT)/orrery-portable.wasm ./wasm
+	cp bindings/js/kernels.wasm $(OUT)/kernels.wasm
+
+# bindings/js/kernels.wasm is kernels.wat assembled (wabt, apt-installed
+# when missing) and matches the Go kernels.
+simd-check:
+	./.ci/simd-check.sh
 
 cshared:
 	$(GO) build -buildmode=c-shared -trimpath -o $(OUT)/liborrery.so ./bindings/c
@@ -118,7 +129,7 @@ fma-check:
 fuzz:
 	./.ci/fuzz.sh $(FUZZTIME)
 
-ci: test fmt-check lint race test-paths cross fma-check wasm-test gen-check crosscheck python-install npm-pack bench-smoke fuzz k8s
+ci: test fmt-check lint race test-paths cross fma-check wasm-test gen-check simd-check crosscheck python-install npm-pack bench-smoke fuzz k8s
 
 # The Kubernetes scheduler plugin, its own module (bindings/k8s): download,
 # vet and test the plugin (about 480 MB of modules; see .ci/k8s.sh), and

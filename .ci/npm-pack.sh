@@ -8,7 +8,10 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 start=$(date +%s)
 tgz=$(npm pack --silent --pack-destination "$tmp" | tail -1)
-tar -tzf "$tmp/$tgz" | grep -qx 'package/orrery.wasm' || { echo "npm pack: no orrery.wasm in $tgz"; exit 1; }
+files=$(tar -tzf "$tmp/$tgz")
+for f in orrery.wasm kernels.wasm; do
+	grep -qx "package/$f" <<<"$files" || { echo "npm pack: no $f in $tgz"; exit 1; }
+done
 mkdir -p "$tmp/app/node_modules/@orrery"
 tar -xzf "$tmp/$tgz" -C "$tmp/app/node_modules/@orrery"
 mv "$tmp/app/node_modules/@orrery/package" "$tmp/app/node_modules/@orrery/orrery"

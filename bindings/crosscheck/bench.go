@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/orrery/orrery"
+	orrerywasm "github.com/orrery/orrery/bindings/go"
 	"github.com/orrery/orrery/engine/link"
 	"github.com/orrery/orrery/internal/bench/cassini"
 )
@@ -76,6 +77,16 @@ func nativeBench(ctx context.Context, a *artifacts, names []string) (map[string]
 }
 
 func wazeroBench(ctx context.Context, a *artifacts, names []string) (map[string]float64, error) {
+	return moduleBench(ctx, a.module, a, names)
+}
+
+// portableBench is wazeroBench on the purego module: the kernels in
+// WebAssembly, as on a host that provides none.
+func portableBench(ctx context.Context, a *artifacts, names []string) (map[string]float64, error) {
+	return moduleBench(ctx, a.portable, a, names)
+}
+
+func moduleBench(ctx context.Context, m *orrerywasm.Module, a *artifacts, names []string) (map[string]float64, error) {
 	out := map[string]float64{}
 	var failed error
 	for _, name := range names {
@@ -84,7 +95,7 @@ func wazeroBench(ctx context.Context, a *artifacts, names []string) (map[string]
 		case "abi_version":
 			f = func(b *testing.B) {
 				for b.Loop() {
-					if _, err := a.module.ABIVersion(ctx); err != nil {
+					if _, err := m.ABIVersion(ctx); err != nil {
 						failed = err
 					}
 				}
@@ -97,7 +108,7 @@ func wazeroBench(ctx context.Context, a *artifacts, names []string) (map[string]
 			dst := make([]int, 2)
 			f = func(b *testing.B) {
 				for b.Loop() {
-					if _, err := a.module.Search(ctx, pr, link.Options{}, dst); err != nil {
+					if _, err := m.Search(ctx, pr, link.Options{}, dst); err != nil {
 						failed = err
 					}
 				}
@@ -109,7 +120,7 @@ func wazeroBench(ctx context.Context, a *artifacts, names []string) (map[string]
 			}
 			f = func(b *testing.B) {
 				for b.Loop() {
-					if _, err := a.module.Handle(ctx, env); err != nil {
+					if _, err := m.Handle(ctx, env); err != nil {
 						failed = err
 					}
 				}

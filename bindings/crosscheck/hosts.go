@@ -19,11 +19,16 @@ import (
 	"github.com/orrery/orrery/bindings/internal/corpus"
 )
 
-// artifacts are the built module and library and where the repository is.
+// artifacts are the built modules and library and where the repository
+// is: module imports its kernels (which wazero's host provides natively),
+// portable is the purego build, which imports none (what any other WASI
+// host runs).
 type artifacts struct {
 	root, corpus string
 	wasm, lib    string
+	portableWasm string
 	module       *orrerywasm.Module
+	portable     *orrerywasm.Module
 }
 
 // errMissing marks a host whose program (node, python3, wasmtime) is not
@@ -41,17 +46,39 @@ func prepare(ctx context.Context, dir string) (*artifacts, error) {
 	if err := build.Wasm(ctx, a.wasm); err != nil {
 		return nil, err
 	}
+	a.portableWasm = filepath.Join(dir, "orrery-portable.wasm")
+	if err := build.WasmPortable(ctx, a.portableWasm); err != nil {
+		return nil, err
+	}
 	if err := build.CShared(ctx, a.lib); err != nil {
 		return nil, err
 	}
-	b, err := os.ReadFile(a.wasm)
+	var err2 error
+	if a.module, err2 = newModule(ctx, a.wasm, true); err2 != nil {
+		return nil, err2
+	}
+	if a.portable, err2 = newModule(ctx, a.portableWasm, false); err2 != nil {
+		a.module.Close(ctx)
+		return nil, err2
+	}
+	return a, nil
+}
+
+// newModule compiles the module at path after checking whether it imports
+// its kernels, as the build it comes from must.
+func newModule(ctx context.Context, path string, kernels bool) (*orrerywasm.Module, error) {
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	if a.module, err = orrerywasm.New(ctx, b, orrerywasm.Options{}); err != nil {
+	got, err := orrerywasm.ImportsKernels(ctx, b)
+	if err != nil {
 		return nil, err
 	}
-	return a, nil
+	if got != kernels {
+		return nil, fmt.Errorf("%s: imports its kernels: %v, want %v", filepath.Base(path), got, kernels)
+	}
+	return orrerywasm.New(ctx, b, orrerywasm.Options{})
 }
 
 // A host answers the corpus (response bytes by case name) and runs
@@ -68,6 +95,7 @@ type host struct {
 var hosts = []host{
 	{name: "native", corpus: nativeCorpus, bench: nativeBench},
 	{name: "wazero", corpus: wazeroCorpus, bench: wazeroBench},
+	{name: "wazero-portable", corpus: portableCorpus, bench: portableBench},
 	program("node", nodeCmd),
 	program("python", func(a *artifacts, mode string, names ...string) command {
 		return pythonCmd(a, mode, "native", names...)
@@ -93,12 +121,21 @@ func nativeCorpus(ctx context.Context, _ *artifacts, cases []corpus.Case) (map[s
 	return out, nil
 }
 
+// portableCorpus answers the corpus with the purego module in wazero.
+func portableCorpus(ctx context.Context, a *artifacts, cases []corpus.Case) (map[string][]byte, error) {
+	return moduleCorpus(ctx, a.portable, cases)
+}
+
 func wazeroCorpus(ctx context.Context, a *artifacts, cases []corpus.Case) (map[string][]byte, error) {
+	return moduleCorpus(ctx, a.module, cases)
+}
+
+func moduleCorpus(ctx context.Context, m *orrerywasm.Module, cases []corpus.Case) (map[string][]byte, error) {
 	out := make(map[string][]byte, len(cases))
 	for _, c := range cases {
-		handle := a.module.Handle
+		handle := m.Handle
 		if c.Session() {
-			s, err := a.module.NewSession(ctx)
+			s, err := m.NewSession(ctx)
 			if err != nil {
 				return nil, err
 			}

@@ -46,6 +46,7 @@ func mainErr(bench, require bool) error {
 		return err
 	}
 	defer a.module.Close(ctx)
+	defer a.portable.Close(ctx)
 	cases, err := corpus.Load(a.corpus)
 	if err != nil {
 		return err

@@ -14,6 +14,7 @@ import (
 
 	"github.com/orrery/orrery"
 	"github.com/orrery/orrery/internal/abi"
+	"github.com/orrery/orrery/internal/kernels"
 	"github.com/orrery/orrery/internal/kernels/wasmhost"
 )
 
@@ -283,4 +284,23 @@ func callWith(ctx context.Context, handle func(context.Context, []byte) ([]byte,
 		return nil, r.Error
 	}
 	return r.Response, nil
+}
+
+// ImportsKernels reports whether the module's bytes import orrery's
+// kernels (the host module "orrery_kernels", see package
+// internal/kernels): a default build does, a build with the purego tag
+// does not. [New] takes both: it provides the kernels natively.
+func ImportsKernels(ctx context.Context, wasm []byte) (bool, error) {
+	rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigInterpreter())
+	defer rt.Close(ctx)
+	compiled, err := rt.CompileModule(ctx, wasm)
+	if err != nil {
+		return false, fmt.Errorf("%w: %v", ErrABI, err)
+	}
+	for _, f := range compiled.ImportedFunctions() {
+		if mod, _, _ := f.Import(); mod == kernels.ImportModule {
+			return true, nil
+		}
+	}
+	return false, nil
 }

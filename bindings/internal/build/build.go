@@ -58,6 +58,20 @@ func Wasm(ctx context.Context, out string) error {
 	return err
 }
 
+// WasmPortable builds the module with the purego tag, which imports no
+// kernels (only WASI), into the file out:
+//
+//	GOOS=wasip1 GOARCH=wasm go build -tags purego -buildmode=c-shared -trimpath -ldflags='-s -w' -o out ./wasm
+func WasmPortable(ctx context.Context, out string) error {
+	root, err := Root(ctx)
+	if err != nil {
+		return err
+	}
+	_, err = goCmd(ctx, root, []string{"GOOS=wasip1", "GOARCH=wasm"},
+		"build", "-tags", "purego", "-buildmode=c-shared", "-trimpath", "-ldflags=-s -w", "-o", out, "./wasm")
+	return err
+}
+
 // CShared builds the C shared library (package ./bindings/c) into the file
 // out; cgo writes its generated header next to it (out without its
 // extension, plus ".h"):

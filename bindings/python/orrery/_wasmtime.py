@@ -1,8 +1,15 @@
 """The wasmtime backend: orrery's WebAssembly module (ABI v1, see the Go
 package wasm/abi) hosted by the wasmtime package. Used when wasmtime is
-installed and no shared library is found, or when asked for."""
+installed and no shared library is found, or when asked for.
+
+The module imports its kernels as "orrery_kernels" (excess, rotations; the
+Go package internal/kernels documents them). They are provided here by the
+JavaScript binding's SIMD kernel module (kernels.wasm), instantiated on the
+module's memory, as the JavaScript binding does. A module built with the
+purego tag imports none and needs no kernel module."""
 
 import ctypes
+import os
 import struct
 import threading
 
@@ -38,6 +45,25 @@ def _i32(v):
     return v - (1 << 32) if v >= 1 << 31 else v
 
 
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_KERNELS = "orrery_kernels"
+
+
+def kernels_path(module):
+    """The SIMD kernel module for the module file at module, or None:
+    ORRERY_KERNELS_WASM, kernels.wasm in this package, next to the module,
+    or the repository's bindings/js/kernels.wasm (a checkout used in place)."""
+    for p in (
+        os.environ.get("ORRERY_KERNELS_WASM"),
+        os.path.join(_HERE, "kernels.wasm"),
+        os.path.join(os.path.dirname(os.path.abspath(module)), "kernels.wasm"),
+        os.path.normpath(os.path.join(_HERE, "..", "..", "js", "kernels.wasm")),
+    ):
+        if p and os.path.isfile(p):
+            return p
+    return None
+
+
 class WasmtimeEngine(Engine):
     """orrery's module in one wasmtime instance. Calls are serialized (an
     instance runs one call at a time); a trap replaces the instance."""
@@ -48,16 +74,46 @@ class WasmtimeEngine(Engine):
         self.path = path
         self._engine = wasmtime.Engine()
         self._module = wasmtime.Module.from_file(self._engine, path)
+        self._kernels = None
+        if any(i.module == _KERNELS for i in self._module.imports):
+            kp = kernels_path(path)
+            if kp is None:
+                raise FileNotFoundError(
+                    "orrery: %s imports its kernels (%s) and no kernels.wasm was found: set "
+                    "ORRERY_KERNELS_WASM to bindings/js/kernels.wasm, or build the module with "
+                    "the purego tag, which imports none" % (path, _KERNELS)
+                )
+            self._kernels = wasmtime.Module.from_file(self._engine, kp)
         self._lock = threading.Lock()
         self._start()
+
+    def _define_kernels(self, linker):
+        """Defines the kernel imports as calls into the kernel instance,
+        which exists only once the module's memory does: k gets its
+        exports after instantiation."""
+        k = {}
+        i32, i64 = wasmtime.ValType.i32(), wasmtime.ValType.i64()
+        linker.define_func(
+            _KERNELS, "excess", wasmtime.FuncType([i32] * 4, [i64]),
+            lambda caller, a, b, n, c: k["excess"](caller, a, b, n, c), access_caller=True,
+        )
+        linker.define_func(
+            _KERNELS, "rotations", wasmtime.FuncType([i32] * 7, []),
+            lambda caller, *args: k["rotations"](caller, *args), access_caller=True,
+        )
+        return k
 
     def _start(self):
         linker = wasmtime.Linker(self._engine)
         linker.define_wasi()
+        k = self._define_kernels(linker) if self._kernels is not None else None
         store = wasmtime.Store(self._engine)
         store.set_wasi(wasmtime.WasiConfig())
         inst = linker.instantiate(store, self._module)
         x = inst.exports(store)
+        if k is not None:
+            kx = wasmtime.Instance(store, self._kernels, [x["memory"]]).exports(store)
+            k["excess"], k["rotations"] = kx["excess"], kx["rotations"]
         x["_initialize"](store)
         self._store = store
         self._memory = x["memory"]
