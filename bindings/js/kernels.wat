@@ -1,5 +1,6 @@
 ;; orrery's kernels in WebAssembly SIMD (128-bit), for hosts without native
-;; ones (the JavaScript binding). The Go module imports them as
+;; ones (the JavaScript binding): excess, rotations, excess_slack,
+;; add_rotated and fold_delta. The Go module imports them as
 ;; "orrery_kernels" (package internal/kernels documents the imports; the
 ;; reference loops are excessGeneric and rotationsGeneric in generic.go), and
 ;; this module runs them on the Go module's memory, imported as
@@ -179,4 +180,115 @@
           ))
         (local.set $j (i32.add (local.get $j) (i32.const 16)))
         (br $shifts))))
+
+  ;; excess_slack(a, n, c, out): out[0] = sum_{i<n} max(a[i] - c, 0) and
+  ;; out[1] = sum_{i<n} max(c - a[i], 0), each term below 2^24: u32 lanes of
+  ;; at most 256 terms per block of 1024.
+  (func (export "excess_slack") (param $a i32) (param $n i32) (param $c i32) (param $out i32)
+    (local $e i64) (local $s i64) (local $end i32) (local $n4 i32) (local $x i32)
+    (local $cv v128) (local $v v128) (local $ea v128) (local $sa v128)
+    (local.set $cv (i32x4.splat (local.get $c)))
+    (local.set $n4 (i32.add (local.get $a) (i32.shl (i32.and (local.get $n) (i32.const -4)) (i32.const 2))))
+    (block $done
+      (loop $blocks
+        (br_if $done (i32.ge_u (local.get $a) (local.get $n4)))
+        (local.set $end (i32.add (local.get $a) (i32.const 4096)))
+        (if (i32.gt_u (local.get $end) (local.get $n4)) (then (local.set $end (local.get $n4))))
+        (local.set $ea (v128.const i32x4 0 0 0 0))
+        (local.set $sa (v128.const i32x4 0 0 0 0))
+        (loop $inner
+          (local.set $v (v128.load (local.get $a)))
+          (local.set $ea (i32x4.add (local.get $ea)
+            (i32x4.max_s (i32x4.sub (local.get $v) (local.get $cv)) (v128.const i32x4 0 0 0 0))))
+          (local.set $sa (i32x4.add (local.get $sa)
+            (i32x4.max_s (i32x4.sub (local.get $cv) (local.get $v)) (v128.const i32x4 0 0 0 0))))
+          (local.set $a (i32.add (local.get $a) (i32.const 16)))
+          (br_if $inner (i32.lt_u (local.get $a) (local.get $end))))
+        (local.set $e (i64.add (local.get $e) (call $hsum (local.get $ea))))
+        (local.set $s (i64.add (local.get $s) (call $hsum (local.get $sa))))
+        (br $blocks)))
+    (local.set $end (i32.add (local.get $n4) (i32.shl (i32.and (local.get $n) (i32.const 3)) (i32.const 2))))
+    (block $tdone
+      (loop $tail
+        (br_if $tdone (i32.ge_u (local.get $a) (local.get $end)))
+        (local.set $x (i32.sub (i32.load (local.get $a)) (local.get $c)))
+        (if (i32.gt_s (local.get $x) (i32.const 0))
+          (then (local.set $e (i64.add (local.get $e) (i64.extend_i32_u (local.get $x)))))
+          (else (local.set $s (i64.sub (local.get $s) (i64.extend_i32_s (local.get $x))))))
+        (local.set $a (i32.add (local.get $a) (i32.const 4)))
+        (br $tail)))
+    (i64.store (local.get $out) (local.get $e))
+    (i64.store offset=8 (local.get $out) (local.get $s)))
+
+  ;; addrun adds the n int32s at s to those at d.
+  (func $addrun (param $d i32) (param $s i32) (param $n i32)
+    (local $end i32) (local $n4 i32)
+    (local.set $n4 (i32.add (local.get $d) (i32.shl (i32.and (local.get $n) (i32.const -4)) (i32.const 2))))
+    (local.set $end (i32.add (local.get $d) (i32.shl (local.get $n) (i32.const 2))))
+    (block $vdone
+      (loop $vec
+        (br_if $vdone (i32.ge_u (local.get $d) (local.get $n4)))
+        (v128.store (local.get $d) (i32x4.add (v128.load (local.get $d)) (v128.load (local.get $s))))
+        (local.set $d (i32.add (local.get $d) (i32.const 16)))
+        (local.set $s (i32.add (local.get $s) (i32.const 16)))
+        (br $vec)))
+    (block $tdone
+      (loop $tail
+        (br_if $tdone (i32.ge_u (local.get $d) (local.get $end)))
+        (i32.store (local.get $d) (i32.add (i32.load (local.get $d)) (i32.load (local.get $s))))
+        (local.set $d (i32.add (local.get $d) (i32.const 4)))
+        (local.set $s (i32.add (local.get $s) (i32.const 4)))
+        (br $tail))))
+
+  ;; add_rotated(dst, tile, n, t): dst[i] += tile[(i - t) mod n] for i < n
+  ;; (0 <= t < n), in two straight runs.
+  (func (export "add_rotated") (param $dst i32) (param $tile i32) (param $n i32) (param $t i32)
+    (call $addrun (i32.add (local.get $dst) (i32.shl (local.get $t) (i32.const 2)))
+      (local.get $tile) (i32.sub (local.get $n) (local.get $t)))
+    (call $addrun (local.get $dst)
+      (i32.add (local.get $tile) (i32.shl (i32.sub (local.get $n) (local.get $t)) (i32.const 2))) (local.get $t)))
+
+  ;; fold_delta(psi, m, base, n, v, c): psi[i mod m] += max(base[i] + v, c)
+  ;; - max(base[i], c) for i < n (m >= 1), which is what demand v adds to
+  ;; the excess over c at tick i. The circle goes in periods of m ticks;
+  ;; four at a time within a period, widened to the i64 psi.
+  (func (export "fold_delta") (param $psi i32) (param $m i32) (param $base i32) (param $n i32) (param $v i32) (param $c i32)
+    (local $end i32) (local $len i32) (local $p i32) (local $q i32) (local $q4 i32) (local $qe i32) (local $b i32)
+    (local $vv v128) (local $cv v128) (local $bv v128) (local $dv v128)
+    (local.set $vv (i32x4.splat (local.get $v)))
+    (local.set $cv (i32x4.splat (local.get $c)))
+    (local.set $q (local.get $base))
+    (local.set $end (i32.add (local.get $base) (i32.shl (local.get $n) (i32.const 2))))
+    (block $done
+      (loop $periods
+        (br_if $done (i32.ge_u (local.get $q) (local.get $end)))
+        ;; this period: ticks [q, qe), psi from its start
+        (local.set $len (i32.shr_u (i32.sub (local.get $end) (local.get $q)) (i32.const 2)))
+        (if (i32.gt_u (local.get $len) (local.get $m)) (then (local.set $len (local.get $m))))
+        (local.set $qe (i32.add (local.get $q) (i32.shl (local.get $len) (i32.const 2))))
+        (local.set $q4 (i32.add (local.get $q) (i32.shl (i32.and (local.get $len) (i32.const -4)) (i32.const 2))))
+        (local.set $p (local.get $psi))
+        (block $vdone
+          (loop $vec
+            (br_if $vdone (i32.ge_u (local.get $q) (local.get $q4)))
+            (local.set $bv (v128.load (local.get $q)))
+            (local.set $dv (i32x4.sub (i32x4.max_s (i32x4.add (local.get $bv) (local.get $vv)) (local.get $cv))
+                                      (i32x4.max_s (local.get $bv) (local.get $cv))))
+            (v128.store (local.get $p) (i64x2.add (v128.load (local.get $p)) (i64x2.extend_low_i32x4_u (local.get $dv))))
+            (v128.store offset=16 (local.get $p) (i64x2.add (v128.load offset=16 (local.get $p)) (i64x2.extend_high_i32x4_u (local.get $dv))))
+            (local.set $q (i32.add (local.get $q) (i32.const 16)))
+            (local.set $p (i32.add (local.get $p) (i32.const 32)))
+            (br $vec)))
+        (block $tdone
+          (loop $tail
+            (br_if $tdone (i32.ge_u (local.get $q) (local.get $qe)))
+            (local.set $b (i32.load (local.get $q)))
+            (i64.store (local.get $p) (i64.add (i64.load (local.get $p)) (i64.extend_i32_u
+              (i32.sub
+                (select (i32.add (local.get $b) (local.get $v)) (local.get $c) (i32.gt_s (i32.add (local.get $b) (local.get $v)) (local.get $c)))
+                (select (local.get $b) (local.get $c) (i32.gt_s (local.get $b) (local.get $c)))))))
+            (local.set $q (i32.add (local.get $q) (i32.const 4)))
+            (local.set $p (i32.add (local.get $p) (i32.const 8)))
+            (br $tail)))
+        (br $periods))))
 )

@@ -97,7 +97,8 @@ export const MODULE_URL = new URL('./orrery.wasm', import.meta.url);
 
 /**
  * The SIMD kernel module this package carries (kernels.wasm, assembled from
- * kernels.wat): excess and rotations in WebAssembly SIMD, the imports
+ * kernels.wat): excess, rotations, excess_slack, add_rotated and fold_delta
+ * in WebAssembly SIMD, the imports
  * "orrery_kernels" of the module (package internal/kernels of the Go
  * sources documents them), run on the module's own memory.
  */
@@ -273,6 +274,9 @@ export class Orrery {
       imports[KERNELS_NAMESPACE] = {
         excess: (a, b, n, c) => k.excess(a, b, n, c),
         rotations: (dst, base, rotor, n, c, s0, m) => k.rotations(dst, base, rotor, n, c, s0, m),
+        excess_slack: (a, n, c, out) => k.excess_slack(a, n, c, out),
+        add_rotated: (dst, tile, n, t) => k.add_rotated(dst, tile, n, t),
+        fold_delta: (psi, m, base, n, v, c) => k.fold_delta(psi, m, base, n, v, c),
       };
     }
     const instance = new WebAssembly.Instance(this.#module, imports);

@@ -2,6 +2,8 @@ package link
 
 import (
 	"slices"
+
+	"github.com/orrery/orrery/internal/kernels"
 )
 
 // runWeight is what one scalar step of a run scan costs against one kernel
@@ -160,10 +162,7 @@ func (w *Workspace) runLeaf(base []int32, j, from0 int, out []int64) {
 	trivial := w.trivial()
 	var e0 int64
 	if trivial {
-		c := int64(w.capacity)
-		for _, b := range base {
-			e0 += max(int64(b)-c, 0)
-		}
+		e0, _ = kernels.ExcessSlack(base, w.capacity)
 		w.evals += int64(len(base))
 	} else {
 		w.phi0 = w.phi(w.phi0, base, 0)
@@ -224,15 +223,7 @@ func (w *Workspace) delta(base []int32, v int32, trivial bool) {
 	clear(psi)
 	m := len(psi)
 	if trivial {
-		c, x := int64(w.capacity), int64(v)
-		r := 0
-		for _, b := range base {
-			bb := int64(b)
-			psi[r] += max(bb+x-c, 0) - max(bb-c, 0)
-			if r++; r == m {
-				r = 0
-			}
-		}
+		kernels.FoldDelta(psi, base, v, w.capacity)
 		w.evals += int64(len(base))
 		return
 	}

@@ -74,16 +74,8 @@ func (w *Workspace) addView(dst []int32, j, t int) {
 			return
 		}
 		w.evals += int64(w.n)
-		tile := w.tiles[j]
 		n := w.n
-		t %= n // a tile's period divides n
-		hi := dst[t:]
-		for i, v := range tile[:n-t] {
-			hi[i] += v
-		}
-		for i, v := range tile[n-t:] {
-			dst[i] += v
-		}
+		kernels.AddRotated(dst[:n], w.tiles[j][:n], t%n) // a tile's period divides n
 		return
 	}
 	w.evals += int64(w.n)
@@ -120,12 +112,7 @@ func (w *Workspace) subView(dst []int32, j, t int) {
 // excessSlack returns the excess of base over the capacity and the capacity
 // left unused, summed over the points.
 func (w *Workspace) excessSlack(base []int32) (excess, slack int64) {
-	c := w.capacity
-	for _, v := range base {
-		excess += int64(max(v-c, 0))
-		slack += int64(max(c-v, 0))
-	}
-	return excess, slack
+	return kernels.ExcessSlack(base, w.capacity)
 }
 
 // evaluate returns the excess of the given shifts.

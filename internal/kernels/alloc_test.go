@@ -19,6 +19,16 @@ func TestZeroAllocs(t *testing.T) {
 			if a := testing.AllocsPerRun(20, func() { Rotations(dst[:2], base, rotor, c, 0) }); a != 0 {
 				t.Errorf("Rotations (2 shifts) n=%d: %v allocs", n, a)
 			}
+			psi := make([]int64, 7)
+			if a := testing.AllocsPerRun(20, func() { e, s := ExcessSlack(base, c); sink += e + s }); a != 0 {
+				t.Errorf("ExcessSlack n=%d: %v allocs", n, a)
+			}
+			if a := testing.AllocsPerRun(20, func() { AddRotated(base, rot, n/2) }); a != 0 {
+				t.Errorf("AddRotated n=%d: %v allocs", n, a)
+			}
+			if a := testing.AllocsPerRun(20, func() { FoldDelta(psi, base, 3, c) }); a != 0 {
+				t.Errorf("FoldDelta n=%d: %v allocs", n, a)
+			}
 			if a := testing.AllocsPerRun(20, func() { PrepareRotor(buf, rot) }); a != 0 {
 				t.Errorf("PrepareRotor n=%d: %v allocs", n, a)
 			}

@@ -77,6 +77,11 @@ func rotations512(dst []int64, base, rotor []int32, c int32, s0 int) {
 	acrossAVX512(dst, base, rotor, c, s0, k)
 }
 
+// The link search's loops with no vector path of their own natively.
+func excessSlack(a []int32, c int32) (excess, slack int64) { return excessSlackGeneric(a, c) }
+func addRotated(dst, tile []int32, t int)                  { addRotatedGeneric(dst, tile, t) }
+func foldDelta(psi []int64, base []int32, v, c int32)      { foldDeltaGeneric(psi, base, v, c) }
+
 // Implementation names the kernel path in use: "avx512", "avx2" or "generic".
 // The AVX-512 path hands slices shorter than 16 to the AVX2 kernels.
 func Implementation() string {

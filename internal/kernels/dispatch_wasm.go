@@ -16,6 +16,18 @@ func importExcess(a, b *int32, n, c int32) int64
 //go:noescape
 func importRotations(dst *int64, base, rotor *int32, n, c, s0, m int32)
 
+//go:wasmimport orrery_kernels excess_slack
+//go:noescape
+func importExcessSlack(a *int32, n, c int32, out *[2]int64)
+
+//go:wasmimport orrery_kernels add_rotated
+//go:noescape
+func importAddRotated(dst, tile *int32, n, t int32)
+
+//go:wasmimport orrery_kernels fold_delta
+//go:noescape
+func importFoldDelta(psi *int64, m int32, base *int32, n, v, c int32)
+
 func excess(a, b []int32, c int32) int64 {
 	if useImports {
 		return hostExcess(a, b, c)
@@ -29,6 +41,49 @@ func rotations(dst []int64, base, rotor []int32, c int32, s0 int) {
 		return
 	}
 	rotationsGeneric(dst, base, rotor, c, s0)
+}
+
+func excessSlack(a []int32, c int32) (excess, slack int64) {
+	if useImports {
+		return hostExcessSlack(a, c)
+	}
+	return excessSlackGeneric(a, c)
+}
+
+func addRotated(dst, tile []int32, t int) {
+	if useImports {
+		hostAddRotated(dst, tile, t)
+		return
+	}
+	addRotatedGeneric(dst, tile, t)
+}
+
+func foldDelta(psi []int64, base []int32, v, c int32) {
+	if useImports {
+		hostFoldDelta(psi, base, v, c)
+		return
+	}
+	foldDeltaGeneric(psi, base, v, c)
+}
+
+// hostExcessSlack is excessSlack through the import.
+func hostExcessSlack(a []int32, c int32) (excess, slack int64) {
+	if len(a) == 0 {
+		return 0, 0
+	}
+	var out [2]int64
+	importExcessSlack(unsafe.SliceData(a), int32(len(a)), c, &out)
+	return out[0], out[1]
+}
+
+// hostAddRotated is addRotated through the import (0 <= t < n).
+func hostAddRotated(dst, tile []int32, t int) {
+	importAddRotated(unsafe.SliceData(dst), unsafe.SliceData(tile), int32(len(dst)), int32(t))
+}
+
+// hostFoldDelta is foldDelta through the import (len(base), len(psi) >= 1).
+func hostFoldDelta(psi []int64, base []int32, v, c int32) {
+	importFoldDelta(unsafe.SliceData(psi), int32(len(psi)), unsafe.SliceData(base), int32(len(base)), v, c)
 }
 
 // hostExcess is excess through the import; len(b) >= len(a).

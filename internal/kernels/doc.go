@@ -49,21 +49,31 @@
 //
 // # WebAssembly
 //
-// A GOOS=wasip1 build imports its two kernels from the host, which runs
-// them at its own speed (natively, or as WebAssembly SIMD), under the
-// module name [ImportModule] ("orrery_kernels"):
+// A GOOS=wasip1 build imports its kernels from the host, which runs them
+// at its own speed (natively, or as WebAssembly SIMD), under the module
+// name [ImportModule] ("orrery_kernels"):
 //
 //	excess(a, b *int32, n, c i32) -> i64
 //	    Excess(a[:n], b[:n], c), n >= 1.
 //	rotations(dst *int64, base, rotor *int32, n, c, s0, m i32)
 //	    Rotations(dst[:m], base[:n], rotor[:RotorLen(n)], c, s0) on a range
 //	    that does not wrap: 0 <= s0 < n and 1 <= m <= n-s0.
+//	excess_slack(a *int32, n, c i32, out *int64)
+//	    out[0], out[1] = ExcessSlack(a[:n], c), n >= 1.
+//	add_rotated(dst, tile *int32, n, t i32)
+//	    AddRotated(dst[:n], tile[:n], t), 0 <= t < n.
+//	fold_delta(psi *int64, m i32, base *int32, n, v, c i32)
+//	    FoldDelta(psi[:m], base[:n], v, c), m >= 1, n >= 1.
 //
 // Pointers are byte offsets into the module's memory, which holds
 // little-endian int32s and int64s; every value and c lie in [0, MaxValue].
-// Both are exact integer functions, so a host's answer is the generic
-// path's bit for bit: the reference loops are excessGeneric and
-// rotationsGeneric (generic.go), and the definitions above. The Go
+// All are exact integer functions, so a host's answer is the generic
+// path's bit for bit: the reference loops are the *Generic functions of
+// generic.go, and the definitions in each function's documentation. The
+// last three are the link search's other loops over the circle (adding a
+// job's tile, its mass bound, its run scan's deltas): scalar Go under
+// WebAssembly runs them 5-15 times slower than natively, so they are
+// imports too. The Go
 // binding (bindings/go) provides them natively through package wasmhost,
 // the JavaScript binding as a WebAssembly SIMD module sharing the
 // module's memory. A WebAssembly import is mandatory at instantiation, so

@@ -127,3 +127,44 @@ func rotation1(base, w []int32, c int32) int64 {
 	}
 	return s
 }
+
+// excessSlackGeneric is the reference for [ExcessSlack]: each term below
+// 2^24, summed in uint32 partial sums of widenEvery terms.
+func excessSlackGeneric(a []int32, c int32) (excess, slack int64) {
+	for i0 := 0; i0 < len(a); i0 += widenEvery {
+		var e, s uint32
+		for _, v := range a[i0:min(i0+widenEvery, len(a))] {
+			e += uint32(max(v-c, 0))
+			s += uint32(max(c-v, 0))
+		}
+		excess += int64(e)
+		slack += int64(s)
+	}
+	return excess, slack
+}
+
+// addRotatedGeneric is the reference for [AddRotated]: two straight runs,
+// 0 <= t < n.
+func addRotatedGeneric(dst, tile []int32, t int) {
+	n := len(dst)
+	hi := dst[t:]
+	for i, v := range tile[:n-t] {
+		hi[i] += v
+	}
+	lo := dst[:t]
+	for i, v := range tile[n-t:] {
+		lo[i] += v
+	}
+}
+
+// foldDeltaGeneric is the reference for [FoldDelta], len(psi) >= 1:
+// max(b+v-c, 0) - max(b-c, 0) = max(b+v, c) - max(b, c), one term in
+// [0, v] per tick.
+func foldDeltaGeneric(psi []int64, base []int32, v, c int32) {
+	m := len(psi)
+	for i0 := 0; i0 < len(base); i0 += m {
+		for r, b := range base[i0:min(i0+m, len(base))] {
+			psi[r] += int64(max(b+v, c) - max(b, c))
+		}
+	}
+}

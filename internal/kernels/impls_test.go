@@ -9,11 +9,18 @@ type impl struct {
 	excess    func(a, b []int32, c int32) int64
 	rotations func(dst []int64, base, rotor []int32, c int32, s0 int) // s0+len(dst) <= len(base)
 	path      bool                                                    // Implementation() can name it: forcePath selects it
+
+	// The link search's other loops; nil where the path has none of its
+	// own (the generic ones run).
+	excessSlack func(a []int32, c int32) (excess, slack int64)
+	addRotated  func(dst, tile []int32, t int) // 0 <= t < n
+	foldDelta   func(psi []int64, base []int32, v, c int32)
 }
 
 // impls lists the generic implementation and every vector one.
 func impls() []impl {
-	generic := impl{name: "generic", ok: true, excess: excessGeneric, rotations: rotationsGeneric, path: true}
+	generic := impl{name: "generic", ok: true, excess: excessGeneric, rotations: rotationsGeneric, path: true,
+		excessSlack: excessSlackGeneric, addRotated: addRotatedGeneric, foldDelta: foldDeltaGeneric}
 	return append([]impl{generic}, archImpls()...)
 }
 

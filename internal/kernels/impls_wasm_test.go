@@ -4,7 +4,8 @@ package kernels
 
 // archImpls lists the host's kernels, reached through the imports.
 func archImpls() []impl {
-	return []impl{{name: "host", ok: true, excess: hostExcess, rotations: hostRotations, path: true}}
+	return []impl{{name: "host", ok: true, excess: hostExcess, rotations: hostRotations, path: true,
+		excessSlack: hostExcessSlack, addRotated: hostAddRotated, foldDelta: hostFoldDelta}}
 }
 
 // forcePath selects the imports ("host") or the generic path, and returns

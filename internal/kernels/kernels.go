@@ -93,3 +93,57 @@ func Rotations(dst []int64, base, rotor []int32, c int32, s0 int) {
 		s0 = 0
 	}
 }
+
+// ExcessSlack returns the excess of a over the threshold c and the room
+// left below it:
+//
+//	for _, v := range a {
+//		excess += max(int64(v)-int64(c), 0)
+//		slack += max(int64(c)-int64(v), 0)
+//	}
+func ExcessSlack(a []int32, c int32) (excess, slack int64) {
+	return excessSlack(a, c)
+}
+
+// AddRotated adds tile delayed by t ticks to dst, on a circle of
+// n = len(dst) ticks:
+//
+//	for i := range dst {
+//		dst[i] += tile[(i-t+n)%n]
+//	}
+//
+// It panics if len(tile) != n or t is outside [0, n) (t = 0 with n = 0 is
+// allowed). Sums past MaxValue wrap: keeping them within it is the
+// caller's contract.
+func AddRotated(dst, tile []int32, t int) {
+	n := len(dst)
+	if len(tile) != n {
+		panic("kernels: AddRotated with len(tile) != len(dst)")
+	}
+	if n == 0 && t == 0 {
+		return
+	}
+	if t < 0 || t >= n {
+		panic("kernels: AddRotated shift outside [0, n)")
+	}
+	addRotated(dst, tile, t)
+}
+
+// FoldDelta adds to psi, folded modulo m = len(psi), what a demand v adds
+// to the excess of base over c at each tick:
+//
+//	for i, b := range base {
+//		psi[i%m] += max(int64(b)+int64(v)-int64(c), 0) - max(int64(b)-int64(c), 0)
+//	}
+//
+// It panics if len(psi) is 0 and base is not empty. v is in [0, MaxValue]
+// like every value.
+func FoldDelta(psi []int64, base []int32, v, c int32) {
+	if len(base) == 0 {
+		return
+	}
+	if len(psi) == 0 {
+		panic("kernels: FoldDelta with an empty psi")
+	}
+	foldDelta(psi, base, v, c)
+}

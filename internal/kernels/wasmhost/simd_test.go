@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"testing"
 	"unsafe"
 
@@ -30,10 +31,10 @@ var memoryModule = []byte{
 
 // simdKernels is the kernel module instantiated on a memory of its own.
 type simdKernels struct {
-	mem               api.Memory
-	excess, rotations api.Function
-	stack             [8]uint64
-	next              uint32 // bump allocator over the memory
+	mem                                               api.Memory
+	excess, rotations, excessSlack, addRot, foldDelta api.Function
+	stack                                             [8]uint64
+	next                                              uint32 // bump allocator over the memory
 }
 
 func newSIMD(t *testing.T) *simdKernels {
@@ -53,7 +54,8 @@ func newSIMD(t *testing.T) *simdKernels {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &simdKernels{mem: mm.Memory(), excess: km.ExportedFunction("excess"), rotations: km.ExportedFunction("rotations")}
+	return &simdKernels{mem: mm.Memory(), excess: km.ExportedFunction("excess"), rotations: km.ExportedFunction("rotations"),
+		excessSlack: km.ExportedFunction("excess_slack"), addRot: km.ExportedFunction("add_rotated"), foldDelta: km.ExportedFunction("fold_delta")}
 }
 
 // put copies v into the memory at a fresh offset (misaligned by skew
@@ -128,6 +130,62 @@ func TestSIMDKernels(t *testing.T) {
 				if got[m] != 0 {
 					t.Fatalf("rotations n=%d s0=%d m=%d wrote past dst", n, s0, m)
 				}
+			}
+		}
+	}
+}
+
+// get reads n int32s at off.
+func (s *simdKernels) get(off uint32, n int) []int32 {
+	raw, _ := s.mem.Read(off, uint32(4*n))
+	return slices.Clone(unsafe.Slice((*int32)(unsafe.Pointer(unsafe.SliceData(raw))), n))
+}
+
+// TestSIMDLoopKernels checks excess_slack, add_rotated and fold_delta
+// against the Go kernels, as TestSIMDKernels does.
+func TestSIMDLoopKernels(t *testing.T) {
+	s := newSIMD(t)
+	rng := rand.New(rand.NewPCG(23, 24))
+	lengths := []int{1023, 1024, 1025, 4099}
+	for n := 1; n <= 200; n++ {
+		lengths = append(lengths, n)
+	}
+	for _, n := range lengths {
+		s.next = 0
+		a, tile := make([]int32, n), make([]int32, n)
+		fill(rng, a, n%5)
+		fill(rng, tile, (n/5)%5)
+		pa, pt := s.put(t, a, n%4), s.put(t, tile, (n/4)%4)
+		for _, c := range []int32{0, 1, kernels.MaxValue / 2, kernels.MaxValue, rng.Int32N(kernels.MaxValue + 1)} {
+			po := s.put(t, make([]int32, 4), 0)
+			s.call(t, s.excessSlack, uint64(pa), uint64(n), uint64(c), uint64(po))
+			got := s.get(po, 4)
+			e, sl := kernels.ExcessSlack(a, c)
+			if ge, gs := int64(uint32(got[0]))|int64(got[1])<<32, int64(uint32(got[2]))|int64(got[3])<<32; ge != e || gs != sl {
+				t.Fatalf("excess_slack n=%d c=%d: got (%d, %d) want (%d, %d)", n, c, ge, gs, e, sl)
+			}
+			for _, m := range []int{1, 2, 3, 4, 5, 7, 8, n, n + 3, 1 + rng.IntN(n)} {
+				v := rng.Int32N(kernels.MaxValue + 1)
+				psi := make([]int64, m)
+				for r := range psi {
+					psi[r] = int64(r)<<40 | int64(rng.Int32())
+				}
+				pp := s.put(t, unsafe.Slice((*int32)(unsafe.Pointer(&psi[0])), 2*m), 0)
+				kernels.FoldDelta(psi, a, v, c)
+				s.call(t, s.foldDelta, uint64(pp), uint64(m), uint64(pa), uint64(n), uint64(v), uint64(c))
+				raw := s.get(pp, 2*m)
+				if gotPsi := unsafe.Slice((*int64)(unsafe.Pointer(&raw[0])), m); !slices.Equal(gotPsi, psi) {
+					t.Fatalf("fold_delta n=%d m=%d v=%d c=%d: got %v want %v", n, m, v, c, gotPsi, psi)
+				}
+			}
+		}
+		for _, sh := range []int{0, n - 1, rng.IntN(n), rng.IntN(n)} {
+			pd := s.put(t, append(slices.Clone(a), 0), 1) // and a sentinel
+			want := slices.Clone(a)
+			kernels.AddRotated(want, tile, sh)
+			s.call(t, s.addRot, uint64(pd), uint64(pt), uint64(n), uint64(sh))
+			if got := s.get(pd, n+1); !slices.Equal(got[:n], want) || got[n] != 0 {
+				t.Fatalf("add_rotated n=%d t=%d: got %v want %v (and 0 past it)", n, sh, got, want)
 			}
 		}
 	}

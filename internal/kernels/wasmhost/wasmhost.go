@@ -38,6 +38,18 @@ func Instantiate(ctx context.Context, r wazero.Runtime) (api.Module, error) {
 		WithGoModuleFunction(api.GoModuleFunc(rotations), []api.ValueType{i32, i32, i32, i32, i32, i32, i32}, nil).
 		WithParameterNames("dst", "base", "rotor", "n", "c", "s0", "m").
 		Export("rotations").
+		NewFunctionBuilder().
+		WithGoModuleFunction(api.GoModuleFunc(excessSlack), []api.ValueType{i32, i32, i32, i32}, nil).
+		WithParameterNames("a", "n", "c", "out").
+		Export("excess_slack").
+		NewFunctionBuilder().
+		WithGoModuleFunction(api.GoModuleFunc(addRotated), []api.ValueType{i32, i32, i32, i32}, nil).
+		WithParameterNames("dst", "tile", "n", "t").
+		Export("add_rotated").
+		NewFunctionBuilder().
+		WithGoModuleFunction(api.GoModuleFunc(foldDelta), []api.ValueType{i32, i32, i32, i32, i32, i32}, nil).
+		WithParameterNames("psi", "m", "base", "n", "v", "c").
+		Export("fold_delta").
 		Instantiate(ctx)
 }
 
@@ -66,6 +78,43 @@ func rotations(_ context.Context, mod api.Module, stack []uint64) {
 	store64(mem, dst, out)
 }
 
+// excessSlack is excess_slack(a *int32, n, c i32, out *int64).
+func excessSlack(_ context.Context, m api.Module, stack []uint64) {
+	a, n, c, out := uint32(stack[0]), int(api.DecodeI32(stack[1])), api.DecodeI32(stack[2]), uint32(stack[3])
+	if n < 1 {
+		panic("orrery_kernels.excess_slack: length below 1")
+	}
+	mem := m.Memory()
+	res := int64s(mem, out, 2)
+	res[0], res[1] = kernels.ExcessSlack(int32s(mem, a, n), checkValue(c))
+	store64(mem, out, res)
+}
+
+// addRotated is add_rotated(dst, tile *int32, n, t i32).
+func addRotated(_ context.Context, m api.Module, stack []uint64) {
+	dst, tile, n, t := uint32(stack[0]), uint32(stack[1]), int(api.DecodeI32(stack[2])), int(api.DecodeI32(stack[3]))
+	if n < 1 || t < 0 || t >= n {
+		panic("orrery_kernels.add_rotated: shift outside [0, n)")
+	}
+	mem := m.Memory()
+	d := int32s(mem, dst, n)
+	kernels.AddRotated(d, int32s(mem, tile, n), t)
+	store32(mem, dst, d)
+}
+
+// foldDelta is fold_delta(psi *int64, m i32, base *int32, n, v, c i32).
+func foldDelta(_ context.Context, mod api.Module, stack []uint64) {
+	psi, m, base := uint32(stack[0]), int(api.DecodeI32(stack[1])), uint32(stack[2])
+	n, v, c := int(api.DecodeI32(stack[3])), api.DecodeI32(stack[4]), api.DecodeI32(stack[5])
+	if m < 1 || n < 1 {
+		panic("orrery_kernels.fold_delta: length below 1")
+	}
+	mem := mod.Memory()
+	p := int64s(mem, psi, m)
+	kernels.FoldDelta(p, int32s(mem, base, n), checkValue(v), checkValue(c))
+	store64(mem, psi, p)
+}
+
 // checkValue panics unless c is a valid threshold: values past the range
 // cannot make a kernel read out of bounds, but they are a broken guest.
 func checkValue(c int32) int32 {
@@ -85,8 +134,11 @@ func int32s(mem api.Memory, off uint32, n int) []int32 {
 	if n == 0 {
 		return nil
 	}
+	if n < 0 || n >= 1<<30 { // 4n must not wrap the uint32 Read takes
+		panic("orrery_kernels: block outside the module's memory")
+	}
 	b, ok := mem.Read(off, uint32(4*n))
-	if !ok || n > 1<<29 {
+	if !ok {
 		panic("orrery_kernels: block outside the module's memory")
 	}
 	if littleEndian {
@@ -99,16 +151,34 @@ func int32s(mem api.Memory, off uint32, n int) []int32 {
 	return v
 }
 
-// int64s returns n int64s of mem at off, as int32s does.
+// int64s returns n int64s of mem at off, as int32s does (8-aligned).
 func int64s(mem api.Memory, off uint32, n int) []int64 {
+	if n < 0 || n >= 1<<29 { // 8n must not wrap the uint32 Read takes
+		panic("orrery_kernels: block outside the module's memory")
+	}
 	b, ok := mem.Read(off, uint32(8*n))
-	if !ok || n > 1<<28 {
+	if !ok {
 		panic("orrery_kernels: block outside the module's memory")
 	}
 	if littleEndian {
 		return unsafe.Slice((*int64)(unsafe.Pointer(unsafe.SliceData(b))), n)
 	}
-	return make([]int64, n)
+	v := make([]int64, n)
+	for i := range v {
+		v[i] = int64(binary.LittleEndian.Uint64(b[8*i:]))
+	}
+	return v
+}
+
+// store32 writes v back to mem at off where int32s made a copy.
+func store32(mem api.Memory, off uint32, v []int32) {
+	if littleEndian {
+		return
+	}
+	b, _ := mem.Read(off, uint32(4*len(v)))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], uint32(x))
+	}
 }
 
 // store64 writes v back to mem at off where int64s made a copy.

@@ -1,0 +1,126 @@
+package kernels
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// TestLoopKernels checks ExcessSlack, AddRotated and FoldDelta, on every
+// implementation that has its own and through the public API on every
+// path, against their definitions: every length to 300 and a few past the
+// widening points, every shift of short circles, folds of every modulus
+// of short circles, random and extreme values.
+func TestLoopKernels(t *testing.T) {
+	lengths := []int{511, 512, 513, 1031, 4097}
+	for n := range 301 {
+		lengths = append(lengths, n)
+	}
+	check := func(t *testing.T, name string, es func([]int32, int32) (int64, int64), ar func(dst, tile []int32, t int), fd func([]int64, []int32, int32, int32)) {
+		rng := rand.New(rand.NewPCG(31, 32))
+		for _, n := range lengths {
+			a, tile := misaligned(n, n%4), misaligned(n, (n/4)%4)
+			fill(rng, a, n%5)
+			fill(rng, tile, (n/5)%5)
+			for _, c := range thresholds(rng) {
+				e, s := es(a, c)
+				we, ws := naiveExcessSlack(a, c)
+				if e != we || s != ws {
+					t.Fatalf("%s ExcessSlack n=%d c=%d: got (%d, %d) want (%d, %d)", name, n, c, e, s, we, ws)
+				}
+				if n == 0 {
+					continue
+				}
+				for _, m := range foldModuli(rng, n) {
+					v := thresholds(rng)[rng.IntN(6)]
+					got := make([]int64, m)
+					for r := range got {
+						got[r] = int64(r) << 40 // FoldDelta adds to psi
+					}
+					want := slices.Clone(got)
+					fd(got, a, v, c)
+					naiveFoldDelta(want, a, v, c)
+					if !slices.Equal(got, want) {
+						t.Fatalf("%s FoldDelta n=%d m=%d v=%d c=%d: got %v want %v", name, n, m, v, c, got, want)
+					}
+				}
+			}
+			if n == 0 {
+				continue
+			}
+			shifts := []int{0, n - 1, rng.IntN(n)}
+			if n <= 40 {
+				shifts = shifts[:0]
+				for s := range n {
+					shifts = append(shifts, s)
+				}
+			}
+			for _, s := range shifts {
+				got, want := slices.Clone(a), slices.Clone(a)
+				ar(got, tile, s)
+				for i := range want {
+					want[i] += tile[(i-s+n)%n]
+				}
+				if !slices.Equal(got, want) {
+					t.Fatalf("%s AddRotated n=%d t=%d: got %v want %v", name, n, s, got, want)
+				}
+			}
+		}
+	}
+	forEachImpl(t, func(t *testing.T, im impl) {
+		if im.excessSlack == nil {
+			t.Skipf("%s: no loop kernels of its own", im.name)
+		}
+		check(t, im.name, im.excessSlack, im.addRotated, im.foldDelta)
+	})
+	forEachPath(t, func(t *testing.T) {
+		check(t, "public API", ExcessSlack, AddRotated, FoldDelta)
+	})
+}
+
+// foldModuli are the moduli FoldDelta is tried with over n ticks.
+func foldModuli(rng *rand.Rand, n int) []int {
+	if n <= 12 {
+		ms := make([]int, 0, n+1)
+		for m := 1; m <= n+1; m++ {
+			ms = append(ms, m)
+		}
+		return ms
+	}
+	return []int{1, 2, 3, 4, 5, 8, n / 3, n, 1 + rng.IntN(n)}
+}
+
+func naiveExcessSlack(a []int32, c int32) (excess, slack int64) {
+	for _, v := range a {
+		excess += max(int64(v)-int64(c), 0)
+		slack += max(int64(c)-int64(v), 0)
+	}
+	return excess, slack
+}
+
+func naiveFoldDelta(psi []int64, base []int32, v, c int32) {
+	for i, b := range base {
+		psi[i%len(psi)] += max(int64(b)+int64(v)-int64(c), 0) - max(int64(b)-int64(c), 0)
+	}
+}
+
+// TestLoopKernelsPanics checks the documented panics.
+func TestLoopKernelsPanics(t *testing.T) {
+	for name, f := range map[string]func(){
+		"AddRotated length": func() { AddRotated(make([]int32, 3), make([]int32, 2), 0) },
+		"AddRotated shift":  func() { AddRotated(make([]int32, 3), make([]int32, 3), 3) },
+		"AddRotated minus":  func() { AddRotated(make([]int32, 3), make([]int32, 3), -1) },
+		"FoldDelta empty":   func() { FoldDelta(nil, make([]int32, 3), 1, 1) },
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s: no panic", name)
+				}
+			}()
+			f()
+		}()
+	}
+	AddRotated(nil, nil, 0) // an empty circle at shift 0 is no work
+	FoldDelta(nil, nil, 1, 1)
+}
