@@ -130,28 +130,48 @@ func (np *nodeProc) stop() {
 	np.cmd.Wait()
 }
 
+// buildModule builds the module (package ./wasm, with extra build flags)
+// into path and compiles it in wazero with one instance.
+func buildModule(ctx context.Context, root, path string, flags ...string) ([]byte, *orrerywasm.Module, error) {
+	args := append([]string{"build"}, flags...)
+	args = append(args, "-buildmode=c-shared", "-trimpath", "-ldflags=-s -w", "-o", path, "./wasm")
+	build := exec.CommandContext(ctx, "go", args...)
+	build.Dir = root
+	build.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
+	if out, err := build.CombinedOutput(); err != nil {
+		return nil, nil, fmt.Errorf("building the module (%v): %v\n%s", flags, err, out)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	mod, err := orrerywasm.New(ctx, b, orrerywasm.Options{Instances: 1})
+	if err != nil {
+		return nil, nil, err
+	}
+	return b, mod, nil
+}
+
 func wasmSection(ctx context.Context, cfg *config) ([]bench.Section, []bench.Gate, error) {
 	tmp, err := os.MkdirTemp("", "orrery-bench-wasm-")
 	if err != nil {
 		return nil, nil, err
 	}
 	defer os.RemoveAll(tmp)
+	// The module as shipped (its kernels imported: native in wazero, SIMD
+	// in node) and the purego build (its kernels in WebAssembly, as on a
+	// host that provides none), both in wazero.
 	module := filepath.Join(tmp, "orrery.wasm")
-	build := exec.CommandContext(ctx, "go", "build", "-buildmode=c-shared", "-trimpath", "-ldflags=-s -w", "-o", module, "./wasm")
-	build.Dir = cfg.root
-	build.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
-	if out, err := build.CombinedOutput(); err != nil {
-		return nil, nil, fmt.Errorf("building the module: %v\n%s", err, out)
-	}
-	wasmBytes, err := os.ReadFile(module)
-	if err != nil {
-		return nil, nil, err
-	}
-	mod, err := orrerywasm.New(ctx, wasmBytes, orrerywasm.Options{Instances: 1})
+	wasmBytes, mod, err := buildModule(ctx, cfg.root, module)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer mod.Close(ctx)
+	portableBytes, portable, err := buildModule(ctx, cfg.root, filepath.Join(tmp, "orrery-portable.wasm"), "-tags", "purego")
+	if err != nil {
+		return nil, nil, err
+	}
+	defer portable.Close(ctx)
 	var node *nodeProc
 	nodeNote := ""
 	if np, err := startNode(ctx, tmp, cfg.root, module); err != nil {
@@ -168,7 +188,7 @@ func wasmSection(ctx context.Context, cfg *config) ([]bench.Section, []bench.Gat
 	}
 	var nw link.Workspace
 	dst := make([]int, 2)
-	hosts := []string{"native", "wazero"}
+	hosts := []string{"native", "wazero", "wazero-portable"}
 	if node != nil {
 		hosts = append(hosts, "node")
 	}
@@ -188,6 +208,7 @@ func wasmSection(ctx context.Context, cfg *config) ([]bench.Section, []bench.Gat
 		if c.name == "search" {
 			st.cases["native"] = bench.Case{Name: "native", Op: func() error { _, err := nw.Search(ctx, pr, link.Options{}, dst); return err }}
 			st.cases["wazero"] = bench.Case{Name: "wazero", Op: func() error { _, err := mod.Search(ctx, pr, link.Options{}, dst); return err }}
+			st.cases["wazero-portable"] = bench.Case{Name: "wazero-portable", Op: func() error { _, err := portable.Search(ctx, pr, link.Options{}, dst); return err }}
 		} else {
 			env, err := os.ReadFile(filepath.Join(corpus, filepath.FromSlash(c.name)))
 			if err != nil {
@@ -199,12 +220,18 @@ func wasmSection(ctx context.Context, cfg *config) ([]bench.Section, []bench.Gat
 				return nil, nil, fmt.Errorf("%s: wazero: %w", c.name, err)
 			}
 			rows[i].SameBytes["wazero"] = bytes.Equal(got, want)
+			gotP, err := portable.Handle(ctx, env)
+			if err != nil {
+				return nil, nil, fmt.Errorf("%s: wazero (portable): %w", c.name, err)
+			}
+			rows[i].SameBytes["wazero-portable"] = bytes.Equal(gotP, want)
 			sum := sha256.Sum256(want)
 			digests[i] = hex.EncodeToString(sum[:])
 			st.cases["native"] = bench.Case{Name: "native", Op: func() error { orrery.Handle(ctx, env); return nil }}
 			st.cases["wazero"] = bench.Case{Name: "wazero", Op: func() error { _, err := mod.Handle(ctx, env); return err }}
+			st.cases["wazero-portable"] = bench.Case{Name: "wazero-portable", Op: func() error { _, err := portable.Handle(ctx, env); return err }}
 		}
-		for _, h := range []string{"native", "wazero"} {
+		for _, h := range []string{"native", "wazero", "wazero-portable"} {
 			n, err := bench.Calibrate(ctx, st.cases[h], opt)
 			if err != nil {
 				return nil, nil, fmt.Errorf("%s on %s: %w", c.name, h, err)
@@ -241,7 +268,7 @@ func wasmSection(ctx context.Context, cfg *config) ([]bench.Section, []bench.Gat
 	}
 
 	sec := bench.Section{ID: "wasm", Title: "Native vs WebAssembly (the same calls through the module)",
-		Notes:  []string{fmt.Sprintf("The same requests answered by the engine linked natively (orrery.Handle, link.Workspace.Search), by the WebAssembly module (GOOS=wasip1, %.1f MB) hosted by wazero (bindings/go) and by node (bindings/js). CPU time per call of each host process, median over %d interleaved rounds (min–max); the ratio to native is per round.%s", float64(len(wasmBytes))/1e6, cfg.rounds, nodeNote)},
+		Notes:  []string{fmt.Sprintf("The same requests answered by the engine linked natively (orrery.Handle, link.Workspace.Search), by the WebAssembly module (GOOS=wasip1, %.1f MB) hosted by wazero (bindings/go: the module's kernel imports run natively) and by node (bindings/js: they run in the SIMD module kernels.wasm), and by the purego build (%.1f MB, no imports: the kernels in WebAssembly, as on any host that provides none) in wazero. CPU time per call of each host process, median over %d interleaved rounds (min–max); the ratio to native is per round.%s", float64(len(wasmBytes))/1e6, float64(len(portableBytes))/1e6, cfg.rounds, nodeNote)},
 		Header: []string{"call"},
 	}
 	sec.Header = append(sec.Header, hosts...)
@@ -259,6 +286,13 @@ func wasmSection(ctx context.Context, cfg *config) ([]bench.Section, []bench.Gat
 			cells = append(cells, cell)
 		}
 		sec.Rows = append(sec.Rows, cells)
+		if wasmCalls[i].name == "ok/rank_twelve_jobs.json" {
+			// The imports must pay where the kernels do the work: a ratio
+			// of two hosts measured in the same rounds (5x here).
+			r := bench.Summarize(bench.Ratios(raw[i]["wazero-portable"], raw[i]["wazero"]))
+			gates = append(gates, bench.Gate{Name: "wasm cassini.rank: the kernel imports make wazero at least 2x faster than the purego build",
+				Pass: r.Median >= 2, Value: r.Median, Threshold: 2, Detail: bench.Ratio(r.Median)})
+		}
 		if wasmCalls[i].name == "search" {
 			continue // a flat result, not response bytes
 		}
