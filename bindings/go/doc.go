@@ -25,6 +25,16 @@
 // with -trimpath, and rebuilt in seconds; a committed copy would go stale
 // with every engine change, so the tests build it from the sources.
 //
+// # Kernels
+//
+// The module imports its integer kernels from the host module
+// "orrery_kernels" (package internal/kernels documents them). New
+// instantiates that host module in its runtime, running them natively on
+// each instance's memory (AVX-512 or AVX2 where the CPU has them), so the
+// rotation search runs at native speed inside the sandbox. A module built
+// with the purego tag imports none; New takes it too ([ImportsKernels]
+// tells them apart). Both answer the same bytes.
+//
 // # Concurrency
 //
 // The module is compiled ahead of time with wazero's compiler (its

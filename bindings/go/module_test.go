@@ -7,12 +7,15 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/orrery/orrery"
+	"github.com/orrery/orrery/bindings/internal/build"
 	"github.com/orrery/orrery/engine/link"
 	"github.com/orrery/orrery/engine/profile"
 )
@@ -314,5 +317,50 @@ func TestTimeLimitInModule(t *testing.T) {
 	}
 	if res.Status != "time_limit" || res.Score < res.UnshiftedScore || res.Bound < res.Score {
 		t.Fatalf("status %q score %v unshifted %v bound %v, want time_limit with score <= bound", res.Status, res.Score, res.UnshiftedScore, res.Bound)
+	}
+}
+
+// TestPortableModule checks that the default build imports its kernels and
+// the purego build does not, and that New runs both to the same bytes.
+func TestPortableModule(t *testing.T) {
+	ctx := context.Background()
+	b, err := wasmBytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "orrery-portable.wasm")
+	if err := build.WasmPortable(ctx, path); err != nil {
+		t.Fatal(err)
+	}
+	pb, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		bytes []byte
+		want  bool
+	}{{"default", b, true}, {"purego", pb, false}} {
+		if got, err := ImportsKernels(ctx, tc.bytes); err != nil || got != tc.want {
+			t.Errorf("%s build: ImportsKernels = %v, %v; want %v", tc.name, got, err, tc.want)
+		}
+	}
+	m, err := New(ctx, pb, Options{Instances: 1, Cache: cache})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close(ctx)
+	for _, name := range []string{"link_exact_coprime_periods.json", "rank_twelve_jobs.json"} {
+		env, err := os.ReadFile(filepath.Join("..", "..", "testdata", "corpus", "ok", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := m.Handle(ctx, env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := orrery.Handle(ctx, env); !bytes.Equal(got, want) {
+			t.Errorf("%s: the purego build answers\n%s\nnative\n%s", name, got, want)
+		}
 	}
 }
