@@ -70,7 +70,9 @@ func (s *legacy) solve(dst, capacity []float64, flows []Flow, touched []int32, w
 				}
 			}
 		}
-		if !s.freeze(dst, flows, weights, level, &active, -1) {
+		progress := s.freeze(dst, flows, weights, level, &active, -1)
+		s.recount(flows, touched, weights)
+		if !progress {
 			// Unreachable in exact arithmetic; a guard against rounding
 			// looping forever: the flows on the fullest link stop.
 			best, share := int32(-1), math.Inf(1)
@@ -81,6 +83,7 @@ func (s *legacy) solve(dst, capacity []float64, flows []Flow, touched []int32, w
 			}
 			s.full[best] = true
 			s.freeze(dst, flows, weights, level, &active, int(best))
+			s.recount(flows, touched, weights)
 		}
 	}
 }
@@ -111,11 +114,32 @@ func (s *legacy) freeze(dst []float64, flows []Flow, weights []float64, level fl
 		s.frozen[f] = true
 		dst[f] = min(float64(w*level), fl.Peak)
 		*active--
-		for _, l := range fl.Links {
-			s.count[l] -= w
+		if weights == nil {
+			for _, l := range fl.Links {
+				s.count[l]--
+			}
 		}
 	}
 	return progress
+}
+
+// recount sums the weights of the unfrozen flows on each link afresh:
+// decrementing a float sum could leave a link a phantom weight, or none,
+// where a light flow is still unfrozen. Integer unit counts need not.
+func (s *legacy) recount(flows []Flow, touched []int32, weights []float64) {
+	if weights == nil {
+		return
+	}
+	for _, l := range touched {
+		s.count[l] = 0
+	}
+	for f, fl := range flows {
+		if !s.frozen[f] {
+			for _, l := range fl.Links {
+				s.count[l] += weights[f]
+			}
+		}
+	}
 }
 
 // weight is flow f's weight: 1 without weights.
