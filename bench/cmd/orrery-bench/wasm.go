@@ -158,150 +158,199 @@ func wasmSection(ctx context.Context, cfg *config) ([]bench.Section, []bench.Gat
 		return nil, nil, err
 	}
 	defer os.RemoveAll(tmp)
-	// The module as shipped (its kernels imported: native in wazero, SIMD
-	// in node) and the purego build (its kernels in WebAssembly, as on a
-	// host that provides none), both in wazero.
-	module := filepath.Join(tmp, "orrery.wasm")
-	wasmBytes, mod, err := buildModule(ctx, cfg.root, module)
+	w, err := startWasmHosts(ctx, cfg.root, tmp)
 	if err != nil {
 		return nil, nil, err
 	}
-	defer mod.Close(ctx)
-	portableBytes, portable, err := buildModule(ctx, cfg.root, filepath.Join(tmp, "orrery-portable.wasm"), "-tags", "purego")
+	defer w.close(ctx)
+	calls, err := w.prepare(ctx, cfg)
 	if err != nil {
 		return nil, nil, err
 	}
-	defer portable.Close(ctx)
-	var node *nodeProc
-	nodeNote := ""
-	if np, err := startNode(ctx, tmp, cfg.root, module); err != nil {
-		nodeNote = fmt.Sprintf(" node is not measured here (%v).", err)
-	} else {
-		node = np
-		defer node.stop()
+	if err := w.measure(ctx, cfg, calls); err != nil {
+		return nil, nil, err
 	}
+	sec, gates := w.report(cfg, calls)
+	return []bench.Section{sec}, gates, nil
+}
 
+// wasmHosts are the hosts the section compares: the module as shipped (its
+// kernels imported: native in wazero, SIMD in node) and the purego build
+// (its kernels in WebAssembly, as on a host that provides none), both in
+// wazero, and node when it runs here.
+type wasmHosts struct {
+	names                  []string // "native", "wazero", "wazero-portable"[, "node"]
+	mod, portable          *orrerywasm.Module
+	wasmSize, portableSize int
+	node                   *nodeProc
+	nodeNote               string
+}
+
+func startWasmHosts(ctx context.Context, root, tmp string) (*wasmHosts, error) {
+	w := &wasmHosts{names: []string{"native", "wazero", "wazero-portable"}}
+	module := filepath.Join(tmp, "orrery.wasm")
+	b, mod, err := buildModule(ctx, root, module)
+	if err != nil {
+		return nil, err
+	}
+	w.mod, w.wasmSize = mod, len(b)
+	if b, w.portable, err = buildModule(ctx, root, filepath.Join(tmp, "orrery-portable.wasm"), "-tags", "purego"); err != nil {
+		w.mod.Close(ctx)
+		return nil, err
+	}
+	w.portableSize = len(b)
+	if np, err := startNode(ctx, tmp, root, module); err != nil {
+		w.nodeNote = fmt.Sprintf(" node is not measured here (%v).", err)
+	} else {
+		w.node = np
+		w.names = append(w.names, "node")
+	}
+	return w, nil
+}
+
+func (w *wasmHosts) close(ctx context.Context) {
+	if w.node != nil {
+		w.node.stop()
+	}
+	w.portable.Close(ctx)
+	w.mod.Close(ctx)
+}
+
+// wasmCall is one of wasmCalls, ready to measure: its cases on the Go
+// hosts, calibrated, and its samples so far.
+type wasmCall struct {
+	cases  map[string]bench.Case
+	ops    map[string]int
+	digest string // SHA-256 of native's response
+	row    WasmRow
+	raw    map[string][]bench.Sample
+}
+
+// prepare builds and calibrates every call's cases, and records whether
+// the Go hosts answer native's bytes.
+func (w *wasmHosts) prepare(ctx context.Context, cfg *config) ([]wasmCall, error) {
 	corpus := filepath.Join(cfg.root, "testdata", "corpus")
 	pr, err := cassini.CorpusSearchProblem(corpus)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	var nw link.Workspace
 	dst := make([]int, 2)
-	hosts := []string{"native", "wazero", "wazero-portable"}
-	if node != nil {
-		hosts = append(hosts, "node")
-	}
 	opt := bench.Options{Target: cfg.target}
-	type callState struct {
-		cases map[string]bench.Case
-		ops   map[string]int
-	}
-	states := make([]callState, len(wasmCalls))
-	digests := make([]string, len(wasmCalls)) // SHA-256 of native's response
-	rows := make([]WasmRow, len(wasmCalls))
-	raw := make([]map[string][]bench.Sample, len(wasmCalls))
+	calls := make([]wasmCall, len(wasmCalls))
 	for i, c := range wasmCalls {
-		st := callState{cases: map[string]bench.Case{}, ops: map[string]int{}}
-		rows[i] = WasmRow{Call: c.name, What: c.what, Times: map[string]bench.Stats{}, OverNative: map[string]bench.Stats{}, SameBytes: map[string]bool{}}
-		raw[i] = map[string][]bench.Sample{}
+		st := &calls[i]
+		st.cases, st.ops, st.raw = map[string]bench.Case{}, map[string]int{}, map[string][]bench.Sample{}
+		st.row = WasmRow{Call: c.name, What: c.what, Times: map[string]bench.Stats{}, OverNative: map[string]bench.Stats{}, SameBytes: map[string]bool{}}
 		if c.name == "search" {
 			st.cases["native"] = bench.Case{Name: "native", Op: func() error { _, err := nw.Search(ctx, pr, link.Options{}, dst); return err }}
-			st.cases["wazero"] = bench.Case{Name: "wazero", Op: func() error { _, err := mod.Search(ctx, pr, link.Options{}, dst); return err }}
-			st.cases["wazero-portable"] = bench.Case{Name: "wazero-portable", Op: func() error { _, err := portable.Search(ctx, pr, link.Options{}, dst); return err }}
+			st.cases["wazero"] = bench.Case{Name: "wazero", Op: func() error { _, err := w.mod.Search(ctx, pr, link.Options{}, dst); return err }}
+			st.cases["wazero-portable"] = bench.Case{Name: "wazero-portable", Op: func() error { _, err := w.portable.Search(ctx, pr, link.Options{}, dst); return err }}
 		} else {
 			env, err := os.ReadFile(filepath.Join(corpus, filepath.FromSlash(c.name)))
 			if err != nil {
-				return nil, nil, err
+				return nil, err
 			}
 			want := orrery.Handle(ctx, env)
-			got, err := mod.Handle(ctx, env)
-			if err != nil {
-				return nil, nil, fmt.Errorf("%s: wazero: %w", c.name, err)
+			for _, m := range []struct {
+				host string
+				mod  *orrerywasm.Module
+			}{{"wazero", w.mod}, {"wazero-portable", w.portable}} {
+				got, err := m.mod.Handle(ctx, env)
+				if err != nil {
+					return nil, fmt.Errorf("%s: %s: %w", c.name, m.host, err)
+				}
+				st.row.SameBytes[m.host] = bytes.Equal(got, want)
 			}
-			rows[i].SameBytes["wazero"] = bytes.Equal(got, want)
-			gotP, err := portable.Handle(ctx, env)
-			if err != nil {
-				return nil, nil, fmt.Errorf("%s: wazero (portable): %w", c.name, err)
-			}
-			rows[i].SameBytes["wazero-portable"] = bytes.Equal(gotP, want)
 			sum := sha256.Sum256(want)
-			digests[i] = hex.EncodeToString(sum[:])
+			st.digest = hex.EncodeToString(sum[:])
 			st.cases["native"] = bench.Case{Name: "native", Op: func() error { orrery.Handle(ctx, env); return nil }}
-			st.cases["wazero"] = bench.Case{Name: "wazero", Op: func() error { _, err := mod.Handle(ctx, env); return err }}
-			st.cases["wazero-portable"] = bench.Case{Name: "wazero-portable", Op: func() error { _, err := portable.Handle(ctx, env); return err }}
+			st.cases["wazero"] = bench.Case{Name: "wazero", Op: func() error { _, err := w.mod.Handle(ctx, env); return err }}
+			st.cases["wazero-portable"] = bench.Case{Name: "wazero-portable", Op: func() error { _, err := w.portable.Handle(ctx, env); return err }}
 		}
 		for _, h := range []string{"native", "wazero", "wazero-portable"} {
 			n, err := bench.Calibrate(ctx, st.cases[h], opt)
 			if err != nil {
-				return nil, nil, fmt.Errorf("%s on %s: %w", c.name, h, err)
+				return nil, fmt.Errorf("%s on %s: %w", c.name, h, err)
 			}
 			st.ops[h] = n
 		}
-		states[i] = st
 	}
+	return calls, nil
+}
+
+// measure runs cfg.rounds rounds, every call on every host in each,
+// rotating which host goes first.
+func (w *wasmHosts) measure(ctx context.Context, cfg *config, calls []wasmCall) error {
 	for r := range cfg.rounds {
-		for i, c := range wasmCalls {
-			for k := range hosts {
-				h := hosts[(r+k)%len(hosts)]
+		for i := range calls {
+			c := &calls[i]
+			for k := range w.names {
+				h := w.names[(r+k)%len(w.names)]
 				if err := ctx.Err(); err != nil {
-					return nil, nil, err
+					return err
 				}
 				if h == "node" {
-					resp, err := node.do(c.name, cfg.target)
+					resp, err := w.node.do(c.row.Call, cfg.target)
 					if err != nil {
-						return nil, nil, fmt.Errorf("%s on node: %w", c.name, err)
+						return fmt.Errorf("%s on node: %w", c.row.Call, err)
 					}
 					if resp.Digest != "" {
-						rows[i].SameBytes["node"] = resp.Digest == digests[i]
+						c.row.SameBytes["node"] = resp.Digest == c.digest
 					}
-					raw[i][h] = append(raw[i][h], bench.Sample{CPU: time.Duration(resp.CPUNS / int64(resp.Ops)), Wall: time.Duration(resp.WallNS / int64(resp.Ops))})
+					c.raw[h] = append(c.raw[h], bench.Sample{CPU: time.Duration(resp.CPUNS / int64(resp.Ops)), Wall: time.Duration(resp.WallNS / int64(resp.Ops))})
 					continue
 				}
-				s, err := bench.Run(states[i].cases[h], states[i].ops[h])
+				s, err := bench.Run(c.cases[h], c.ops[h])
 				if err != nil {
-					return nil, nil, fmt.Errorf("%s on %s: %w", c.name, h, err)
+					return fmt.Errorf("%s on %s: %w", c.row.Call, h, err)
 				}
-				raw[i][h] = append(raw[i][h], s)
+				c.raw[h] = append(c.raw[h], s)
 			}
 		}
 	}
+	return nil
+}
 
+// report is the section's table and its gates.
+func (w *wasmHosts) report(cfg *config, calls []wasmCall) (bench.Section, []bench.Gate) {
 	sec := bench.Section{ID: "wasm", Title: "Native vs WebAssembly (the same calls through the module)",
-		Notes:  []string{fmt.Sprintf("The same requests answered by the engine linked natively (orrery.Handle, link.Workspace.Search), by the WebAssembly module (GOOS=wasip1, %.1f MB) hosted by wazero (bindings/go: the module's kernel imports run natively) and by node (bindings/js: they run in the SIMD module kernels.wasm), and by the purego build (%.1f MB, no imports: the kernels in WebAssembly, as on any host that provides none) in wazero. CPU time per call of each host process, median over %d interleaved rounds (min–max); the ratio to native is per round.%s", float64(len(wasmBytes))/1e6, float64(len(portableBytes))/1e6, cfg.rounds, nodeNote)},
-		Header: []string{"call"},
+		Notes:  []string{fmt.Sprintf("The same requests answered by the engine linked natively (orrery.Handle, link.Workspace.Search), by the WebAssembly module (GOOS=wasip1, %.1f MB) hosted by wazero (bindings/go: the module's kernel imports run natively) and by node (bindings/js: they run in the SIMD module kernels.wasm), and by the purego build (%.1f MB, no imports: the kernels in WebAssembly, as on any host that provides none) in wazero. CPU time per call of each host process, median over %d interleaved rounds (min–max); the ratio to native is per round.%s", float64(w.wasmSize)/1e6, float64(w.portableSize)/1e6, cfg.rounds, w.nodeNote)},
+		Header: append([]string{"call"}, w.names...),
 	}
-	sec.Header = append(sec.Header, hosts...)
 	var gates []bench.Gate
-	for i := range wasmCalls {
-		row := &rows[i]
+	rows := make([]WasmRow, len(calls))
+	for i := range calls {
+		c := &calls[i]
+		row := &c.row
 		cells := []string{row.What}
-		for _, h := range hosts {
-			row.Times[h] = bench.Summarize(bench.Times(raw[i][h]))
+		for _, h := range w.names {
+			row.Times[h] = bench.Summarize(bench.Times(c.raw[h]))
 			cell := bench.Spread(row.Times[h])
 			if h != "native" {
-				row.OverNative[h] = bench.Summarize(bench.Ratios(raw[i][h], raw[i]["native"]))
+				row.OverNative[h] = bench.Summarize(bench.Ratios(c.raw[h], c.raw["native"]))
 				cell += " " + bench.Ratio(row.OverNative[h].Median)
 			}
 			cells = append(cells, cell)
 		}
 		sec.Rows = append(sec.Rows, cells)
-		if wasmCalls[i].name == "ok/rank_twelve_jobs.json" {
+		rows[i] = *row
+		if row.Call == "ok/rank_twelve_jobs.json" {
 			// The imports must pay where the kernels do the work: a ratio
 			// of two hosts measured in the same rounds (5x here).
-			r := bench.Summarize(bench.Ratios(raw[i]["wazero-portable"], raw[i]["wazero"]))
+			r := bench.Summarize(bench.Ratios(c.raw["wazero-portable"], c.raw["wazero"]))
 			gates = append(gates, bench.Gate{Name: "wasm cassini.rank: the kernel imports make wazero at least 2x faster than the purego build",
 				Pass: r.Median >= 2, Value: r.Median, Threshold: 2, Detail: bench.Ratio(r.Median)})
 		}
-		if wasmCalls[i].name == "search" {
+		if row.Call == "search" {
 			continue // a flat result, not response bytes
 		}
-		for _, h := range hosts[1:] {
+		for _, h := range w.names[1:] {
 			ok := row.SameBytes[h]
-			gates = append(gates, bench.Gate{Name: fmt.Sprintf("wasm %s: %s answers the same bytes as native", wasmCalls[i].name, h),
+			gates = append(gates, bench.Gate{Name: fmt.Sprintf("wasm %s: %s answers the same bytes as native", row.Call, h),
 				Pass: ok, Value: b2f(ok), Threshold: 1, Detail: yesNo(ok)})
 		}
 	}
 	sec.Data = rows
-	return []bench.Section{sec}, gates, nil
+	return sec, gates
 }
