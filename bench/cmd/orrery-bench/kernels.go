@@ -238,19 +238,43 @@ type KernelRow struct {
 func shiftsFor(n int) int { return min(n, 4096) }
 
 func kernelSection(ctx context.Context, cfg *config) ([]bench.Section, []bench.Gate, error) {
-	envs := []string{"", "noavx512", "generic"}
-	var cols []column
-	seen := map[string]bool{}
+	cols, stop, err := startKernelWorkers(ctx)
+	defer stop()
+	if err != nil {
+		return nil, nil, err
+	}
+	m := kernelRuns{ns: []int{72, 360, 1024, 4096, 46155}, ops: []string{"rotations", "excess"}}
+	if cfg.smoke {
+		m.ns, m.ops = []int{4096}, []string{"rotations"}
+	}
+	if err := m.measure(ctx, cfg, cols); err != nil {
+		return nil, nil, err
+	}
+	var sections []bench.Section
+	var gates []bench.Gate
+	for _, op := range m.ops {
+		sec, g := m.report(cfg, cols, op)
+		sections, gates = append(sections, sec), append(gates, g...)
+	}
+	return sections, gates, nil
+}
+
+// startKernelWorkers starts one worker process per kernel path this CPU
+// has (ORRERY_KERNELS unset, noavx512, generic; paths that resolve to the
+// same implementation measured once) and returns the columns, fastest
+// first, the plain loop last; stop stops them.
+func startKernelWorkers(ctx context.Context) (cols []column, stop func(), err error) {
 	var workers []*worker
-	defer func() {
+	stop = func() {
 		for _, w := range workers {
 			w.stop()
 		}
-	}()
-	for _, env := range envs {
+	}
+	seen := map[string]bool{}
+	for _, env := range []string{"", "noavx512", "generic"} {
 		w, err := startWorker(ctx, env)
 		if err != nil {
-			return nil, nil, fmt.Errorf("kernel worker (%s=%q): %w", kernels.EnvVar, env, err)
+			return nil, stop, fmt.Errorf("kernel worker (%s=%q): %w", kernels.EnvVar, env, err)
 		}
 		workers = append(workers, w)
 		if seen[w.impl] {
@@ -262,127 +286,151 @@ func kernelSection(ctx context.Context, cfg *config) ([]bench.Section, []bench.G
 	// The plain loop runs in the generic worker (any would do).
 	cols = append(cols, column{name: "plain", w: workers[len(workers)-1], plain: true})
 	slices.SortStableFunc(cols, func(a, b column) int { return implRank(a.name) - implRank(b.name) })
+	return cols, stop, nil
+}
 
-	ns := []int{72, 360, 1024, 4096, 46155}
-	ops := []string{"rotations", "excess"}
-	if cfg.smoke {
-		ns, ops = []int{4096}, []string{"rotations"}
-	}
-	type key struct {
-		op string
-		n  int
-	}
-	cpu := map[key]map[string][]float64{}
-	wall := map[key]map[string][]float64{}
-	sums := map[key]map[string]int64{}
-	identical := map[key]bool{}
-	for _, op := range ops {
-		for _, n := range ns {
-			k := key{op, n}
-			cpu[k], wall[k], sums[k], identical[k] = map[string][]float64{}, map[string][]float64{}, map[string]int64{}, true
+// kernelKey is one measured problem: a kernel at a circle size.
+type kernelKey struct {
+	op string
+	n  int
+}
+
+// kernelRuns are the samples of every problem on every column: pair
+// evaluations per CPU-second and per wall-second, by column name.
+type kernelRuns struct {
+	ns        []int
+	ops       []string
+	cpu, wall map[kernelKey]map[string][]float64
+	sums      map[kernelKey]map[string]int64
+	identical map[kernelKey]bool
+}
+
+// measure runs cfg.rounds rounds of every problem on every column,
+// rotating which column goes first, and checks that every path returns the
+// same sums.
+func (m *kernelRuns) measure(ctx context.Context, cfg *config, cols []column) error {
+	m.cpu, m.wall = map[kernelKey]map[string][]float64{}, map[kernelKey]map[string][]float64{}
+	m.sums, m.identical = map[kernelKey]map[string]int64{}, map[kernelKey]bool{}
+	for _, op := range m.ops {
+		for _, n := range m.ns {
+			k := kernelKey{op, n}
+			m.cpu[k], m.wall[k], m.sums[k], m.identical[k] = map[string][]float64{}, map[string][]float64{}, map[string]int64{}, true
 		}
 	}
 	for r := range cfg.rounds {
-		for _, op := range ops {
-			for _, n := range ns {
-				k := key{op, n}
-				shifts := 0
-				if op == "rotations" {
-					shifts = shiftsFor(n)
-				}
-				for i := range cols {
-					c := cols[(r+i)%len(cols)]
-					if err := ctx.Err(); err != nil {
-						return nil, nil, err
-					}
-					resp, err := c.w.do(kernelReq{Op: op, N: n, Shifts: shifts, Plain: c.plain, Target: cfg.target})
-					if err != nil {
-						return nil, nil, fmt.Errorf("kernels %s n=%d %s: %w", op, n, c.name, err)
-					}
-					work := resp.Pairs * float64(resp.Ops)
-					cpu[k][c.name] = append(cpu[k][c.name], work/(float64(resp.CPU)/1e9))
-					wall[k][c.name] = append(wall[k][c.name], work/(float64(resp.Wall)/1e9))
-					if s, ok := sums[k][c.name]; ok && s != resp.Sum {
-						identical[k] = false
-					}
-					sums[k][c.name] = resp.Sum
-				}
-				for _, c := range cols[1:] {
-					if sums[k][c.name] != sums[k][cols[0].name] {
-						identical[k] = false
-					}
+		for _, op := range m.ops {
+			for _, n := range m.ns {
+				if err := m.round(ctx, cfg, cols, r, kernelKey{op, n}); err != nil {
+					return err
 				}
 			}
 		}
 	}
+	return nil
+}
 
-	var sections []bench.Section
+// round measures problem k once on every column, starting at column r.
+func (m *kernelRuns) round(ctx context.Context, cfg *config, cols []column, r int, k kernelKey) error {
+	shifts := 0
+	if k.op == "rotations" {
+		shifts = shiftsFor(k.n)
+	}
+	for i := range cols {
+		c := cols[(r+i)%len(cols)]
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		resp, err := c.w.do(kernelReq{Op: k.op, N: k.n, Shifts: shifts, Plain: c.plain, Target: cfg.target})
+		if err != nil {
+			return fmt.Errorf("kernels %s n=%d %s: %w", k.op, k.n, c.name, err)
+		}
+		work := resp.Pairs * float64(resp.Ops)
+		m.cpu[k][c.name] = append(m.cpu[k][c.name], work/(float64(resp.CPU)/1e9))
+		m.wall[k][c.name] = append(m.wall[k][c.name], work/(float64(resp.Wall)/1e9))
+		if s, ok := m.sums[k][c.name]; ok && s != resp.Sum {
+			m.identical[k] = false
+		}
+		m.sums[k][c.name] = resp.Sum
+	}
+	for _, c := range cols[1:] {
+		if m.sums[k][c.name] != m.sums[k][cols[0].name] {
+			m.identical[k] = false
+		}
+	}
+	return nil
+}
+
+// report is kernel op's section and its gates.
+func (m *kernelRuns) report(cfg *config, cols []column, op string) (bench.Section, []bench.Gate) {
+	sec := bench.Section{ID: "kernels-" + op}
+	if op == "rotations" {
+		sec.Title = "Kernels: rotation scan (kernels.Rotations)"
+		sec.Notes = []string{fmt.Sprintf("Billions of pair evaluations (one shift at one tick) per CPU-second, scoring all shifts of a random profile against another on a circle of n ticks (%d shifts at n = 46155). Each path runs in its own process (%s), one request at a time, rotating over the paths every round; `plain` is the loop a user would write (`max(base[i]+rot[(i-s) mod n]-c, 0)`). Median over %d rounds (min–max).", shiftsFor(46155), kernels.EnvVar, cfg.rounds)}
+	} else {
+		sec.Title = "Kernels: excess of one alignment (kernels.Excess)"
+		sec.Notes = []string{fmt.Sprintf("Billions of pair evaluations per CPU-second of one alignment's excess over n ticks. Median over %d rounds (min–max).", cfg.rounds)}
+	}
+	sec.Header = []string{"n"}
+	for _, c := range cols {
+		sec.Header = append(sec.Header, c.name)
+	}
+	sec.Header = append(sec.Header, "SIMD / generic", "generic / plain", "identical")
+	var rows []KernelRow
 	var gates []bench.Gate
-	for _, op := range ops {
-		sec := bench.Section{ID: "kernels-" + op}
-		if op == "rotations" {
-			sec.Title = "Kernels: rotation scan (kernels.Rotations)"
-			sec.Notes = []string{fmt.Sprintf("Billions of pair evaluations (one shift at one tick) per CPU-second, scoring all shifts of a random profile against another on a circle of n ticks (%d shifts at n = 46155). Each path runs in its own process (%s), one request at a time, rotating over the paths every round; `plain` is the loop a user would write (`max(base[i]+rot[(i-s) mod n]-c, 0)`). Median over %d rounds (min–max).", shiftsFor(46155), kernels.EnvVar, cfg.rounds)}
-		} else {
-			sec.Title = "Kernels: excess of one alignment (kernels.Excess)"
-			sec.Notes = []string{fmt.Sprintf("Billions of pair evaluations per CPU-second of one alignment's excess over n ticks. Median over %d rounds (min–max).", cfg.rounds)}
+	for _, n := range m.ns {
+		row, cells := m.row(cols, kernelKey{op, n})
+		sec.Rows = append(sec.Rows, cells)
+		rows = append(rows, row)
+		gates = append(gates, bench.Gate{Name: fmt.Sprintf("kernels %s n=%d: every path returns the same sums", op, n),
+			Pass: row.Identical, Value: b2f(row.Identical), Threshold: 1, Detail: yesNo(row.Identical)})
+		if op == "rotations" && n == 4096 {
+			g := bench.Gate{Name: "kernels rotations n=4096: fastest SIMD path ≥ 3× generic (median of per-round ratios, CPU time)", Threshold: 3}
+			if row.SIMDOverGeneric.N == 0 {
+				g.Skipped, g.Detail = true, "no vector path on this CPU/build ("+kernels.Implementation()+")"
+			} else {
+				g.Value = row.SIMDOverGeneric.Median
+				g.Pass = g.Value >= g.Threshold
+				g.Detail = fmt.Sprintf("%s (min %s)", bench.Ratio(g.Value), bench.Ratio(row.SIMDOverGeneric.Min))
+			}
+			gates = append(gates, g)
 		}
-		sec.Header = []string{"n"}
-		for _, c := range cols {
-			sec.Header = append(sec.Header, c.name)
-		}
-		sec.Header = append(sec.Header, "SIMD / generic", "generic / plain", "identical")
-		var rows []KernelRow
-		for _, n := range ns {
-			k := key{op, n}
-			row := KernelRow{Op: op, N: n, Rates: map[string]bench.Stats{}, Wall: map[string]bench.Stats{}, Identical: identical[k]}
-			if op == "rotations" {
-				row.Shifts = shiftsFor(n)
-			}
-			cells := []string{strconv.Itoa(n)}
-			for _, c := range cols {
-				row.Rates[c.name] = bench.Summarize(cpu[k][c.name])
-				row.Wall[c.name] = bench.Summarize(wall[k][c.name])
-				cells = append(cells, bench.GigaSpread(row.Rates[c.name]))
-			}
-			gen := cpu[k]["generic"]
-			var simd, plain []float64
-			for i := range gen {
-				best := 0.0
-				for _, name := range []string{"avx512", "avx2"} {
-					if v, ok := cpu[k][name]; ok {
-						best = max(best, v[i])
-					}
-				}
-				if best > 0 {
-					simd = append(simd, best/gen[i])
-				}
-				plain = append(plain, gen[i]/cpu[k]["plain"][i])
-			}
-			row.SIMDOverGeneric = bench.Summarize(simd)
-			row.GenericOverPlain = bench.Summarize(plain)
-			cells = append(cells, ratioCell(row.SIMDOverGeneric), ratioCell(row.GenericOverPlain), yesNo(row.Identical))
-			sec.Rows = append(sec.Rows, cells)
-			rows = append(rows, row)
-
-			gates = append(gates, bench.Gate{Name: fmt.Sprintf("kernels %s n=%d: every path returns the same sums", op, n),
-				Pass: row.Identical, Value: b2f(row.Identical), Threshold: 1, Detail: yesNo(row.Identical)})
-			if op == "rotations" && n == 4096 {
-				g := bench.Gate{Name: "kernels rotations n=4096: fastest SIMD path ≥ 3× generic (median of per-round ratios, CPU time)", Threshold: 3}
-				if row.SIMDOverGeneric.N == 0 {
-					g.Skipped, g.Detail = true, "no vector path on this CPU/build ("+kernels.Implementation()+")"
-				} else {
-					g.Value = row.SIMDOverGeneric.Median
-					g.Pass = g.Value >= g.Threshold
-					g.Detail = fmt.Sprintf("%s (min %s)", bench.Ratio(g.Value), bench.Ratio(row.SIMDOverGeneric.Min))
-				}
-				gates = append(gates, g)
-			}
-		}
-		sec.Data = rows
-		sections = append(sections, sec)
 	}
-	return sections, gates, nil
+	sec.Data = rows
+	return sec, gates
+}
+
+// row summarizes problem k: rates per column, and per round the fastest
+// SIMD path over generic and generic over the plain loop.
+func (m *kernelRuns) row(cols []column, k kernelKey) (KernelRow, []string) {
+	cpu := m.cpu[k]
+	row := KernelRow{Op: k.op, N: k.n, Rates: map[string]bench.Stats{}, Wall: map[string]bench.Stats{}, Identical: m.identical[k]}
+	if k.op == "rotations" {
+		row.Shifts = shiftsFor(k.n)
+	}
+	cells := []string{strconv.Itoa(k.n)}
+	for _, c := range cols {
+		row.Rates[c.name] = bench.Summarize(cpu[c.name])
+		row.Wall[c.name] = bench.Summarize(m.wall[k][c.name])
+		cells = append(cells, bench.GigaSpread(row.Rates[c.name]))
+	}
+	gen := cpu["generic"]
+	var simd, plain []float64
+	for i := range gen {
+		best := 0.0
+		for _, name := range []string{"avx512", "avx2"} {
+			if v, ok := cpu[name]; ok {
+				best = max(best, v[i])
+			}
+		}
+		if best > 0 {
+			simd = append(simd, best/gen[i])
+		}
+		plain = append(plain, gen[i]/cpu["plain"][i])
+	}
+	row.SIMDOverGeneric = bench.Summarize(simd)
+	row.GenericOverPlain = bench.Summarize(plain)
+	cells = append(cells, ratioCell(row.SIMDOverGeneric), ratioCell(row.GenericOverPlain), yesNo(row.Identical))
+	return row, cells
 }
 
 func implRank(name string) int {
