@@ -6,17 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$(date +%s)
 if ! command -v wat2wasm >/dev/null 2>&1; then
-	if ! command -v apt-get >/dev/null 2>&1; then
-		echo "simd-check: no wat2wasm and no apt-get: install wabt" >&2
-		exit 1
-	fi
-	sudo=""
-	if [ "$(id -u)" -ne 0 ]; then
-		sudo="sudo"
-	fi
-	export DEBIAN_FRONTEND=noninteractive
-	$sudo apt-get update -qq
-	$sudo apt-get install -y -qq --no-install-recommends wabt >/dev/null
+	./.ci/apt-install.sh simd-check wabt
 fi
 out=$(go test -count=1 -run 'TestSIMD' -v ./internal/kernels/wasmhost/)
 grep -E '^(--- |ok|FAIL)' <<<"$out"

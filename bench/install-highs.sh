@@ -10,16 +10,6 @@ for py in /usr/bin/python3 python3; do
 		exit 0
 	fi
 done
-if ! command -v apt-get >/dev/null 2>&1; then
-	echo "install-highs: no apt-get here; install SciPy (>= 1.9, for scipy.optimize.milp) by hand" >&2
-	exit 1
-fi
-sudo=""
-if [ "$(id -u)" -ne 0 ]; then
-	sudo="sudo"
-fi
-export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -qq
-$sudo apt-get install -y -qq --no-install-recommends python3-scipy >/dev/null
+"$(dirname "$0")/../.ci/apt-install.sh" install-highs python3-scipy
 /usr/bin/python3 -c 'from scipy.optimize import milp'
 echo /usr/bin/python3
