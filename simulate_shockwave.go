@@ -48,8 +48,11 @@ type ShockwaveSimulation struct {
 	// AuthorsOptima makes the baselines return the optimum the authors'
 	// solvers return where a program has several, for comparisons with
 	// their result files: for MST the interior point ECOS returns (left-out
-	// jobs keep tiny fractions that order them in the round mechanism).
-	// false (the default) returns orrery's canonical optima.
+	// jobs keep tiny fractions that order them in the round mechanism); for
+	// Themis and OSSP an interior point of the optimal face (its analytic
+	// centre) in place of Gurobi's and ECOS's, and for OSSP the authors' 5%
+	// bisection for the makespan. false (the default) returns orrery's
+	// canonical optima.
 	AuthorsOptima bool `json:"authors_optima,omitempty"`
 	// ResetInterval is the baselines' minimum time between allocation
 	// recomputations: 0 means Gavel's 1000 s, negative whenever needed.

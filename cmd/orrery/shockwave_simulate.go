@@ -92,7 +92,7 @@ flags:
 	noForce := fs.Bool("no-force-complete", false, "disable the authors' hack that completes a job once it ran 1.5x its isolated time")
 	noPenalty := fs.Bool("no-restart-penalty", false, "disable the 20 s restart penalty")
 	rescaleDrop := fs.Bool("authors-rescale-drop", false, "keep the authors' flaw: a job that changes batch size in its last epoch never finishes and is dropped after five failed leases (default: it completes)")
-	optima := fs.Bool("authors-optima", false, "baselines: return the optimum the authors' solvers return where there are several (MST: ECOS's interior point) instead of the canonical one")
+	optima := fs.Bool("authors-optima", false, "baselines: return the optimum the authors' solvers return where there are several (MST: ECOS's interior point; Themis, OSSP: the optimal face's analytic centre, OSSP's makespan by their 5% bisection) instead of the canonical one")
 	reset := fs.Float64("reset-interval", 0, "baselines: minimum `seconds` between allocation recomputations (0: Gavel's 1000; negative: whenever needed)")
 	nodes := fs.Int("max-nodes", 0, "Shockwave: branch-and-bound `nodes` per plan (0: the solver's default)")
 	showTime := fs.Bool("time", false, "also report each replay's wall-clock time")

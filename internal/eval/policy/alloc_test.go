@@ -250,7 +250,8 @@ func TestMaxSumThroughput(t *testing.T) {
 }
 
 func TestAllocatorsBadInput(t *testing.T) {
-	for _, a := range []Allocator{&MaxMinFairness{}, &FinishTimeFairness{}, &MinTotalDuration{}, &MaxSumThroughput{}} {
+	for _, a := range []Allocator{&MaxMinFairness{}, &FinishTimeFairness{}, &FinishTimeFairness{Interior: true}, &MinTotalDuration{},
+		&MinTotalDuration{Bisect: true, Interior: true}, &MaxSumThroughput{}} {
 		for _, c := range []struct {
 			jobs []Demand
 			gpus int
@@ -277,7 +278,8 @@ func TestAllocatorsAllocs(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 10))
 	jobs := randDemands(r, 120, 32)
 	x := make([]float64, len(jobs))
-	for _, a := range []Allocator{&MaxMinFairness{}, &FinishTimeFairness{}, &MinTotalDuration{}, &MaxSumThroughput{}} {
+	for _, a := range []Allocator{&MaxMinFairness{}, &FinishTimeFairness{}, &FinishTimeFairness{Interior: true}, &MinTotalDuration{},
+		&MinTotalDuration{Bisect: true, Interior: true}, &MaxSumThroughput{}} {
 		if err := a.Allocate(x, jobs, 32); err != nil {
 			t.Fatal(err)
 		}

@@ -22,8 +22,10 @@ type Config struct {
 	Shockwave round.Config // the planner's configuration
 	Gavel     GavelOptions // the baselines' round mechanism
 	// AuthorsOptima makes the baselines return the optimum the authors'
-	// solvers return where a program has several (MaxSumThroughput.Interior
-	// for MST) instead of the canonical one; false is canonical.
+	// solvers return where a program has several, and find OSSP's
+	// makespan as they do: MaxSumThroughput.Interior for MST,
+	// FinishTimeFairness.Interior for Themis, MinTotalDuration.Bisect and
+	// Interior for OSSP. false is canonical.
 	AuthorsOptima bool
 }
 
@@ -91,9 +93,9 @@ func New(name string, c Config) (sim.Policy, error) {
 	case "max_min_fairness":
 		a = &MaxMinFairness{}
 	case "finish_time_fairness":
-		a = &FinishTimeFairness{}
+		a = &FinishTimeFairness{Interior: c.AuthorsOptima}
 	case "min_total_duration":
-		a = &MinTotalDuration{}
+		a = &MinTotalDuration{Bisect: c.AuthorsOptima, Interior: c.AuthorsOptima}
 	case "max_sum_throughput_perf":
 		a = &MaxSumThroughput{Interior: c.AuthorsOptima}
 	case "allox":

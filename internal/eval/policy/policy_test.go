@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/orrery/orrery/internal/eval/metrics"
 	"github.com/orrery/orrery/internal/eval/sim"
 	"github.com/orrery/orrery/internal/eval/throughput"
 	"github.com/orrery/orrery/internal/eval/trace"
@@ -186,6 +189,91 @@ func TestAuthorsTrace120(t *testing.T) {
 		p, _ := New(name, cfg)
 		if diff := cmp.Diff(res[name], mustRun(t, w, p, sim.Options{GPUs: 32})); diff != "" {
 			t.Errorf("%s: two replays differ (-first +second):\n%s", name, diff)
+		}
+	}
+}
+
+// The authors' optima against their result files for the 120-job trace
+// (scheduler/reproduce/pickles/tacc_32gpus, with their rescale flaw kept):
+// the interior points bring Themis's and OSSP's average JCT within 1% of
+// theirs (canonical: 3.6% and 6.1% off) and MST's worst ρ within 0.5%.
+// What they leave (Themis's and OSSP's worst ρ) is logged, not asserted.
+func TestAuthorsOptima120(t *testing.T) {
+	if raceEnabled || testing.Short() {
+		t.Skip("the whole trace")
+	}
+	w := authorsWorkload(t, trace120, "tacc_throughputs.json", 120)
+	theirs := map[string]struct{ makespan, jct, worst float64 }{
+		"finish_time_fairness":    {31929, 11302, 3.438},
+		"min_total_duration":      {0, 19807, 7.741},
+		"max_sum_throughput_perf": {0, 0, 4.976},
+	}
+	off := func(a, b float64) float64 { return math.Abs(a-b) / b }
+	for _, name := range []string{"finish_time_fairness", "min_total_duration", "max_sum_throughput_perf"} {
+		var got [2]metrics.Summary
+		for k, authors := range []bool{false, true} {
+			cfg := authorsConfig(t, "tacc_32gpus.json")
+			cfg.AuthorsOptima = authors
+			p, err := New(name, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got[k] = mustRun(t, w, p, sim.Options{GPUs: 32, AuthorsRescaleDrop: true}).Summary
+			t.Logf("%-24s authors optima %-5v makespan %6.0f avg JCT %6.0f worst ρ %.3f", name, authors,
+				got[k].Makespan, got[k].AvgJCT, got[k].WorstFTF)
+		}
+		want := theirs[name]
+		if want.jct > 0 && !(off(got[1].AvgJCT, want.jct) < 0.01 && off(got[0].AvgJCT, want.jct) > 0.03) {
+			t.Errorf("%s: avg JCT canonical %.0f, authors' optima %.0f, their files %.0f", name, got[0].AvgJCT, got[1].AvgJCT, want.jct)
+		}
+		if name == "max_sum_throughput_perf" && !(off(got[1].WorstFTF, want.worst) < 0.005) {
+			t.Errorf("%s: worst ρ %.3f, their files %.3f", name, got[1].WorstFTF, want.worst)
+		}
+	}
+}
+
+// jittered multiplies every fraction its allocator returns by a seeded
+// 1 ± eps.
+type jittered struct {
+	Allocator
+	r   *rand.Rand
+	eps float64
+}
+
+func (j *jittered) Allocate(dst []float64, jobs []Demand, gpus int) error {
+	if err := j.Allocator.Allocate(dst, jobs, gpus); err != nil {
+		return err
+	}
+	for i := range dst {
+		dst[i] *= 1 + j.eps*(2*j.r.Float64()-1)
+	}
+	return nil
+}
+
+// The Themis and OSSP replays do not depend on their allocations' last
+// digits (fractions off by up to 1e-6 give the same summary), so what
+// separates them from the authors' files is the point chosen, not rounding.
+func TestAllocationsRobust120(t *testing.T) {
+	if raceEnabled || testing.Short() {
+		t.Skip("the whole trace")
+	}
+	w := authorsWorkload(t, trace120, "tacc_throughputs.json", 120)
+	gavel := authorsConfig(t, "tacc_32gpus.json").Gavel
+	opts := sim.Options{GPUs: 32, AuthorsRescaleDrop: true}
+	for _, authors := range []bool{false, true} {
+		mk := []func() Allocator{
+			func() Allocator { return &FinishTimeFairness{Interior: authors} },
+			func() Allocator { return &MinTotalDuration{Bisect: authors, Interior: authors} },
+		}
+		for _, m := range mk {
+			p, _ := NewGavel(m(), gavel)
+			want := mustRun(t, w, p, opts).Summary
+			for seed := uint64(1); seed <= 2; seed++ {
+				p, _ := NewGavel(&jittered{m(), rand.New(rand.NewPCG(seed, 9)), 1e-6}, gavel)
+				if diff := cmp.Diff(want, mustRun(t, w, p, opts).Summary); diff != "" {
+					t.Errorf("%s (authors' optima %v), seed %d: (-exact +jittered)\n%s", p.Name(), authors, seed, diff)
+				}
+			}
 		}
 	}
 }
