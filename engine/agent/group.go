@@ -56,6 +56,9 @@ type pace struct {
 	margin float64 // Margin over the threshold
 	cap    float64 // the largest slack: the threshold
 	est    float64 // current estimate
+	slack  float64 // of which slack above the median
+	since  int     // samples since the last change of pace, at most paceWindow
+	jump   int     // the latest sample was past the cap above (1) or below (-1) the median
 }
 
 // NewGroup returns a group clock whose virtual time 0 is reference.
@@ -144,24 +147,47 @@ func (g *Group) observe(m int, x float64, at time.Time) {
 // slide moves every later slot by d of real time.
 func (g *Group) slide(d time.Duration) { g.base = g.base.Add(d) }
 
-// add records a pace sample and refreshes the estimate: the median of the
-// window plus margin times the square of 1.4826 median absolute deviations,
-// at most cap.
+// add records a pace sample and refreshes the estimate: the median m of
+// the samples since the member's pace last changed (at most the latest
+// paceWindow) plus margin times the square of their spread σ (1.4826
+// median absolute deviations), at most cap. Two samples in a row more than
+// the cap (the threshold) above the median, or below it, are a change of
+// pace (the Alibaba PAI series step by 5-10% every ten or so iterations):
+// the window restarts at them, so the estimate follows within two
+// iterations, where a median over the whole window would lag for half of
+// it and leave the member late past the threshold at every iteration of
+// the lag. A lone straggler does not move it.
 func (p *pace) add(x float64) {
+	jump := 0
+	if p.n > 0 {
+		switch m := p.est - p.slack; {
+		case x-m > p.cap:
+			jump = 1
+		case m-x > p.cap:
+			jump = -1
+		}
+	}
 	p.recent[p.n%paceWindow] = x
 	p.n++
-	k := min(p.n, paceWindow)
+	p.since = min(p.since+1, paceWindow)
+	if jump != 0 && jump == p.jump {
+		p.since = 2
+	}
+	p.jump = jump
 	var buf [paceWindow]float64
-	w := buf[:k]
-	copy(w, p.recent[:k])
+	w := buf[:p.since]
+	for i := range w {
+		w[i] = p.recent[(p.n-1-i)%paceWindow]
+	}
 	slices.Sort(w)
 	med := median(w)
-	for i, v := range p.recent[:k] {
+	for i, v := range w {
 		w[i] = math.Abs(v - med)
 	}
 	slices.Sort(w)
 	sd := 1.4826 * median(w)
-	p.est = med + min(float64(p.margin*float64(sd*sd)), p.cap)
+	p.slack = min(float64(p.margin*float64(sd*sd)), p.cap)
+	p.est = med + p.slack
 }
 
 func median(sorted []float64) float64 {
