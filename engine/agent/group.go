@@ -21,10 +21,14 @@ const paceWindow = 16
 // circle) is kept however slow the group runs. The scale follows the
 // slowest member: each member's pace is its recent iteration times (ready
 // minus start, waiting excluded) over its period, estimated robustly as the
-// median m of its last 16 iterations plus a slack of Margin·σ²/θ (at most
-// θ: past it, sliding at every iteration would cost less), with σ their
-// spread (1.4826 times the median absolute deviation) and θ the threshold;
-// the scale is the largest pace. With the slack, a member's
+// median m of its iterations since its pace last changed (at most the last
+// 16; two iterations in a row more than θ above m, or below it, are a
+// change of pace and restart the window, so a step of the pace costs at
+// most two corrections where a median over the whole window would lag
+// behind it for eight) plus a slack of Margin·σ²/θ (at most θ: past it,
+// sliding at every iteration would cost less), with σ their spread (1.4826
+// times the median absolute deviation) and θ the threshold; the scale is
+// the largest pace. With the slack, a member's
 // lateness is a queue that drains by the slack each iteration: under
 // Gaussian noise it passes the threshold on about exp(-2·Margin) of the
 // iterations, so the slack buys few adjustments for little idle time (it

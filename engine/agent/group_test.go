@@ -323,3 +323,81 @@ func TestElasticWithoutGroupIsPad(t *testing.T) {
 		t.Fatalf("stats %+v and %+v", e.Stats(), q.Stats())
 	}
 }
+
+// A change of pace (the Alibaba PAI series step by 5-10% every ten or so
+// iterations) costs at most two adjustments: the pace estimate restarts at
+// the new level instead of lagging behind it for half its window, which
+// left the slower job late past the threshold at every iteration of the lag.
+func TestElasticFollowsAChangeOfPace(t *testing.T) {
+	_, plans := pair(50 * ms)
+	const steps, span = 20, 12
+	level := func(n int) time.Duration { // 100, 112, 100, 112, ... ms, each for span iterations
+		return time.Duration(100+12*((n/span)%2)) * ms
+	}
+	starts, agents := loops(t, plans, Options{}, steps*span, func(i, n int) time.Duration {
+		if i == 1 {
+			return level(n)
+		}
+		return 100 * ms
+	})
+	if s := agents[1].Stats(); s.Adjustments > 2*steps {
+		t.Errorf("%d adjustments for %d changes of pace: %+v", s.Adjustments, steps, s)
+	}
+	for n := span; n < steps*span; n++ {
+		p := starts[0][n].Sub(starts[0][n-1])
+		if got := relPhase(starts[0][n], starts[1][n], p); got < 40*ms || got > 65*ms {
+			t.Errorf("iteration %d: relative phase %v of %v", n, got, p)
+		}
+	}
+}
+
+// Property: holding never slows a job beyond the noise. In a group of
+// Elastic agents that never give up (FreeComm 0), each member working with
+// its own noise (levels that step every few iterations, and Gaussian
+// jitter), a job's mean iteration (start to start) is at most what the
+// noise alone forces on a lock (the mean over iterations of the slowest
+// member's work; the jobs share one period, so iteration n of each falls
+// at the same time) plus the threshold (the most slack a pace estimate
+// carries) and a tenth of it for the adjustments.
+func TestElasticNeverSlowsBeyondTheNoise(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 11))
+	const iters = 400
+	for trial := range 60 {
+		g := NewGroup(ref)
+		var plans []Plan
+		n := 2 + rng.IntN(3)
+		p := time.Duration(80+rng.IntN(300)) * ms
+		for range n {
+			plans = append(plans, Plan{Reference: ref, Shift: time.Duration(rng.Int64N(int64(p))), Period: p, Group: g})
+		}
+		cv, step := 0.03*rng.Float64(), 0.1*rng.Float64()
+		work := make([][]float64, n) // per job and iteration: work over period
+		for i := range work {
+			lvl := 1.0
+			for k := range iters {
+				if k%(5+rng.IntN(15)) == 0 {
+					lvl = 1 + step*rng.Float64()
+				}
+				work[i] = append(work[i], max(lvl*(1+cv*rng.NormFloat64()), 0.5))
+			}
+		}
+		starts, _ := loops(t, plans, Options{}, iters, func(i, k int) time.Duration {
+			return time.Duration(float64(plans[i].Period) * work[i][k])
+		})
+		slowest := 0.0
+		for k := range iters - 1 {
+			w := 0.0
+			for i := range work {
+				w = max(w, work[i][k])
+			}
+			slowest += w / (iters - 1)
+		}
+		for i, s := range starts {
+			mean := float64(s[iters-1].Sub(s[0])) / float64(iters-1) / float64(plans[i].Period)
+			if bound := slowest + 1.1*DefaultThreshold; mean > bound {
+				t.Errorf("trial %d (jitter %.3f, steps %.3f): job %d runs at %.4f of its period, the noise forces %.4f (bound %.4f)",
+					trial, cv, step, i, mean, slowest, bound)
+			}
+		}
+	}
+}
