@@ -532,11 +532,15 @@ type CassiniArm struct {
 	// time over this arm's, per seed.
 	SpeedupMean Spread `json:"speedup_mean"`
 	SpeedupP99  Spread `json:"speedup_p99"`
-	// Cassini only: adjustments per job-minute of the agents, jobs that
-	// held a shift, agents that gave theirs up.
-	AdjustmentsPerMin *Spread `json:"adjustments_per_min,omitempty"`
-	Agents            *Spread `json:"agents,omitempty"`
-	Released          *Spread `json:"released,omitempty"`
+	// Cassini only: adjustments per job-minute of the agents (per seed),
+	// the same pooled over the seeds (every seed's adjustments over every
+	// seed's agent job-minutes: a seed whose agents gave up after a minute
+	// does not weigh as much as one whose agents held for the whole run),
+	// jobs that held a shift, agents that gave theirs up.
+	AdjustmentsPerMin       *Spread  `json:"adjustments_per_min,omitempty"`
+	PooledAdjustmentsPerMin *float64 `json:"pooled_adjustments_per_min,omitempty"`
+	Agents                  *Spread  `json:"agents,omitempty"`
+	Released                *Spread  `json:"released,omitempty"`
 
 	Models []CassiniModel `json:"models"`
 	Runs   []CassiniRun   `json:"runs"`
@@ -594,6 +598,8 @@ type CassiniRun struct {
 
 	// Cassini only.
 	AdjustmentsPerMin *float64 `json:"adjustments_per_min,omitempty"` // per job-minute of the agents
+	Adjustments       *int64   `json:"adjustments,omitempty"`
+	AgentMinutes      *float64 `json:"agent_minutes,omitempty"` // the agents' summed spans
 	Agents            *int     `json:"agents,omitempty"`
 	Released          *int64   `json:"released,omitempty"` // agents that gave their shift up
 	MeanDriftMs       *float64 `json:"mean_drift_ms,omitempty"`
@@ -649,6 +655,8 @@ func summarizeCassini(arm armSpec, seed uint64, r netsim.Result) CassiniRun {
 		agents, released := r.Agent.Agents, r.Agent.Released
 		pr.Agents, pr.Released = &agents, &released
 		pr.AdjustmentsPerMin = f(r.Agent.PerMinute)
+		adjustments := r.Agent.Adjustments
+		pr.Adjustments, pr.AgentMinutes = &adjustments, f(r.Agent.JobMinutes)
 		pr.MeanDriftMs = f(float64(r.Agent.MeanAbs) / 1e6)
 		pr.PlannedScore, pr.RealizedScore = f(r.Drift.Planned), f(r.Drift.Realized)
 	}
@@ -736,6 +744,17 @@ func aggregateCassini(arm armSpec, runs, base []CassiniRun) CassiniArm {
 		ag := pick(func(r CassiniRun) float64 { return float64(*r.Agents) })
 		rel := pick(func(r CassiniRun) float64 { return float64(*r.Released) })
 		a.AdjustmentsPerMin, a.Agents, a.Released = &adj, &ag, &rel
+		var n int64
+		var minutes float64
+		for _, r := range runs {
+			n += *r.Adjustments
+			minutes += *r.AgentMinutes
+		}
+		pooled := 0.0
+		if minutes > 0 {
+			pooled = cassiniRound(float64(n) / minutes)
+		}
+		a.PooledAdjustmentsPerMin = &pooled
 	}
 	for _, name := range modelNames(runs) {
 		m := CassiniModel{Model: name}

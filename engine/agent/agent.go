@@ -104,6 +104,16 @@ type Plan struct {
 	// clock but the reference) holds its slots as Pad does. Pad and Free
 	// agents ignore it.
 	Group *Group
+	// Slack (Elastic) is how far after its slot the job's iteration may
+	// start before its communication overlaps a partner's more than the
+	// plan has it: the interleaving's slack on the unified circle (for two
+	// jobs, the gap after the job's communication phase). A lateness within
+	// it stands (nobody waits, and the job drains it when it runs faster
+	// than the group's pace); past it, the group's clock moves by the
+	// lateness beyond the slack, an adjustment when that is past the
+	// threshold. In [0, Period); 0 means no slack: every lateness moves the
+	// clock.
+	Slack time.Duration
 	// FreeComm is how long the job's communication phases are expected
 	// to take per iteration if it ran without its shift (at a random phase
 	// against the jobs sharing its links): an Elastic agent gives the
@@ -122,6 +132,8 @@ func (p Plan) validate() error {
 		return fmt.Errorf("%w: shift %v is outside [0, period %v)", ErrInvalid, p.Shift, p.Period)
 	case p.CommOffset < 0 || p.CommOffset >= p.Period:
 		return fmt.Errorf("%w: communication offset %v is outside [0, period %v)", ErrInvalid, p.CommOffset, p.Period)
+	case p.Slack < 0 || p.Slack >= p.Period:
+		return fmt.Errorf("%w: slack %v is outside [0, period %v)", ErrInvalid, p.Slack, p.Period)
 	case p.FreeComm < 0 || p.FreeComm > MaxPeriod:
 		return fmt.Errorf("%w: free communication time %v is outside [0, %v]", ErrInvalid, p.FreeComm, MaxPeriod)
 	case p.Group != nil && !p.Group.Reference().Equal(p.Reference):

@@ -276,15 +276,15 @@ func (a *Agent) nextElastic(ready time.Time) Decision {
 		d.Adjusted = true
 		a.stats.Adjustments++
 		a.stats.AdjustDelay += d.Delay
-	case e <= a.thr:
+	case e <= a.plan.Slack: // within the interleaving's slack: it stands, nobody waits
 		d = Decision{Start: ready, Late: time.Duration(math.Round(float64(e) * g.scale))}
-		if e > 0 { // a nudge: the others wait this little, so no lateness builds up
-			g.slide(d.Late)
-			a.stats.Nudges++
-		}
-	case time.Duration(g.active()-1)*e < T-e: // slide the others: cheaper than waiting
-		g.slide(time.Duration(math.Round(float64(e) * g.scale)))
-		d = Decision{Start: ready, Adjusted: true}
+	case e-a.plan.Slack <= a.thr: // a nudge: the others wait the lateness past the slack
+		d = Decision{Start: ready, Late: time.Duration(math.Round(float64(e) * g.scale))}
+		g.slide(time.Duration(math.Round(float64(e-a.plan.Slack) * g.scale)))
+		a.stats.Nudges++
+	case time.Duration(g.active()-1)*(e-a.plan.Slack) < T-e: // slide the others: cheaper than waiting
+		g.slide(time.Duration(math.Round(float64(e-a.plan.Slack) * g.scale)))
+		d = Decision{Start: ready, Late: time.Duration(math.Round(float64(a.plan.Slack) * g.scale)), Adjusted: true}
 		a.stats.Adjustments++
 		a.stats.Slides++
 	default: // wait for the next slot

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"errors"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -283,6 +284,11 @@ func TestElasticErrors(t *testing.T) {
 	if _, err := New(Plan{Reference: ref, Period: 100 * ms, FreeComm: -1}, Options{}); err == nil {
 		t.Fatal("negative FreeComm")
 	}
+	for _, slack := range []time.Duration{-1, 100 * ms} {
+		if _, err := New(Plan{Reference: ref, Period: 100 * ms, Slack: slack}, Options{}); !errors.Is(err, ErrInvalid) {
+			t.Fatalf("slack %v: %v", slack, err)
+		}
+	}
 	if _, err := New(Plan{Reference: ref, Period: 100 * ms}, Options{Margin: math.Inf(1)}); err == nil {
 		t.Fatal("infinite margin")
 	}
@@ -397,6 +403,42 @@ func TestElasticNeverSlowsBeyondTheNoise(t *testing.T) {
 			if bound := slowest + 1.1*DefaultThreshold; mean > bound {
 				t.Errorf("trial %d (jitter %.3f, steps %.3f): job %d runs at %.4f of its period, the noise forces %.4f (bound %.4f)",
 					trial, cv, step, i, mean, slowest, bound)
+			}
+		}
+	}
+}
+
+// A lateness within the plan's Slack stands: nobody waits, and the late job
+// drains it when it runs faster; past the slack the clock moves by the
+// lateness beyond it only.
+func TestElasticSlack(t *testing.T) {
+	for _, tc := range []struct {
+		late, slack, partnerWaits time.Duration
+		adjustments               int64
+	}{
+		{8 * ms, 10 * ms, 0, 0},        // within the slack
+		{20 * ms, 10 * ms, 10 * ms, 1}, // past it by 10 ms: past the 5 ms threshold
+		{13 * ms, 10 * ms, 3 * ms, 0},  // past it by 3 ms: a nudge
+		{20 * ms, 0, 20 * ms, 1},       // no slack: all of it
+	} {
+		_, plans := pair(50 * ms)
+		plans[0].Slack, plans[1].Slack = tc.slack, tc.slack
+		starts, agents := loops(t, plans, Options{Margin: -1}, 30, func(i, n int) time.Duration {
+			switch {
+			case i == 0 && n == 10:
+				return 100*ms + tc.late
+			case i == 0 && n == 11:
+				return 100*ms - tc.late // it catches up
+			}
+			return 100 * ms
+		})
+		s0, s1 := agents[0].Stats(), agents[1].Stats()
+		if s0.Adjustments != tc.adjustments || s1.Padding != 50*ms+tc.partnerWaits {
+			t.Errorf("late %v, slack %v: late job %+v, partner %+v", tc.late, tc.slack, s0, s1)
+		}
+		for n := 12; n < 30; n++ { // back on the planned phase
+			if got := relPhase(starts[0][n], starts[1][n], 100*ms); got != 50*ms {
+				t.Errorf("late %v, slack %v: iteration %d: relative phase %v", tc.late, tc.slack, n, got)
 			}
 		}
 	}

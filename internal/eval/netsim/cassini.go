@@ -238,12 +238,16 @@ func (s *sim) apply(newJobs []*jobRun, p *planned) error {
 	if err != nil {
 		return err
 	}
+	slack := make([]time.Duration, len(order))
+	if !s.cfg.Cassini.NoSlack {
+		s.slacks(p, hold, slack)
+	}
 	in := make([]bool, len(order))
 	for _, members := range components(len(order), o.Links, hold) {
 		for _, m := range members {
 			in[m] = true
 		}
-		if err := s.install(newJobs, p, members, freeComm); err != nil {
+		if err := s.install(newJobs, p, members, freeComm, slack); err != nil {
 			return err
 		}
 	}
@@ -254,6 +258,67 @@ func (s *sim) apply(newJobs []*jobRun, p *planned) error {
 	}
 	s.trackDrift(p, hold)
 	return nil
+}
+
+// slacks centres each held job's shift in the range its held links
+// tolerate and sets its slack (agent.Plan.Slack): how far its shift may then
+// grow before a link's excess passes the plan's. The search's tie-break
+// puts a shift at the edge of its optimal range (two interleaved all-reduces
+// back to back, the gap all after one of them), which leaves one job no
+// slack at all; centred, each gets half the gap.
+func (s *sim) slacks(p *planned, hold []bool, slack []time.Duration) {
+	for m := range p.order {
+		late, early, ok := s.tolerance(p, hold, m)
+		if ok && late != early {
+			p.shifts[m] = int(mod(int64(p.shifts[m]+(late-early)/2), int64(p.periods[m])))
+		}
+	}
+	for m := range p.order {
+		if late, _, ok := s.tolerance(p, hold, m); ok {
+			slack[m] = time.Duration(late) * s.cfg.Cassini.Tick
+		}
+	}
+}
+
+// tolerance returns how many ticks job m's shift may grow (late) and shrink
+// (early), the others' staying, before the excess of one of its held links
+// (on the jobs' padded demands at their planned periods) passes the plan's,
+// each below half its period; ok is false for a job on no held link.
+func (s *sim) tolerance(p *planned, hold []bool, m int) (late, early int, ok bool) {
+	per := p.periods[m]
+	late, early = (per-1)/2, (per-1)/2
+	for i, ls := range p.out.Links {
+		k := slices.Index(ls.Jobs, m)
+		if !hold[i] || k < 0 {
+			continue
+		}
+		pr := link.Problem{Capacity: s.units(s.topo.Links[ls.Link].Gbps)}
+		sh := make([]int, len(ls.Jobs))
+		for k, j := range ls.Jobs {
+			pr.Jobs = append(pr.Jobs, pad(p.order[j].demandOn(ls.Link), p.periods[j]))
+			sh[k] = p.shifts[j]
+		}
+		opt := s.linkOptions(false)
+		base, _, err := s.lw.Evaluate(pr, opt, sh)
+		if err != nil {
+			return 0, 0, false // no slack: every lateness corrected, as without
+		}
+		ok = true
+		reach := func(dir, limit int) int {
+			d := 0
+			for d < limit {
+				sh[k] = int(mod(int64(p.shifts[m]+dir*(d+1)), int64(per)))
+				if e, _, err := s.lw.Evaluate(pr, opt, sh); err != nil || e > base {
+					break
+				}
+				d++
+			}
+			sh[k] = p.shifts[m]
+			return d
+		}
+		late, early = reach(1, late), reach(-1, early)
+	}
+	return late, early, ok
 }
 
 // binding reports whether the peaks of a link's jobs together exceed its
@@ -484,7 +549,7 @@ func components(jobs int, links []candidate.LinkScore, hold []bool) [][]int {
 // install gives the members of one component their agents. Within it the
 // shifts are relative, so its reference instant is chosen where it delays
 // the running jobs least.
-func (s *sim) install(newJobs []*jobRun, p *planned, members []int, freeComm []time.Duration) error {
+func (s *sim) install(newJobs []*jobRun, p *planned, members []int, freeComm, slack []time.Duration) error {
 	order := p.order
 	isNew := func(r *jobRun) bool { return slices.Contains(newJobs, r) }
 	tick := int64(s.cfg.Cassini.Tick)
@@ -520,8 +585,9 @@ func (s *sim) install(newJobs []*jobRun, p *planned, members []int, freeComm []t
 	for k, m := range members {
 		r := order[m]
 		plans[k] = agent.Plan{Reference: simTime(ref), Shift: time.Duration(shift(m)), Period: time.Duration(period(m)),
-			CommOffset: max(r.commOff, 0), FreeComm: freeComm[m]}
-		if r.agent == nil || !sameSlots(r.agent.Plan(), plans[k]) || plans[k].FreeComm != r.agent.Plan().FreeComm {
+			CommOffset: max(r.commOff, 0), FreeComm: freeComm[m], Slack: slack[m]}
+		if r.agent == nil || !sameSlots(r.agent.Plan(), plans[k]) || plans[k].FreeComm != r.agent.Plan().FreeComm ||
+			plans[k].Slack != r.agent.Plan().Slack {
 			same = false
 		} else if g := r.agent.Plan().Group; k == 0 {
 			group = g

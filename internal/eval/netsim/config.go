@@ -215,6 +215,11 @@ type CassiniOptions struct {
 	// NoShifts ranks candidates but applies no time shifts (no agents): the
 	// placement's share of CASSINI's gain.
 	NoShifts bool
+	// NoSlack gives the agents no slack (agent.Plan.Slack 0: every lateness
+	// moves a group's clock), the agent before the interleaving's slack was
+	// measured; the zero value gives each held job the slack of its held
+	// links (see slacks).
+	NoSlack bool
 	// Rank picks the candidate: RankDelay (the zero value) or RankScore
 	// (the paper's mean score, or Aggregate's).
 	Rank      Rank
