@@ -541,6 +541,11 @@ type CassiniArm struct {
 	PooledAdjustmentsPerMin *float64 `json:"pooled_adjustments_per_min,omitempty"`
 	Agents                  *Spread  `json:"agents,omitempty"`
 	Released                *Spread  `json:"released,omitempty"`
+	// Sharing (the CASSINI arms) is the fraction of the jobs CASSINI
+	// placed that share a binding link (its jobs' peaks exceed its
+	// capacity) with another job on the chosen candidate: those a time
+	// shift can matter to.
+	Sharing *Spread `json:"sharing,omitempty"`
 
 	Models []CassiniModel `json:"models"`
 	Runs   []CassiniRun   `json:"runs"`
@@ -606,6 +611,7 @@ type CassiniRun struct {
 	PlannedScore      *float64 `json:"planned_score,omitempty"`
 	RealizedScore     *float64 `json:"realized_score,omitempty"`
 	MeanRankScore     *float64 `json:"mean_rank_score,omitempty"`
+	Sharing           *float64 `json:"sharing,omitempty"` // of the jobs CASSINI placed, those sharing a binding link
 
 	Models []CassiniModel `json:"models"`
 
@@ -663,6 +669,11 @@ func summarizeCassini(arm armSpec, seed uint64, r netsim.Result) CassiniRun {
 	if r.Policy == netsim.Cassini || r.Policy == netsim.CassiniPlacement {
 		v := cassiniRound(r.Rank.MeanBest)
 		pr.MeanRankScore = &v
+		sh := 0.0
+		if r.Rank.Placed > 0 {
+			sh = cassiniRound(float64(r.Rank.Sharing) / float64(r.Rank.Placed))
+		}
+		pr.Sharing = &sh
 	}
 	return pr
 }
@@ -755,6 +766,10 @@ func aggregateCassini(arm armSpec, runs, base []CassiniRun) CassiniArm {
 			pooled = cassiniRound(float64(n) / minutes)
 		}
 		a.PooledAdjustmentsPerMin = &pooled
+	}
+	if runs[0].Sharing != nil {
+		sh := pick(func(r CassiniRun) float64 { return *r.Sharing })
+		a.Sharing = &sh
 	}
 	for _, name := range modelNames(runs) {
 		m := CassiniModel{Model: name}

@@ -30,7 +30,7 @@ func writeCassiniSimTable(w io.Writer, r orrery.CassiniReport) error {
 		r.Scenario, r.Scheduler, r.Topology, r.Servers, r.Jobs, r.Load, r.Noise, seeds)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	first := r.Arms[0].Arm
-	fmt.Fprintf(tw, "arm\tmean iter (ms)\tp99 iter (ms)\tmean slowdown\tp99 slowdown\tx %s mean\tx %s p99\tmarked (Mbit/iter)\tagents\tadjust/job-min\tpooled\tgave up\t\n", first, first)
+	fmt.Fprintf(tw, "arm\tmean iter (ms)\tp99 iter (ms)\tmean slowdown\tp99 slowdown\tx %s mean\tx %s p99\tmarked (Mbit/iter)\tagents\tadjust/job-min\tpooled\tgave up\tsharing\t\n", first, first)
 	for _, a := range r.Arms {
 		opt := func(s *orrery.Spread, format string) string {
 			if s == nil {
@@ -38,9 +38,9 @@ func writeCassiniSimTable(w io.Writer, r orrery.CassiniReport) error {
 			}
 			return show(*s, format)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", a.Arm, show(a.MeanIterMs, "%.1f"), show(a.P99IterMs, "%.1f"),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", a.Arm, show(a.MeanIterMs, "%.1f"), show(a.P99IterMs, "%.1f"),
 			show(a.MeanSlowdown, "%.3f"), show(a.P99Slowdown, "%.3f"), show(a.SpeedupMean, "%.3f"), show(a.SpeedupP99, "%.3f"),
-			show(a.MarkedMbitPerIter, "%.1f"), opt(a.Agents, "%.1f"), opt(a.AdjustmentsPerMin, "%.2f"), optf(a.PooledAdjustmentsPerMin, "%.2f"), opt(a.Released, "%.1f"))
+			show(a.MarkedMbitPerIter, "%.1f"), opt(a.Agents, "%.1f"), opt(a.AdjustmentsPerMin, "%.2f"), optf(a.PooledAdjustmentsPerMin, "%.2f"), opt(a.Released, "%.1f"), opt(a.Sharing, "%.3f"))
 	}
 	return tw.Flush()
 }

@@ -137,6 +137,7 @@ func (s *sim) rank(js []*jobRun, cands [][]alloc) (int, *planned, error) {
 		return 0, nil, nil
 	}
 	s.res.Rank.MeanBest += out.Score // summed here, divided in result
+	s.countSharing(order[n:], n, out, paths[best], perLink[best])
 	if out.Grid > 1 {
 		s.res.Rank.Rounded++
 	}
@@ -258,6 +259,39 @@ func (s *sim) apply(newJobs []*jobRun, p *planned) error {
 	}
 	s.trackDrift(p, hold)
 	return nil
+}
+
+// countSharing adds the newly placed jobs (order[n:], as the chosen
+// candidate has them) to RankStats.Placed, and those of them that share a
+// binding link (the peaks of its jobs exceed its capacity) with another job
+// to RankStats.Sharing: the jobs whose iteration times a shift can change.
+func (s *sim) countSharing(placed []*jobRun, n int, out candidate.Outcome, paths [][]int, perLink [][]profile.Profile) {
+	s.res.Rank.Placed += len(placed)
+	shares := make([]bool, len(placed))
+	for _, ls := range out.Links {
+		if len(ls.Jobs) < 2 {
+			continue
+		}
+		var peaks int64
+		for _, m := range ls.Jobs {
+			if x, ok := slices.BinarySearch(paths[m], ls.Link); ok && x < len(perLink[m]) {
+				peaks += int64(perLink[m][x].Peak())
+			}
+		}
+		if peaks <= int64(s.units(s.topo.Links[ls.Link].Gbps)) {
+			continue
+		}
+		for _, m := range ls.Jobs {
+			if m >= n {
+				shares[m-n] = true
+			}
+		}
+	}
+	for _, b := range shares {
+		if b {
+			s.res.Rank.Sharing++
+		}
+	}
 }
 
 // slacks centres each held job's shift in the range its held links

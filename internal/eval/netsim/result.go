@@ -83,6 +83,11 @@ type RankStats struct {
 	AllDiscarded int     // rankings where every candidate was discarded (the first was taken)
 	MeanBest     float64 // mean score of the chosen candidates
 	Rounded      int     // rankings whose chosen candidate had its periods rounded
+	// Placed counts the jobs the rankings placed, Sharing those of them
+	// whose chosen candidate has them share a binding link (the peaks of
+	// its jobs exceed its capacity) with another job: the jobs a time
+	// shift can matter to.
+	Placed, Sharing int
 }
 
 // Result is a simulation's outcome.

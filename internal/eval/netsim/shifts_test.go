@@ -111,3 +111,26 @@ func TestHoldModes(t *testing.T) {
 		t.Error("ParseScheduler(pollux)")
 	}
 }
+
+// The sharing count: every job the rankings place is counted once per
+// placement; on one rack of single-GPU servers no two jobs share a link (each
+// host link carries one job), on the paper's fabric at full load some do.
+func TestSharingCount(t *testing.T) {
+	jobs, err := workload.Generate(workload.Config{Jobs: 30, Load: 1, ClusterGPUs: 24, Seed: 3, MinIterations: 20, MaxIterations: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rack, err := topology.New(topology.Spec{Pods: 1, ToRsPerPod: 1, ServersPerToR: 24, AggsPerPod: 1, ServerGbps: 50, ToRGbps: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tp := range []*topology.Topology{rack, topology.Paper()} {
+		r := run(t, Config{Topology: tp, Jobs: jobs, Policy: CassiniPlacement, Seed: 1})
+		if r.Rank.Placed < len(jobs) || r.Rank.Sharing < 0 || r.Rank.Sharing > r.Rank.Placed {
+			t.Fatalf("placed %d (of %d jobs), sharing %d", r.Rank.Placed, len(jobs), r.Rank.Sharing)
+		}
+		if (tp == rack) != (r.Rank.Sharing == 0) {
+			t.Errorf("%d servers: %d of %d placed jobs share a binding link", tp.Servers, r.Rank.Sharing, r.Rank.Placed)
+		}
+	}
+}
