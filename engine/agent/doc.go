@@ -28,10 +28,16 @@
 //     relative to one another, not an absolute period, so the agents of
 //     interleaved jobs share a [Group] clock. Its slots stretch to the
 //     slowest member's measured pace (a job slowed by noise or by a partly
-//     compatible link does not fall behind a fixed period), a late start
-//     moves the clock later by its lateness (the others wait that little:
-//     small corrections every iteration instead of a whole period now and
-//     then), and a job more than half a period behind takes its next slot.
+//     compatible link does not fall behind a fixed period; a change of
+//     pace, two iterations in a row past the threshold on one side, is
+//     followed at once rather than averaged in), a late start within the
+//     plan's Slack (how far the job may drift before its communication
+//     overlaps a partner's: the interleaving's slack on the unified
+//     circle) stands and drains when the job runs faster, a later one
+//     moves the clock later by the lateness past the slack (the others
+//     wait that little: small corrections instead of a whole period now
+//     and then; past the threshold it counts as an adjustment), and a job
+//     more than half a period behind takes its next slot.
 //     An agent also weighs what holding costs (the time it makes its job
 //     wait) against what it saves (the plan's FreeComm, the communication
 //     time expected without the shift, minus the measured one) and gives
