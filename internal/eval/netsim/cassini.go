@@ -240,7 +240,7 @@ func (s *sim) apply(newJobs []*jobRun, p *planned) error {
 		return err
 	}
 	slack := make([]time.Duration, len(order))
-	if !s.cfg.Cassini.NoSlack {
+	if !s.cfg.Cassini.NoSlack && s.cfg.Agent.Mode == agent.Elastic { // only Elastic agents use a slack
 		s.slacks(p, hold, slack)
 	}
 	in := make([]bool, len(order))

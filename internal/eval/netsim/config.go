@@ -217,8 +217,9 @@ type CassiniOptions struct {
 	NoShifts bool
 	// NoSlack gives the agents no slack (agent.Plan.Slack 0: every lateness
 	// moves a group's clock), the agent before the interleaving's slack was
-	// measured; the zero value gives each held job the slack of its held
-	// links (see slacks).
+	// measured; the zero value centres each held job's shift and gives it
+	// the slack of its held links (see slacks) when the agents are
+	// Elastic (Pad and Free agents keep the plan's shifts).
 	NoSlack bool
 	// Rank picks the candidate: RankDelay (the zero value) or RankScore
 	// (the paper's mean score, or Aggregate's).
