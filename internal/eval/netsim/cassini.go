@@ -317,7 +317,8 @@ func (s *sim) slacks(p *planned, hold []bool, slack []time.Duration) {
 // tolerance returns how many ticks job m's shift may grow (late) and shrink
 // (early), the others' staying, before the excess of one of its held links
 // (on the jobs' padded demands at their planned periods) passes the plan's,
-// each below half its period; ok is false for a job on no held link.
+// each below half its period; ok is false for a job on no held link. A link
+// whose jobs' periods are not commensurate gives none (see commensurate).
 func (s *sim) tolerance(p *planned, hold []bool, m int) (late, early int, ok bool) {
 	per := p.periods[m]
 	late, early = (per-1)/2, (per-1)/2
@@ -325,6 +326,9 @@ func (s *sim) tolerance(p *planned, hold []bool, m int) (late, early int, ok boo
 		k := slices.Index(ls.Jobs, m)
 		if !hold[i] || k < 0 {
 			continue
+		}
+		if !commensurate(p.periods, ls.Jobs) {
+			return 0, 0, true // the jobs sweep through every relative phase: no slack to keep
 		}
 		pr := link.Problem{Capacity: s.units(s.topo.Links[ls.Link].Gbps)}
 		sh := make([]int, len(ls.Jobs))
@@ -354,6 +358,25 @@ func (s *sim) tolerance(p *planned, hold []bool, m int) (late, early int, ok boo
 	}
 	return late, early, ok
 }
+
+// commensurate reports whether the periods of jobs have a unified circle of
+// at most maxCircle of the longest: a relative phase that repeats within a
+// few iterations, which a slack can describe (and which tolerance can scan
+// cheaply, each step re-scoring the whole circle).
+func commensurate(periods, jobs []int) bool {
+	l, longest := 1, 1
+	for _, j := range jobs {
+		l, longest = lcm(l, periods[j]), max(longest, periods[j])
+		if l > maxCircle*longest {
+			return false
+		}
+	}
+	return true
+}
+
+// maxCircle bounds the unified circle commensurate accepts, in longest
+// periods.
+const maxCircle = 4
 
 // binding reports whether the peaks of a link's jobs together exceed its
 // capacity: otherwise every relative phase fits and holding one would only
