@@ -134,3 +134,23 @@ func TestSharingCount(t *testing.T) {
 		}
 	}
 }
+
+// commensurate accepts periods whose unified circle is at most four of the
+// longest, the only ones a slack is measured for.
+func TestCommensurate(t *testing.T) {
+	for _, tc := range []struct {
+		periods []int
+		want    bool
+	}{
+		{[]int{268, 268}, true}, {[]int{100, 200, 400}, true}, {[]int{120, 150}, true},
+		{[]int{268, 279}, false}, {[]int{120, 150, 7}, false},
+	} {
+		jobs := make([]int, len(tc.periods))
+		for i := range jobs {
+			jobs[i] = i
+		}
+		if got := commensurate(tc.periods, jobs); got != tc.want {
+			t.Errorf("%v: %v, want %v", tc.periods, got, tc.want)
+		}
+	}
+}
