@@ -17,7 +17,7 @@ func FuzzAgent(f *testing.F) {
 	f.Add(int64(100e6), int64(40e6), int64(60e6), 0.05, uint8(0), []byte{97, 140, 106, 20, 0, 255, 99, 101})
 	f.Fuzz(func(t *testing.T, period, shift, offset int64, thr float64, mode uint8, steps []byte) {
 		p := Plan{Reference: ref, Shift: time.Duration(shift), Period: time.Duration(period), CommOffset: time.Duration(offset),
-			FreeComm: time.Duration(period / 2)}
+			FreeComm: time.Duration(period / 2), Slack: time.Duration(offset / 2)}
 		m := Mode(mode % 3)
 		if m == Elastic {
 			p.Group = NewGroup(ref)
