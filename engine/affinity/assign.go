@@ -25,6 +25,12 @@ type Outcome struct {
 	Constrained bool        // the group closes a cycle of Algorithm 1's walk: two or more of its jobs were placed when the walk reached it
 	Degraded    bool        // the final shifts do not keep the group at its own optimum (Reoptimize only)
 	Status      link.Status // Optimal, or why a search behind these shifts stopped early
+
+	// AssignFixed only, per member link: the least excess it can have
+	// with the fixed jobs held (its free jobs at any shifts), and its own
+	// optimum with every job free, -1 where not searched (Fixed.Optima).
+	Target  []int64
+	Optimum []int64
 }
 
 // Assignment is the result of Algorithm 1.

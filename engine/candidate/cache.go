@@ -12,7 +12,8 @@ import (
 
 // cache remembers link searches across Rank calls: a scheduler ranks again
 // at every arrival, and most of its links carry the same jobs as before.
-// Entries are keyed by a hash of everything a search depends on and checked
+// Entries are keyed by a hash of everything a search depends on (the fixed
+// shifts of an incremental ranking's problems included) and checked
 // against a full copy, so a hash collision can cost a search, never a wrong
 // answer. put keeps at most its limit (Workspace.Cache), evicting the oldest
 // first. The key is computed by the caller, outside the lock.
@@ -27,12 +28,13 @@ type entry struct {
 	capacity int32
 	opt      link.Options
 	jobs     []profile.Profile // copies
+	fixed    []int             // the jobs' fixed shifts, or nil
 	shifts   []int
 	excess   int64
 	status   link.Status
 }
 
-func hashProblem(ps []profile.Profile, capacity int32, opt link.Options) uint64 {
+func hashProblem(ps []profile.Profile, capacity int32, opt link.Options, fixed []int) uint64 {
 	h := fnv.New64a()
 	var b [8]byte
 	put := func(v uint64) {
@@ -45,6 +47,10 @@ func hashProblem(ps []profile.Profile, capacity int32, opt link.Options) uint64 
 	put(uint64(opt.Restarts))
 	put(opt.Seed)
 	put(uint64(opt.Circle.MaxPerimeter))
+	put(uint64(len(fixed)))
+	for _, f := range fixed {
+		put(uint64(f))
+	}
 	for _, p := range ps {
 		put(uint64(p.Period))
 		for _, d := range p.Demand {
@@ -55,8 +61,8 @@ func hashProblem(ps []profile.Profile, capacity int32, opt link.Options) uint64 
 	return h.Sum64()
 }
 
-func (e *entry) matches(ps []profile.Profile, capacity int32, opt link.Options) bool {
-	if e.capacity != capacity || e.opt != opt || len(e.jobs) != len(ps) {
+func (e *entry) matches(ps []profile.Profile, capacity int32, opt link.Options, fixed []int) bool {
+	if e.capacity != capacity || e.opt != opt || len(e.jobs) != len(ps) || (e.fixed == nil) != (fixed == nil) || !slices.Equal(e.fixed, fixed) {
 		return false
 	}
 	for i, p := range ps {
@@ -69,11 +75,11 @@ func (e *entry) matches(ps []profile.Profile, capacity int32, opt link.Options) 
 
 // get returns the remembered search of the problem whose hashProblem is
 // key, if any.
-func (c *cache) get(key uint64, ps []profile.Profile, capacity int32, opt link.Options) (*entry, bool) {
+func (c *cache) get(key uint64, ps []profile.Profile, capacity int32, opt link.Options, fixed []int) (*entry, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, e := range c.entries[key] {
-		if e.matches(ps, capacity, opt) {
+		if e.matches(ps, capacity, opt, fixed) {
 			return e, true
 		}
 	}
@@ -83,11 +89,11 @@ func (c *cache) get(key uint64, ps []profile.Profile, capacity int32, opt link.O
 // put remembers a search under key, keeping at most limit entries.
 // Results cut short by a deadline depend on the machine's speed and are
 // not kept.
-func (c *cache) put(key uint64, limit int, ps []profile.Profile, capacity int32, opt link.Options, res link.Result) {
+func (c *cache) put(key uint64, limit int, ps []profile.Profile, capacity int32, opt link.Options, fixed []int, res link.Result) {
 	if res.Status == link.TimeLimit || limit <= 0 {
 		return
 	}
-	e := &entry{key: key, capacity: capacity, opt: opt,
+	e := &entry{key: key, capacity: capacity, opt: opt, fixed: slices.Clone(fixed),
 		shifts: slices.Clone(res.Shifts), excess: res.Excess, status: res.Status}
 	for _, p := range ps {
 		e.jobs = append(e.jobs, profile.Profile{Period: p.Period, Demand: slices.Clone(p.Demand)})
@@ -98,7 +104,7 @@ func (c *cache) put(key uint64, limit int, ps []profile.Profile, capacity int32,
 		c.entries = make(map[uint64][]*entry)
 	}
 	for _, old := range c.entries[e.key] {
-		if old.matches(ps, capacity, opt) {
+		if old.matches(ps, capacity, opt, fixed) {
 			return // another worker got there first
 		}
 	}

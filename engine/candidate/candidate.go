@@ -69,12 +69,29 @@ type Candidate struct {
 }
 
 // Options configure Rank. The zero value is the paper's metric (mean),
-// the Resolve loop policy, exact link search and GOMAXPROCS workers.
+// the Resolve loop policy, exact link search, GOMAXPROCS workers and every
+// job free (a full ranking).
 type Options struct {
 	Link      link.Options
 	Loops     affinity.Policy
 	Aggregate Aggregate
 	Workers   int // 0 means runtime.GOMAXPROCS(0)
+
+	// Fixed turns on incremental ranking (see Rank): one entry per job,
+	// the shift in ticks the job keeps in every candidate (taken modulo its
+	// period, the period rounded up to the candidate's grid where periods
+	// are rounded), or -1 for a job the ranking places. A scheduler placing
+	// new jobs beside running ones fixes the running ones at the shifts
+	// their agents hold. It needs Exact link search and the Resolve or
+	// Reoptimize policy (the two are the same here). nil: every job free.
+	Fixed []int
+
+	// Optima, with Fixed, also searches the own optimum (every job free)
+	// of each shared link that needs one to say whether the fixed shifts
+	// cost it score (LinkScore.Optimum and Held): the searches of the full
+	// ranking, which incremental ranking otherwise skips. Without it those
+	// links report Optimum -1.
+	Optima bool
 }
 
 // LinkScore is one shared link of a candidate.
@@ -85,6 +102,16 @@ type LinkScore struct {
 	Excess int64 // unit-ticks over the link's unified circle (or sample points)
 	Points int
 	Status link.Status // of the search that set these jobs' shifts
+
+	// Incremental ranking (Options.Fixed) only, zero otherwise. Target is
+	// the link's least excess with the fixed jobs held and its free jobs at
+	// any shifts: Excess above it says the free jobs were held off it by
+	// other links. Optimum is its own optimum with every job free, or -1
+	// where not searched (Options.Optima). Held says Excess is above a known
+	// Optimum: keeping the fixed shifts cost this link score.
+	Target  int64
+	Optimum int64
+	Held    bool
 }
 
 // Status says how a candidate's evaluation ended: the worst status of its
@@ -127,17 +154,30 @@ type Ranking struct {
 	Outcomes []Outcome // per candidate, in input order
 	Order    []int     // kept candidates, best first (ties: input order)
 	Best     int       // Order[0], or -1 if every candidate was discarded
-	Searches int       // distinct link problems
+	Searches int       // distinct link problems searched (or, every job fixed, evaluated)
 	Cached   int       // of which the Workspace's cache answered
 }
 
-// problem is a distinct link problem: jobs, capacity and period grid.
+// problem is a distinct link problem: jobs, capacity, period grid and, in
+// incremental ranking, the jobs' fixed shifts.
 type problem struct {
 	jobs     []int
 	profiles []profile.Profile // the jobs' demands on the link; nil: their profiles
 	capacity int32
 	grid     int
+	fixed    []int   // per job of the problem: its shift on the grid, or -1; nil: all free
+	how      solving // what solve does with it
 }
+
+// solving is what solve does with a link problem.
+type solving uint8
+
+const (
+	searchFree  solving = iota // search it with every job free (job 0 at 0)
+	searchFixed                // search it with its fixed jobs held
+	evaluate                   // every job fixed: evaluate their shifts
+	skipped                    // one free job: affinity.AssignFixed scans it itself
+)
 
 // Rank evaluates every candidate. jobs are the jobs' profiles, shared by all
 // candidates. A deadline or cancellation of ctx is not an error: link
@@ -148,6 +188,23 @@ type problem struct {
 // periods of that candidate's jobs are rounded up to the smallest common
 // grid on which every one of its links fits (Outcome.Grid), so each job has
 // one period on every link and its shifts stay consistent.
+//
+// # Incremental ranking
+//
+// With Options.Fixed the jobs it fixes keep their shifts in every
+// candidate, and the ranking places only the others, as a scheduler places
+// a new job beside running ones whose agents hold their shifts. Each
+// candidate's shifts are then affinity.AssignFixed's: the free jobs' shifts
+// that maximize the candidate's score with the fixed ones held (its
+// Aggregate: the mean link score, or the worst and then the mean), the
+// lexicographically smallest among them, scores compared exactly. No
+// candidate is discarded for a loop; each shared link says what the fixed
+// shifts cost it (LinkScore.Target, Optimum and Held). The link problems
+// are those the fixed jobs leave: a link of fixed jobs only is evaluated,
+// a link with one free job is one scan of that job's shifts, and only links
+// with two or more free jobs are searched (their fixed jobs held); like
+// every link problem they are solved once for all the candidates and
+// remembered by the Workspace's cache.
 func Rank(ctx context.Context, jobs []profile.Profile, links []Link, cands []Candidate, opt Options) (Ranking, error) {
 	var rk Workspace
 	return rk.Rank(ctx, jobs, links, cands, opt)
@@ -178,7 +235,11 @@ func (ws *Workspace) Rank(ctx context.Context, jobs []profile.Profile, links []L
 	if err != nil {
 		return Ranking{}, err
 	}
-	r.Searches = len(pl.probs)
+	for _, pr := range pl.probs {
+		if pr.how != skipped {
+			r.Searches++
+		}
+	}
 	lopt := opt.Link
 	lopt.Circle.Round = false // periods are rounded here, one grid per candidate
 	workers := opt.Workers
@@ -218,6 +279,19 @@ func validate(jobs []profile.Profile, links []Link, cands []Candidate, opt Optio
 	if opt.Loops != affinity.Resolve && opt.Loops != affinity.Paper && opt.Loops != affinity.Reoptimize {
 		return fmt.Errorf("%w: loop policy %v", ErrInvalid, opt.Loops)
 	}
+	if opt.Fixed != nil {
+		if len(opt.Fixed) != len(jobs) {
+			return fmt.Errorf("%w: %d fixed shifts for %d jobs", ErrInvalid, len(opt.Fixed), len(jobs))
+		}
+		for j, f := range opt.Fixed {
+			if f < -1 {
+				return fmt.Errorf("%w: job %d: fixed shift %d (want a shift, or -1 for a free job)", ErrInvalid, j, f)
+			}
+		}
+		if opt.Link.Mode != link.Exact || opt.Loops == affinity.Paper {
+			return fmt.Errorf("%w: incremental ranking (fixed shifts) needs Exact link search and the Resolve or Reoptimize policy, got %v and %v", ErrInvalid, opt.Link.Mode, opt.Loops)
+		}
+	}
 	return nil
 }
 
@@ -227,6 +301,7 @@ type planned struct {
 	graphs    []affinity.Graph
 	linkIndex [][]int // candidate -> shared link -> link index
 	groupProb [][]int // candidate -> group -> problem
+	ownProb   [][]int // incremental, with Optima: candidate -> group -> its problem with every job free, or -1
 	probs     []problem
 }
 
@@ -234,7 +309,7 @@ type planned struct {
 // and lists the distinct link problems. A candidate ruled out here gets its
 // reason in outs.
 func plan(jobs []profile.Profile, links []Link, cands []Candidate, opt Options, outs []Outcome) (planned, error) {
-	pl := planned{graphs: make([]affinity.Graph, len(cands)), linkIndex: make([][]int, len(cands)), groupProb: make([][]int, len(cands))}
+	pl := planned{graphs: make([]affinity.Graph, len(cands)), linkIndex: make([][]int, len(cands)), groupProb: make([][]int, len(cands)), ownProb: make([][]int, len(cands))}
 	index := map[string]int{}
 	demands := map[string]int{} // distinct per-link demands, for problem keys
 	for c, cand := range cands {
@@ -258,17 +333,71 @@ func plan(jobs []profile.Profile, links []Link, cands []Candidate, opt Options, 
 		}
 		pl.graphs[c], pl.linkIndex[c], outs[c].Grid = g, shared.index, grid
 		for _, gr := range g.Groups {
-			key := problemKey(gr.Jobs, gr.Profiles, demands, gr.Capacity, grid)
-			id, ok := index[key]
-			if !ok {
-				id = len(pl.probs)
-				index[key] = id
-				pl.probs = append(pl.probs, problem{jobs: gr.Jobs, profiles: gr.Profiles, capacity: gr.Capacity, grid: grid})
+			pr := problem{jobs: gr.Jobs, profiles: gr.Profiles, capacity: gr.Capacity, grid: grid}
+			if opt.Fixed != nil {
+				pr.fixed, pr.how = fixedOf(jobs, opt.Fixed, gr.Jobs, grid)
 			}
+			id := pl.add(index, demands, pr)
 			pl.groupProb[c] = append(pl.groupProb[c], id)
+			if opt.Fixed == nil || !opt.Optima {
+				continue
+			}
+			own := -1 // with at most one fixed job the link's target is its own optimum
+			if fixedCount(pr.fixed) >= 2 {
+				own = pl.add(index, demands, problem{jobs: gr.Jobs, profiles: gr.Profiles, capacity: gr.Capacity, grid: grid})
+			}
+			pl.ownProb[c] = append(pl.ownProb[c], own)
 		}
 	}
 	return pl, nil
+}
+
+// add returns the index of problem pr among the distinct ones, adding it.
+func (pl *planned) add(index, demands map[string]int, pr problem) int {
+	key := problemKey(pr, demands)
+	id, ok := index[key]
+	if !ok {
+		id = len(pl.probs)
+		index[key] = id
+		pl.probs = append(pl.probs, pr)
+	}
+	return id
+}
+
+// fixedOf returns the fixed shifts of the jobs on of a link problem, on
+// the grid, and how the problem is solved: nil and searchFree when all are
+// free.
+func fixedOf(jobs []profile.Profile, fixed []int, on []int, grid int) ([]int, solving) {
+	fx := make([]int, len(on))
+	free := 0
+	for i, j := range on {
+		fx[i] = -1
+		if f := fixed[j]; f >= 0 {
+			fx[i] = f % roundUp(jobs[j].Period, grid)
+		} else {
+			free++
+		}
+	}
+	switch free {
+	case 0:
+		return fx, evaluate
+	case 1:
+		return fx, skipped
+	case len(on):
+		return nil, searchFree
+	}
+	return fx, searchFixed
+}
+
+// fixedCount returns the fixed jobs of a problem's fixed shifts.
+func fixedCount(fx []int) int {
+	n := 0
+	for _, f := range fx {
+		if f >= 0 {
+			n++
+		}
+	}
+	return n
 }
 
 // solved is every distinct link problem's own optimum.
@@ -287,6 +416,9 @@ func (ws *Workspace) solve(ctx context.Context, jobs []profile.Profile, probs []
 	errs := make([]error, len(probs))
 	perr := ws.parallel(workers, len(probs), func(w *link.Workspace, i int) {
 		pr := probs[i]
+		if pr.how == skipped {
+			return
+		}
 		ps := make([]profile.Profile, len(pr.jobs))
 		for k, j := range pr.jobs {
 			ps[k] = jobs[j]
@@ -297,21 +429,21 @@ func (ws *Workspace) solve(ctx context.Context, jobs []profile.Profile, probs []
 		}
 		var key uint64
 		if limit > 0 {
-			key = hashProblem(ps, pr.capacity, lopt)
-			if e, ok := ws.cache.get(key, ps, pr.capacity, lopt); ok {
+			key = hashProblem(ps, pr.capacity, lopt, pr.fixed)
+			if e, ok := ws.cache.get(key, ps, pr.capacity, lopt, pr.fixed); ok {
 				sol.optima[i] = affinity.Optimum{Shifts: e.shifts, Excess: e.excess}
 				sol.status[i], cached[i] = e.status, true
 				return
 			}
 		}
-		res, err := w.Search(ctx, link.Problem{Jobs: ps, Capacity: pr.capacity}, lopt, nil)
+		res, err := solveOne(ctx, w, pr, ps, lopt)
 		if err != nil {
-			errs[i] = fmt.Errorf("link problem (jobs %v, capacity %d): %w", pr.jobs, pr.capacity, err)
+			errs[i] = fmt.Errorf("link problem (jobs %v, capacity %d, fixed %v): %w", pr.jobs, pr.capacity, pr.fixed, err)
 			return
 		}
 		sol.optima[i] = affinity.Optimum{Shifts: res.Shifts, Excess: res.Excess}
 		sol.status[i] = res.Status
-		ws.cache.put(key, limit, ps, pr.capacity, lopt, res)
+		ws.cache.put(key, limit, ps, pr.capacity, lopt, pr.fixed, res)
 	})
 	if err := errors.Join(perr, errors.Join(errs...)); err != nil {
 		return solved{}, err
@@ -322,6 +454,16 @@ func (ws *Workspace) solve(ctx context.Context, jobs []profile.Profile, probs []
 		}
 	}
 	return sol, nil
+}
+
+// solveOne searches (or, every job fixed, evaluates) one link problem
+// whose demands on the grid are ps.
+func solveOne(ctx context.Context, w *link.Workspace, pr problem, ps []profile.Profile, lopt link.Options) (link.Result, error) {
+	if pr.how != evaluate {
+		return w.Search(ctx, link.Problem{Jobs: ps, Capacity: pr.capacity, Fixed: pr.fixed}, lopt, nil)
+	}
+	e, n, err := w.Evaluate(link.Problem{Jobs: ps, Capacity: pr.capacity}, lopt, pr.fixed)
+	return link.Result{Shifts: slices.Clone(pr.fixed), Excess: e, Points: n}, err
 }
 
 // assign runs Algorithm 1 on every candidate still in the running, in
@@ -341,7 +483,17 @@ func (ws *Workspace) assign(ctx context.Context, jobs []profile.Profile, pl plan
 		if grid > 1 {
 			ps, g = padGraph(jobs, g, grid)
 		}
-		a, err := affinity.Assign(ctx, w, g, ps, opts, lopt, opt.Loops)
+		var a affinity.Assignment
+		var err error
+		if opt.Fixed != nil {
+			a, err = assignFixed(ctx, w, g, ps, pl, sol, c, lopt, opt)
+			if errors.Is(err, affinity.ErrScale) {
+				outs[c].Err = err
+				return
+			}
+		} else {
+			a, err = affinity.Assign(ctx, w, g, ps, opts, lopt, opt.Loops)
+		}
 		if err != nil {
 			var ie *affinity.InconsistentError
 			if errors.As(err, &ie) {
@@ -357,6 +509,29 @@ func (ws *Workspace) assign(ctx context.Context, jobs []profile.Profile, pl plan
 		outs[c].Grid = grid
 	})
 	return errors.Join(perr, errors.Join(errs...))
+}
+
+// assignFixed runs affinity.AssignFixed on candidate c, handing it the
+// link problems solved for every candidate.
+func assignFixed(ctx context.Context, w *link.Workspace, g affinity.Graph, ps []profile.Profile, pl planned, sol solved, c int, lopt link.Options, opt Options) (affinity.Assignment, error) {
+	f := affinity.Fixed{Shifts: opt.Fixed, Best: make([]affinity.Optimum, len(g.Groups)), Optima: opt.Optima}
+	if opt.Aggregate == Min {
+		f.Objective = affinity.WorstScore
+	}
+	for i, id := range pl.groupProb[c] {
+		if pl.probs[id].how != skipped {
+			f.Best[i] = sol.optima[id]
+		}
+	}
+	if opt.Optima {
+		f.Own = make([]affinity.Optimum, len(g.Groups))
+		for i, id := range pl.ownProb[c] {
+			if id >= 0 {
+				f.Own[i] = sol.optima[id]
+			}
+		}
+	}
+	return affinity.AssignFixed(ctx, w, g, ps, f, lopt)
 }
 
 // order marks discarded candidates and sorts the rest, best first (ties:
@@ -384,7 +559,12 @@ func outcome(g affinity.Graph, a affinity.Assignment, linkIndex, probOf []int, s
 		st := max(status[probOf[gi]], oc.Status)
 		o.Status = max(o.Status, Status(st))
 		for k, li := range gr.Links {
-			o.Links = append(o.Links, LinkScore{Link: linkIndex[li], Jobs: gr.Jobs, Score: oc.Scores[k], Excess: oc.Excess[k], Points: oc.Points, Status: st})
+			ls := LinkScore{Link: linkIndex[li], Jobs: gr.Jobs, Score: oc.Scores[k], Excess: oc.Excess[k], Points: oc.Points, Status: st}
+			if oc.Target != nil {
+				ls.Target, ls.Optimum = oc.Target[k], oc.Optimum[k]
+				ls.Held = ls.Optimum >= 0 && ls.Excess > ls.Optimum
+			}
+			o.Links = append(o.Links, ls)
 		}
 	}
 	slices.SortFunc(o.Links, func(x, y LinkScore) int { return cmp.Compare(x.Link, y.Link) })
@@ -468,12 +648,16 @@ func sharedLinks(jobs []profile.Profile, links []Link, cand Candidate) (shared, 
 
 // problemKey names a link problem; demands interns the distinct per-link
 // profiles (their index stands for them in the key).
-func problemKey(jobs []int, profiles []profile.Profile, demands map[string]int, capacity int32, grid int) string {
+func problemKey(pr problem, demands map[string]int) string {
 	var b strings.Builder
-	for k, j := range jobs {
+	for k, j := range pr.jobs {
 		b.WriteString(strconv.Itoa(j))
-		if profiles != nil {
-			d := demandKey(profiles[k])
+		if pr.fixed != nil {
+			b.WriteByte('=')
+			b.WriteString(strconv.Itoa(pr.fixed[k]))
+		}
+		if pr.profiles != nil {
+			d := demandKey(pr.profiles[k])
 			id, ok := demands[d]
 			if !ok {
 				id = len(demands)
@@ -485,9 +669,9 @@ func problemKey(jobs []int, profiles []profile.Profile, demands map[string]int, 
 		b.WriteByte(',')
 	}
 	b.WriteByte('@')
-	b.WriteString(strconv.Itoa(int(capacity)))
+	b.WriteString(strconv.Itoa(int(pr.capacity)))
 	b.WriteByte('/')
-	b.WriteString(strconv.Itoa(grid))
+	b.WriteString(strconv.Itoa(pr.grid))
 	return b.String()
 }
 
