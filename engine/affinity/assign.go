@@ -118,8 +118,21 @@ func Assign(ctx context.Context, w *link.Workspace, g Graph, jobs []profile.Prof
 
 // validate checks that opt and jobs match g.
 func validate(g Graph, jobs []profile.Profile, opt []Optimum) error {
-	if len(jobs) != g.Jobs || len(opt) != len(g.Groups) {
+	if len(opt) != len(g.Groups) {
 		return fmt.Errorf("%w: %d profiles and %d optima for %d jobs and %d groups", ErrInvalid, len(jobs), len(opt), g.Jobs, len(g.Groups))
+	}
+	for gi, gr := range g.Groups {
+		if len(opt[gi].Shifts) != len(gr.Jobs) {
+			return fmt.Errorf("%w: group %d has %d jobs, its optimum %d shifts", ErrInvalid, gi, len(gr.Jobs), len(opt[gi].Shifts))
+		}
+	}
+	return validateGraph(g, jobs)
+}
+
+// validateGraph checks that jobs and g's groups and links match.
+func validateGraph(g Graph, jobs []profile.Profile) error {
+	if len(jobs) != g.Jobs {
+		return fmt.Errorf("%w: %d profiles for %d jobs", ErrInvalid, len(jobs), g.Jobs)
 	}
 	for j, p := range jobs {
 		if err := p.Validate(); err != nil {
@@ -127,9 +140,6 @@ func validate(g Graph, jobs []profile.Profile, opt []Optimum) error {
 		}
 	}
 	for gi, gr := range g.Groups {
-		if len(opt[gi].Shifts) != len(gr.Jobs) {
-			return fmt.Errorf("%w: group %d has %d jobs, its optimum %d shifts", ErrInvalid, gi, len(gr.Jobs), len(opt[gi].Shifts))
-		}
 		for i, j := range gr.Jobs {
 			if j < 0 || j >= g.Jobs {
 				return fmt.Errorf("%w: group %d: job %d of %d", ErrInvalid, gi, j, g.Jobs)

@@ -162,18 +162,14 @@ func validateFixed(g Graph, jobs []profile.Profile, f Fixed, lopt link.Options) 
 			return fmt.Errorf("%w: %d optima for %d groups", ErrInvalid, len(opts), len(g.Groups))
 		}
 	}
-	// Assign's checks of the graph, with placeholder optima of the right
-	// sizes: Fixed's are checked below.
-	opt := make([]Optimum, len(g.Groups))
 	for gi, gr := range g.Groups {
-		opt[gi].Shifts = make([]int, len(gr.Jobs))
 		for _, known := range [][]Optimum{f.Best, f.Own} {
 			if known != nil && known[gi].Shifts != nil && len(known[gi].Shifts) != len(gr.Jobs) {
 				return fmt.Errorf("%w: group %d has %d jobs, its optimum %d shifts", ErrInvalid, gi, len(gr.Jobs), len(known[gi].Shifts))
 			}
 		}
 	}
-	return validate(g, jobs, opt)
+	return validateGraph(g, jobs)
 }
 
 // holder is one AssignFixed call's state.
@@ -251,24 +247,14 @@ func known(opts []Optimum, gi int) (Optimum, bool) {
 }
 
 // setup lists every group's terms with their targets, and the free jobs in
-// them.
+// them. A group of fixed jobs only whose excess the caller knows costs no
+// pass over its jobs' demands: its smallest capacity is a term if that
+// excess is above zero, and each larger capacity one while its excess is.
 func (h *holder) setup() error {
-	peak := make([]int32, h.g.Jobs)
-	for j, js := range h.byJob {
-		if len(js) > 0 {
-			peak[j] = h.jobs[j].Peak()
-		}
-	}
+	peak := make([]int32, h.g.Jobs) // 0: not computed yet
 	h.peaks = make([]int64, len(h.g.Groups))
 	var caps []int32
 	for gi, gr := range h.g.Groups {
-		for i, j := range gr.Jobs {
-			if gr.Profiles != nil {
-				h.peaks[gi] += int64(gr.Profiles[i].Peak())
-			} else {
-				h.peaks[gi] += int64(peak[j])
-			}
-		}
 		caps = caps[:0]
 		for _, li := range gr.Links {
 			caps = append(caps, h.g.Links[li].Capacity)
@@ -280,24 +266,53 @@ func (h *holder) setup() error {
 				free = append(free, i)
 			}
 		}
-		h.hs[gi] = slices.Clone(h.gather(h.base, gr.Jobs))
+		b, known := known(h.f.Best, gi)
+		constant := len(free) == 0 && known
+		if !constant {
+			h.peaks[gi] = h.groupPeak(gi, peak)
+		}
+		if len(free) > 0 {
+			h.hs[gi] = slices.Clone(h.gather(h.base, gr.Jobs))
+		}
 		for k := 0; k < len(caps); {
 			c, n := caps[k], 0
 			for ; k < len(caps) && caps[k] == c; k++ {
 				n++
 			}
-			if h.peaks[gi] <= int64(c) {
+			first := len(h.terms) == h.termsAt[gi]
+			if !constant && h.peaks[gi] <= int64(c) || constant && first && b.Excess == 0 {
 				break // never exceeded, nor at larger capacities
 			}
 			t := hterm{group: gi, capacity: c, weight: uint64(n), free: free, points: points(h.jobs, gr.Jobs, link.Exact)}
-			if err := h.target(&t, len(h.terms) == h.termsAt[gi]); err != nil {
+			if err := h.target(&t, first); err != nil {
 				return err
+			}
+			if constant && t.value == 0 {
+				break // nor at larger capacities
 			}
 			h.terms = append(h.terms, t)
 		}
 		h.termsAt[gi+1] = len(h.terms)
 	}
 	return h.listVars()
+}
+
+// groupPeak returns group gi's jobs' summed peak demands there, computing
+// the jobs' peaks (in peak, 0 until then) as needed.
+func (h *holder) groupPeak(gi int, peak []int32) int64 {
+	gr := h.g.Groups[gi]
+	var sum int64
+	for i, j := range gr.Jobs {
+		if gr.Profiles != nil {
+			sum += int64(gr.Profiles[i].Peak())
+			continue
+		}
+		if peak[j] == 0 {
+			peak[j] = max(h.jobs[j].Peak(), 0) // an idle job's 0 is recomputed: cheap enough
+		}
+		sum += int64(peak[j])
+	}
+	return sum
 }
 
 // target sets t's target (and its constant, scan or checker), and, for the
@@ -455,11 +470,17 @@ func (h *holder) walkFixed() {
 // score sets every member link's excess, score, target and own optimum at
 // the final shifts.
 func (h *holder) score() error {
+	links := 0
+	for _, gr := range h.g.Groups {
+		links += len(gr.Links)
+	}
+	ints, scores := make([]int64, 3*links), make([]float64, links)
 	for gi, gr := range h.g.Groups {
 		oc := &h.outs[gi]
 		n := len(gr.Links)
-		oc.Excess, oc.Scores = make([]int64, 0, n), make([]float64, 0, n)
-		oc.Target, oc.Optimum = make([]int64, 0, n), make([]int64, 0, n)
+		oc.Excess, oc.Target, oc.Optimum = ints[:0:n], ints[n:n:2*n], ints[2*n:2*n:3*n]
+		oc.Scores = scores[:0:n]
+		ints, scores = ints[3*n:], scores[n:]
 		oc.Points = points(h.jobs, gr.Jobs, link.Exact)
 		terms := h.terms[h.termsAt[gi]:h.termsAt[gi+1]]
 		last, e, tg, own := int32(-1), int64(0), int64(0), int64(0)

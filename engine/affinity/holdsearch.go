@@ -63,6 +63,9 @@ func (h *holder) scale() error {
 		t := &h.terms[ti]
 		t.mult = d / (uint64(t.points) * uint64(t.capacity))
 		hi1, most := bits.Mul64(uint64(t.points), uint64(h.peaks[t.group]-int64(t.capacity)))
+		if len(t.free) == 0 {
+			hi1, most = 0, uint64(t.value) // a constant: its excess is known
+		}
 		hi2, weighted := bits.Mul64(most, t.weight)
 		next := total.plus(wide(weighted, t.mult))
 		if hi1 != 0 || hi2 != 0 || next.less(total) || next.hi >= 1<<63 {

@@ -2,7 +2,7 @@ package candidate
 
 import (
 	"encoding/binary"
-	"hash/fnv"
+	"hash/maphash"
 	"slices"
 	"sync"
 
@@ -21,6 +21,8 @@ type cache struct {
 	mu      sync.Mutex
 	entries map[uint64][]*entry
 	order   []*entry // insertion order, for eviction
+	seed    maphash.Seed
+	seeded  sync.Once
 }
 
 type entry struct {
@@ -34,8 +36,13 @@ type entry struct {
 	status   link.Status
 }
 
-func hashProblem(ps []profile.Profile, capacity int32, opt link.Options, fixed []int) uint64 {
-	h := fnv.New64a()
+// hash returns the key of a link problem: a hash of its demands, capacity,
+// search options and fixed shifts (this process's only: the cache is in
+// memory).
+func (c *cache) hash(ps []profile.Profile, capacity int32, opt link.Options, fixed []int) uint64 {
+	c.seeded.Do(func() { c.seed = maphash.MakeSeed() })
+	var h maphash.Hash
+	h.SetSeed(c.seed)
 	var b [8]byte
 	put := func(v uint64) {
 		binary.LittleEndian.PutUint64(b[:], v)
@@ -51,12 +58,14 @@ func hashProblem(ps []profile.Profile, capacity int32, opt link.Options, fixed [
 	for _, f := range fixed {
 		put(uint64(f))
 	}
+	buf := make([]byte, 0, 512)
 	for _, p := range ps {
 		put(uint64(p.Period))
+		buf = buf[:0]
 		for _, d := range p.Demand {
-			binary.LittleEndian.PutUint32(b[:4], uint32(d))
-			h.Write(b[:4])
+			buf = binary.LittleEndian.AppendUint32(buf, uint32(d))
 		}
+		h.Write(buf)
 	}
 	return h.Sum64()
 }
@@ -73,7 +82,7 @@ func (e *entry) matches(ps []profile.Profile, capacity int32, opt link.Options, 
 	return true
 }
 
-// get returns the remembered search of the problem whose hashProblem is
+// get returns the remembered search of the problem whose hash is
 // key, if any.
 func (c *cache) get(key uint64, ps []profile.Profile, capacity int32, opt link.Options, fixed []int) (*entry, bool) {
 	c.mu.Lock()

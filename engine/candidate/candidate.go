@@ -8,7 +8,6 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/orrery/orrery/engine/affinity"
@@ -221,8 +220,9 @@ type Workspace struct {
 	// searches answer them at once. Results are identical either way.
 	Cache int
 
-	pool  sync.Pool // of *link.Workspace
-	cache cache
+	pool    sync.Pool // of *link.Workspace
+	scratch sync.Pool // of *crossings
+	cache   cache
 }
 
 // Rank is [Rank], reusing ws's link-search workspaces (and its cache).
@@ -231,7 +231,11 @@ func (ws *Workspace) Rank(ctx context.Context, jobs []profile.Profile, links []L
 		return Ranking{}, err
 	}
 	r := Ranking{Outcomes: make([]Outcome, len(cands)), Best: -1}
-	pl, err := plan(jobs, links, cands, opt, r.Outcomes)
+	workers := opt.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	pl, err := ws.plan(jobs, links, cands, opt, r.Outcomes, workers)
 	if err != nil {
 		return Ranking{}, err
 	}
@@ -242,10 +246,6 @@ func (ws *Workspace) Rank(ctx context.Context, jobs []profile.Profile, links []L
 	}
 	lopt := opt.Link
 	lopt.Circle.Round = false // periods are rounded here, one grid per candidate
-	workers := opt.Workers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
 	sol, err := ws.solve(ctx, jobs, pl.probs, lopt, workers)
 	if err != nil {
 		return Ranking{}, err
@@ -303,48 +303,76 @@ type planned struct {
 	groupProb [][]int // candidate -> group -> problem
 	ownProb   [][]int // incremental, with Optima: candidate -> group -> its problem with every job free, or -1
 	probs     []problem
+	key       []byte // scratch of add
 }
 
 // plan builds each candidate's shared links, merged graph and period grid,
 // and lists the distinct link problems. A candidate ruled out here gets its
-// reason in outs.
-func plan(jobs []profile.Profile, links []Link, cands []Candidate, opt Options, outs []Outcome) (planned, error) {
+// reason in outs. Candidates are planned in parallel, then their problems
+// numbered in candidate order.
+func (ws *Workspace) plan(jobs []profile.Profile, links []Link, cands []Candidate, opt Options, outs []Outcome, workers int) (planned, error) {
 	pl := planned{graphs: make([]affinity.Graph, len(cands)), linkIndex: make([][]int, len(cands)), groupProb: make([][]int, len(cands)), ownProb: make([][]int, len(cands))}
-	index := map[string]int{}
-	demands := map[string]int{} // distinct per-link demands, for problem keys
-	for c, cand := range cands {
-		shared, err := sharedLinks(jobs, links, cand)
+	peaks := make([]int32, len(jobs))
+	for j, p := range jobs {
+		peaks[j] = p.Peak()
+	}
+	probs := make([][]problem, len(cands)) // per candidate, per group
+	errs := make([]error, len(cands))
+	perr := ws.parallel(workers, len(cands), func(_ *link.Workspace, c int) {
+		x, _ := ws.scratch.Get().(*crossings)
+		if x == nil {
+			x = new(crossings)
+		}
+		defer ws.scratch.Put(x)
+		shared, err := sharedLinks(jobs, links, cands[c], x)
 		if err != nil {
-			return planned{}, fmt.Errorf("candidate %d: %w", c, err)
+			errs[c] = fmt.Errorf("candidate %d: %w", c, err)
+			return
 		}
 		g, err := affinity.Build(len(jobs), shared.links, opt.Loops)
 		if err != nil {
 			var le *affinity.LoopError
 			if errors.As(err, &le) {
 				outs[c].Err = &affinity.LoopError{Job: le.Job, Link: shared.index[le.Link]}
-				continue
+				return
 			}
-			return planned{}, fmt.Errorf("candidate %d: %w", c, err)
+			errs[c] = fmt.Errorf("candidate %d: %w", c, err)
+			return
 		}
-		grid, err := gridOf(jobs, g.Groups, opt.Link)
+		grid, err := gridOf(jobs, peaks, g.Groups, opt.Link)
 		if err != nil {
 			outs[c].Err = err
-			continue
+			return
 		}
 		pl.graphs[c], pl.linkIndex[c], outs[c].Grid = g, shared.index, grid
-		for _, gr := range g.Groups {
+		probs[c] = make([]problem, len(g.Groups))
+		for i, gr := range g.Groups {
 			pr := problem{jobs: gr.Jobs, profiles: gr.Profiles, capacity: gr.Capacity, grid: grid}
 			if opt.Fixed != nil {
 				pr.fixed, pr.how = fixedOf(jobs, opt.Fixed, gr.Jobs, grid)
 			}
-			id := pl.add(index, demands, pr)
-			pl.groupProb[c] = append(pl.groupProb[c], id)
+			probs[c][i] = pr
+		}
+	})
+	if perr != nil {
+		return planned{}, perr
+	}
+	for _, err := range errs {
+		if err != nil {
+			return planned{}, err // the first candidate's
+		}
+	}
+	index := map[string]int{}
+	demands := map[string]int{} // distinct per-link demands, for problem keys
+	for c := range cands {
+		for _, pr := range probs[c] {
+			pl.groupProb[c] = append(pl.groupProb[c], pl.add(index, demands, pr))
 			if opt.Fixed == nil || !opt.Optima {
 				continue
 			}
 			own := -1 // with at most one fixed job the link's target is its own optimum
 			if fixedCount(pr.fixed) >= 2 {
-				own = pl.add(index, demands, problem{jobs: gr.Jobs, profiles: gr.Profiles, capacity: gr.Capacity, grid: grid})
+				own = pl.add(index, demands, problem{jobs: pr.jobs, profiles: pr.profiles, capacity: pr.capacity, grid: pr.grid})
 			}
 			pl.ownProb[c] = append(pl.ownProb[c], own)
 		}
@@ -354,11 +382,11 @@ func plan(jobs []profile.Profile, links []Link, cands []Candidate, opt Options, 
 
 // add returns the index of problem pr among the distinct ones, adding it.
 func (pl *planned) add(index, demands map[string]int, pr problem) int {
-	key := problemKey(pr, demands)
-	id, ok := index[key]
+	pl.key = problemKey(pl.key[:0], pr, demands)
+	id, ok := index[string(pl.key)]
 	if !ok {
 		id = len(pl.probs)
-		index[key] = id
+		index[string(pl.key)] = id
 		pl.probs = append(pl.probs, pr)
 	}
 	return id
@@ -429,7 +457,7 @@ func (ws *Workspace) solve(ctx context.Context, jobs []profile.Profile, probs []
 		}
 		var key uint64
 		if limit > 0 {
-			key = hashProblem(ps, pr.capacity, lopt, pr.fixed)
+			key = ws.cache.hash(ps, pr.capacity, lopt, pr.fixed)
 			if e, ok := ws.cache.get(key, ps, pr.capacity, lopt, pr.fixed); ok {
 				sol.optima[i] = affinity.Optimum{Shifts: e.shifts, Excess: e.excess}
 				sol.status[i], cached[i] = e.status, true
@@ -589,7 +617,17 @@ type shared struct {
 	index []int // shared link -> link index
 }
 
-func sharedLinks(jobs []profile.Profile, links []Link, cand Candidate) (shared, error) {
+// crossings is sharedLinks' scratch, reused from candidate to candidate.
+type crossings struct {
+	start []int32 // link -> its first entry (links' entries are laid out in link order)
+	fill  []int32 // link -> its next entry to fill
+	own   []bool  // link -> some job's demand there is not its own profile
+}
+
+// sharedLinks lists cand's shared links. Every path entry is visited twice,
+// once to count the jobs per link and once to lay them out, so a candidate
+// costs its paths' length whatever the number of links.
+func sharedLinks(jobs []profile.Profile, links []Link, cand Candidate, x *crossings) (shared, error) {
 	njobs := len(jobs)
 	if len(cand.Paths) > njobs {
 		return shared{}, fmt.Errorf("%w: paths for %d jobs, there are %d", ErrInvalid, len(cand.Paths), njobs)
@@ -597,8 +635,9 @@ func sharedLinks(jobs []profile.Profile, links []Link, cand Candidate) (shared, 
 	if len(cand.Profiles) > len(cand.Paths) {
 		return shared{}, fmt.Errorf("%w: per-link profiles for %d jobs, paths for %d", ErrInvalid, len(cand.Profiles), len(cand.Paths))
 	}
-	on := make([][]int, len(links))
-	demand := make([][]profile.Profile, len(links)) // on link li: per job of on[li]
+	x.start = grow(x.start, len(links)+1)
+	clear(x.start)
+	total := 0
 	for j, path := range cand.Paths {
 		var per []profile.Profile
 		if j < len(cand.Profiles) && cand.Profiles[j] != nil {
@@ -611,11 +650,6 @@ func sharedLinks(jobs []profile.Profile, links []Link, cand Candidate) (shared, 
 			if li < 0 || li >= len(links) {
 				return shared{}, fmt.Errorf("%w: job %d crosses link %d, there are %d", ErrInvalid, j, li, len(links))
 			}
-			if slices.Contains(path[:k], li) {
-				return shared{}, fmt.Errorf("%w: job %d crosses link %d twice", ErrInvalid, j, li)
-			}
-			on[li] = append(on[li], j) // j increases: sorted
-			d := jobs[j]
 			if per != nil && per[k].Period != 0 {
 				if per[k].Period != jobs[j].Period {
 					return shared{}, fmt.Errorf("%w: job %d: its profile on link %d has period %d, its own %d", ErrInvalid, j, li, per[k].Period, jobs[j].Period)
@@ -623,38 +657,76 @@ func sharedLinks(jobs []profile.Profile, links []Link, cand Candidate) (shared, 
 				if err := per[k].Validate(); err != nil {
 					return shared{}, fmt.Errorf("%w: job %d: its profile on link %d: %w", ErrInvalid, j, li, err)
 				}
-				d = per[k]
 			}
-			demand[li] = append(demand[li], d)
+			x.start[li+1]++
+		}
+		total += len(path)
+	}
+	for li := range links {
+		x.start[li+1] += x.start[li]
+	}
+	// One array per candidate: its graph keeps the links' job lists.
+	on := make([]int, total)
+	custom := cand.Profiles != nil
+	var dem []profile.Profile
+	if custom {
+		dem = make([]profile.Profile, total)
+		x.own = grow(x.own, len(links))
+		clear(x.own)
+	}
+	x.fill = grow(x.fill, len(links))
+	copy(x.fill, x.start)
+	for j, path := range cand.Paths {
+		var per []profile.Profile
+		if custom && j < len(cand.Profiles) {
+			per = cand.Profiles[j]
+		}
+		for k, li := range path {
+			at := x.fill[li]
+			if at > x.start[li] && on[at-1] == j {
+				return shared{}, fmt.Errorf("%w: job %d crosses link %d twice", ErrInvalid, j, li)
+			}
+			on[at] = j // j increases: sorted
+			if custom {
+				d := jobs[j]
+				if per != nil && per[k].Period != 0 {
+					d = per[k]
+					x.own[li] = x.own[li] || !slices.Equal(d.Demand, jobs[j].Demand)
+				}
+				dem[at] = d
+			}
+			x.fill[li]++
 		}
 	}
-	var s shared
-	for li, js := range on {
-		if len(js) < 2 {
-			continue
+	n := 0
+	for li := range links {
+		if x.start[li+1]-x.start[li] >= 2 {
+			n++
 		}
-		l := affinity.Link{Jobs: js, Capacity: links[li].Capacity}
-		for k, j := range js {
-			if !slices.Equal(demand[li][k].Demand, jobs[j].Demand) {
-				l.Profiles = demand[li] // some job's demand here is not its own
-				break
+	}
+	s := shared{links: make([]affinity.Link, 0, n), index: make([]int, 0, n)}
+	for li := range links {
+		from, to := x.start[li], x.start[li+1]
+		if to-from >= 2 {
+			l := affinity.Link{Jobs: on[from:to:to], Capacity: links[li].Capacity}
+			if custom && x.own[li] {
+				l.Profiles = dem[from:to:to]
 			}
+			s.links = append(s.links, l)
+			s.index = append(s.index, li)
 		}
-		s.links = append(s.links, l)
-		s.index = append(s.index, li)
 	}
 	return s, nil
 }
 
-// problemKey names a link problem; demands interns the distinct per-link
-// profiles (their index stands for them in the key).
-func problemKey(pr problem, demands map[string]int) string {
-	var b strings.Builder
+// problemKey appends the name of a link problem to b; demands interns the
+// distinct per-link profiles (their index stands for them in the key).
+func problemKey(b []byte, pr problem, demands map[string]int) []byte {
 	for k, j := range pr.jobs {
-		b.WriteString(strconv.Itoa(j))
+		b = strconv.AppendInt(b, int64(j), 10)
 		if pr.fixed != nil {
-			b.WriteByte('=')
-			b.WriteString(strconv.Itoa(pr.fixed[k]))
+			b = append(b, '=')
+			b = strconv.AppendInt(b, int64(pr.fixed[k]), 10)
 		}
 		if pr.profiles != nil {
 			d := demandKey(pr.profiles[k])
@@ -663,22 +735,21 @@ func problemKey(pr problem, demands map[string]int) string {
 				id = len(demands)
 				demands[d] = id
 			}
-			b.WriteByte(':')
-			b.WriteString(strconv.Itoa(id))
+			b = append(b, ':')
+			b = strconv.AppendInt(b, int64(id), 10)
 		}
-		b.WriteByte(',')
+		b = append(b, ',')
 	}
-	b.WriteByte('@')
-	b.WriteString(strconv.Itoa(int(pr.capacity)))
-	b.WriteByte('/')
-	b.WriteString(strconv.Itoa(pr.grid))
-	return b.String()
+	b = append(b, '@')
+	b = strconv.AppendInt(b, int64(pr.capacity), 10)
+	b = append(b, '/')
+	return strconv.AppendInt(b, int64(pr.grid), 10)
 }
 
 // gridOf returns 1 if every group fits a link search without rounding
 // (link.Options.Fits), else, when rounding is allowed, the smallest grid on
 // which all of them fit.
-func gridOf(jobs []profile.Profile, groups []affinity.Group, lo link.Options) (int, error) {
+func gridOf(jobs []profile.Profile, peaks []int32, groups []affinity.Group, lo link.Options) (int, error) {
 	co := lo.Circle
 	var periods []int
 	fits := func(g int) error {
@@ -687,7 +758,7 @@ func gridOf(jobs []profile.Profile, groups []affinity.Group, lo link.Options) (i
 			var peak int64
 			for _, j := range gr.Jobs {
 				periods = append(periods, roundUp(jobs[j].Period, g))
-				peak += int64(jobs[j].Peak())
+				peak += int64(peaks[j])
 			}
 			if err := lo.Fits(periods, peak); err != nil {
 				return fmt.Errorf("jobs %v: %w", gr.Jobs, err)
@@ -763,6 +834,13 @@ func pad(p profile.Profile, grid int) profile.Profile {
 	d := make([]int32, period)
 	copy(d, p.Demand)
 	return profile.Profile{Period: period, Demand: d}
+}
+
+func grow[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
 }
 
 // parallel runs f(w, i) for i in [0, n) on up to workers goroutines, each
