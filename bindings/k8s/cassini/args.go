@@ -135,6 +135,16 @@ type Args struct {
 	// CacheSize is how many link searches are remembered across cycles
 	// (default 4096; -1 none).
 	CacheSize int `json:"cacheSize,omitempty"`
+	// MoveRunning lets each ranking re-plan the shifts of running jobs
+	// that already have plans, as the paper's Algorithm 2 does: every job
+	// free, each link at its own optimum, placements whose loops cannot be
+	// kept there discarded. The default (false) holds running jobs at the
+	// shifts their plans carry and places only the new job, and running
+	// jobs without a usable plan (engine/candidate's incremental ranking):
+	// no running job's agent has to re-align, and a cycle stays fast when
+	// every running job shares links. Mode "paper" or loops "paper" rank
+	// as the paper whatever this says.
+	MoveRunning bool `json:"moveRunning,omitempty"`
 }
 
 // config is Args validated and resolved.
@@ -152,6 +162,7 @@ type config struct {
 	budget           time.Duration
 	quantum          profile.Quantum
 	rank             candidate.Options
+	incremental      bool // hold running jobs at their plans (Args.MoveRunning unset)
 	cache            int
 	tickMs, unitMbps float64
 }
@@ -321,6 +332,7 @@ func (c *config) resolveSearch(a Args, path *field.Path) field.ErrorList {
 	c.rank.Link.Mode = mode
 	c.rank.Link.Budget = budget
 	c.rank.Link.Circle.Round = !a.ExactPeriods
+	c.incremental = !a.MoveRunning && mode == link.Exact && loops != affinity.Paper
 	return errs
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -91,7 +92,7 @@ func (p *Plugin) plans(rk ranked, c int) map[string]shiftPlan {
 	}
 	groups := map[int][]int{}
 	for j := range rk.jobs {
-		if linked[j] {
+		if linked[j] && (rk.hold == nil || !rk.hold[j]) {
 			groups[find(j)] = append(groups[find(j)], j)
 		}
 	}
@@ -109,7 +110,10 @@ func (p *Plugin) plans(rk ranked, c int) map[string]shiftPlan {
 
 // align sets the plans of one connected group of jobs: the ranked shifts
 // plus the common delay that keeps the most jobs on their current shifts
-// (delaying every job of a group alike leaves every link's score as it is).
+// (delaying every job of a group alike leaves every link's score as it is);
+// none where the ranking held some of the group's jobs at their plans. A
+// job whose shift, period and phase stay keeps its plan as it is, so its
+// pods are not rewritten for a new score.
 func (p *Plugin) align(rk ranked, shifts []int, grid int, score float64, group []int, out map[string]shiftPlan) {
 	periods := make([]int, len(group))
 	cur := make([]shiftPlan, len(group))
@@ -117,6 +121,26 @@ func (p *Plugin) align(rk ranked, shifts []int, grid int, score float64, group [
 	for k, j := range group {
 		periods[k] = roundUp(rk.jobs[j].prof.p.Period, grid)
 		cur[k], has[k] = p.current(rk.jobs[j])
+	}
+	best := p.offset(rk, shifts, group, periods, cur, has)
+	for k, j := range group {
+		job := rk.jobs[j]
+		pl := shiftPlan{shift: mod(shifts[j]+best, periods[k]), period: periods[k], comm: job.prof.comm, score: score}
+		if has[k] && cur[k].shift == pl.shift && cur[k].period == pl.period && cur[k].comm == pl.comm {
+			pl = cur[k]
+		}
+		out[job.key] = pl
+	}
+}
+
+// offset returns the common delay of a group's ranked shifts that keeps
+// the most jobs on their current shifts (ties: the least): 0 when the
+// ranking held some of them.
+func (p *Plugin) offset(rk ranked, shifts, group, periods []int, cur []shiftPlan, has []bool) int {
+	for _, j := range group {
+		if rk.fixed != nil && rk.fixed[j] >= 0 {
+			return 0
+		}
 	}
 	best, bestN := 0, -1
 	for k := range group {
@@ -134,10 +158,7 @@ func (p *Plugin) align(rk ranked, shifts []int, grid int, score float64, group [
 			best, bestN = off, n
 		}
 	}
-	for k, j := range group {
-		job := rk.jobs[j]
-		out[job.key] = shiftPlan{shift: mod(shifts[j]+best, periods[k]), period: periods[k], comm: job.prof.comm, score: score}
-	}
+	return best
 }
 
 // current returns a job's plan: the ledger's, else the one on its pods
@@ -149,7 +170,7 @@ func (p *Plugin) current(j *runJob) (shiftPlan, bool) {
 	if j.plan == "" {
 		return shiftPlan{}, false
 	}
-	q, err := plan.Parse([]byte(j.plan))
+	q, err := p.parsed.of(j.plan)
 	if err != nil || !q.Reference.Equal(p.cfg.reference) {
 		return shiftPlan{}, false
 	}
@@ -158,6 +179,37 @@ func (p *Plugin) current(j *runJob) (shiftPlan, bool) {
 		return shiftPlan{}, false
 	}
 	return shiftPlan{shift: int(q.Shift / tick), period: int(q.Period / tick), comm: int(q.CommOffset / tick), score: q.Score}, true
+}
+
+// planCache parses plan annotations, remembering them by their text: every
+// cycle reads the plans of every running job it ranks.
+type planCache struct {
+	mu sync.Mutex
+	m  map[string]planEntry
+}
+
+type planEntry struct {
+	p   plan.Plan
+	err error
+}
+
+const planCacheSize = 8192
+
+func (c *planCache) of(text string) (plan.Plan, error) {
+	c.mu.Lock()
+	e, ok := c.m[text]
+	c.mu.Unlock()
+	if ok {
+		return e.p, e.err
+	}
+	q, err := plan.Parse([]byte(text))
+	c.mu.Lock()
+	if c.m == nil || len(c.m) >= planCacheSize {
+		c.m = make(map[string]planEntry)
+	}
+	c.m[text] = planEntry{q, err}
+	c.mu.Unlock()
+	return q, err
 }
 
 func roundUp(t, g int) int { return (t + g - 1) / g * g }

@@ -25,12 +25,13 @@ const stateKey fwk.StateKey = "orrery.io/cassini"
 
 // Plugin is the CASSINI scheduler plugin. Create it with [New].
 type Plugin struct {
-	h    fwk.Handle
-	cfg  config
-	ws   candidate.Workspace
-	prof profiles
-	led  ledger
-	cms  configMapGetter
+	h      fwk.Handle
+	cfg    config
+	ws     candidate.Workspace
+	prof   profiles
+	parsed planCache // plan annotations
+	led    ledger
+	cms    configMapGetter
 
 	fabMu    sync.Mutex
 	fabNodes []*v1.Node // the nodes fab was built from

@@ -25,7 +25,7 @@ func TestSchedulerPodGroup(t *testing.T) {
 		features.GenericWorkload: true, features.TopologyAwareWorkloadScheduling: true})
 	s := newScenario()
 	running := map[string]placement{"a": {s.jobs["a"], up30}, "c": {s.jobs["c"], up60}}
-	pairs, r := rankAll(t, running, up30, s.free, 2)
+	pairs, r := rankAll(t, running, up30, s.free, 2, nil)
 	pg := &schedulingv1beta1.PodGroup{
 		ObjectMeta: metav1.ObjectMeta{Name: "b", Namespace: ns},
 		Spec: schedulingv1beta1.PodGroupSpec{

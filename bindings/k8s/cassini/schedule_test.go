@@ -79,8 +79,12 @@ type placement struct {
 // rankAll ranks every placement of a new job of size pods with profile
 // prof on the free nodes (not only the ones the plugin pre-selects) beside the
 // running jobs, on the plugin's fabric model: the ranker's view of all the
-// scheduler's choices.
-func rankAll(t *testing.T, running map[string]placement, prof string, free []int, size int) (combos [][]int, r candidate.Ranking) {
+// scheduler's choices. As the plugin does by default, it holds running jobs
+// at the shifts of their plans (plans: job -> the plan its pods carry) and
+// places the others that share a link with some placement; a job with
+// neither is held at shift 0 (it ranks no differently from the plugin's
+// view, which leaves such jobs out or holds them alike).
+func rankAll(t *testing.T, running map[string]placement, prof string, free []int, size int, plans map[string]plan.Plan) (combos [][]int, r candidate.Ranking) {
 	t.Helper()
 	c := testConfig(t)
 	f := newFabric(paperNodeList(), &c)
@@ -103,11 +107,61 @@ func rankAll(t *testing.T, running map[string]placement, prof string, free []int
 	for _, nodes := range combos {
 		cands = append(cands, candidate.Candidate{Paths: append([][]int{f.ring(nodes, nil)}, others...)})
 	}
-	r, err = candidate.Rank(context.Background(), jobs, f.links, cands, c.rank)
+	opt := c.rank
+	if c.incremental {
+		opt.Fixed = heldShifts(running, plans, jobs, others, cands, &c)
+	}
+	r, err = candidate.Rank(context.Background(), jobs, f.links, cands, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return combos, r
+}
+
+// heldShifts is rankAll's Options.Fixed, written from the plugin's rule
+// (Plugin.holds) independently: the new job free; a running job with a plan
+// on the period the ranking gives it held at the plan's shift; one without
+// free where its ring shares a link with some placement of the new job,
+// else held at 0.
+func heldShifts(running map[string]placement, plans map[string]plan.Plan, jobs []profile.Profile, others [][]int, cands []candidate.Candidate, c *config) []int {
+	near := map[int]bool{}
+	for _, cand := range cands {
+		for _, l := range cand.Paths[0] {
+			near[l] = true
+		}
+	}
+	fixed := []int{-1}
+	for k, key := range sortedKeys(running) {
+		t := jobs[k+1].Period
+		if pl, ok := plans[key]; ok {
+			if p := int(pl.Period / c.quantum.Tick); p >= t && p < 2*t {
+				fixed = append(fixed, int(pl.Shift/c.quantum.Tick))
+				continue
+			}
+		}
+		f := 0
+		if slices.ContainsFunc(others[k], func(l int) bool { return near[l] }) {
+			f = -1
+		}
+		fixed = append(fixed, f)
+	}
+	return fixed
+}
+
+// plans returns the plan of every running job whose pods carry one.
+func (c *cluster) plans(t *testing.T, running map[string]placement) map[string]plan.Plan {
+	t.Helper()
+	out := map[string]plan.Plan{}
+	for k := range running {
+		p, err := c.client.CoreV1().Pods(ns).Get(c.ctx, k+"-0", metav1.GetOptions{})
+		if err != nil {
+			continue // a running job of the cluster's objects, not created by name
+		}
+		if _, ok := p.Annotations[DefaultPlanAnnotation]; ok {
+			out[k] = c.plan(t, k)
+		}
+	}
+	return out
 }
 
 // combinations returns every size-subset of s, in lexicographic order.
@@ -134,7 +188,7 @@ func paperNodeList() []*v1.Node { return paperNodes() }
 func TestSchedulerPlacesWhereTheRankerPrefers(t *testing.T) {
 	s := newScenario()
 	running := map[string]placement{"a": {s.jobs["a"], up30}, "c": {s.jobs["c"], up60}}
-	pairs, r := rankAll(t, running, up30, s.free, 2)
+	pairs, r := rankAll(t, running, up30, s.free, 2, nil)
 	if best := pairs[r.Best]; !slices.Equal(best, []int{13, 17}) || !(r.Outcomes[0].Score < r.Outcomes[r.Best].Score) {
 		t.Fatalf("the scenario does not test the ranking: best %v, outcomes %+v", best, r.Outcomes)
 	}
@@ -240,7 +294,8 @@ func nodeIndex(t *testing.T, name string) int {
 // periods arrive one after another on the paper's fabric with two free
 // nodes per rack, so each must cross racks; each lands where the ranker,
 // over every placement of the nodes then free, prefers it, and the plans on
-// all pods reproduce its links' ranked scores.
+// all pods reproduce its links' ranked scores. The running jobs that have
+// plans keep them (the plugin's default incremental ranking holds them).
 func TestSchedulerJobsArrive(t *testing.T) {
 	running := map[string]placement{"a": {[]int{12, 16}, up30}, "c": {[]int{0, 4}, up60}}
 	var objs []runtime.Object
@@ -262,8 +317,16 @@ func TestSchedulerJobsArrive(t *testing.T) {
 	}
 	c := newCluster(t, "", objs...)
 	for _, j := range []struct{ name, prof string }{{"b", up30}, {"d", up60}, {"e", p60}, {"f", up30}} {
-		combos, r := rankAll(t, running, j.prof, free, 3)
+		before := c.plans(t, running)
+		combos, r := rankAll(t, running, j.prof, free, 3, before)
 		c.arrive(t, running, j.name, j.prof, 3, free, combos, r)
+		// Running jobs are held at their plans: none is rewritten.
+		after := c.plans(t, running)
+		for k, pl := range before {
+			if diff := cmp.Diff(pl, after[k]); diff != "" {
+				t.Errorf("job %s arriving rewrote job %s's plan (-before +after):\n%s", j.name, k, diff)
+			}
+		}
 		free = slices.DeleteFunc(free, func(x int) bool { return slices.Contains(running[j.name].nodes, x) })
 	}
 }
@@ -279,7 +342,7 @@ const p60 = `{"period_ms":60,"phases":[{"ms":20,"gbps":40},{"ms":40,"gbps":0}]}`
 func TestSchedulerBindFailure(t *testing.T) {
 	s := newScenario()
 	running := map[string]placement{"a": {s.jobs["a"], up30}, "c": {s.jobs["c"], up60}}
-	pairs, r := rankAll(t, running, up30, s.free, 2)
+	pairs, r := rankAll(t, running, up30, s.free, 2, nil)
 	c := newCluster(t, "", s.objects...)
 	c.failBind["b-1"] = 1
 	c.arrive(t, running, "b", up30, 2, s.free, pairs, r)

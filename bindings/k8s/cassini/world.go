@@ -152,6 +152,44 @@ func hasPod(pods []fwk.PodInfo, uid types.UID) bool {
 	return false
 }
 
+// maxFreeRunning is how many running jobs without a plan one ranking places
+// with the new job: each is a free job more in the search of every
+// candidate that reaches it, which costs up to a factor of its period.
+const maxFreeRunning = 4
+
+// holds returns the shift each ranked job keeps, or -1 for a job the
+// ranking places, and which jobs the ranking holds without planning them.
+// The job being placed is free. A running job with a usable plan (this
+// plugin's, on the reference and quantum it uses now, its period the job's
+// iteration time or that rounded up) keeps its plan's shift. A running job
+// without one (placed before the plugin ran, or while it abstained) is
+// free if it shares a link with one of the new job's candidate placements
+// (near[k]), up to maxFreeRunning of them in job order: the ranking places
+// it with the new job and it gets its first plan. Any other is held at
+// shift 0 for the ranking (its phase is unknown) and left without a plan
+// (unplanned[k]), for a later placement next to it to place.
+func (p *Plugin) holds(jobs []*runJob, near []bool) (fixed []int, unplanned []bool) {
+	fixed, unplanned = make([]int, len(jobs)), make([]bool, len(jobs))
+	freed := 0
+	for k, j := range jobs {
+		fixed[k] = -1
+		if k == 0 {
+			continue // the job being placed: its pods are not all running yet
+		}
+		t := j.prof.p.Period
+		if pl, ok := p.current(j); ok && pl.period >= t && pl.period < 2*t {
+			fixed[k] = pl.shift
+			continue
+		}
+		if near[k] && freed < maxFreeRunning {
+			freed++
+			continue
+		}
+		fixed[k], unplanned[k] = 0, true
+	}
+	return fixed, unplanned
+}
+
 // ranked is one ranking: the candidates of the job being placed, with the
 // jobs that share links with any of them.
 type ranked struct {
@@ -159,6 +197,8 @@ type ranked struct {
 	r     candidate.Ranking
 	jobs  []*runJob // rank job -> job; 0 is the job being placed
 	nodes [][]int   // candidate -> the job's nodes (placed ones first)
+	fixed []int     // rank job -> the shift its plan holds it at, or -1; nil: every job free
+	hold  []bool    // rank job -> held without a plan of its own: Reserve plans it not
 }
 
 // rank ranks the placements cands of the job being placed (each its full
@@ -169,9 +209,13 @@ func (p *Plugin) rank(ctx context.Context, w *world, cands [][]int) (ranked, err
 	rk := ranked{fab: w.fab, nodes: cands, jobs: []*runJob{w.jobs[w.self]}}
 	selfPaths := make([][]int, len(cands))
 	frontier := []int{}
+	selfLinks := map[int]bool{} // fabric links some candidate's ring crosses
 	for c, nodes := range cands {
 		selfPaths[c] = w.fab.ring(nodes, nil)
 		frontier = append(frontier, selfPaths[c]...)
+		for _, l := range selfPaths[c] {
+			selfLinks[l] = true
+		}
 	}
 	on := w.on
 	// Jobs reachable from the candidates' links through shared links.
@@ -229,7 +273,18 @@ func (p *Plugin) rank(ctx context.Context, w *world, cands [][]int) (ranked, err
 	for k, j := range rk.jobs {
 		profs[k] = j.prof.p
 	}
-	r, err := p.ws.Rank(ctx, profs, links, cs, p.cfg.rank)
+	opt := p.cfg.rank
+	if p.cfg.incremental {
+		near := make([]bool, len(rk.jobs))
+		for k, j := range rk.jobs[1:] {
+			for _, l := range j.path {
+				near[k+1] = near[k+1] || selfLinks[l]
+			}
+		}
+		rk.fixed, rk.hold = p.holds(rk.jobs, near)
+		opt.Fixed = rk.fixed
+	}
+	r, err := p.ws.Rank(ctx, profs, links, cs, opt)
 	if err != nil {
 		return rk, fmt.Errorf("cassini: ranking: %w", err)
 	}
