@@ -112,55 +112,104 @@ func (p Profile) Mass() int64 {
 // phases must add up to it (within a microsecond); if it is zero the period
 // is their sum.
 func FromPhases(period time.Duration, phases []Phase, q Quantum) (Profile, error) {
-	q, err := q.Normalize()
+	q, n, err := check(period, phases, q)
 	if err != nil {
 		return Profile{}, err
 	}
+	demand := make([]int32, n)
+	at := 0
+	runs(n, phases, q, func(v int32, count int) {
+		for i := range count {
+			demand[at+i] = v
+		}
+		at += count
+	})
+	return Profile{Period: n, Demand: demand}, nil
+}
+
+// Summary is what a profile's phases quantize to, without the demand
+// itself: what a caller checks against its limits before it builds a
+// profile (a period of 2^24 ticks is 64 MiB of demand).
+type Summary struct {
+	Period int   // ticks
+	Peak   int32 // the largest demand of a tick, in units
+	Mass   int64 // the demand summed over the period, in unit-ticks
+}
+
+// Summarize returns the Summary of the profile FromPhases would return for
+// the same arguments, or its error, in time proportional to the phases
+// (not the ticks) and without allocating.
+func Summarize(period time.Duration, phases []Phase, q Quantum) (Summary, error) {
+	q, n, err := check(period, phases, q)
+	if err != nil {
+		return Summary{}, err
+	}
+	s := Summary{Period: n}
+	runs(n, phases, q, func(v int32, count int) {
+		s.Peak = max(s.Peak, v)
+		s.Mass += int64(v) * int64(count)
+	})
+	return s, nil
+}
+
+// check validates FromPhases' arguments and returns the normalized quantum
+// and the period in ticks.
+func check(period time.Duration, phases []Phase, q Quantum) (Quantum, int, error) {
+	q, err := q.Normalize()
+	if err != nil {
+		return q, 0, err
+	}
 	if len(phases) == 0 {
-		return Profile{}, ErrNoPhases
+		return q, 0, ErrNoPhases
 	}
 	if period < 0 {
-		return Profile{}, fmt.Errorf("%w: period %v", ErrInvalidDuration, period)
+		return q, 0, fmt.Errorf("%w: period %v", ErrInvalidDuration, period)
 	}
 	var sum time.Duration
 	for i, ph := range phases {
 		if ph.Duration < 0 {
-			return Profile{}, &PhaseError{i, ErrInvalidDuration}
+			return q, 0, &PhaseError{i, ErrInvalidDuration}
 		}
 		if b := ph.Bandwidth; !(b >= 0) || math.IsInf(b, 0) {
-			return Profile{}, &PhaseError{i, ErrInvalidBandwidth}
+			return q, 0, &PhaseError{i, ErrInvalidBandwidth}
 		}
 		if q.Units(ph.Bandwidth) > MaxUnits {
-			return Profile{}, &PhaseError{i, fmt.Errorf("%w: %v bit/s is more than %d units of %v bit/s", ErrDemandTooLarge, ph.Bandwidth, MaxUnits, q.Unit)}
+			return q, 0, &PhaseError{i, fmt.Errorf("%w: %v bit/s is more than %d units of %v bit/s", ErrDemandTooLarge, ph.Bandwidth, MaxUnits, q.Unit)}
 		}
 		if sum > math.MaxInt64-ph.Duration {
-			return Profile{}, &PhaseError{i, ErrPeriodTooLong}
+			return q, 0, &PhaseError{i, ErrPeriodTooLong}
 		}
 		sum += ph.Duration
 	}
 	if period == 0 {
 		period = sum
 	} else if d := sum - period; d > time.Microsecond || d < -time.Microsecond {
-		return Profile{}, fmt.Errorf("%w: phases add up to %v, period is %v", ErrPeriodMismatch, sum, period)
+		return q, 0, fmt.Errorf("%w: phases add up to %v, period is %v", ErrPeriodMismatch, sum, period)
 	}
 	if period == 0 {
-		return Profile{}, ErrZeroPeriod
+		return q, 0, ErrZeroPeriod
 	}
 	n := int64(period) / int64(q.Tick)
 	if int64(period)%int64(q.Tick) != 0 {
 		n++ // round up: the agent pads the iteration to whole ticks
 	}
 	if n > MaxPeriodTicks {
-		return Profile{}, fmt.Errorf("%w: %v is %d ticks of %v, more than %d", ErrPeriodTooLong, period, n, q.Tick, MaxPeriodTicks)
+		return q, 0, fmt.Errorf("%w: %v is %d ticks of %v, more than %d", ErrPeriodTooLong, period, n, q.Tick, MaxPeriodTicks)
 	}
-	return quantize(int(n), phases, q), nil
+	return q, int(n), nil
 }
 
-// quantize spreads valid phases over n ticks, area-preserving.
-func quantize(n int, phases []Phase, q Quantum) Profile {
-	acc := make([]float64, n) // unit-nanoseconds per tick
+// runs spreads valid phases over n ticks, area-preserving, and emits the
+// quantized demand in order as runs of equal ticks: count ticks of demand
+// v each. A tick's demand is its phases' unit-nanoseconds summed in phase
+// order, divided by the tick and rounded; a tick inside one phase gets
+// that phase's alone. Work is proportional to the phases, not the ticks.
+func runs(n int, phases []Phase, q Quantum, emit func(v int32, count int)) {
 	tick := int64(q.Tick)
-	var t int64
+	round := func(a float64) int32 { return int32(min(math.Round(a/float64(tick)), MaxUnits)) }
+	var t int64     // time reached
+	var acc float64 // unit-nanoseconds of the tick t is in, so far
+	done := 0       // ticks emitted
 	for _, ph := range phases {
 		units := ph.Bandwidth / q.Unit
 		end := t + int64(ph.Duration)
@@ -169,19 +218,35 @@ func quantize(n int, phases []Phase, q Quantum) Profile {
 			if i >= int64(n) {
 				break
 			}
+			if t == i*tick && end >= (i+1)*tick {
+				// Whole ticks of this phase alone: one run. The explicit
+				// conversion keeps the compiler from fusing the
+				// multiply-add, so every platform rounds the same way.
+				whole := min(end/tick, int64(n)) - i
+				emit(round(float64(float64(tick)*units)), int(whole))
+				done += int(whole)
+				t = (i + whole) * tick
+				continue
+			}
 			stop := min(end, (i+1)*tick)
-			// The explicit conversion keeps the compiler from fusing the
-			// multiply-add, so every platform rounds the same way.
-			acc[i] += float64(float64(stop-t) * units)
+			acc += float64(float64(stop-t) * units)
 			t = stop
+			if t == (i+1)*tick {
+				emit(round(acc), 1)
+				done++
+				acc = 0
+			}
 		}
 		t = end
 	}
-	demand := make([]int32, n)
-	for i, a := range acc {
-		demand[i] = int32(min(math.Round(a/float64(tick)), MaxUnits))
+	if done < n {
+		// The tick the phases end in, padded with idle time, then idle
+		// ticks (phases shorter than the period by up to a microsecond).
+		emit(round(acc), 1)
+		if done+1 < n {
+			emit(0, n-done-1)
+		}
 	}
-	return Profile{Period: n, Demand: demand}
 }
 
 // FromSamples quantizes bandwidth samples (bits per second), each held for

@@ -78,30 +78,44 @@ const DefaultMinQuality = 0.5
 // bottom of the range is no peak: correlation falls from lag 0). The fold puts
 // each sample at its phase in that period and takes each phase's mean.
 func FromSeries(samples []float64, interval time.Duration, q Quantum, opt SeriesOptions) (Profile, Fit, error) {
+	period, phases, fit, err := FitSeries(samples, interval, q, opt)
+	if err != nil {
+		return Profile{}, fit, err
+	}
+	p, err := FromPhases(period, phases, q)
+	return p, fit, err
+}
+
+// FitSeries is FromSeries without the quantization: the period found,
+// snapped to whole ticks of q, and the folded iteration as phases adding
+// up to it, from which FromPhases builds the profile FromSeries returns.
+// A caller checks the period (or Summarize's summary) against its limits
+// before building a profile that may be millions of ticks long.
+func FitSeries(samples []float64, interval time.Duration, q Quantum, opt SeriesOptions) (time.Duration, []Phase, Fit, error) {
 	if interval <= 0 {
-		return Profile{}, Fit{}, fmt.Errorf("%w: sample interval %v", ErrInvalidDuration, interval)
+		return 0, nil, Fit{}, fmt.Errorf("%w: sample interval %v", ErrInvalidDuration, interval)
 	}
 	n := len(samples)
 	if n > MaxSeriesSamples {
-		return Profile{}, Fit{}, fmt.Errorf("%w: %d samples (at most %d)", ErrSeriesTooLong, n, MaxSeriesSamples)
+		return 0, nil, Fit{}, fmt.Errorf("%w: %d samples (at most %d)", ErrSeriesTooLong, n, MaxSeriesSamples)
 	}
 	for i, s := range samples {
 		if !(s >= 0) || math.IsInf(s, 0) {
-			return Profile{}, Fit{}, &PhaseError{i, ErrInvalidBandwidth}
+			return 0, nil, Fit{}, &PhaseError{i, ErrInvalidBandwidth}
 		}
 	}
 	lo, hi, err := lagRange(n, interval, opt)
 	if err != nil {
-		return Profile{}, Fit{}, err
+		return 0, nil, Fit{}, err
 	}
 	x, mean, ss := centered(samples)
 	if ss == 0 {
-		return Profile{}, Fit{}, fmt.Errorf("%w: the series is constant (%v bit/s)", ErrNotPeriodic, mean)
+		return 0, nil, Fit{}, fmt.Errorf("%w: the series is constant (%v bit/s)", ErrNotPeriodic, mean)
 	}
 	rho := correlations(x, hi)
 	period, ok := bestPeriod(rho, lo, hi)
 	if !ok {
-		return Profile{}, Fit{}, fmt.Errorf("%w: its correlation never rises again after lag 0 in [%v, %v]", ErrNotPeriodic, time.Duration(lo)*interval, time.Duration(hi)*interval)
+		return 0, nil, Fit{}, fmt.Errorf("%w: its correlation never rises again after lag 0 in [%v, %v]", ErrNotPeriodic, time.Duration(lo)*interval, time.Duration(hi)*interval)
 	}
 	bins, fold, explained := foldSeries(samples, ss, period)
 	quality := rho[min(hi, max(lo, int(math.Round(period))))]
@@ -112,15 +126,15 @@ func FromSeries(samples []float64, interval time.Duration, q Quantum, opt Series
 	fit := Fit{Period: time.Duration(math.Round(period * float64(interval))), Quality: quality, Explained: explained,
 		Iterations: int(float64(n) / period), Bins: bins}
 	if !(quality >= minQ) {
-		return Profile{}, fit, fmt.Errorf("%w: at the best period, %v (%.2f samples), consecutive iterations correlate %.3f, below %.3f", ErrNotPeriodic, fit.Period, period, quality, minQ)
+		return 0, nil, fit, fmt.Errorf("%w: at the best period, %v (%.2f samples), consecutive iterations correlate %.3f, below %.3f", ErrNotPeriodic, fit.Period, period, quality, minQ)
 	}
 	q, err = q.Normalize()
 	if err != nil {
-		return Profile{}, fit, err
+		return 0, nil, fit, err
 	}
 	ticks := max(1, int64(math.Round(float64(fit.Period)/float64(q.Tick))))
 	if ticks > MaxPeriodTicks {
-		return Profile{}, fit, fmt.Errorf("%w: %v is %d ticks", ErrPeriodTooLong, fit.Period, ticks)
+		return 0, nil, fit, fmt.Errorf("%w: %v is %d ticks", ErrPeriodTooLong, fit.Period, ticks)
 	}
 	// The bins as phases that add up to the snapped period exactly.
 	total := time.Duration(ticks) * q.Tick
@@ -129,8 +143,7 @@ func FromSeries(samples []float64, interval time.Duration, q Quantum, opt Series
 		from, to := split(total, b, bins), split(total, b+1, bins)
 		phases[b] = Phase{Duration: to - from, Bandwidth: fold[b]}
 	}
-	p, err := FromPhases(total, phases, q)
-	return p, fit, err
+	return total, phases, fit, nil
 }
 
 // split returns ⌊total·b/bins⌋ without overflow.
@@ -368,53 +381,94 @@ type Event struct {
 // its start when the duration is unknown) and profiles it with
 // FromSeries. The series starts at the earliest event.
 func FromEvents(events []Event, interval time.Duration, q Quantum, opt SeriesOptions) (Profile, Fit, error) {
+	bits, err := BinEvents(events, interval)
+	if err != nil {
+		return Profile{}, Fit{}, err
+	}
+	return FromSeries(bits, interval, q, opt)
+}
+
+// Bounds of the series BinEvents makes: at most MaxBinsPerEvent bins per
+// event, or MinEventBins whatever the events. The period search costs a
+// few hundred bytes and a microsecond per bin, so a few events far apart
+// at a fine interval (two, an hour apart, in 1 ms bins: 3.6 million bins)
+// would cost seconds and gigabytes before the search found no period;
+// the bounds keep that work proportional to the events given. A sparser
+// record needs a coarser interval.
+const (
+	MaxBinsPerEvent = 64
+	MinEventBins    = 1 << 16
+)
+
+// BinEvents is the bandwidth series of interval-long bins (bits per
+// second) that FromEvents profiles: an event's bytes spread evenly over
+// its duration, or all in the bin of its start when the duration is
+// unknown, from the earliest event on. It holds at most
+// max(MinEventBins, MaxBinsPerEvent × events) bins and MaxSeriesSamples.
+func BinEvents(events []Event, interval time.Duration) ([]float64, error) {
 	if interval <= 0 {
-		return Profile{}, Fit{}, fmt.Errorf("%w: interval %v", ErrInvalidDuration, interval)
+		return nil, fmt.Errorf("%w: interval %v", ErrInvalidDuration, interval)
 	}
 	if len(events) == 0 {
-		return Profile{}, Fit{}, ErrNoPhases
+		return nil, ErrNoPhases
 	}
 	start, end := events[0].At, events[0].At
 	for i, e := range events {
 		if !(e.Bytes >= 0) || math.IsInf(e.Bytes, 0) {
-			return Profile{}, Fit{}, &PhaseError{i, ErrInvalidBandwidth}
+			return nil, &PhaseError{i, ErrInvalidBandwidth}
 		}
 		if e.Duration < 0 || e.At < 0 || e.Duration > math.MaxInt64-e.At {
-			return Profile{}, Fit{}, &PhaseError{i, ErrInvalidDuration}
+			return nil, &PhaseError{i, ErrInvalidDuration}
 		}
 		start, end = min(start, e.At), max(end, e.At+e.Duration)
 	}
 	n := int64((end-start)/interval) + 1
 	if n > MaxSeriesSamples {
-		return Profile{}, Fit{}, fmt.Errorf("%w: %v of events in %v bins is %d bins (at most %d)", ErrSeriesTooLong, end-start, interval, n, MaxSeriesSamples)
+		return nil, fmt.Errorf("%w: %v of events in %v bins is %d bins (at most %d)", ErrSeriesTooLong, end-start, interval, n, MaxSeriesSamples)
+	}
+	if limit := max(MinEventBins, MaxBinsPerEvent*int64(len(events))); n > limit {
+		return nil, fmt.Errorf("%w: %v of events in %v bins is %d bins, more than %d for %d events (%d per event, and at least %d): bin them coarser",
+			ErrSeriesTooLong, end-start, interval, n, limit, len(events), MaxBinsPerEvent, MinEventBins)
 	}
 	bits := make([]float64, n)
+	rate := make([]float64, n+1) // differences of the per-bin share of events spread over whole bins
 	for _, e := range events {
-		spread(bits, e.At-start, e.Duration, float64(e.Bytes*8), interval)
+		spread(bits, rate, e.At-start, e.Duration, float64(e.Bytes*8), interval)
+	}
+	var r float64
+	for i := range bits {
+		r += rate[i]
+		bits[i] += r
 	}
 	perSecond := 1 / interval.Seconds()
 	for i := range bits {
 		bits[i] *= perSecond
 	}
-	return FromSeries(bits, interval, q, opt)
+	return bits, nil
 }
 
 // spread adds b bits sent over [at, at+d) to the bins of width iv they
-// overlap, in proportion to the overlap.
-func spread(bins []float64, at, d time.Duration, b float64, iv time.Duration) {
+// overlap, in proportion to the overlap: the partial first and last bins
+// directly, the whole bins between them as one difference in rate (so an
+// event costs the same however many bins it spans).
+func spread(bins, rate []float64, at, d time.Duration, b float64, iv time.Duration) {
 	first := int(at / iv)
 	if d == 0 {
 		bins[first] += b
 		return
 	}
-	for i := first; i < len(bins); i++ {
-		lo, hi := max(at, time.Duration(i)*iv), min(at+d, time.Duration(i+1)*iv)
-		if hi <= lo {
-			if time.Duration(i)*iv >= at+d {
-				return
-			}
-			continue
-		}
-		bins[i] += b * float64(hi-lo) / float64(d)
+	end := at + d
+	last := min(int((end-1)/iv), len(bins)-1) // the bin holding the last instant
+	share := func(lo, hi time.Duration) float64 { return b * float64(hi-lo) / float64(d) }
+	if first == last {
+		bins[first] += share(at, end)
+		return
+	}
+	bins[first] += share(at, time.Duration(first+1)*iv)
+	bins[last] += share(time.Duration(last)*iv, min(end, time.Duration(last+1)*iv))
+	if last > first+1 {
+		whole := share(0, iv)
+		rate[first+1] += whole
+		rate[last] -= whole
 	}
 }
