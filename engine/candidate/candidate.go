@@ -141,10 +141,11 @@ type Outcome struct {
 
 	// Err says why the candidate was discarded, or is nil: an
 	// *affinity.LoopError or *affinity.InconsistentError (with link
-	// indices into Rank's links), or an error wrapping
+	// indices into Rank's links), an error wrapping
 	// circle.ErrPerimeterTooLarge (or link.ErrTooLarge) when a shared
 	// link is past the link search's limits (link.Options.Fits) and
-	// rounding is off.
+	// rounding is off, or one wrapping link.ErrTimeLimit when the context
+	// ended before one of its link searches had a first evaluation.
 	Err error
 }
 
@@ -432,14 +433,15 @@ func fixedCount(fx []int) int {
 type solved struct {
 	optima []affinity.Optimum
 	status []link.Status
-	cached int // answered by the cache
+	late   []error // the search ran out of time before its first evaluation (link.ErrTimeLimit)
+	cached int     // answered by the cache
 }
 
 // solve searches each distinct link problem once, in parallel, through the
 // cache.
 func (ws *Workspace) solve(ctx context.Context, jobs []profile.Profile, probs []problem, lopt link.Options, workers int) (solved, error) {
 	limit := ws.Cache
-	sol := solved{optima: make([]affinity.Optimum, len(probs)), status: make([]link.Status, len(probs))}
+	sol := solved{optima: make([]affinity.Optimum, len(probs)), status: make([]link.Status, len(probs)), late: make([]error, len(probs))}
 	cached := make([]bool, len(probs))
 	errs := make([]error, len(probs))
 	perr := ws.parallel(workers, len(probs), func(w *link.Workspace, i int) {
@@ -465,6 +467,10 @@ func (ws *Workspace) solve(ctx context.Context, jobs []profile.Profile, probs []
 			}
 		}
 		res, err := solveOne(ctx, w, pr, ps, lopt)
+		if errors.Is(err, link.ErrTimeLimit) {
+			sol.late[i] = fmt.Errorf("link problem (jobs %v, capacity %d, fixed %v): %w", pr.jobs, pr.capacity, pr.fixed, err)
+			return
+		}
 		if err != nil {
 			errs[i] = fmt.Errorf("link problem (jobs %v, capacity %d, fixed %v): %w", pr.jobs, pr.capacity, pr.fixed, err)
 			return
@@ -502,6 +508,12 @@ func (ws *Workspace) assign(ctx context.Context, jobs []profile.Profile, pl plan
 		if outs[c].Err != nil {
 			return
 		}
+		for _, id := range pl.groupProb[c] {
+			if err := sol.late[id]; err != nil {
+				outs[c].Err = err // no optimum to start from: discarded, as the time limit left it
+				return
+			}
+		}
 		g, grid := pl.graphs[c], outs[c].Grid
 		opts := make([]affinity.Optimum, len(g.Groups))
 		for i, id := range pl.groupProb[c] {
@@ -528,6 +540,8 @@ func (ws *Workspace) assign(ctx context.Context, jobs []profile.Profile, pl plan
 				e := *ie
 				e.Link = pl.linkIndex[c][ie.Link]
 				outs[c].Err = &e
+			} else if errors.Is(err, link.ErrTimeLimit) {
+				outs[c].Err = err
 			} else {
 				errs[c] = fmt.Errorf("candidate %d: %w", c, err)
 			}

@@ -340,3 +340,34 @@ func TestPerLinkProfilesRounded(t *testing.T) {
 		t.Fatalf("%+v", o)
 	}
 }
+
+// TestRankTimeLimitBeforeSearch: a context that ends before a link search
+// has laid out its circle discards the candidates that need it (their
+// reason wraps link.ErrTimeLimit) instead of failing the ranking.
+func TestRankTimeLimitBeforeSearch(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	noisy := func(n int) profile.Profile {
+		d := make([]int32, n)
+		for i := range d {
+			d[i] = int32(rng.IntN(100))
+		}
+		return profile.Profile{Period: n, Demand: d}
+	}
+	jobs := []profile.Profile{noisy(1 << 19), noisy(1 << 19), noisy(1 << 19)}
+	links := []Link{{Capacity: 150}, {Capacity: 150}}
+	cands := []Candidate{{Paths: [][]int{{0}, {0}, {0}}}, {Paths: [][]int{{1}, nil, {1}}}}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	rk, err := Rank(ctx, jobs, links, cands, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for c, o := range rk.Outcomes {
+		if !errors.Is(o.Err, link.ErrTimeLimit) || o.Status != Discarded {
+			t.Errorf("candidate %d: %+v, want discarded by the time limit", c, o)
+		}
+	}
+	if rk.Best != -1 {
+		t.Errorf("best %d", rk.Best)
+	}
+}

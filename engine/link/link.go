@@ -10,6 +10,7 @@ import (
 
 	"github.com/orrery/orrery/engine/circle"
 	"github.com/orrery/orrery/engine/profile"
+	"github.com/orrery/orrery/internal/deadline"
 	"github.com/orrery/orrery/internal/kernels"
 )
 
@@ -65,6 +66,18 @@ func (s Status) String() string {
 	}
 	return fmt.Sprintf("Status(%d)", int(s))
 }
+
+// WatchedTicks is the size, in ticks of all the jobs' periods, from which
+// a search watches its context while it lays out its circle (and fails
+// with ErrTimeLimit when it ends there): a smaller setup costs well under
+// a millisecond, so a small search always gets its first evaluation.
+const WatchedTicks = 1 << 16
+
+// MaxJobs is the most jobs one search takes (a link with more is
+// ErrTooLarge): the shared circle and the bounds pair the jobs up, so a
+// search costs at least the square of its jobs before its first
+// evaluation.
+const MaxJobs = 1024
 
 // Defaults of the zero Options.
 const (
@@ -141,6 +154,9 @@ func (o Options) CellLimit() int {
 // within the limits. The periods slice is used as scratch and left
 // unchanged.
 func (o Options) Fits(periods []int, peak int64) error {
+	if len(periods) > MaxJobs {
+		return tooMany(len(periods))
+	}
 	co := o.Circle
 	co.Round = false
 	co.MaxLCM = lcmLimit(co, peak)
@@ -156,6 +172,43 @@ func (o Options) Fits(periods []int, peak int64) error {
 		return err
 	}
 	return o.CheckCells(len(periods), u.Shared)
+}
+
+func tooMany(k int) error {
+	return fmt.Errorf("%w: %d jobs share the link, more than %d", ErrTooLarge, k, MaxJobs)
+}
+
+// Check returns nil when jobs with these periods (ticks) and summed peak
+// demand (units) are within every size limit of a search under o,
+// rounding the periods as o.Circle.Round allows, and otherwise the limit
+// error the search would fail with (see IsLimit): what a caller that has
+// only the periods and peaks (not the demands) checks before it builds
+// the profiles. Like Fits it does not fold classes, so it may refuse a
+// link whose classes would fold within the cell limit. It does not modify
+// periods.
+func (o Options) Check(periods []int, peak int64) error {
+	k := len(periods)
+	if k > MaxJobs {
+		return tooMany(k)
+	}
+	if peak > kernels.MaxValue {
+		return fmt.Errorf("%w: %d units", ErrDemandTooLarge, peak)
+	}
+	co := o.Circle
+	co.MaxLCM = lcmLimit(co, peak)
+	scratch := slices.Clone(periods)
+	if o.Materialize {
+		u, err := circle.Unify(scratch, scratch, co)
+		if err != nil {
+			return err
+		}
+		return o.CheckCells(k, u.Perimeter)
+	}
+	u, err := circle.Reduce(scratch, scratch, co)
+	if err != nil {
+		return err
+	}
+	return o.CheckCells(k, u.Shared)
 }
 
 // lcmLimit bounds the unified perimeter so that the excess summed over it,
@@ -175,7 +228,12 @@ var (
 	ErrDemandTooLarge = errors.New("link: summed peak demand exceeds kernels.MaxValue units")
 	ErrFixed          = errors.New("link: fixed shifts do not match the jobs")
 	ErrInvalidOption  = errors.New("link: invalid option")
-	ErrTooLarge       = errors.New("link: jobs x ticks of the search's circle exceed the cell limit")
+	ErrTooLarge       = errors.New("link: too many jobs, or jobs x ticks of the search's circle past the cell limit")
+	// ErrTimeLimit: the context ended while the search laid out its
+	// circle, before it had evaluated any shifts, so there is no best so
+	// far to return. Once it has one, a search that runs out of time
+	// returns it with status TimeLimit instead.
+	ErrTimeLimit = errors.New("link: the context ended before the search's first evaluation")
 )
 
 // IsLimit reports whether err from a search is a size limit (a unified
@@ -275,15 +333,16 @@ type Workspace struct {
 	pairs    []pairEntry
 	mergeV   []int32 // scratch of merge
 	mergeN   []int64
-	scratch  []int32    // scratch of classes.build
-	ecost    int64      // Exact: one evaluation's cost in pair evaluations
-	mu       int64      // Exact: the excess is mu times the excess summed over the circle searched
-	mods     []int      // Exact: per job, the modulus its shift matters by
-	twin     []int      // Exact: per free job, an earlier free job with the same profile, or -1
-	dense    bool       // Exact: the layout is the whole unified circle
-	pat      []pattern  // Exact: run patterns of the free jobs, built on use
-	ents     []runEntry // scratch of patterns
-	phi0     []int64    // scratch of runLeaf
+	scratch  buildScratch // of classes.build
+	ecost    int64        // Exact: one evaluation's cost in pair evaluations
+	mu       int64        // Exact: the excess is mu times the excess summed over the circle searched
+	mods     []int        // Exact: per job, the modulus its shift matters by
+	twin     []int        // Exact: per free job, an earlier free job with the same profile, or -1
+	hashes   []uint64     // scratch of twins
+	dense    bool         // Exact: the layout is the whole unified circle
+	pat      []pattern    // Exact: run patterns of the free jobs, built on use
+	ents     []runEntry   // scratch of patterns
+	phi0     []int64      // scratch of runLeaf
 	phiv     []int64
 	psi      []int64
 	pre2     []int64
@@ -313,6 +372,7 @@ type Workspace struct {
 	ctx      context.Context
 	check    int64      // evaluation count at which to check the context next
 	sub      *Workspace // unrounded scores
+	watch    bool       // the setup is large enough to watch the context (late)
 	layout   int        // tests: 0 chooses by cost, layoutShared or layoutDense forces one
 	every    bool       // Evaluate: every entry of Problem.Fixed is a shift
 }
@@ -324,8 +384,11 @@ const (
 )
 
 // Search solves pr and writes the shifts into dst (grown if needed).
-// A deadline or cancellation of ctx is not an error: the best shifts found
-// so far come back with status TimeLimit.
+// A deadline or cancellation of ctx is not an error once the search has
+// its first evaluation (the shifts of the fixed frame, all free jobs at
+// 0): the best shifts found so far come back with status TimeLimit. If ctx
+// ends before that, while the circle is being laid out, Search fails with
+// an error wrapping ErrTimeLimit.
 func (w *Workspace) Search(ctx context.Context, pr Problem, opt Options, dst []int) (Result, error) {
 	if err := w.setup(ctx, pr, opt); err != nil {
 		return Result{}, err
@@ -455,6 +518,9 @@ func (w *Workspace) setup(ctx context.Context, pr Problem, opt Options) error {
 	if k == 0 {
 		return ErrNoJobs
 	}
+	if k > MaxJobs {
+		return tooMany(k)
+	}
 	if pr.Capacity < 1 || pr.Capacity > kernels.MaxValue {
 		return fmt.Errorf("%w: got %d", ErrCapacity, pr.Capacity)
 	}
@@ -465,6 +531,7 @@ func (w *Workspace) setup(ctx context.Context, pr Problem, opt Options) error {
 		return fmt.Errorf("%w: %d entries for %d jobs", ErrFixed, len(pr.Fixed), k)
 	}
 	var peaks int64
+	ticks := 0
 	w.periods = grow(w.periods, k)
 	for j, jb := range pr.Jobs {
 		if err := jb.Validate(); err != nil {
@@ -472,7 +539,9 @@ func (w *Workspace) setup(ctx context.Context, pr Problem, opt Options) error {
 		}
 		peaks += int64(jb.Peak())
 		w.periods[j] = jb.Period
+		ticks += jb.Period
 	}
+	w.watch = ticks >= WatchedTicks
 	if peaks > kernels.MaxValue {
 		return fmt.Errorf("%w: %d units", ErrDemandTooLarge, peaks)
 	}
@@ -496,7 +565,27 @@ func (w *Workspace) setup(ctx context.Context, pr Problem, opt Options) error {
 	if err := w.prepare(u, pr.Fixed); err != nil {
 		return err
 	}
+	if w.stop == TimeLimit {
+		return ErrTimeLimit
+	}
 	return nil
+}
+
+// late reports whether the search's context has ended, reading the clock,
+// and then records TimeLimit: what the steps of a search that its
+// evaluation count does not measure (laying out the circle, building run
+// patterns) check before they start. Searches of jobs of fewer than
+// WatchedTicks ticks in all are not watched there (their setup costs well
+// under a millisecond): they always get their first evaluation.
+func (w *Workspace) late() bool {
+	if w.stop == TimeLimit {
+		return true
+	}
+	if w.watch && w.ctx != nil && deadline.Done(w.ctx) {
+		w.stop = TimeLimit
+		return true
+	}
+	return false
 }
 
 // prepare builds the search state of w.jobs on the circle u (periods
@@ -570,6 +659,9 @@ func (w *Workspace) prepare(u circle.Unified, fixed []int) error {
 		}
 	}
 	// The mass bound sums free jobs only (restMass).
+	if w.late() {
+		return nil
+	}
 	w.masses = grow(w.masses, k)
 	for _, j := range w.free {
 		w.masses[j] = w.minMass(j, w.jobs[j])
@@ -578,6 +670,9 @@ func (w *Workspace) prepare(u circle.Unified, fixed []int) error {
 		w.rotors = grow2(w.rotors, k, 0)
 		for _, j := range w.free {
 			if w.kind[j] == onCircle && w.ncand[j] > fewShifts {
+				if w.late() {
+					return nil
+				}
 				w.rotors[j] = kernels.PrepareRotor(w.rotors[j][:0], w.tiles[j])
 			}
 		}
@@ -606,15 +701,35 @@ func (w *Workspace) twins() {
 	if w.opt.Materialize {
 		return
 	}
+	// By a hash of period and demand, so that the free jobs are compared
+	// with the earlier ones that may be their twins, not with all of them.
+	w.hashes = grow(w.hashes, len(w.jobs))
+	for _, j := range w.free {
+		w.hashes[j] = profileHash(w.periods[j], w.jobs[j].Demand)
+	}
 	for d, j := range w.free {
 		for _, e := range slices.Backward(w.free[:d]) {
 			a, b := w.jobs[e], w.jobs[j]
-			if w.periods[e] == w.periods[j] && slices.Equal(a.Demand, b.Demand) {
+			if w.hashes[e] == w.hashes[j] && w.periods[e] == w.periods[j] && slices.Equal(a.Demand, b.Demand) {
 				w.twin[j] = e
 				break
 			}
 		}
 	}
+}
+
+// profileHash is FNV-1a over a job's period and demand.
+func profileHash(period int, demand []int32) uint64 {
+	h := uint64(14695981039346656037)
+	mix := func(x uint64) {
+		h ^= x
+		h *= 1099511628211
+	}
+	mix(uint64(period))
+	for _, v := range demand {
+		mix(uint64(uint32(v)))
+	}
+	return h
 }
 
 // from returns the first candidate free job j may take given the shifts of

@@ -33,6 +33,9 @@ func (w *Workspace) plan(u circle.Unified) error {
 	w.points = u.Perimeter
 	w.mods = grow(w.mods, k)
 	w.tiles = grow2(w.tiles, k, 0)
+	if w.late() {
+		return nil
+	}
 	if w.opt.Materialize {
 		w.layDense(u) // setup checked the cells
 		return nil
@@ -47,8 +50,14 @@ func (w *Workspace) plan(u circle.Unified) error {
 	}
 	w.cls = grow(w.cls, k)
 	for j, jb := range w.jobs {
+		if w.late() {
+			return nil
+		}
 		t := w.periods[j]
-		w.scratch = w.cls[j].build(jb, t, circle.GCD(t, u.Shared), w.scratch)
+		w.cls[j].build(jb, t, circle.GCD(t, u.Shared), &w.scratch)
+	}
+	if w.late() {
+		return nil
 	}
 	n, mu := w.fold(u.Shared)
 	if dense && n == u.Perimeter && w.layout != layoutShared {
@@ -59,7 +68,7 @@ func (w *Workspace) plan(u circle.Unified) error {
 			return err
 		}
 		w.layShared(n, mu)
-		if dense && w.layout != layoutShared && (w.layout == layoutDense || w.denseCost(u) <= w.sharedCost()) {
+		if dense && w.layout != layoutShared && (w.layout == layoutDense || w.denseCost(u) <= w.sharedCost()) && !w.late() {
 			w.layDense(u)
 		}
 	}

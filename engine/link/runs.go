@@ -128,6 +128,9 @@ func (w *Workspace) useRuns(j, from0 int) bool {
 	if w.mode != Exact || w.opt.Materialize {
 		return false
 	}
+	if !w.pat[j].built && w.late() {
+		return false // the search stops: no pattern is built for it
+	}
 	nc := int64(w.ncand[j] - from0)
 	direct := nc * w.ecost
 	if w.kind[j] == onCircle && w.noClasses(j) {
