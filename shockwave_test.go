@@ -70,7 +70,7 @@ func TestShockwaveBadRequests(t *testing.T) {
 			CodeInvalid, "jobs[0].epoch_dur_s[1]", predictor.ErrInvalid},
 		{"zero profiled durations", edit(t, `"progress": 3,`,
 			`"progress": 3, "samples_per_epoch": 1000, "timeline": [{"round": 2, "it_per_s": 4, "bs": 32}], "profiled_dur_s": [0, 0, 0, 0, 0, 0],`),
-			CodeInvalid, "jobs[0].profiled_dur_s", market.ErrInvalid},
+			CodeInvalid, "jobs[0].profiled_dur_s[0]", round.ErrInvalid},
 		{"timeline", edit(t, `"progress": 3,`, `"progress": 3, "samples_per_epoch": 1000, "timeline": [{"round": 2, "it_per_s": -4, "bs": 32}],`),
 			CodeInvalid, "jobs[0].timeline[0].it_per_s", predictor.ErrInvalid},
 		{"too many GPU-rounds", edit(t, `"gpus": 4, "round": 6, "config": {"rounds": 4}`, `"gpus": 1000000, "round": 6, "config": {"rounds": 5}`),

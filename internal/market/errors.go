@@ -11,6 +11,10 @@ import (
 var (
 	ErrInvalid = errors.New("market: invalid problem")
 	ErrLimit   = errors.New("market: problem too large")
+	// ErrTimeLimit: the context ended before Solve had a first plan
+	// (while it built its tables); past that point an ending context
+	// gives the best plan so far instead.
+	ErrTimeLimit = errors.New("market: the context ended before the first plan")
 )
 
 // FieldError is an invalid value of a [Problem], named by its Go field.

@@ -251,6 +251,28 @@ func (c *Config) resolveBreakpoints(d *config) error {
 	return nil
 }
 
+// CheckSize reports a problem of the given GPUs and jobs over a window of
+// rounds rounds (already resolved: 0 is not the default here) that passes
+// the size limits, before anything is built for it: MaxCapacity GPU-rounds,
+// MaxJobs jobs and MaxCells value cells, jobs × (rounds + 1) (the value
+// tables hold a job's utility after 0 to rounds rounds). Values below 1 are
+// left to the validation of their field.
+func CheckSize(gpus, jobs, rounds int) error {
+	if rounds > MaxRounds {
+		return tooLarge("Config.Rounds", "%d rounds, above %d", rounds, MaxRounds)
+	}
+	if int64(gpus)*int64(rounds) > MaxCapacity {
+		return tooLarge("GPUs", "%d GPUs × %d rounds is above %d GPU-rounds", gpus, rounds, MaxCapacity)
+	}
+	if jobs > MaxJobs {
+		return tooLarge("Jobs", "%d jobs, above %d", jobs, MaxJobs)
+	}
+	if int64(jobs)*(int64(rounds)+1) > MaxCells {
+		return tooLarge("Jobs", "%d jobs × (%d rounds + 1) is %d value cells, above %d", jobs, rounds, int64(jobs)*(int64(rounds)+1), MaxCells)
+	}
+	return nil
+}
+
 // validate checks p and fills cfg. It does not allocate.
 func (p *Problem) validate(cfg *config) error {
 	if err := p.Config.resolve(cfg); err != nil {
@@ -259,17 +281,11 @@ func (p *Problem) validate(cfg *config) error {
 	if p.GPUs < 1 {
 		return invalid("GPUs", "%d GPUs (want ≥ 1)", p.GPUs)
 	}
-	if int64(p.GPUs)*int64(cfg.T) > MaxCapacity {
-		return tooLarge("GPUs", "%d GPUs × %d rounds is above %d GPU-rounds", p.GPUs, cfg.T, MaxCapacity)
+	if err := CheckSize(p.GPUs, len(p.Jobs), cfg.T); err != nil {
+		return err
 	}
 	if p.Round < 0 || p.Round > MaxRound {
 		return invalid("Round", "%d (want 0..%d)", p.Round, MaxRound)
-	}
-	if len(p.Jobs) > MaxJobs {
-		return tooLarge("Jobs", "%d jobs, above %d", len(p.Jobs), MaxJobs)
-	}
-	if int64(len(p.Jobs))*int64(cfg.T+1) > MaxCells {
-		return tooLarge("Jobs", "%d jobs × %d rounds is above %d", len(p.Jobs), cfg.T, MaxCells)
 	}
 	for i := range p.Jobs {
 		j := &p.Jobs[i]

@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"context"
 	"slices"
+
+	"github.com/orrery/orrery/internal/deadline"
 )
 
 // Solution is a round plan for the window's T rounds.
@@ -80,17 +82,30 @@ func (w *Workspace) Check(p *Problem) error {
 	return w.setup()
 }
 
+// WatchedCells is the size, in value cells (jobs × (rounds + 1)), from
+// which Solve (and package round's prediction) watch the context while
+// they build a first plan.
+const WatchedCells = 1 << 16
+
 // Solve validates p and solves its round program (see the package doc):
 // first with the finish-time-fairness constraints, and if those cannot all
 // hold, the relaxed program with priorities. The plan is then ranked and
 // backfilled.
 //
 // When ctx ends, Solve returns the best plan found so far with status
-// Feasible and a bound; it fails only on invalid input (a *[FieldError]).
-// The returned Solution is owned by w.
+// Feasible and a bound; it fails only on invalid input (a *[FieldError]),
+// and with ErrTimeLimit when ctx ends before it has a first plan (the
+// context is checked between the steps that build its tables, each
+// linear in the jobs times the rounds, for problems of WatchedCells cells
+// or more; smaller ones always get their first plan, which costs them a
+// millisecond or so). The returned Solution is owned by w.
 func (w *Workspace) Solve(ctx context.Context, p *Problem) (*Solution, error) {
 	if err := w.Check(p); err != nil {
 		return nil, err
+	}
+	late := func() bool { return int64(len(p.Jobs))*int64(w.cfg.T+1) >= WatchedCells && deadline.Done(ctx) }
+	if late() {
+		return nil, ErrTimeLimit
 	}
 	w.ctx = ctx
 	defer func() { w.ctx = nil }()
@@ -106,8 +121,14 @@ func (w *Workspace) Solve(ctx context.Context, p *Problem) (*Solution, error) {
 			w.finish(sol, nil, nil)
 			return sol, nil
 		}
+		if late() {
+			return nil, ErrTimeLimit
+		}
 		sol.Relaxed = true
 		w.relaxedPath()
+	}
+	if late() {
+		return nil, ErrTimeLimit
 	}
 	w.exactTables()
 	copy(w.inc.counts, w.bb.baseLo)

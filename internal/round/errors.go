@@ -204,6 +204,9 @@ func fromMarket(s *State, jobs []JobResult, err error) error {
 	if !errors.As(err, &me) {
 		return err
 	}
+	if me.Job >= 0 && s == nil {
+		return err // unreachable: only CheckSize passes no State, and its errors name no job
+	}
 	if me.Job < 0 {
 		return &FieldError{Job: -1, Field: marketField(me.Field), Err: me.Err}
 	}

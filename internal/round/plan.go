@@ -3,6 +3,7 @@ package round
 import (
 	"context"
 
+	"github.com/orrery/orrery/internal/deadline"
 	"github.com/orrery/orrery/internal/market"
 	"github.com/orrery/orrery/internal/predictor"
 )
@@ -71,7 +72,9 @@ func Plan(ctx context.Context, s *State) (*Result, error) {
 // finish time (package predictor), solves the round program (package
 // market) and returns the plan. It is a pure function of s: s is not
 // modified. Invalid input gives a *[FieldError]; a context that ends gives
-// the best plan found, never an error.
+// the best plan found, or, when it ends before there is a first plan
+// (while the jobs are predicted or the market builds its tables), an error
+// wrapping market.ErrTimeLimit.
 func (w *Workspace) Plan(ctx context.Context, s *State) (*Result, error) {
 	return w.plan(ctx, s, nil)
 }
@@ -88,7 +91,7 @@ type given struct {
 // plan is Plan with the predictions of the jobs whose g[i].ok is set
 // supplied by the caller (g may be nil).
 func (w *Workspace) plan(ctx context.Context, s *State, g []given) (*Result, error) {
-	if _, err := w.predict(s, g); err != nil {
+	if _, err := w.predictBy(ctx, s, g); err != nil {
 		return nil, err
 	}
 	res := &w.res
@@ -140,9 +143,20 @@ func (w *Workspace) Predict(s *State) ([]JobResult, error) {
 	return jobs, nil
 }
 
+// predictEvery is how many jobs predictBy predicts between two looks at
+// the clock.
+const predictEvery = 64
+
 // predict runs steps 1 to 3 and sets up w.prob for the market; steps 1 and
 // 2 of job i come from g[i] when it is set.
 func (w *Workspace) predict(s *State, g []given) ([]JobResult, error) {
+	return w.predictBy(context.Background(), s, g)
+}
+
+// predictBy is predict that stops with market.ErrTimeLimit when ctx ends,
+// for a problem of market.WatchedCells cells or more (a smaller one is
+// predicted in a millisecond or so).
+func (w *Workspace) predictBy(ctx context.Context, s *State, g []given) ([]JobResult, error) {
 	delta, err := checkState(s)
 	if err != nil {
 		return nil, err
@@ -151,11 +165,19 @@ func (w *Workspace) predict(s *State, g []given) ([]JobResult, error) {
 	w.pred.Options = cfg.Predictor
 	w.series.Momentum = cfg.Momentum
 	N := len(s.Jobs)
+	T := cfg.Market.Rounds
+	if T <= 0 {
+		T = market.DefaultRounds
+	}
+	watch := int64(N)*int64(T+1) >= market.WatchedCells
 	res := &w.res
 	res.Jobs = grow(res.Jobs, N)
 	w.prob.Jobs = grow(w.prob.Jobs, N)
 	for i := range s.Jobs {
 		j := &s.Jobs[i]
+		if watch && i%predictEvery == predictEvery-1 && deadline.Done(ctx) {
+			return nil, market.ErrTimeLimit
+		}
 		if err := checkJob(i, j, s.GPUs, s.Round); err != nil {
 			return nil, err
 		}
@@ -201,14 +223,37 @@ func checkState(s *State) (delta float64, err error) {
 	if cfg.ReoptRounds < 0 {
 		return 0, invalid("Config.ReoptRounds", "%d (want ≥ 0)", cfg.ReoptRounds)
 	}
+	// The sizes first: nothing is predicted for a problem the market
+	// would refuse as too large.
+	if err := CheckSize(s.GPUs, len(s.Jobs), *cfg); err != nil {
+		return 0, err
+	}
 	delta = cfg.Market.RoundSeconds
 	if delta == 0 {
 		delta = market.DefaultRoundSeconds
 	}
-	if !finite(delta) || delta < 0 {
-		return 0, invalid("Config.Market.RoundSeconds", "%v (want a finite duration > 0)", cfg.Market.RoundSeconds)
+	if !finite(delta) || delta < MinRoundSeconds {
+		return 0, invalid("Config.Market.RoundSeconds", "%v (want a finite duration ≥ %v s)", cfg.Market.RoundSeconds, MinRoundSeconds)
 	}
 	return delta, nil
+}
+
+// CheckSize reports the size limit (market.CheckSize) a State of gpus GPUs
+// and jobs jobs with the configuration cfg passes, as Plan reports it
+// before it predicts anything; nil when it is within them. A window of
+// fewer than one round is left to the configuration's own check.
+func CheckSize(gpus, jobs int, cfg Config) error {
+	T := cfg.Market.Rounds
+	if T < 0 {
+		return nil
+	}
+	if T == 0 {
+		T = market.DefaultRounds
+	}
+	if err := market.CheckSize(gpus, jobs, T); err != nil {
+		return fromMarket(nil, nil, err)
+	}
+	return nil
 }
 
 // runtime fills job i's remaining runtime, its spread, the mean epoch

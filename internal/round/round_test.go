@@ -473,12 +473,12 @@ func TestPlanBadInput(t *testing.T) {
 			timeline(s)
 			s.Jobs[0].ProfiledDur = []float64{10, -10, 8}
 		}, 0, "ProfiledDur[1]", predictor.ErrInvalid},
-		{"zero profiled durations", func(s *State) { // calibrated to a mean epoch of 0
+		{"zero profiled durations", func(s *State) { // an epoch of 0 s is no epoch
 			timeline(s)
 			s.Jobs[0].Timeline[0].ItPerSec = 1
 			s.Jobs[0].ProfiledDur = []float64{0, 0, 0}
 			s.Jobs[0].Finish = []FinishPoint{{Round: 0, Estimate: 1000}}
-		}, 0, "ProfiledDur", market.ErrInvalid},
+		}, 0, "ProfiledDur[0]", ErrInvalid},
 		{"timeline", func(s *State) { timeline(s); s.Jobs[0].Timeline[0].ItPerSec = -3 }, 0, "Timeline[0].ItPerSec", predictor.ErrInvalid},
 		{"zero epochs", func(s *State) { s.Jobs[0].EpochBS, s.Jobs[0].EpochDur = nil, nil }, 0, "EpochBS", predictor.ErrNoEpochs},
 		{"progress past total", func(s *State) { s.Jobs[0].Progress = 4 }, 0, "Progress", predictor.ErrProgress},
@@ -501,6 +501,27 @@ func TestPlanBadInput(t *testing.T) {
 		{"calibration without dataset size", func(s *State) {
 			s.Jobs[0].Timeline = []predictor.Sample{{Round: 1, ItPerSec: 3, BatchSize: 32}}
 		}, 0, "SamplesPerEpoch", ErrInvalid},
+		// Issue 13, item 9: nonsense the planner used to accept.
+		{"round of 1e-320 s", func(s *State) { s.Config.Market.RoundSeconds = 1e-320 }, -1, "Config.Market.RoundSeconds", ErrInvalid},
+		{"round under a millisecond", func(s *State) { s.Config.Market.RoundSeconds = 1e-4 }, -1, "Config.Market.RoundSeconds", ErrInvalid},
+		{"zero epoch", func(s *State) { s.Jobs[0].EpochDur[2] = 0 }, 0, "EpochDur[2]", ErrInvalid},
+		{"negative zero epoch", func(s *State) { s.Jobs[0].EpochDur[1] = math.Copysign(0, -1) }, 0, "EpochDur[1]", ErrInvalid},
+		{"subnormal epoch", func(s *State) { s.Jobs[0].EpochDur[0] = 1e-320 }, 0, "EpochDur[0]", ErrInvalid},
+		{"negative submission", func(s *State) { s.Jobs[0].Submit = -1 }, 0, "Submit", ErrInvalid},
+		{"known with a profile", func(s *State) {
+			s.Jobs[1].EpochBS, s.Jobs[1].EpochDur = []int{8, 8, 8, 8, 8}, []float64{20, 20, 20, 20, 20}
+		}, 1, "EpochDur", ErrInvalid},
+		{"known with a timeline", func(s *State) {
+			s.Jobs[1].SamplesPerEpoch, s.Jobs[1].Timeline = 10, []predictor.Sample{{Round: 1, ItPerSec: 3, BatchSize: 32}}
+		}, 1, "Timeline", ErrInvalid},
+		{"modes without their durations", func(s *State) { s.Jobs[0].Modes = []int{32, 64} }, 0, "ModeDur", ErrInvalid},
+		{"subnormal mode duration", func(s *State) {
+			s.Jobs[0].Modes, s.Jobs[0].ModeDur = []int{32, 64}, []float64{0, 1e-320}
+		}, 0, "ModeDur[1]", ErrInvalid},
+		{"jobs × rounds", func(s *State) {
+			s.Config.Market.Rounds = 1000
+			s.Jobs = append(s.Jobs, make([]Job, 4200)...) // refused before any of them is looked at
+		}, -1, "Jobs", market.ErrLimit},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -545,6 +566,7 @@ func TestSchedulerMatchesPlan(t *testing.T) {
 		jobs[i].SamplesPerEpoch = 50000
 		if i%4 == 1 {
 			jobs[i].Modes = slices.Sorted(slices.Values(slices.Compact(slices.Sorted(slices.Values(jobs[i].EpochBS)))))
+			jobs[i].ModeDur = make([]float64, len(jobs[i].Modes)) // 0: the profile's mean
 		}
 	}
 	s, err := New(M, cfg)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 
 	"github.com/orrery/orrery/internal/market"
 	"github.com/orrery/orrery/internal/predictor"
@@ -146,6 +147,13 @@ func (s *Scheduler) Add(j Job) error {
 	if s.find(j.ID) >= 0 {
 		return argErr("j.ID", ErrDuplicate, "%d is already active", j.ID)
 	}
+	if err := CheckSize(s.gpus, len(s.jobs)+1, s.cfg); err != nil {
+		// A job past the size limits would make every Schedule fail.
+		var fe *FieldError
+		errors.As(err, &fe)
+		why := strings.TrimPrefix(fe.Err.Error(), market.ErrLimit.Error()+": ")
+		return argErr("j", market.ErrLimit, "%s, with this job and the %d active", why, len(s.jobs))
+	}
 	if err := checkJob(-1, &j, s.gpus, s.round); err != nil {
 		return err
 	}
@@ -277,7 +285,10 @@ func (s *Scheduler) EndRound() {
 // Schedule returns the IDs of the jobs to run in the current round (the
 // planned ones, then the backfilled ones), re-planning when due. The slice
 // is valid until the next re-plan. When ctx ends during a re-plan the best
-// plan found is used; errors come only from invalid jobs.
+// plan found is used; when it ends before the re-plan has a first plan,
+// the cached plan answers if it covers the round (the re-plan stays due),
+// and otherwise Schedule fails with an error wrapping market.ErrTimeLimit.
+// Other errors come only from invalid jobs.
 func (s *Scheduler) Schedule(ctx context.Context) ([]int, error) {
 	if !s.dirty && s.round >= s.from && s.round < s.from+len(s.cached) {
 		return s.cached[s.round-s.from], nil
@@ -293,6 +304,11 @@ func (s *Scheduler) Schedule(ctx context.Context) ([]int, error) {
 	res, err := s.ws.plan(ctx, &s.state, s.given)
 	if err != nil {
 		s.resync()
+		if errors.Is(err, market.ErrTimeLimit) && s.round >= s.from && s.round < s.from+len(s.cached) {
+			// Out of time before a first plan: the cached one stands
+			// for this round, and the re-plan stays due.
+			return s.cached[s.round-s.from], nil
+		}
 		return nil, err
 	}
 	for i := range s.jobs {

@@ -92,16 +92,33 @@ type State struct {
 
 func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 
+// Domains of the times a job states, in seconds: an epoch lasts at least
+// MinEpochSeconds (0, a subnormal 1e-320 or a nanosecond's fraction is no
+// epoch, and would overflow the epochs a round holds), a round at least
+// MinRoundSeconds.
+const (
+	MinEpochSeconds = 1e-9
+	MinRoundSeconds = 1e-3
+)
+
+// tooShort reports whether d is a duration of 0 (or -0) up to
+// MinEpochSeconds: a non-negative number that is no epoch. Negative,
+// infinite and NaN durations are the predictor's to refuse.
+func tooShort(d float64) bool { return d >= 0 && d < MinEpochSeconds }
+
 // checkJob validates what Plan reads directly from job i (the predictor
 // and the market check the rest); i < 0 is the job of [Scheduler.Add].
 func checkJob(i int, j *Job, gpus, round int) error {
 	switch {
 	case j.GPUs < 1 || j.GPUs > gpus:
 		return jobInvalid(i, j, "GPUs", "%d GPUs on a %d-GPU cluster", j.GPUs, gpus)
-	case !finite(j.Submit):
-		return jobInvalid(i, j, "Submit", "%v is not finite", j.Submit)
+	case !finite(j.Submit) || j.Submit < 0:
+		return jobInvalid(i, j, "Submit", "%v (want a finite time ≥ 0)", j.Submit)
 	case j.Epochs < 0:
 		return jobInvalid(i, j, "Epochs", "%d (want ≥ 1, or 0 for the profile's length)", j.Epochs)
+	}
+	if err := checkProfile(i, j); err != nil {
+		return err
 	}
 	for k, p := range j.Finish {
 		if p.Round < 0 || p.Round > round || (k > 0 && p.Round < j.Finish[k-1].Round) {
@@ -128,6 +145,47 @@ func checkJob(i int, j *Job, gpus, round int) error {
 		if j.Epochs < 1 && len(j.EpochBS) == 0 {
 			return jobInvalid(i, j, "Epochs", "%d (a job with known predictions needs its epoch count)", j.Epochs)
 		}
+	}
+	return nil
+}
+
+// checkProfile checks the durations of job i's profile (the predictor
+// checks the rest of it): every epoch's and every pre-profiled one at least
+// MinEpochSeconds, a declared mode's 0 (the profile's mean) or at least
+// that, and declared modes with their durations. A job with Known states
+// no profile beyond its batch sizes (for its epoch count): Known replaces
+// the predictor, so a profile beside it would be silently ignored.
+func checkProfile(i int, j *Job) error {
+	if j.Known != nil {
+		switch {
+		case len(j.EpochDur) > 0:
+			return jobInvalid(i, j, "EpochDur", "given with Known, which replaces the profile's predictions (give one or the other)")
+		case j.Modes != nil || j.ModeDur != nil:
+			return jobInvalid(i, j, "Modes", "given with Known, which replaces the profile's predictions (give one or the other)")
+		case j.ProfiledDur != nil || len(j.Timeline) > 0:
+			return jobInvalid(i, j, "Timeline", "given with Known: calibration rescales a profile, and Known replaces it")
+		}
+	}
+	for k, d := range j.EpochDur {
+		if tooShort(d) {
+			return jobInvalidAt(i, j, "EpochDur[]", k, "%v (want a finite duration ≥ %v s)", d, MinEpochSeconds)
+		}
+	}
+	for k, d := range j.ProfiledDur {
+		if tooShort(d) {
+			return jobInvalidAt(i, j, "ProfiledDur[]", k, "%v (want a finite duration ≥ %v s)", d, MinEpochSeconds)
+		}
+	}
+	if j.Modes != nil && j.ModeDur == nil {
+		return jobInvalid(i, j, "ModeDur", "missing with Modes: give each declared mode's epoch duration (0: the profile's mean at that batch size)")
+	}
+	for k, d := range j.ModeDur {
+		if d != 0 && tooShort(d) {
+			return jobInvalidAt(i, j, "ModeDur[]", k, "%v (want 0 for the profile's mean, or a finite duration ≥ %v s)", d, MinEpochSeconds)
+		}
+	}
+	if k := j.Known; k != nil && k.MeanEpoch > 0 && tooShort(k.MeanEpoch) {
+		return jobInvalid(i, j, "Known.MeanEpoch", "%v (want a finite duration ≥ %v s)", k.MeanEpoch, MinEpochSeconds)
 	}
 	return nil
 }
