@@ -13,6 +13,7 @@ import (
 	"github.com/orrery/orrery/engine/circle"
 	"github.com/orrery/orrery/engine/link"
 	"github.com/orrery/orrery/engine/profile"
+	"github.com/orrery/orrery/internal/deadline"
 )
 
 // JobSpec is one job's per-iteration bandwidth demand: phases, or samples at
@@ -209,13 +210,32 @@ func duration(field string, ms float64) (time.Duration, error) {
 	return time.Duration(math.Round(ms * 1e6)), nil
 }
 
-// jobs validates the job specs and quantizes them, in order.
-func (r quantum) jobs(specs []JobSpec) ([]profile.Profile, map[string]int, error) {
+// MaxProfileTicks bounds the ticks the jobs of one request quantize to, in
+// all (64 MiB of demand): the profiles are built only once every job's
+// period is known from the request's numbers and within it (and, for
+// cassini.link, within the search's limits), so a request of a few bytes
+// cannot claim gigabytes before it is refused.
+const MaxProfileTicks = 1 << 24
+
+// source is one job of a request, validated from its numbers: the phases
+// its profile is quantized from, and what they quantize to. Nothing of the
+// size of its period has been allocated for it.
+type source struct {
+	period time.Duration // of FromPhases: 0 for the phases' sum
+	phases []profile.Phase
+	sum    profile.Summary
+	fit    *profile.Fit // of a series or events
+}
+
+// sources validates the job specs, in order, and their sizes: each period
+// within the perimeter cap and all of them within MaxProfileTicks.
+func (r quantum) sources(specs []JobSpec) ([]source, map[string]int, error) {
 	if len(specs) == 0 {
 		return nil, nil, fieldError("jobs", link.ErrNoJobs)
 	}
 	index := make(map[string]int, len(specs))
-	out := make([]profile.Profile, len(specs))
+	out := make([]source, len(specs))
+	total := 0
 	for i, s := range specs {
 		f := fmt.Sprintf("jobs[%d]", i)
 		if s.ID == "" {
@@ -225,95 +245,160 @@ func (r quantum) jobs(specs []JobSpec) ([]profile.Profile, map[string]int, error
 			return nil, nil, fieldError(f+".id", fmt.Errorf("%w: %q is also jobs[%d]", ErrDuplicateID, s.ID, j))
 		}
 		index[s.ID] = i
-		p, err := r.profile(f, s)
+		src, err := r.source(f, s)
 		if err != nil {
 			return nil, nil, err
 		}
-		out[i] = p
+		if total += src.sum.Period; total > MaxProfileTicks {
+			return nil, nil, fieldError(f, fmt.Errorf("%w: the jobs up to this one are %d ticks of %v, more than the %d a request's profiles may hold in all (use coarser ticks)",
+				ErrTooManyTicks, total, r.q.Tick, MaxProfileTicks))
+		}
+		out[i] = src
 	}
 	return out, index, nil
 }
 
-func (r quantum) profile(f string, s JobSpec) (profile.Profile, error) {
+// ErrTooManyTicks: a request's jobs quantize to more than MaxProfileTicks
+// ticks in all (a limit_exceeded error).
+var ErrTooManyTicks = errors.New("wire: the jobs quantize to too many ticks")
+
+// build quantizes the sources (validated: it cannot fail), checking the
+// context between jobs, when they are link.WatchedTicks ticks or more in
+// all, so that a time limit covers the profiles too.
+func (r quantum) build(ctx context.Context, srcs []source) ([]profile.Profile, error) {
+	out := make([]profile.Profile, len(srcs))
+	ticks := 0
+	for _, s := range srcs {
+		ticks += s.sum.Period
+	}
+	for i, s := range srcs {
+		if ticks >= link.WatchedTicks && deadline.Done(ctx) {
+			return nil, r.late("profiles")
+		}
+		p, err := profile.FromPhases(s.period, s.phases, r.q)
+		if err != nil {
+			return nil, &Error{Code: CodeInternal, Field: fmt.Sprintf("jobs[%d]", i), Message: "a validated job failed to quantize: " + message(err), err: err}
+		}
+		out[i] = p
+	}
+	return out, nil
+}
+
+// late is the error of a call whose time limit ended before it had a first
+// answer (during what): there is no best-so-far to return yet.
+func (r quantum) late(what string) *Error {
+	return timeLimitError("time_limit_ms", r.timeout, what)
+}
+
+// timeLimitError reports that the time limit of field ended during what,
+// before the first answer.
+func timeLimitError(field string, limit time.Duration, what string) *Error {
+	err := fmt.Errorf("%w: the %v limit ended while building the %s, before a first answer", ErrTimeLimit, limit, what)
+	return &Error{Code: CodeLimit, Field: field, Message: message(err) + " (raise the limit: there is no best-so-far yet)", err: err}
+}
+
+// ErrTimeLimit is wrapped by the error of a call whose time limit ended
+// before it had any answer to return (a limit_exceeded error naming the
+// time_limit_ms field). Once it has one, a call that runs out of time
+// answers its best so far with a status instead.
+var ErrTimeLimit = errors.New("time limit ended before a first answer")
+
+// source validates one job and returns its phases.
+func (r quantum) source(f string, s JobSpec) (source, error) {
 	if s.Series != nil || s.Events != nil {
-		p, _, err := r.measured(f, s)
-		return p, err
+		return r.measured(f, s)
 	}
 	var period time.Duration
 	if s.PeriodMs != nil {
 		d, err := duration(f+".period_ms", *s.PeriodMs)
 		if err != nil {
-			return profile.Profile{}, err
+			return source{}, err
 		}
 		if d == 0 {
-			return profile.Profile{}, fieldError(f+".period_ms", profile.ErrZeroPeriod)
+			return source{}, fieldError(f+".period_ms", profile.ErrZeroPeriod)
 		}
 		period = d
 	}
 	switch {
 	case len(s.Phases) > 0 && s.Samples != nil:
-		return profile.Profile{}, fieldError(f, ErrPhasesAndSamples)
+		return source{}, fieldError(f, ErrPhasesAndSamples)
 	case s.Samples != nil:
-		iv, err := duration(f+".samples.interval_ms", s.Samples.IntervalMs)
-		if err != nil {
-			return profile.Profile{}, err
-		}
-		if iv == 0 && s.Samples.IntervalMs > 0 {
-			return profile.Profile{}, fieldError(f+".samples.interval_ms", fmt.Errorf("%w: %v ms is under a nanosecond", profile.ErrInvalidDuration, s.Samples.IntervalMs))
-		}
-		if iv > 0 && len(s.Samples.Gbps) > 0 {
-			total := time.Duration(math.MaxInt64)
-			if int64(len(s.Samples.Gbps)) <= math.MaxInt64/int64(iv) {
-				total = time.Duration(len(s.Samples.Gbps)) * iv
-			}
-			if err := r.fits(f+".period_ms", total); err != nil {
-				return profile.Profile{}, err
-			}
-		}
-		bps := make([]float64, len(s.Samples.Gbps))
-		for k, g := range s.Samples.Gbps {
-			b, err := bitsPerSecond(fmt.Sprintf("%s.samples.gbps[%d]", f, k), g)
-			if err != nil {
-				return profile.Profile{}, err
-			}
-			bps[k] = b
-		}
-		p, err := profile.FromSamples(bps, iv, r.q)
-		if err != nil {
-			return p, profileError(f, "samples.interval_ms", "samples.gbps", err)
-		}
-		if period != 0 && time.Duration(len(bps))*iv != period {
-			return p, fieldError(f+".period_ms", fmt.Errorf("%w: %d samples of %v is not %v", profile.ErrPeriodMismatch, len(bps), iv, period))
-		}
-		return p, nil
+		return r.samples(f, period, s.Samples)
 	default:
-		phases := make([]profile.Phase, len(s.Phases))
-		for k, ph := range s.Phases {
-			d, err := duration(fmt.Sprintf("%s.phases[%d].ms", f, k), ph.Ms)
-			if err != nil {
-				return profile.Profile{}, err
-			}
-			b, err := bitsPerSecond(fmt.Sprintf("%s.phases[%d].gbps", f, k), ph.Gbps)
-			if err != nil {
-				return profile.Profile{}, err
-			}
-			phases[k] = profile.Phase{Duration: d, Bandwidth: b}
-		}
-		total := period
-		if total == 0 {
-			for _, ph := range phases {
-				total = min(total, math.MaxInt64-ph.Duration) + ph.Duration // saturates
-			}
+		return r.phases(f, period, s.Phases)
+	}
+}
+
+// samples validates a job given as samples.
+func (r quantum) samples(f string, period time.Duration, s *SamplesSpec) (source, error) {
+	iv, err := duration(f+".samples.interval_ms", s.IntervalMs)
+	if err != nil {
+		return source{}, err
+	}
+	if iv == 0 && s.IntervalMs > 0 {
+		return source{}, fieldError(f+".samples.interval_ms", fmt.Errorf("%w: %v ms is under a nanosecond", profile.ErrInvalidDuration, s.IntervalMs))
+	}
+	if iv > 0 && len(s.Gbps) > 0 {
+		total := time.Duration(math.MaxInt64)
+		if int64(len(s.Gbps)) <= math.MaxInt64/int64(iv) {
+			total = time.Duration(len(s.Gbps)) * iv
 		}
 		if err := r.fits(f+".period_ms", total); err != nil {
-			return profile.Profile{}, err
+			return source{}, err
 		}
-		p, err := profile.FromPhases(period, phases, r.q)
-		if err != nil {
-			return p, profileError(f, "phases", "phases", err)
-		}
-		return p, nil
 	}
+	if iv <= 0 {
+		return source{}, profileError(f, "samples.interval_ms", "samples.gbps", fmt.Errorf("%w: sample interval %v", profile.ErrInvalidDuration, iv))
+	}
+	if len(s.Gbps) == 0 {
+		return source{}, profileError(f, "samples.interval_ms", "samples.gbps", profile.ErrNoPhases)
+	}
+	phases := make([]profile.Phase, len(s.Gbps))
+	for k, g := range s.Gbps {
+		b, err := bitsPerSecond(fmt.Sprintf("%s.samples.gbps[%d]", f, k), g)
+		if err != nil {
+			return source{}, err
+		}
+		phases[k] = profile.Phase{Duration: iv, Bandwidth: b}
+	}
+	sum, err := profile.Summarize(0, phases, r.q)
+	if err != nil {
+		return source{}, profileError(f, "samples.interval_ms", "samples.gbps", err)
+	}
+	if period != 0 && time.Duration(len(phases))*iv != period {
+		return source{}, fieldError(f+".period_ms", fmt.Errorf("%w: %d samples of %v is not %v", profile.ErrPeriodMismatch, len(phases), iv, period))
+	}
+	return source{phases: phases, sum: sum}, nil
+}
+
+// phases validates a job given as phases.
+func (r quantum) phases(f string, period time.Duration, specs []PhaseSpec) (source, error) {
+	phases := make([]profile.Phase, len(specs))
+	for k, ph := range specs {
+		d, err := duration(fmt.Sprintf("%s.phases[%d].ms", f, k), ph.Ms)
+		if err != nil {
+			return source{}, err
+		}
+		b, err := bitsPerSecond(fmt.Sprintf("%s.phases[%d].gbps", f, k), ph.Gbps)
+		if err != nil {
+			return source{}, err
+		}
+		phases[k] = profile.Phase{Duration: d, Bandwidth: b}
+	}
+	total := period
+	if total == 0 {
+		for _, ph := range phases {
+			total = min(total, math.MaxInt64-ph.Duration) + ph.Duration // saturates
+		}
+	}
+	if err := r.fits(f+".period_ms", total); err != nil {
+		return source{}, err
+	}
+	sum, err := profile.Summarize(period, phases, r.q)
+	if err != nil {
+		return source{}, profileError(f, "phases", "phases", err)
+	}
+	return source{period: period, phases: phases, sum: sum}, nil
 }
 
 // bitsPerSecond converts a bandwidth in Gbps. A finite value too large for
@@ -398,7 +483,24 @@ func (req LinkRequest) Problem() (link.Problem, link.Options, error) {
 	return pr, r.opt, nil
 }
 
+// measure and limits refuse a link of more than link.MaxJobs jobs before
+// it is decoded.
+func (req *LinkRequest) measure() []string { return []string{"jobs"} }
+
+func (req *LinkRequest) limits(m *measures) error {
+	if _, n := m.get("jobs"); n > link.MaxJobs {
+		return fieldError("jobs", link.Options{}.Check(make([]int, n), 0))
+	}
+	return nil
+}
+
 func (req LinkRequest) problem() (link.Problem, quantum, error) {
+	return req.problemBy(context.Background())
+}
+
+// problemBy is problem with a context: building the profiles stops when it
+// ends.
+func (req LinkRequest) problemBy(ctx context.Context) (link.Problem, quantum, error) {
 	r, err := req.SearchSpec.parse()
 	if err != nil {
 		return link.Problem{}, r, err
@@ -407,7 +509,24 @@ func (req LinkRequest) problem() (link.Problem, quantum, error) {
 	if err != nil {
 		return link.Problem{}, r, err
 	}
-	jobs, _, err := r.jobs(req.Jobs)
+	if len(req.Jobs) > link.MaxJobs {
+		return link.Problem{}, r, fieldError("jobs", link.Options{}.Check(make([]int, len(req.Jobs)), 0))
+	}
+	srcs, _, err := r.sources(req.Jobs)
+	if err != nil {
+		return link.Problem{}, r, err
+	}
+	// Every limit of the search, from the periods and peaks alone, before
+	// a profile is built: a refused link costs what its request's bytes do.
+	periods := make([]int, len(srcs))
+	var peak int64
+	for j, s := range srcs {
+		periods[j], peak = s.sum.Period, peak+int64(s.sum.Peak)
+	}
+	if err := r.opt.Check(periods, peak); err != nil {
+		return link.Problem{}, r, fieldError("jobs", err)
+	}
+	jobs, err := r.build(ctx, srcs)
 	if err != nil {
 		return link.Problem{}, r, err
 	}
@@ -416,18 +535,34 @@ func (req LinkRequest) problem() (link.Problem, quantum, error) {
 
 // Link runs "cassini.link": the rotation search of the jobs sharing one
 // link, the paper's Table 1. Errors are *Error values naming the request's
-// field by its JSON path ("jobs[1].phases[0].gbps").
+// field by its JSON path ("jobs[1].phases[0].gbps"). The time limit covers
+// the whole call: the profiles, the search's setup and the search.
 func Link(ctx context.Context, req LinkRequest) (LinkResponse, error) {
-	pr, r, err := req.problem()
+	if err := checkFloats("", &req); err != nil {
+		return LinkResponse{}, err
+	}
+	return linkOp(ctx, req)
+}
+
+// linkOp is Link on a decoded request (which holds no bad float).
+func linkOp(ctx context.Context, req LinkRequest) (LinkResponse, error) {
+	r, err := req.SearchSpec.parse()
+	if err != nil {
+		return LinkResponse{}, err
+	}
+	ctx, cancel := withLimit(ctx, r.timeout)
+	defer cancel()
+	pr, r, err := req.problemBy(ctx)
 	if err != nil {
 		return LinkResponse{}, err
 	}
 	jobs := pr.Jobs
-	ctx, cancel := withLimit(ctx, r.timeout)
-	defer cancel()
 	w := workspaces.Get().(*link.Workspace)
 	defer workspaces.Put(w)
 	res, err := w.Search(ctx, pr, r.opt, nil)
+	if errors.Is(err, link.ErrTimeLimit) {
+		return LinkResponse{}, r.late("search's circle")
+	}
 	if err != nil {
 		return LinkResponse{}, fieldError("jobs", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"reflect"
 	"strconv"
 	"strings"
@@ -24,21 +25,97 @@ import (
 //
 // It scans the bytes once rather than walking json.Decoder tokens, which
 // cost three times the decoding itself on small requests.
-func checkKeys(data []byte, t reflect.Type) error {
-	k := keyScanner{data: data}
+//
+// It also refuses, before anything is decoded, a string (a value or a key)
+// longer than [MaxStringBytes] (limit_exceeded), and a number too small
+// for a normal float64 (invalid_argument: 1e-320 is no quantity of the
+// schema, and such a literal would either lose its precision or decode as
+// 0). And it measures the values m names (their raw bytes, and an array's
+// element count), so that a request's sizes can be checked before
+// encoding/json allocates anything for them.
+func checkKeys(data []byte, t reflect.Type, m *measures) error {
+	k := keyScanner{data: data, m: m}
 	if path, ok := k.value(t); !ok {
-		return &Error{Code: CodeMalformed, Field: path, Message: k.why}
+		code := k.code
+		if code == "" {
+			code = CodeMalformed
+		}
+		return &Error{Code: code, Field: path, Message: k.why}
 	}
 	return nil
 }
+
+// MaxStringBytes bounds every string of a request, a value or a key, in
+// bytes of UTF-8 once its escapes are decoded: ids, link ids in paths,
+// names of modes. A longer one is a limit_exceeded error naming it, found
+// before the request is decoded (a 50 MB id would otherwise be decoded,
+// copied into maps and echoed three times in the response).
+const MaxStringBytes = 1024
 
 // keyScanner walks valid JSON alongside the Go type it decodes into.
 type keyScanner struct {
 	data   []byte
 	i      int
 	why    string
+	code   string                                   // of the error, when not malformed_json
 	fields map[reflect.Type]map[string]reflect.Type // struct type -> JSON key -> field type
 	keys   [][2]int                                 // raw keys of the open objects, a stack
+
+	m     *measures // values to measure, or nil
+	depth int       // objects open, the root one is 1
+	top   []byte    // the raw key of the root object's value being scanned
+	elems int       // element count of the array scanned last
+}
+
+// measures names values of a request (a top-level key, "jobs", or a key of
+// a top-level object, "config.rounds") and receives what the scan saw of
+// them: the raw bytes of each, and the element count of an array.
+type measures struct {
+	paths []string
+	raw   [][]byte
+	count []int
+}
+
+func newMeasures(paths ...string) *measures {
+	return &measures{paths: paths, raw: make([][]byte, len(paths)), count: make([]int, len(paths))}
+}
+
+// get returns the raw value at path and, for an array, its element count;
+// nil when the request has no such value.
+func (m *measures) get(path string) ([]byte, int) {
+	for i, p := range m.paths {
+		if p == path {
+			return m.raw[i], m.count[i]
+		}
+	}
+	return nil, 0
+}
+
+// int returns the integer at path, and false when it is absent or not an
+// integer literal that fits (decoding then fails, or the default applies).
+func (m *measures) int(path string) (int, bool) {
+	raw, _ := m.get(path)
+	n, err := strconv.Atoi(string(bytes.TrimSpace(raw)))
+	return n, err == nil
+}
+
+// measured returns the index in k.m of the value of key raw in the object
+// at the current depth, or -1.
+func (k *keyScanner) measured(raw []byte) int {
+	if k.m == nil || k.depth > 2 {
+		return -1
+	}
+	key := raw[1 : len(raw)-1]
+	for i, p := range k.m.paths {
+		parent, name, nested := strings.Cut(p, ".")
+		switch {
+		case k.depth == 1 && !nested && parent == string(key):
+			return i
+		case k.depth == 2 && nested && name == string(key) && bytes.Equal(k.top[1:len(k.top)-1], []byte(parent)):
+			return i
+		}
+	}
+	return -1
 }
 
 // value scans one value decoding into t (nil: anything, unchecked). On a
@@ -71,6 +148,7 @@ func (k *keyScanner) value(t reflect.Type) (string, bool) {
 			k.space()
 			if k.i >= len(k.data) || k.data[k.i] == ']' {
 				k.i++
+				k.elems = n
 				return "", true
 			}
 			if p, ok := k.value(t.Elem()); !ok {
@@ -116,6 +194,10 @@ func (k *keyScanner) scalar(t reflect.Type) string {
 			if !validString(raw) {
 				return "string is not valid UTF-8 (or holds an unpaired surrogate)"
 			}
+			if n := textLen(raw); n > MaxStringBytes {
+				k.code = CodeLimit
+				return fmt.Sprintf("a string of %d bytes, above the %d-byte limit", n, MaxStringBytes)
+			}
 			return ""
 		}
 	case reflect.Struct, reflect.Map:
@@ -134,6 +216,10 @@ func (k *keyScanner) scalar(t reflect.Type) string {
 		lit := k.number()
 		if !fits(lit, t) {
 			return fmt.Sprintf("expected %s, got JSON number %s", t, lit)
+		}
+		if (kind == reflect.Float32 || kind == reflect.Float64) && tiny(lit) {
+			k.code = CodeInvalid
+			return fmt.Sprintf("%s is below the smallest normal number (%v) in magnitude: no quantity of the schema is that small", lit, minNormal)
 		}
 		return ""
 	default:
@@ -205,6 +291,61 @@ func fits(lit []byte, t reflect.Type) bool {
 		_, err := strconv.ParseInt(string(lit), 10, t.Bits())
 		return err == nil
 	}
+}
+
+// minNormal is the smallest positive normal float64.
+const minNormal = 0x1p-1022
+
+// tiny reports whether the number literal lit (valid JSON, within float64's
+// range) is not zero but below the smallest normal float64 in magnitude: a
+// subnormal (1e-320), or a literal that parses as 0 (1e-400). Literals
+// without an exponent under 300 bytes are at least 1e-298: not parsed.
+func tiny(lit []byte) bool {
+	if !bytes.ContainsAny(lit, "eE") && len(lit) < 300 {
+		return false
+	}
+	v, err := strconv.ParseFloat(string(lit), 64)
+	if err != nil {
+		return false
+	}
+	if v != 0 {
+		return math.Abs(v) < minNormal
+	}
+	mant, _, _ := bytes.Cut(bytes.ToLower(lit), []byte("e"))
+	return bytes.ContainsAny(mant, "123456789")
+}
+
+// textLen returns the length in bytes of the text of raw, a whole valid
+// JSON string (see validString), once its escapes are decoded, without
+// decoding it.
+func textLen(raw []byte) int {
+	body := raw[1 : len(raw)-1]
+	n := len(body)
+	if bytes.IndexByte(body, '\\') < 0 {
+		return n
+	}
+	n = 0
+	for i := 0; i < len(body); i++ {
+		if body[i] != '\\' {
+			n++
+			continue
+		}
+		i++
+		if body[i] != 'u' {
+			n++ // \n, \", ...: one byte
+			continue
+		}
+		r, _ := hex4(body[i+1:])
+		i += 4
+		switch {
+		case r >= 0xD800 && r <= 0xDBFF:
+			n += 4 // a surrogate pair (validString checked it): one rune past U+FFFF
+			i += 6
+		default:
+			n += utf8.RuneLen(r)
+		}
+	}
+	return n
 }
 
 // validString reports whether raw, a whole JSON string, is valid text:
@@ -299,7 +440,8 @@ func (k *keyScanner) object(t reflect.Type) (string, bool) {
 		elem = t.Elem()
 	}
 	base := len(k.keys)
-	defer func() { k.keys = k.keys[:base] }()
+	k.depth++
+	defer func() { k.keys = k.keys[:base]; k.depth-- }()
 	var set map[string]bool
 	for {
 		k.space()
@@ -316,6 +458,10 @@ func (k *keyScanner) object(t reflect.Type) (string, bool) {
 		if !validString(raw) {
 			k.why = "key is not valid UTF-8"
 			return unquote(raw), false
+		}
+		if n := textLen(raw); n > MaxStringBytes {
+			k.why, k.code = fmt.Sprintf("a key of %d bytes, above the %d-byte limit", n, MaxStringBytes), CodeLimit
+			return "", false // named by the object that holds it
 		}
 		if k.seen(&set, base, a, raw) {
 			k.why = "duplicate key"
@@ -339,8 +485,18 @@ func (k *keyScanner) object(t reflect.Type) (string, bool) {
 				return key, false
 			}
 		}
+		if k.depth == 1 {
+			k.top = raw
+		}
+		mi := k.measured(raw)
+		start := k.i
+		k.elems = 0
 		if p, ok := k.value(ft); !ok {
 			return unquote(raw) + dotted(p), false
+		}
+		if mi >= 0 {
+			k.space()
+			k.m.raw[mi], k.m.count[mi] = k.data[start:k.i], k.elems
 		}
 		k.space()
 		if k.i < len(k.data) && k.data[k.i] == ',' {

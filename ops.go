@@ -44,11 +44,11 @@ var registry = []op{
 	{Op{"cassini.agent.next", "Agent.Next", "when a job's next iteration starts (the loop sleeps until then)", true}, sessionOp[AgentNextRequest, AgentDecision](agentNext)},
 	{Op{"cassini.agent.set_plan", "Agent.SetPlan", "install an agent's new shift or period", true}, sessionOp[AgentPlanRequest, Empty](agentSetPlan)},
 	{Op{"cassini.agent.stats", "Agent.Stats", "an agent's counters: adjustments, padding, drift", true}, sessionOp[AgentRequest, AgentStats](agentStats)},
-	{Op{"cassini.link", "Link", "optimize the time shifts of jobs sharing one link", false}, jsonOp(Link)},
-	{Op{"cassini.profile", "Profile", "a job's quantized iteration, and the period found in a measured series or events", false}, jsonOp(Profile)},
-	{Op{"cassini.rank", "Rank", "rank placement candidates by link compatibility", false}, jsonOp(Rank)},
-	{Op{"shockwave.plan", "Plan", "plan the next rounds of a GPU cluster with Shockwave", false}, jsonOp(Plan)},
-	{Op{"shockwave.predict", "Predict", "predict the jobs' remaining runtimes and fair finish times", false}, jsonOp(Predict)},
+	{Op{"cassini.link", "Link", "optimize the time shifts of jobs sharing one link", false}, jsonOp(linkOp)},
+	{Op{"cassini.profile", "Profile", "a job's quantized iteration, and the period found in a measured series or events", false}, jsonOp(profileOp)},
+	{Op{"cassini.rank", "Rank", "rank placement candidates by link compatibility", false}, jsonOp(rankOp)},
+	{Op{"shockwave.plan", "Plan", "plan the next rounds of a GPU cluster with Shockwave", false}, jsonOp(planOp)},
+	{Op{"shockwave.predict", "Predict", "predict the jobs' remaining runtimes and fair finish times", false}, jsonOp(predictOp)},
 	{Op{"shockwave.scheduler.add", "Scheduler.Add", "admit a job to a scheduler (add_metadata)", true}, sessionOp[SchedulerAddRequest, SchedulerState](schedulerAdd)},
 	{Op{"shockwave.scheduler.close", "Scheduler.Close", "release a scheduler's handle", true}, sessionOp[SchedulerRequest, SchedulerState](schedulerClose)},
 	{Op{"shockwave.scheduler.end_round", "Scheduler.EndRound", "advance a scheduler to its next round (increment_round_ptr)", true}, sessionOp[SchedulerRequest, SchedulerState](schedulerEndRound)},
@@ -62,8 +62,10 @@ var registry = []op{
 
 // jsonOp adapts a typed operation to JSON: the request is decoded strictly
 // (see Call) into a Req, and the typed function's response is what Call
-// encodes. The typed function is the operation; the JSON form adds nothing
-// but decoding, so the two have the same semantics by construction.
+// encodes. f is the typed function without its first check (checkFloats:
+// the decoded request cannot hold NaN, an infinity or a subnormal, which the
+// key scan refused already); the JSON form adds nothing but decoding, so
+// the two have the same semantics by construction.
 func jsonOp[Req, Resp any](f func(context.Context, Req) (Resp, error)) handler {
 	return handler{req: reflect.TypeFor[Req](), resp: reflect.TypeFor[Resp](), run: func(ctx context.Context, _ *Session, data []byte) (any, error) {
 		var req Req

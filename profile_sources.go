@@ -63,10 +63,12 @@ type FitSpec struct {
 	Iterations int     `json:"iterations"` // whole periods in the record
 }
 
-// measured profiles a series or events source, and its fit.
-func (r quantum) measured(f string, s JobSpec) (profile.Profile, profile.Fit, error) {
+// measured validates a series or events source: it finds the period and
+// folds the record (work proportional to the record), and checks the
+// period against the cap before anything of its size is built.
+func (r quantum) measured(f string, s JobSpec) (source, error) {
 	if s.Series != nil && s.Events != nil || len(s.Phases) > 0 || s.Samples != nil || s.PeriodMs != nil {
-		return profile.Profile{}, profile.Fit{}, fieldError(f, ErrOneSource)
+		return source{}, fieldError(f, ErrOneSource)
 	}
 	if s.Series != nil {
 		return r.series(f+".series", s.Series)
@@ -104,105 +106,128 @@ func (r quantum) interval(f string, ms float64) (time.Duration, error) {
 	return iv, err
 }
 
-func (r quantum) series(f string, s *SeriesSpec) (profile.Profile, profile.Fit, error) {
+func (r quantum) series(f string, s *SeriesSpec) (source, error) {
 	iv, err := r.interval(f+".interval_ms", s.IntervalMs)
 	if err != nil {
-		return profile.Profile{}, profile.Fit{}, err
+		return source{}, err
 	}
 	opt, err := r.seriesOptions(f, s.MinPeriodMs, s.MaxPeriodMs, s.MinQuality)
 	if err != nil {
-		return profile.Profile{}, profile.Fit{}, err
+		return source{}, err
 	}
 	if len(s.Gbps) > profile.MaxSeriesSamples {
-		return profile.Profile{}, profile.Fit{}, fieldError(f+".gbps", fmt.Errorf("%w: %d samples (at most %d)", profile.ErrSeriesTooLong, len(s.Gbps), profile.MaxSeriesSamples))
+		return source{}, fieldError(f+".gbps", fmt.Errorf("%w: %d samples (at most %d)", profile.ErrSeriesTooLong, len(s.Gbps), profile.MaxSeriesSamples))
 	}
 	bps := make([]float64, len(s.Gbps))
 	for k, g := range s.Gbps {
 		if bps[k], err = bitsPerSecond(fmt.Sprintf("%s.gbps[%d]", f, k), g); err != nil {
-			return profile.Profile{}, profile.Fit{}, err
+			return source{}, err
 		}
 	}
-	p, fit, err := profile.FromSeries(bps, iv, r.q, opt)
-	return r.fitted(f, p, fit, err, "gbps")
+	return r.fitted(f, bps, iv, opt, "gbps")
 }
 
-func (r quantum) events(f string, s *EventsSpec) (profile.Profile, profile.Fit, error) {
+func (r quantum) events(f string, s *EventsSpec) (source, error) {
 	iv, err := r.interval(f+".interval_ms", s.IntervalMs)
 	if err != nil {
-		return profile.Profile{}, profile.Fit{}, err
+		return source{}, err
 	}
 	opt, err := r.seriesOptions(f, s.MinPeriodMs, s.MaxPeriodMs, s.MinQuality)
 	if err != nil {
-		return profile.Profile{}, profile.Fit{}, err
+		return source{}, err
 	}
 	if len(s.Bytes) != len(s.AtMs) {
-		return profile.Profile{}, profile.Fit{}, fieldError(f+".bytes", fmt.Errorf("%w: %d sizes for %d events", ErrInvalid, len(s.Bytes), len(s.AtMs)))
+		return source{}, fieldError(f+".bytes", fmt.Errorf("%w: %d sizes for %d events", ErrInvalid, len(s.Bytes), len(s.AtMs)))
 	}
 	if s.DurationMs != nil && len(s.DurationMs) != len(s.AtMs) {
-		return profile.Profile{}, profile.Fit{}, fieldError(f+".duration_ms", fmt.Errorf("%w: %d durations for %d events", ErrInvalid, len(s.DurationMs), len(s.AtMs)))
+		return source{}, fieldError(f+".duration_ms", fmt.Errorf("%w: %d durations for %d events", ErrInvalid, len(s.DurationMs), len(s.AtMs)))
 	}
 	ev := make([]profile.Event, len(s.AtMs))
 	for k := range ev {
 		if ev[k].At, err = duration(fmt.Sprintf("%s.at_ms[%d]", f, k), s.AtMs[k]); err != nil {
-			return profile.Profile{}, profile.Fit{}, err
+			return source{}, err
 		}
 		if b := s.Bytes[k]; !(b >= 0) || math.IsInf(b, 0) {
-			return profile.Profile{}, profile.Fit{}, fieldError(fmt.Sprintf("%s.bytes[%d]", f, k), fmt.Errorf("%w: %v bytes", profile.ErrInvalidBandwidth, b))
+			return source{}, fieldError(fmt.Sprintf("%s.bytes[%d]", f, k), fmt.Errorf("%w: %v bytes", profile.ErrInvalidBandwidth, b))
 		}
 		ev[k].Bytes = s.Bytes[k]
 		if s.DurationMs != nil {
 			if ev[k].Duration, err = duration(fmt.Sprintf("%s.duration_ms[%d]", f, k), s.DurationMs[k]); err != nil {
-				return profile.Profile{}, profile.Fit{}, err
+				return source{}, err
 			}
 		}
 	}
-	p, fit, err := profile.FromEvents(ev, iv, r.q, opt)
-	return r.fitted(f, p, fit, err, "bytes")
+	bits, err := profile.BinEvents(ev, iv)
+	if err != nil {
+		return source{}, r.seriesError(f, err, "bytes")
+	}
+	return r.fitted(f, bits, iv, opt, "bytes")
 }
 
-// fitted names the field of a series' error and checks the period found
-// against the perimeter cap.
-func (r quantum) fitted(f string, p profile.Profile, fit profile.Fit, err error, values string) (profile.Profile, profile.Fit, error) {
+// fitted finds the period of a series (bit/s), checks it against the
+// perimeter cap and returns the folded iteration as a source.
+func (r quantum) fitted(f string, bps []float64, iv time.Duration, opt profile.SeriesOptions, values string) (source, error) {
+	period, phases, fit, err := profile.FitSeries(bps, iv, r.q, opt)
+	if err != nil {
+		return source{}, r.seriesError(f, err, values)
+	}
+	if err := r.fits(f, fit.Period); err != nil {
+		return source{}, err
+	}
+	sum, err := profile.Summarize(period, phases, r.q)
+	if err != nil {
+		return source{}, fieldError(f, err)
+	}
+	return source{period: period, phases: phases, sum: sum, fit: &fit}, nil
+}
+
+// seriesError names the field of a series' error.
+func (r quantum) seriesError(f string, err error, values string) error {
 	var pe *profile.PhaseError
 	switch {
 	case errors.As(err, &pe):
-		return p, fit, fieldError(fmt.Sprintf("%s.%s[%d]", f, values, pe.Index), err)
+		return fieldError(fmt.Sprintf("%s.%s[%d]", f, values, pe.Index), err)
 	case errors.Is(err, profile.ErrSeriesTooLong):
-		return p, fit, fieldError(f+"."+values, err)
-	case err != nil:
-		return p, fit, fieldError(f, err)
+		return fieldError(f+"."+values, err)
 	}
-	if err := r.fits(f, fit.Period); err != nil {
-		return p, fit, err
-	}
-	return p, fit, nil
+	return fieldError(f, err)
 }
 
 // Profile runs "cassini.profile": one job's quantized iteration, and for a
 // series or events the period found and how well the record repeats it,
-// so that a user can check a measurement before ranking with it.
-func Profile(_ context.Context, req ProfileRequest) (ProfileResponse, error) {
+// so that a user can check a measurement before ranking with it. The time
+// limit covers building the profile.
+func Profile(ctx context.Context, req ProfileRequest) (ProfileResponse, error) {
+	if err := checkFloats("", &req); err != nil {
+		return ProfileResponse{}, err
+	}
+	return profileOp(ctx, req)
+}
+
+// profileOp is Profile on a decoded request.
+func profileOp(ctx context.Context, req ProfileRequest) (ProfileResponse, error) {
 	r, err := req.SearchSpec.parse()
 	if err != nil {
 		return ProfileResponse{}, err
 	}
+	ctx, cancel := withLimit(ctx, r.timeout)
+	defer cancel()
 	s := req.Job
 	if s.ID == "" {
 		return ProfileResponse{}, fieldError("job.id", ErrEmptyID)
 	}
-	var p profile.Profile
-	var fit *FitSpec
-	if s.Series != nil || s.Events != nil {
-		var pf profile.Fit
-		p, pf, err = r.measured("job", s)
-		if err == nil {
-			fit = &FitSpec{PeriodMs: float64(pf.Period) / 1e6, Quality: pf.Quality, Explained: pf.Explained, Iterations: pf.Iterations}
-		}
-	} else {
-		p, err = r.profile("job", s)
-	}
+	src, err := r.source("job", s)
 	if err != nil {
 		return ProfileResponse{}, err
+	}
+	ps, err := r.build(ctx, []source{src})
+	if err != nil {
+		return ProfileResponse{}, err
+	}
+	p := ps[0]
+	var fit *FitSpec
+	if pf := src.fit; pf != nil {
+		fit = &FitSpec{PeriodMs: float64(pf.Period) / 1e6, Quality: pf.Quality, Explained: pf.Explained, Iterations: pf.Iterations}
 	}
 	unitGbps := r.q.Unit / profile.Gbps
 	resp := ProfileResponse{ID: s.ID, PeriodMs: r.ms(float64(p.Period)), PeakGbps: float64(p.Peak()) * unitGbps,

@@ -67,10 +67,48 @@ type LinkResult struct {
 	Score float64  `json:"score"`
 }
 
+// MaxRankCells bounds a ranking's candidates × (jobs + links): every
+// candidate's evaluation holds a shift for every job (its response lists
+// them) and a slot for every link, so the product is the size of the work
+// and of the response. A request past it is refused before it is decoded.
+const MaxRankCells = 1 << 20
+
+// ErrTooLarge is wrapped by the limit_exceeded error of a request whose
+// counts (candidates × jobs, ...) pass a limit of the schema.
+var ErrTooLarge = errors.New("wire: request too large")
+
+func (req *RankRequest) measure() []string { return []string{"jobs", "links", "candidates"} }
+
+func (req *RankRequest) limits(m *measures) error {
+	_, jobs := m.get("jobs")
+	_, links := m.get("links")
+	_, cands := m.get("candidates")
+	return rankSize(jobs, links, cands)
+}
+
+// rankSize checks a ranking's counts against MaxRankCells.
+func rankSize(jobs, links, cands int) error {
+	if cells := int64(cands) * (int64(jobs) + int64(links)); cells > MaxRankCells {
+		return fieldError("candidates", fmt.Errorf("%w: %d candidates × (%d jobs + %d links) is %d, above %d", ErrTooLarge, cands, jobs, links, cells, MaxRankCells))
+	}
+	return nil
+}
+
 // Rank runs "cassini.rank": the paper's Algorithm 2 over the request's
 // placement candidates, with the best candidate's time shifts. Errors are
 // *Error values naming the request's field by its JSON path.
 func Rank(ctx context.Context, req RankRequest) (RankResponse, error) {
+	if err := checkFloats("", &req); err != nil {
+		return RankResponse{}, err
+	}
+	return rankOp(ctx, req)
+}
+
+// rankOp is Rank on a decoded request.
+func rankOp(ctx context.Context, req RankRequest) (RankResponse, error) {
+	if err := rankSize(len(req.Jobs), len(req.Links), len(req.Candidates)); err != nil {
+		return RankResponse{}, err
+	}
 	r, err := req.SearchSpec.parse()
 	if err != nil {
 		return RankResponse{}, err
@@ -79,7 +117,9 @@ func Rank(ctx context.Context, req RankRequest) (RankResponse, error) {
 	if err != nil {
 		return RankResponse{}, err
 	}
-	jobs, jobIndex, err := r.jobs(req.Jobs)
+	ctx, cancel := withLimit(ctx, r.timeout)
+	defer cancel()
+	srcs, jobIndex, err := r.sources(req.Jobs)
 	if err != nil {
 		return RankResponse{}, err
 	}
@@ -91,8 +131,10 @@ func Rank(ctx context.Context, req RankRequest) (RankResponse, error) {
 	if err != nil {
 		return RankResponse{}, err
 	}
-	ctx, cancel := withLimit(ctx, r.timeout)
-	defer cancel()
+	jobs, err := r.build(ctx, srcs)
+	if err != nil {
+		return RankResponse{}, err
+	}
 	ws := rankers.Get().(*candidate.Workspace)
 	defer rankers.Put(ws)
 	rk, err := ws.Rank(ctx, jobs, links, cands, opt)
@@ -255,6 +297,8 @@ func reason(err error, req RankRequest) string {
 		return fmt.Sprintf("%s; jobs %q on link %q exceed capacity by %d unit-ticks with the shifts the rest of the placement sets, %d at the link's own optimum", what, ids, req.Links[ie.Link].ID, ie.Excess, ie.Optimum)
 	case errors.Is(err, circle.ErrPerimeterTooLarge), errors.Is(err, link.ErrTooLarge):
 		return "perimeter: " + err.Error() + " (set round_periods to round iteration times up to a coarser grid)"
+	case errors.Is(err, link.ErrTimeLimit):
+		return "time limit: it ended before a link search of this candidate had a first answer (raise time_limit_ms)"
 	}
 	return err.Error()
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/orrery/orrery/internal/market"
 	"github.com/orrery/orrery/internal/round"
 )
 
@@ -44,6 +45,9 @@ type Scheduler struct {
 // cfg is shockwave.plan's configuration, with ReoptRounds for the
 // periodic re-plan; its time limit bounds each re-plan.
 func NewScheduler(gpus int, cfg ShockwaveConfig) (*Scheduler, error) {
+	if err := checkFloats("config", &cfg); err != nil {
+		return nil, err
+	}
 	rc, limit, err := cfg.config()
 	if err != nil {
 		return nil, err
@@ -60,6 +64,9 @@ func NewScheduler(gpus int, cfg ShockwaveConfig) (*Scheduler, error) {
 // if any, are taken as the job's own. The Scheduler keeps copies of the
 // job's lists.
 func (s *Scheduler) Add(job ShockwaveJob) error {
+	if err := checkFloats("job", &job); err != nil {
+		return err
+	}
 	return schedulerError(s.s.Add(job.job()))
 }
 
@@ -78,6 +85,9 @@ func (s *Scheduler) Progress(id, epochs int) error {
 // Round()+1), at sample.ItPerS iterations per second with batch size
 // sample.BS. Rounds must increase.
 func (s *Scheduler) Observe(id int, sample ThroughputSpec) error {
+	if err := checkFloats("sample", &sample); err != nil {
+		return err
+	}
 	return schedulerError(s.s.Observe(id, sample.sample()))
 }
 
@@ -99,6 +109,9 @@ func (s *Scheduler) Schedule(ctx context.Context) ([]int, error) {
 	ctx, cancel := withLimit(ctx, s.limit)
 	defer cancel()
 	ids, err := s.s.Schedule(ctx)
+	if errors.Is(err, market.ErrTimeLimit) {
+		return nil, timeLimitError("config.time_limit_ms", s.limit, "re-plan (predictions and the market's tables)")
+	}
 	if err != nil {
 		return nil, schedulerError(err)
 	}
@@ -138,6 +151,8 @@ func schedulerError(err error) error {
 		ok = field != "sample."
 	case fe.Field == "sample" || fe.Field == "id" || fe.Field == "epochs" || fe.Field == "gpus":
 		field, ok = fe.Field, true
+	case fe.Field == "j": // the job as a whole: one too many
+		field, ok = "job", true
 	case fe.Field == "cfg.ReoptRounds":
 		field, ok = "config.reopt_rounds", true
 	default:
@@ -146,5 +161,9 @@ func schedulerError(err error) error {
 	if !ok {
 		return &Error{Code: CodeInternal, Message: "no schema name for " + err.Error(), err: err}
 	}
-	return &Error{Code: CodeInvalid, Field: field, Message: message(fe.Err), err: err}
+	code := CodeInvalid
+	if errors.Is(err, market.ErrLimit) {
+		code = CodeLimit
+	}
+	return &Error{Code: code, Field: field, Message: message(fe.Err), err: err}
 }

@@ -223,6 +223,25 @@ type ShockwaveJobPrediction struct {
 // maxTimeLimitMs bounds time_limit_ms (about 11.6 days).
 const maxTimeLimitMs = 1e9
 
+// measure and limits refuse a plan past the market's size limits
+// (market.MaxJobs jobs, jobs × (rounds + 1) value cells) from the element
+// count of "jobs" and the value of "config.rounds" before the request is
+// decoded: its jobs would otherwise be decoded and predicted first.
+func (r *ShockwavePlanRequest) measure() []string { return []string{"gpus", "jobs", "config.rounds"} }
+
+func (r *ShockwavePlanRequest) limits(m *measures) error {
+	_, jobs := m.get("jobs")
+	var cfg round.Config
+	if n, ok := m.int("config.rounds"); ok {
+		cfg.Market.Rounds = max(n, 1) // a bad count is left to the decoded check
+	}
+	gpus, _ := m.int("gpus")
+	if err := round.CheckSize(gpus, jobs, cfg); err != nil {
+		return planError(err)
+	}
+	return nil
+}
+
 // optional reads an explicitly given positive value.
 func optional(field string, v *float64, upTo float64) (float64, error) {
 	if v == nil {
@@ -342,6 +361,11 @@ func planError(err error) error {
 	if !errors.As(err, &fe) {
 		return &Error{Code: CodeInvalid, Message: message(err), err: err}
 	}
+	return fieldPlanError(fe, err)
+}
+
+// fieldPlanError is planError of a round.FieldError.
+func fieldPlanError(fe *round.FieldError, err error) error {
 	field, ok := jsonPath(fe)
 	if !ok { // a bug: TestJSONKeys covers every field of round.State
 		return &Error{Code: CodeInternal, Message: fmt.Sprintf("no JSON path for %v", err), err: err}
@@ -449,6 +473,14 @@ func jsonPath(fe *round.FieldError) (string, bool) {
 // Shockwave's market, a pure function of the state in req. Errors are
 // *Error values naming the request's field by its JSON path.
 func Plan(ctx context.Context, req ShockwavePlanRequest) (ShockwavePlanResponse, error) {
+	if err := checkFloats("", &req); err != nil {
+		return ShockwavePlanResponse{}, err
+	}
+	return planOp(ctx, req)
+}
+
+// planOp is Plan on a decoded request.
+func planOp(ctx context.Context, req ShockwavePlanRequest) (ShockwavePlanResponse, error) {
 	st, limit, err := req.state()
 	if err != nil {
 		return ShockwavePlanResponse{}, err
@@ -456,6 +488,9 @@ func Plan(ctx context.Context, req ShockwavePlanRequest) (ShockwavePlanResponse,
 	ctx, cancel := withLimit(ctx, limit)
 	defer cancel()
 	res, err := round.Plan(ctx, st)
+	if errors.Is(err, market.ErrTimeLimit) {
+		return ShockwavePlanResponse{}, timeLimitError("config.time_limit_ms", limit, "plan (predictions and the market's tables)")
+	}
 	if err != nil {
 		return ShockwavePlanResponse{}, planError(err)
 	}
@@ -484,6 +519,14 @@ func planResponse(res *round.Result) ShockwavePlanResponse {
 // remaining runtime and its spread, the mean epoch, the fair finish time)
 // without solving the round program. It fails exactly when Plan would.
 func Predict(ctx context.Context, req ShockwavePredictRequest) (ShockwavePredictResponse, error) {
+	if err := checkFloats("", &req); err != nil {
+		return ShockwavePredictResponse{}, err
+	}
+	return predictOp(ctx, req)
+}
+
+// predictOp is Predict on a decoded request.
+func predictOp(_ context.Context, req ShockwavePredictRequest) (ShockwavePredictResponse, error) {
 	st, _, err := req.state()
 	if err != nil {
 		return ShockwavePredictResponse{}, err

@@ -102,7 +102,7 @@ func (e *Error) Unwrap() []error {
 // fieldError reports that the value at field is invalid because of err.
 func fieldError(field string, err error) *Error {
 	code := CodeInvalid
-	if link.IsLimit(err) {
+	if link.IsLimit(err) || errors.Is(err, ErrTooManyTicks) || errors.Is(err, ErrTooLarge) {
 		code = CodeLimit
 	}
 	return &Error{Code: code, Field: field, Message: message(err), err: err}
@@ -211,8 +211,18 @@ func decode(data []byte, v any) error {
 		return syntaxError(data)
 	}
 	t := reflect.TypeOf(v)
-	if err := checkKeys(data, t); err != nil {
+	sz, _ := v.(sized)
+	var m *measures
+	if sz != nil {
+		m = newMeasures(sz.measure()...)
+	}
+	if err := checkKeys(data, t, m); err != nil {
 		return err
+	}
+	if sz != nil {
+		if err := sz.limits(m); err != nil {
+			return err
+		}
 	}
 	d := json.NewDecoder(bytes.NewReader(data))
 	d.DisallowUnknownFields()
@@ -220,6 +230,17 @@ func decode(data []byte, v any) error {
 		return malformed(err, data, t)
 	}
 	return nil
+}
+
+// sized is a request whose sizes are checked before it is decoded: the
+// scan measures the values measure names (see measures), and limits
+// refuses a request past a limit, so that a large request is refused in
+// time and memory proportional to its bytes, before encoding/json
+// allocates its values (a 40 MB plan of 700,000 jobs decoded into 800 MB
+// before its size was checked).
+type sized interface {
+	measure() []string
+	limits(m *measures) error
 }
 
 // syntaxError describes why data, which json.Valid refused, is not one JSON

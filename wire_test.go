@@ -502,6 +502,11 @@ func TestTypedRejectsNonFinite(t *testing.T) {
 	}{
 		{"ok/link_samples_and_quantum.json", nonFinite(orrery.Link)},
 		{"ok/rank_basic_mean.json", nonFinite(orrery.Rank)},
+		{"ok/plan_options.json", nonFinite(orrery.Plan)},
+		{"ok/plan_24_jobs.json", nonFinite(orrery.Plan)},
+		{"ok/predict_small.json", nonFinite(orrery.Predict)},
+		{"ok/profile_series.json", nonFinite(orrery.Profile)},
+		{"ok/profile_events.json", nonFinite(orrery.Profile)},
 	} {
 		raw, err := os.ReadFile(filepath.Join("testdata", "corpus", c.file))
 		if err != nil {
