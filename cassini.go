@@ -49,7 +49,7 @@ type SearchSpec struct {
 	Mode              string  `json:"mode,omitempty"`                // "exact" (default) or "paper"
 	MaxPerimeterTicks int     `json:"max_perimeter_ticks,omitempty"` // cap on each period and on the shared circle a search builds; default 1048576, at most 16777216
 	RoundPeriods      bool    `json:"round_periods,omitempty"`       // past the cap, round periods up instead of failing (the response then says so)
-	Budget            int64   `json:"budget,omitempty"`              // pair evaluations per link search; default 2^30, -1 unlimited
+	Budget            int64   `json:"budget,omitempty"`              // pair evaluations per link search; 0 the default (link.DefaultBudget), -1 unlimited, below -1 invalid
 	Restarts          int     `json:"restarts,omitempty"`            // coordinate-descent starts
 	Seed              uint64  `json:"seed,omitempty"`                // seed of the restarts
 	TimeLimitMs       float64 `json:"time_limit_ms,omitempty"`       // wall-clock limit; 0 none (results then depend on the host's speed)
@@ -138,6 +138,9 @@ func (s SearchSpec) parse() (quantum, error) {
 	}
 	if s.MaxPerimeterTicks < 0 || s.MaxPerimeterTicks > maxPerimeterTicks {
 		return r, fieldError("max_perimeter_ticks", fmt.Errorf("%w: %d (want 0..%d)", link.ErrInvalidOption, s.MaxPerimeterTicks, maxPerimeterTicks))
+	}
+	if s.Budget < -1 {
+		return r, fieldError("budget", fmt.Errorf("%w: %d (want -1 for unlimited, 0 for the default, or a positive count)", link.ErrInvalidOption, s.Budget))
 	}
 	if s.Restarts < 0 || s.Restarts > 1<<16 {
 		return r, fieldError("restarts", fmt.Errorf("%w: %d (want 0..65536)", link.ErrInvalidOption, s.Restarts))

@@ -41,7 +41,7 @@ typedef struct orrery_link_options {
 	int32_t max_perimeter; /* cap on the shared circle in ticks; 0 default (2^20), at most 2^24 */
 	int32_t round_periods; /* 1: past the cap, round periods up to a coarser common grid */
 	int32_t restarts;      /* coordinate-descent starts; 0 default (4), at most 65536 */
-	int64_t budget;        /* pair evaluations; 0 default (2^26), negative unlimited */
+	int64_t budget;        /* pair evaluations; 0 default (2^26), -1 unlimited, below -1 invalid */
 	uint64_t seed;         /* seed of the restarts */
 } orrery_link_options;
 

@@ -57,7 +57,7 @@ func (c Code) String() string {
 //	offset 4  int32  max_perimeter   ticks; 0 default, at most 2^24
 //	offset 8  int32  round_periods   0 or 1
 //	offset 12 int32  restarts        0 default, at most 65536
-//	offset 16 int64  budget          pair evaluations; 0 default, negative unlimited
+//	offset 16 int64  budget          pair evaluations; 0 default, -1 unlimited, below -1 invalid
 //	offset 24 uint64 seed
 type LinkOptions struct {
 	_            structs.HostLayout

@@ -157,6 +157,9 @@ func (o LinkOptions) linkOptions() (link.Options, Code, error) {
 	if o.RoundPeriods != 0 && o.RoundPeriods != 1 {
 		return lo, Invalid, fmt.Errorf("%w: round_periods %d (want 0 or 1)", link.ErrInvalidOption, o.RoundPeriods)
 	}
+	if o.Budget < -1 {
+		return lo, Invalid, fmt.Errorf("%w: budget %d (want -1 unlimited, 0 default, or > 0)", link.ErrInvalidOption, o.Budget)
+	}
 	if o.Restarts < 0 || o.Restarts > maxRestarts {
 		return lo, Invalid, fmt.Errorf("%w: restarts %d (want 0..%d)", link.ErrInvalidOption, o.Restarts, maxRestarts)
 	}
