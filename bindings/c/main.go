@@ -22,6 +22,7 @@ import "C"
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"unsafe"
 
@@ -33,10 +34,6 @@ func main() {}
 
 //export orrery_abi_version
 func orrery_abi_version() C.int32_t { return abi.Version }
-
-// maxLen bounds the length orrery_call turns into a slice; anything past
-// orrery.MaxRequestBytes is refused unread anyway.
-const maxLen = 1 << 40
 
 // sessions are the sessions orrery_session_new handed out, by number; 0
 // is the default session of orrery_call.
@@ -89,13 +86,12 @@ func orrery_session_call(sn C.orrery_session, req *C.char, n C.size_t, outLen *C
 		resp = s.Handle(context.Background(), nil)
 	case req == nil:
 		resp = orrery.ErrorEnvelope(orrery.CodeInvalid, "abi: request is NULL with a non-zero length")
+	case uint64(n) > orrery.MaxRequestBytes:
+		// Refused unread, with the length the caller gave (SIZE_MAX was
+		// once reported as the 2^40 it was clamped to).
+		resp = orrery.ErrorEnvelope(orrery.CodeLimit, fmt.Sprintf("request is %d bytes, above the %d byte limit", uint64(n), orrery.MaxRequestBytes))
 	default:
-		// Past maxLen, report a length orrery.Handle refuses just as well.
-		l := uint64(n)
-		if l > maxLen {
-			l = maxLen
-		}
-		resp = s.Handle(context.Background(), unsafe.Slice((*byte)(unsafe.Pointer(req)), l))
+		resp = s.Handle(context.Background(), unsafe.Slice((*byte)(unsafe.Pointer(req)), int(n)))
 	}
 	return cString(resp, outLen)
 }

@@ -92,6 +92,9 @@ static int search(void) {
 	char *out = orrery_call(NULL, 0, &n);
 	CHECK(out && strlen(out) == n && strstr(out, "empty request"), "empty: %s", out);
 	orrery_free(out);
+	out = orrery_call("{}", SIZE_MAX, &n);
+	CHECK(out && strstr(out, "limit_exceeded") && strstr(out, "18446744073709551615"), "SIZE_MAX: %s", out);
+	orrery_free(out);
 	out = orrery_call(NULL, 5, NULL);
 	CHECK(out && strstr(out, "invalid_argument"), "NULL request: %s", out);
 	orrery_free(out);
