@@ -154,6 +154,21 @@ class Engine:
         self.close()
 
 
+def check_search_options(max_perimeter, restarts, budget, seed):
+    """The option fields' ranges in the flat layout (int32, int64 with -1
+    for unlimited, uint64 with a negative seed taken modulo 2**64): ctypes
+    and struct would otherwise wrap a value past them silently
+    (budget=2**70 became the default)."""
+    for name, v, lo, hi in (("max_perimeter", max_perimeter, 0, 2**31 - 1),
+                            ("restarts", restarts, 0, 2**31 - 1),
+                            ("budget", budget, -1, 2**63 - 1),
+                            ("seed", seed, -2**63, 2**64 - 1)):
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise OrreryError("invalid_argument", name, "%r is not an integer" % (v,))
+        if not lo <= v <= hi:
+            raise OrreryError("invalid_argument", name, "%d is outside %d..%d" % (v, lo, hi))
+
+
 def check_search_args(periods, demand, fixed):
     """The checks the flat layout needs before anything is copied."""
     k = len(periods)

@@ -11,6 +11,7 @@ from ._common import (
     LinkSearchResult,
     OrreryError,
     check_search_args,
+    check_search_options,
     mode_number,
 )
 
@@ -126,6 +127,7 @@ class NativeEngine(Engine):
     def link_search(self, periods, demand, capacity, fixed=None, mode="exact", max_perimeter=0,
                     round_periods=False, restarts=0, budget=0, seed=0):
         k, _ = check_search_args(periods, demand, fixed)
+        check_search_options(max_perimeter, restarts, budget, seed)
         opt = _Options(mode_number(mode), max_perimeter, 1 if round_periods else 0, restarts, budget, seed & (2**64 - 1))
         res = _Result()
         shifts = (ctypes.c_int32 * k)()

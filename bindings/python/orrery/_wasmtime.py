@@ -26,6 +26,7 @@ from ._common import (
     OrreryError,
     TrapError,
     check_search_args,
+    check_search_options,
     mode_number,
     too_large,
 )
@@ -191,6 +192,7 @@ class WasmtimeEngine(Engine):
     def link_search(self, periods, demand, capacity, fixed=None, mode="exact", max_perimeter=0,
                     round_periods=False, restarts=0, budget=0, seed=0):
         k, total = check_search_args(periods, demand, fixed)
+        check_search_options(max_perimeter, restarts, budget, seed)
         nf = k if fixed is not None else 0
         periods_at = _OPTIONS_SIZE + _RESULT_SIZE
         fixed_at = periods_at + 4 * k

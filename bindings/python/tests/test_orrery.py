@@ -127,6 +127,13 @@ class Backend:
             (([0], [], 5), {}, "invalid_argument", "period is zero"),
             (([], [], 5), {}, "invalid_argument", "no jobs"),
             (([6, 10, 15], [0] * 31, 5), {"max_perimeter": 20}, "limit_exceeded", "perimeter"),
+            # Issue 13, item 9: values past the layout's fields were wrapped.
+            (([8], d, 5), {"budget": 2**70}, "invalid_argument", "budget"),
+            (([8], d, 5), {"budget": -2}, "invalid_argument", "budget"),
+            (([8], d, 5), {"restarts": 2**40}, "invalid_argument", "restarts"),
+            (([8], d, 5), {"max_perimeter": -1}, "invalid_argument", "max_perimeter"),
+            (([8], d, 5), {"seed": 2**64}, "invalid_argument", "seed"),
+            (([8], d, 5), {"budget": 1.5}, "invalid_argument", "budget"),
         ]
         for args, kw, code, msg in cases:
             with self.assertRaises(orrery.OrreryError) as cm:
