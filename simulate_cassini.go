@@ -132,6 +132,11 @@ type cassiniRun struct {
 	Progress      func(done, runs int)
 }
 
+// MaxSimulationJobs bounds the jobs of a simulated Poisson trace: a trace
+// is built and replayed in memory, and -jobs 100000 -load 0 ran for
+// minutes before any answer.
+const MaxSimulationJobs = 10000
+
 // SimulateCassini runs the experiment: every arm on every seed's trace (in
 // parallel; the result does not depend on it). A bad setting is an error
 // wrapping [ErrSimulation] naming the field; the output is deterministic.
@@ -197,8 +202,8 @@ func (s CassiniSimulation) resolve() (cassiniRun, error) {
 	switch {
 	case o.GPUsPerServer < 0:
 		return o, badField("GPUsPerServer", "%d", o.GPUsPerServer)
-	case o.Jobs < 0:
-		return o, badField("Jobs", "%d", o.Jobs)
+	case o.Jobs < 0 || o.Jobs > MaxSimulationJobs:
+		return o, badField("Jobs", "%d (want 1..%d, or 0 for 40)", o.Jobs, MaxSimulationJobs)
 	case o.MinIters < 1 || o.MaxIters < o.MinIters:
 		return o, badField("MinIterations", "%d, MaxIterations %d: want 1 <= min <= max", o.MinIters, o.MaxIters)
 	case o.Candidates < 0:

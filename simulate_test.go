@@ -119,3 +119,13 @@ func TestSimulateCassini(t *testing.T) {
 		}
 	}
 }
+
+// TestSimulateCassiniJobCap (issue 13, item 9): a trace past
+// MaxSimulationJobs is refused before it is built (-jobs 100000 -load 0
+// ran for minutes).
+func TestSimulateCassiniJobCap(t *testing.T) {
+	_, err := orrery.SimulateCassini(context.Background(), orrery.CassiniSimulation{Jobs: orrery.MaxSimulationJobs + 1, Seeds: []uint64{1}})
+	if !errors.Is(err, orrery.ErrSimulation) || !strings.Contains(err.Error(), "Jobs") {
+		t.Fatalf("err %v, want ErrSimulation naming Jobs", err)
+	}
+}
