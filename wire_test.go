@@ -519,19 +519,20 @@ func TestTypedRejectsNonFinite(t *testing.T) {
 			t.Fatal(err)
 		}
 		for k := 0; ; k++ {
-			for _, v := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
+			for _, v := range []float64{math.NaN(), math.Inf(1), math.Inf(-1), 1e-320} {
 				found := false
+				var path string
 				err := c.call(context.Background(), env.Request, func(root reflect.Value) {
 					n := 0
-					found = setFloat(root, k, &n, v)
+					path, found = setFloat(root, k, &n, v, "")
 				})
 				if !found {
 					goto next
 				}
 				calls++
 				var we *orrery.Error
-				if !errors.As(err, &we) || we.Code != orrery.CodeInvalid {
-					t.Errorf("%s: float #%d = %v: %v, want invalid_argument", c.file, k, v, err)
+				if !errors.As(err, &we) || we.Code != orrery.CodeInvalid || we.Field != path {
+					t.Errorf("%s: %s = %v: %v, want invalid_argument naming %s", c.file, path, v, err, path)
 				}
 			}
 		}
@@ -557,31 +558,39 @@ func nonFinite[Req, Resp any](f func(context.Context, Req) (Resp, error)) func(c
 }
 
 // setFloat sets the k-th float64 reachable from v (in field order) to x
-// and reports whether there was one.
-func setFloat(v reflect.Value, k int, n *int, x float64) bool {
+// and reports whether there was one, and its JSON path (under path).
+func setFloat(v reflect.Value, k int, n *int, x float64, path string) (string, bool) {
 	switch v.Kind() {
 	case reflect.Float64:
 		if *n == k {
 			v.SetFloat(x)
-			return true
+			return path, true
 		}
 		*n++
 	case reflect.Pointer:
 		if !v.IsNil() {
-			return setFloat(v.Elem(), k, n, x)
+			return setFloat(v.Elem(), k, n, x, path)
 		}
 	case reflect.Struct:
 		for i := range v.NumField() {
-			if v.Type().Field(i).IsExported() && setFloat(v.Field(i), k, n, x) {
-				return true
+			f := v.Type().Field(i)
+			if !f.IsExported() {
+				continue
+			}
+			p := path
+			if name, _, _ := strings.Cut(f.Tag.Get("json"), ","); name != "" && name != "-" {
+				p = strings.TrimPrefix(path+"."+name, ".")
+			}
+			if q, ok := setFloat(v.Field(i), k, n, x, p); ok {
+				return q, true
 			}
 		}
 	case reflect.Slice:
 		for i := range v.Len() {
-			if setFloat(v.Index(i), k, n, x) {
-				return true
+			if q, ok := setFloat(v.Index(i), k, n, x, fmt.Sprintf("%s[%d]", path, i)); ok {
+				return q, true
 			}
 		}
 	}
-	return false
+	return "", false
 }
