@@ -110,13 +110,14 @@ var Variants = []Variant{Unshifted, Cassini, Shifted}
 
 // Options configure [CrossCheck]. The zero value runs every variant under
 // every congestion control with the CLI's CASSINI settings (5% headroom,
-// shifts held on fully compatible links, pad agents) and DefaultExport.
+// shifts held on fully compatible links), Pad agents and DefaultExport.
 type Options struct {
 	Variants []Variant // nil means Variants
 	CCs      []CC      // nil means CCs
 	// Cassini and Agent configure the Cassini policy and its agents, in
-	// the fluid run and in the packet-level replay; the zero values mean
-	// the CLI's defaults (Headroom 0.05).
+	// the fluid run and in the packet-level replay; a nil Cassini means
+	// the CLI's defaults (Headroom 0.05). Agent's zero Mode, Elastic, runs
+	// as Pad: Export holds only Pad agents (see [Export]).
 	Cassini *netsim.CassiniOptions
 	Agent   agent.Options
 	Export  ExportOptions // Net.CC is set per run
@@ -201,6 +202,7 @@ func CrossCheck(ctx context.Context, prog Program, cases []Case, opt Options) ([
 	if opt.Parallel <= 0 {
 		opt.Parallel = runtime.GOMAXPROCS(0)
 	}
+	opt.Agent = padAgents(opt.Agent)
 	type job struct {
 		c   Case
 		v   Variant
@@ -274,11 +276,19 @@ func CrossCheck(ctx context.Context, prog Program, cases []Case, opt Options) ([
 	return runs, nil
 }
 
+// padAgents returns o with Elastic mode, the zero Mode, replaced by Pad.
+func padAgents(o agent.Options) agent.Options {
+	if o.Mode == agent.Elastic {
+		o.Mode = agent.Pad
+	}
+	return o
+}
+
 // fluidRun runs variant v of c in the fluid model and exports it.
 func fluidRun(ctx context.Context, c Case, v Variant, opt Options) (netsim.Config, netsim.Result, Scenario, error) {
 	cfg := c.Config
 	cfg.Noise = workload.Replay{Source: workload.None}
-	cfg.Agent = opt.Agent
+	cfg.Agent = padAgents(opt.Agent)
 	if opt.Cassini != nil {
 		cfg.Cassini = *opt.Cassini
 	} else {

@@ -45,13 +45,23 @@ type ExportOptions struct {
 // iteration when it did in res and running as many iterations as it
 // completed there. A job that a CASSINI agent held on its slots in res (see
 // held) gets one with the plan res's iterations followed: the period the
-// agent padded to, the slot grid its second iteration started on. Jobs that never started are left
-// out. res must come from netsim.Run(cfg); cfg's noise is exported too, as
-// compute multipliers per iteration.
+// agent padded to, the slot grid its second iteration started on. Jobs that
+// never started are left out. res must come from netsim.Run(cfg); cfg's
+// noise is exported too, as compute multipliers per iteration.
+//
+// The exported agents are Pad agents, one per job. A CASSINI run with
+// Elastic agents (cfg.Agent's zero Mode, netsim's default) is refused
+// unless opt.NoAgents: its jobs' agents share a group clock whose slots
+// stretch to the slowest member's pace and slide, which neither the
+// scenario nor the replay's per-job agents carry; run the fluid model with
+// agent.Pad to export its agents.
 func Export(cfg netsim.Config, res netsim.Result, opt ExportOptions) (Scenario, error) {
 	t := cfg.Topology
 	if t == nil {
 		return Scenario{}, fmt.Errorf("%w: no topology", ErrInvalid)
+	}
+	if cfg.Policy == netsim.Cassini && cfg.Agent.Mode == agent.Elastic && !opt.NoAgents && res.Agent.Agents > 0 {
+		return Scenario{}, fmt.Errorf("%w: Agent.Mode: elastic agents share a group clock the scenario cannot carry (run with agent.Pad or export with NoAgents)", ErrInvalid)
 	}
 	if opt.Gbps == 0 {
 		opt.Gbps = DefaultGbps

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -182,6 +183,38 @@ func TestExportShifts(t *testing.T) {
 		if j.Plan != nil || j.Start != 0 {
 			t.Fatalf("unshifted job %d: start %v, plan %v", j.ID, j.Start, j.Plan)
 		}
+	}
+}
+
+// A CASSINI run with netsim's default Elastic agents is refused, naming
+// the field (their group clock is not in a scenario); with NoAgents it
+// exports from the same first starts, and the cross-check's zero Options
+// run Pad agents, whose plans it does export.
+func TestExportElastic(t *testing.T) {
+	cfg := snapshot(t, "fig2", 4).Config
+	cfg.Policy = netsim.Cassini
+	cfg.Cassini.Headroom = 0.05
+	res, err := netsim.Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Agent.Agents != 2 {
+		t.Fatalf("elastic run: %d agents", res.Agent.Agents)
+	}
+	if _, err := Export(cfg, res, ExportOptions{}); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "Agent.Mode") {
+		t.Fatalf("export of an elastic run: %v, want ErrInvalid naming Agent.Mode", err)
+	}
+	sc, err := Export(cfg, res, ExportOptions{NoAgents: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range sc.Jobs {
+		if j.Plan != nil {
+			t.Errorf("job %d: a plan with NoAgents", j.ID)
+		}
+	}
+	if got, _, _ := exported(t, snapshot(t, "fig2", 4), Cassini); got.Agent.Mode != agent.Pad {
+		t.Errorf("the zero Options' fluid run has %v agents, want pad", got.Agent.Mode)
 	}
 }
 
