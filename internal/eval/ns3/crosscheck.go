@@ -22,9 +22,11 @@ import (
 type Case struct {
 	Name   string
 	Config netsim.Config
-	// Variants and CCs, if not nil, replace the Options' for this case.
+	// Variants, CCs and Cassini, if not nil, replace the Options' for this
+	// case.
 	Variants []Variant
 	CCs      []CC
+	Cassini  *netsim.CassiniOptions
 }
 
 // Snapshot returns one of the paper's fixed experiments as the CLI's
@@ -289,7 +291,9 @@ func fluidRun(ctx context.Context, c Case, v Variant, opt Options) (netsim.Confi
 	cfg := c.Config
 	cfg.Noise = workload.Replay{Source: workload.None}
 	cfg.Agent = padAgents(opt.Agent)
-	if opt.Cassini != nil {
+	if c.Cassini != nil {
+		cfg.Cassini = *c.Cassini
+	} else if opt.Cassini != nil {
 		cfg.Cassini = *opt.Cassini
 	} else {
 		cfg.Cassini = netsim.CassiniOptions{Headroom: 0.05}

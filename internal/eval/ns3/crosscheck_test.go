@@ -8,6 +8,8 @@ import (
 	"os"
 	"testing"
 	"time"
+
+	"github.com/orrery/orrery/internal/eval/netsim"
 )
 
 // packetLevel builds the ns-3 program for the packet-level tests, which
@@ -64,8 +66,9 @@ func find(t *testing.T, runs []Run, name string, v Variant, cc CC) Run {
 
 // ciCases are the CI-sized packet-level cases: Fig. 2 (both jobs
 // overlapped, held apart by CASSINI's agents, left apart without agents,
-// half overlapped) under every congestion control, snapshots 1 and 2 and a
-// small DLRM + ResNet50 cluster under DCTCP. About 3 minutes of CPU.
+// half overlapped) under every congestion control, snapshots 1 and 2 (and
+// snapshot 1 held by HoldScore) and a small DLRM + ResNet50 cluster under
+// DCTCP. About 4.5 minutes of CPU.
 func ciCases(t *testing.T) []Case {
 	fig2 := snapshot(t, "fig2", 6)
 	fig2.Variants = []Variant{Unshifted, Cassini, Half}
@@ -76,12 +79,17 @@ func ciCases(t *testing.T) []Case {
 	for _, c := range []*Case{&s1, &s2} {
 		c.Variants, c.CCs = []Variant{Unshifted, Cassini}, []CC{DCTCP}
 	}
+	// The default hold gate (netsim.HoldGain) holds neither snapshot's
+	// shifts; HoldScore, the previous default, holds snapshot 1's.
+	held := snapshot(t, "snapshot1", 6)
+	held.Name, held.Variants, held.CCs = "snapshot1-score", []Variant{Cassini}, []CC{DCTCP}
+	held.Cassini = &netsim.CassiniOptions{Headroom: 0.05, Hold: netsim.HoldScore}
 	cl, err := Cluster("dlrm-cluster", 8, []string{"DLRM", "ResNet50"}, []int{2, 3, 4}, 4, 6, 0.9, 5)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cl.Variants, cl.CCs = []Variant{Unshifted, Cassini}, []CC{DCTCP}
-	return []Case{fig2, shifted, s1, s2, cl}
+	return []Case{fig2, shifted, s1, s2, held, cl}
 }
 
 // TestPacketLevel is the CI-sized packet-level cross-check (make
@@ -104,9 +112,11 @@ func ciCases(t *testing.T) []Case {
 //     calibrated replay's mean within 3%);
 //   - snapshots 1 and 2 and the cluster: partly overlapped jobs are never
 //     more than 2% slower than the fluid model says (they pull apart) nor
-//     faster than alone, and are marked; under CASSINI the mean is within
-//     2% of the fluid model's, each job within 1% and unmarked where the
-//     fluid model has no traffic above capacity.
+//     faster than alone, and are marked; under CASSINI (snapshot 1 held by
+//     HoldScore, the cluster by the default gate) the mean is within 2% of
+//     the fluid model's, each job within 1% and unmarked where the fluid
+//     model has no traffic above capacity; a snapshot the default gate
+//     holds no shift of runs as the scheduler's, at the packet level too.
 func TestPacketLevel(t *testing.T) {
 	prog := packetLevel(t)
 	start := time.Now()
@@ -179,12 +189,21 @@ func TestPacketLevel(t *testing.T) {
 	}
 	// Snapshots and the cluster: partly overlapped jobs pull apart at the
 	// packet level (never slower than the fluid model's fair shares);
-	// CASSINI's runs are the fluid model's where its links fit (snapshot 2
-	// overlaps ResNet50 with both VGGs: compatible by the score, contended
-	// at the packet level), and its marks vanish with the fluid model's
-	// excess traffic.
+	// CASSINI's runs are the fluid model's where its agents hold shifts
+	// (snapshot 1 under HoldScore; the default gate holds none of snapshot
+	// 2's, whose CASSINI run is then the scheduler's), and its marks vanish
+	// with the fluid model's excess traffic.
 	for _, name := range []string{"snapshot1", "snapshot2", "dlrm-cluster"} {
 		un, cs := find(t, runs, name, Unshifted, DCTCP), find(t, runs, name, Cassini, DCTCP)
+		if name == "snapshot1" {
+			cs = find(t, runs, "snapshot1-score", Cassini, DCTCP)
+		}
+		// A snapshot's placement is pinned: where the hold gate held no
+		// shift, CASSINI's run is the scheduler's.
+		unheld := name != "dlrm-cluster" && cs.Agents == 0
+		if unheld && (cs.PacketMs != un.PacketMs || cs.Marks != un.Marks) {
+			t.Errorf("%s cassini without agents: ns-3 %.1f ms, %d marks; unshifted %.1f ms, %d marks", name, cs.PacketMs, cs.Marks, un.PacketMs, un.Marks)
+		}
 		if un.PacketMs > un.FluidMs*1.02 || un.Marks == 0 {
 			t.Errorf("%s unshifted: ns-3 %.1f ms, fluid %.1f; %d marks", name, un.PacketMs, un.FluidMs, un.Marks)
 		}
@@ -192,6 +211,9 @@ func TestPacketLevel(t *testing.T) {
 			if j.PacketMs < j.AloneMs*0.999 {
 				t.Errorf("%s unshifted job %d: %.1f ms, faster than alone (%.1f)", name, j.ID, j.PacketMs, j.AloneMs)
 			}
+		}
+		if unheld {
+			continue
 		}
 		within(name+" cassini", cs.PacketMs, cs.FluidMs, 0.02)
 		if cs.FluidExcessGbit == 0 {

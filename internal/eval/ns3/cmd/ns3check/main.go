@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/orrery/orrery/internal/eval/netsim"
 	"github.com/orrery/orrery/internal/eval/ns3"
 )
 
@@ -33,8 +34,15 @@ func main() {
 	catchUp := flag.Bool("catch-up", false, "let delayed connections send their backlog past their peak")
 	keep := flag.String("keep", "", "directory to keep every run's scenario and output in")
 	asJSON := flag.Bool("json", false, "print JSON")
+	hold := flag.String("hold", "gain", "which CASSINI shifts agents hold: gain, score or all (netsim.Hold)")
 	flag.Parse()
 	opt := ns3.Options{Keep: *keep, Partial: *partial, Export: ns3.ExportOptions{Gbps: *gbps, Net: ns3.Net{CatchUp: *catchUp}}}
+	h, err := netsim.ParseHold(*hold)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "ns3check: -hold:", err)
+		os.Exit(2)
+	}
+	opt.Cassini = &netsim.CassiniOptions{Headroom: 0.05, Hold: h}
 	if err := run(*cases, *iters, *ccs, *variants, *clusterJobs, *clusterModels, *clusterIters, *clusterGPUs, *seed, opt, *asJSON); err != nil {
 		fmt.Fprintln(os.Stderr, "ns3check:", err)
 		os.Exit(1)
