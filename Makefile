@@ -146,8 +146,9 @@ k8s-build:
 # program and runs the CI-sized check: Fig. 2 under DCTCP, Cubic and NewReno,
 # Table 2's snapshots 1 and 2 (snapshot 1 also held by -hold score) and a small
 # DLRM + ResNet50 cluster under DCTCP, each against the fluid model with
-# tolerances. In CI: about 4 minutes of CPU, under 4 minutes of wall time on 2
-# cores (install.sh runs apt-get update and install when ns-3 is missing).
+# tolerances. In CI: 4-5 minutes of CPU, 2m16s of wall time on 2 cores (5m13s
+# with other jobs loading them), the program's build 15 s more; install.sh
+# runs apt-get update and install when ns-3 is missing (about 8 s).
 .PHONY: ns3-check ns3-full
 ns3-check:
 	./internal/eval/ns3/install.sh
