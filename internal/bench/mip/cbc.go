@@ -92,21 +92,11 @@ func Solve(ctx context.Context, m *Model, opt Options) (*Result, error) {
 	if _, err := exec.LookPath(bin); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrSolver, err)
 	}
-	dir := opt.Dir
-	if dir == "" {
-		d, err := os.MkdirTemp("", "orrery-mip-")
-		if err != nil {
-			return nil, err
-		}
-		defer os.RemoveAll(d)
-		dir = d
-	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+	dir, name, cleanup, err := workDir(opt.Dir, opt.Name, "orrery-mip-")
+	if err != nil {
 		return nil, err
 	}
-	name := opt.Name
-	if name == "" {
-		name = "model"
-	}
+	defer cleanup()
 	lp := filepath.Join(dir, name+".lp")
 	sol := filepath.Join(dir, name+".sol")
 	f, err := os.Create(lp)
@@ -297,4 +287,20 @@ func tail(s string) string {
 		return "..." + s[len(s)-2000:]
 	}
 	return s
+}
+
+// workDir is dir, created if missing, or a new temporary folder named by
+// pattern that cleanup removes; stem is name or "model".
+func workDir(dir, name, pattern string) (_, stem string, cleanup func(), err error) {
+	cleanup = func() {}
+	if stem = name; stem == "" {
+		stem = "model"
+	}
+	if dir == "" {
+		if dir, err = os.MkdirTemp("", pattern); err != nil {
+			return "", "", cleanup, err
+		}
+		return dir, stem, func() { os.RemoveAll(dir) }, nil
+	}
+	return dir, stem, cleanup, os.MkdirAll(dir, 0o755)
 }

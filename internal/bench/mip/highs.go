@@ -73,21 +73,11 @@ func SolveHiGHS(ctx context.Context, m *Model, opt HiGHSOptions) (*Result, error
 			return nil, fmt.Errorf("%w: no python3 with scipy.optimize.milp (Debian: apt-get install python3-scipy)", ErrSolver)
 		}
 	}
-	dir := opt.Dir
-	if dir == "" {
-		d, err := os.MkdirTemp("", "orrery-highs-")
-		if err != nil {
-			return nil, err
-		}
-		defer os.RemoveAll(d)
-		dir = d
-	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+	dir, name, cleanup, err := workDir(opt.Dir, opt.Name, "orrery-highs-")
+	if err != nil {
 		return nil, err
 	}
-	name := opt.Name
-	if name == "" {
-		name = "model"
-	}
+	defer cleanup()
 	script := filepath.Join(dir, "highs_driver.py")
 	if err := os.WriteFile(script, highsDriver, 0o644); err != nil {
 		return nil, err
