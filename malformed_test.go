@@ -215,6 +215,28 @@ func callCtx() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), 2*time.Second)
 }
 
+// unseenPaths are the paths of envelope root whose op and schema path
+// (indices folded) are not in seen yet; it adds them, so that each field
+// of each op is mutated once.
+func unseenPaths(root *node, seen map[string]bool) []string {
+	var op string
+	for _, f := range root.obj {
+		if f.key == "op" {
+			json.Unmarshal(f.val.raw, &op)
+		}
+	}
+	var ps, out []string
+	root.paths("", &ps)
+	for _, p := range ps {
+		key := op + indexRE.ReplaceAllString(p, "[]")
+		if !seen[key] {
+			seen[key] = true
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 func TestMalformedInputs(t *testing.T) {
 	single, sessions, names := corpus(t)
 	seen := map[string]bool{} // op + schema path: each mutated once
@@ -222,20 +244,7 @@ func TestMalformedInputs(t *testing.T) {
 	n := 0
 	for i, env := range single {
 		root := parse(t, env)
-		var op string
-		for _, f := range root.obj {
-			if f.key == "op" {
-				json.Unmarshal(f.val.raw, &op)
-			}
-		}
-		var ps []string
-		root.paths("", &ps)
-		for _, p := range ps {
-			key := op + indexRE.ReplaceAllString(p, "[]")
-			if seen[key] {
-				continue
-			}
-			seen[key] = true
+		for _, p := range unseenPaths(root, seen) {
 			for vi, v := range badValues {
 				var b bytes.Buffer
 				root.encode(&b, "", p, v)
@@ -291,20 +300,7 @@ func sessionCases(t *testing.T, seq [][]byte) int {
 	n := 0
 	for k, line := range seq {
 		root := parse(t, line)
-		var op string
-		for _, f := range root.obj {
-			if f.key == "op" {
-				json.Unmarshal(f.val.raw, &op)
-			}
-		}
-		var ps []string
-		root.paths("", &ps)
-		for _, p := range ps {
-			key := op + indexRE.ReplaceAllString(p, "[]")
-			if seen[key] {
-				continue
-			}
-			seen[key] = true
+		for _, p := range unseenPaths(root, seen) {
 			for _, v := range badValues {
 				var b bytes.Buffer
 				root.encode(&b, "", p, v)
