@@ -87,7 +87,7 @@ func hot(c, load, keep float64) bool { return !(load <= c*keep) }
 // update per round, so per flow), of the share's subtraction and division,
 // and of c*keep.
 func margin(crossings, flows int) float64 {
-	return 1 - float64(3*crossings+2*flows+8)*0x1p-52
+	return 1 - float64(float64(3*crossings+2*flows+8)*0x1p-52) // no fused multiply-subtract
 }
 
 // load sets up the component's links and flows.

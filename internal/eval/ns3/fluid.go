@@ -160,7 +160,7 @@ func (f *fluidSim) run(ctx context.Context) error {
 		}
 		dt := float64(t-f.now) / 1e9
 		for _, fl := range f.flows {
-			fl.rem -= fl.rate * dt
+			fl.rem -= float64(fl.rate * dt) // no fused multiply-subtract
 		}
 		f.now = t
 		f.out.Events++
