@@ -233,6 +233,16 @@ const (
 	kindStr = 2
 )
 
+// active returns the Scheduler's integer for id, an ErrUnknownID error
+// naming field when the job is not active.
+func (m *idScheduler) active(field string, id *JobID) (int, error) {
+	n, active, err := m.internal(field, id)
+	if err == nil && !active {
+		err = unknownID(field, *id)
+	}
+	return n, err
+}
+
 // internal returns the Scheduler's integer for id, and whether the job is
 // active. It checks the id's kind against the Scheduler's.
 func (m *idScheduler) internal(field string, id *JobID) (int, bool, error) {

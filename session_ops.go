@@ -167,12 +167,9 @@ func schedulerAdd(_ context.Context, s *Session, req SchedulerAddRequest) (any, 
 
 func schedulerRemove(_ context.Context, s *Session, req SchedulerRemoveRequest) (any, error) {
 	return s.with(req.Handle, func(m *idScheduler) (any, error) {
-		n, active, err := m.internal("id", &req.ID)
+		n, err := m.active("id", &req.ID)
 		if err != nil {
 			return nil, err
-		}
-		if !active {
-			return nil, unknownID("id", req.ID)
 		}
 		if err := m.s.Remove(n); err != nil {
 			return nil, err
@@ -188,12 +185,9 @@ func schedulerRemove(_ context.Context, s *Session, req SchedulerRemoveRequest) 
 
 func schedulerProgress(_ context.Context, s *Session, req SchedulerProgressRequest) (any, error) {
 	return s.with(req.Handle, func(m *idScheduler) (any, error) {
-		n, active, err := m.internal("id", &req.ID)
+		n, err := m.active("id", &req.ID)
 		if err != nil {
 			return nil, err
-		}
-		if !active {
-			return nil, unknownID("id", req.ID)
 		}
 		if err := m.s.Progress(n, req.Epochs); err != nil {
 			return nil, err
@@ -204,12 +198,9 @@ func schedulerProgress(_ context.Context, s *Session, req SchedulerProgressReque
 
 func schedulerObserve(_ context.Context, s *Session, req SchedulerObserveRequest) (any, error) {
 	return s.with(req.Handle, func(m *idScheduler) (any, error) {
-		n, active, err := m.internal("id", &req.ID)
+		n, err := m.active("id", &req.ID)
 		if err != nil {
 			return nil, err
-		}
-		if !active {
-			return nil, unknownID("id", req.ID)
 		}
 		if err := m.s.Observe(n, req.Sample); err != nil {
 			return nil, err
