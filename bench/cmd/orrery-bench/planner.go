@@ -179,30 +179,14 @@ func plannerSection(ctx context.Context, cfg *config) ([]bench.Section, []bench.
 func comparePlanner(ctx context.Context, cfg *config, pc plannerCase, p *market.Problem, haveCBC bool) (PlannerRow, []bench.Gate, error) {
 	nan := math.NaN()
 	row := PlannerRow{Instance: pc.name, Jobs: len(p.Jobs), GPUs: p.GPUs, CBCObjective: nan, CBCPlanValue: nan, CBCBound: nan, CBCGap: nan, Difference: nan}
-	ws := market.NewWorkspace()
-	var sol *market.Solution
-	samples, err := bench.Interleave(ctx, []bench.Case{{Name: "orrery", Op: func() (err error) {
-		sol, err = ws.Solve(ctx, p)
-		return err
-	}}}, bench.Options{Rounds: cfg.rounds, Target: cfg.target})
+	run, err := solveOrrery(ctx, cfg, p)
 	if err != nil {
 		return row, nil, err
 	}
-	row.Time = bench.Summarize(bench.Times(samples[0]))
+	sol, rounds, path, pg := run.sol, run.rounds, run.path, run.pg
+	row.Time = run.time
 	row.Status, row.Objective, row.Welfare, row.Makespan = sol.Status.String(), sol.Objective, sol.Welfare, sol.Makespan
-	rounds := make([][]int, len(sol.Rounds))
-	for t, js := range sol.Rounds {
-		rounds[t] = slices.Clone(js)
-	}
-	path := shockwave.Fair
-	if sol.Relaxed {
-		path = shockwave.Relaxed
-	}
 	row.Path = path.String()
-	pg, err := shockwave.Build(p, path)
-	if err != nil {
-		return row, nil, err
-	}
 	row.Rounds, row.K = pg.Params.T, pg.Params.K
 
 	// orrery's plan in the authors' program.
@@ -312,4 +296,39 @@ func comparePlanner(ctx context.Context, cfg *config, pc plannerCase, p *market.
 		gates = append(gates, g)
 	}
 	return row, gates, nil
+}
+
+// orreryRun is orrery's timed solve of a planner instance: its solution,
+// its plan's rounds (copied out of the workspace), the path it took, and the
+// authors' program on that path, to score the plan and hand to a MILP solver.
+type orreryRun struct {
+	sol    *market.Solution
+	time   bench.Stats
+	rounds [][]int
+	path   shockwave.Path
+	pg     *shockwave.Program
+}
+
+// solveOrrery times market.Workspace.Solve on p over cfg.rounds rounds.
+func solveOrrery(ctx context.Context, cfg *config, p *market.Problem) (orreryRun, error) {
+	ws := market.NewWorkspace()
+	var r orreryRun
+	samples, err := bench.Interleave(ctx, []bench.Case{{Name: "orrery", Op: func() (err error) {
+		r.sol, err = ws.Solve(ctx, p)
+		return err
+	}}}, bench.Options{Rounds: cfg.rounds, Target: cfg.target})
+	if err != nil {
+		return r, err
+	}
+	r.time = bench.Summarize(bench.Times(samples[0]))
+	r.rounds = make([][]int, len(r.sol.Rounds))
+	for t, js := range r.sol.Rounds {
+		r.rounds[t] = slices.Clone(js)
+	}
+	r.path = shockwave.Fair
+	if r.sol.Relaxed {
+		r.path = shockwave.Relaxed
+	}
+	r.pg, err = shockwave.Build(p, r.path)
+	return r, err
 }

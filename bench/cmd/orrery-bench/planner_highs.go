@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"slices"
 	"strings"
 
 	"github.com/orrery/orrery/internal/bench"
@@ -136,30 +135,14 @@ func speedup(r float64) string {
 func compareHiGHS(ctx context.Context, cfg *config, family string, seed uint64, p *market.Problem, haveHiGHS bool) (FamilyRow, []bench.Gate, error) {
 	nan := math.NaN()
 	row := FamilyRow{Family: family, Seed: seed, HiGHSPlanValue: bench.Float(nan), HiGHSBound: bench.Float(nan), HiGHSGap: bench.Float(nan), Ratio: bench.Float(nan)}
-	ws := market.NewWorkspace()
-	var sol *market.Solution
-	samples, err := bench.Interleave(ctx, []bench.Case{{Name: "orrery", Op: func() (err error) {
-		sol, err = ws.Solve(ctx, p)
-		return err
-	}}}, bench.Options{Rounds: cfg.rounds, Target: cfg.target})
+	run, err := solveOrrery(ctx, cfg, p)
 	if err != nil {
 		return row, nil, err
 	}
-	row.Time = bench.Summarize(bench.Times(samples[0]))
+	sol, rounds, path, pg := run.sol, run.rounds, run.path, run.pg
+	row.Time = run.time
 	row.Status, row.Objective, row.Nodes = sol.Status.String(), sol.Objective, sol.Nodes
-	rounds := make([][]int, len(sol.Rounds))
-	for t, js := range sol.Rounds {
-		rounds[t] = slices.Clone(js)
-	}
-	path := shockwave.Fair
-	if sol.Relaxed {
-		path = shockwave.Relaxed
-	}
 	row.Path = path.String()
-	pg, err := shockwave.Build(p, path)
-	if err != nil {
-		return row, nil, err
-	}
 	name := fmt.Sprintf("families %s, seed %d", family, seed)
 	var gates []bench.Gate
 	lpObj := math.NaN()
