@@ -128,6 +128,7 @@ type sim struct {
 	// Cassini.
 	ranker     candidate.Workspace
 	lw         link.Workspace
+	replays    map[string]linkReplay // RankReplay's link replays, by replayProblemKey
 	agents     []*agent.Agent
 	groups     []group
 	nextSample int64
