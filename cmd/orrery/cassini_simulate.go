@@ -199,7 +199,7 @@ func parseCassiniSimFlags(args []string, s stdio) (f cassiniFlags, err error) {
 	fs.StringVar(&o.NoiseDir, "noise-dir", "", "directory of the Alibaba PAI files (default: the repository's "+alibabaData+", found from any folder inside it)")
 	quiet := quietFlag(fs)
 	fs.StringVar(&o.AgentMode, "agent-mode", "elastic", "agent: elastic (a shared clock paced by the slowest job; gives up shifts that do not pay), pad (hold every slot of a fixed period) or free (the paper: re-align only on drift)")
-	fs.StringVar(&o.Rank, "rank", "delay", "how CASSINI picks a candidate: delay (least predicted delay: shared links' excess per job, plus each job's own contention), score (the paper: the mean link score) or replay (a fluid replay of each binding shared link under what the plan will do there: held where the hold gate would hold, free otherwise)")
+	fs.StringVar(&o.Rank, "rank", "delay", "how CASSINI picks a candidate: delay (least predicted delay: shared links' excess per job, plus each job's own contention) or score (the paper: the mean link score)")
 	fs.StringVar(&o.Hold, "hold", "gain", "which jobs hold their shifts: gain (links where a replay predicts a net gain for every job), score (links scoring at least -min-score) or all (every job of the affinity graph, as the paper)")
 	fs.Float64Var(&o.MinGain, "min-gain", 0, "least predicted gain per job for -hold gain, fraction of its period (0: 0.01)")
 	fs.Float64Var(&o.Threshold, "threshold", agent.DefaultThreshold, "agent re-alignment trigger, fraction of the period")

@@ -123,11 +123,8 @@ func (s *sim) rank(js []*jobRun, cands [][]alloc) (int, *planned, error) {
 				continue
 			}
 			v := o.Score
-			switch s.cfg.Cassini.Rank {
-			case RankDelay:
+			if s.cfg.Cassini.Rank == RankDelay {
 				v = -delay(o, ls[idx[gi]], js)
-			case RankReplay:
-				v = -s.replayDelay(o, order, n, ls[idx[gi]], js)
 			}
 			if v > score || (v == score && idx[gi] < best) {
 				best, score, out = idx[gi], v, o
@@ -166,99 +163,6 @@ func delay(o candidate.Outcome, ls []layout, js []*jobRun) float64 {
 		d += float64(l.alone)/float64(js[k].nominal) - 1
 	}
 	return d
-}
-
-// linkReplay is one link's replay: its jobs' mean iteration times free
-// and held, ticks.
-type linkReplay struct{ free, held []float64 }
-
-// maxReplays bounds the RankReplay cache; past it the cache starts anew.
-const maxReplays = 1 << 14
-
-// replayDelay is RankReplay's cost of a candidate: on each binding shared
-// link (its jobs' peaks exceed its capacity), what the link replay predicts
-// each job loses per iteration, as a fraction of its period, under what the
-// plan will do there: held where the hold gate would hold it (every job
-// gains at least MinGain; none has given a shift up), free otherwise, and
-// always free when no shifts are held (CassiniPlacement, NoShifts); plus
-// each placed job's own contention, as in delay. Unlike the link score,
-// which assumes every shift is held, it sees that jobs whose periods do not
-// interleave sweep through every relative phase whatever the plan says.
-func (s *sim) replayDelay(o candidate.Outcome, order []*jobRun, n int, ls []layout, js []*jobRun) float64 {
-	grid := max(o.Grid, 1)
-	prof := func(m int) profile.Profile {
-		if m < n {
-			return order[m].prof
-		}
-		return ls[m-n].prof
-	}
-	demand := func(m, li int) profile.Profile {
-		if m < n {
-			return order[m].demandOn(li)
-		}
-		l := ls[m-n]
-		if x, ok := slices.BinarySearch(l.links, li); ok {
-			return l.linkProf[x]
-		}
-		return l.prof
-	}
-	holds := s.cfg.Policy != CassiniPlacement && !s.cfg.Cassini.NoShifts
-	var d float64
-	for _, l := range o.Links {
-		c := s.units(s.topo.Links[l.Link].Gbps)
-		profs := make([]profile.Profile, len(l.Jobs))
-		periods, shifts := make([]int, len(l.Jobs)), make([]int, len(l.Jobs))
-		var peaks int64
-		released := false
-		for k, m := range l.Jobs {
-			profs[k] = demand(m, l.Link)
-			peaks += int64(profs[k].Peak())
-			periods[k] = roundUp(prof(m).Period, grid)
-			shifts[k] = o.Shifts[m] % periods[k]
-			released = released || (m < n && order[m].released)
-		}
-		if peaks <= int64(c) {
-			continue // never over capacity: no job on it is delayed
-		}
-		r := s.replayLink(profs, periods, shifts, c)
-		use := r.free
-		if holds && !released {
-			gain := true
-			for k := range profs {
-				gain = gain && r.free[k]-r.held[k] >= s.cfg.Cassini.minGain()*float64(profs[k].Period)
-			}
-			if gain {
-				use = r.held
-			}
-		}
-		for k := range profs {
-			d += use[k]/float64(profs[k].Period) - 1
-		}
-	}
-	for k, l := range ls {
-		d += float64(l.alone)/float64(js[k].nominal) - 1
-	}
-	return d
-}
-
-// replayLink replays one link (replayBoth), memoized for the run.
-func (s *sim) replayLink(profs []profile.Profile, periods, shifts []int, c int32) linkReplay {
-	var b strings.Builder
-	fmt.Fprint(&b, c, periods, shifts)
-	for _, p := range profs {
-		fmt.Fprint(&b, p.Demand)
-	}
-	key := b.String()
-	if r, ok := s.replays[key]; ok {
-		return r
-	}
-	free, held, _ := replayBoth(profs, periods, shifts, float64(c))
-	if s.replays == nil || len(s.replays) >= maxReplays {
-		s.replays = map[string]linkReplay{}
-	}
-	r := linkReplay{free, held}
-	s.replays[key] = r
-	return r
 }
 
 func ids(js []*jobRun) []int {

@@ -134,15 +134,6 @@ const (
 	// RankScore: the highest Aggregate of the shared links' scores (the
 	// mean: the paper's).
 	RankScore
-	// RankReplay: the candidate with the least delay a fluid replay of
-	// each binding shared link predicts under what the plan will do there
-	// (held where the hold gate would hold, free otherwise), plus each
-	// placed job's own contention as in RankDelay. The link score assumes
-	// every shift is held; most pairs of jobs sharing a link cannot hold
-	// one to a gain (periods that do not interleave sweep through every
-	// relative phase), and their score overstates what placing them
-	// together gives.
-	RankReplay
 )
 
 func (r Rank) String() string {
@@ -151,23 +142,19 @@ func (r Rank) String() string {
 		return "delay"
 	case RankScore:
 		return "score"
-	case RankReplay:
-		return "replay"
 	}
 	return fmt.Sprintf("Rank(%d)", int(r))
 }
 
-// ParseRank parses "delay", "score" or "replay"; "" is RankDelay.
+// ParseRank parses "delay" or "score"; "" is RankDelay.
 func ParseRank(s string) (Rank, error) {
 	switch s {
 	case "", "delay":
 		return RankDelay, nil
 	case "score":
 		return RankScore, nil
-	case "replay":
-		return RankReplay, nil
 	}
-	return 0, fmt.Errorf("%w: rank %q (want delay, score or replay)", ErrInvalid, s)
+	return 0, fmt.Errorf("%w: rank %q (want delay or score)", ErrInvalid, s)
 }
 
 // DefaultMinGain is HoldGain's least predicted gain, as a fraction of a
@@ -316,7 +303,7 @@ func (c Config) normalize() (Config, error) {
 		return c, fmt.Errorf("%w: tick %v is under a microsecond", ErrInvalid, c.Cassini.Tick)
 	case !(c.Cassini.MinScore >= -1 && c.Cassini.MinScore <= 1):
 		return c, fmt.Errorf("%w: min score %v outside [-1, 1]", ErrInvalid, c.Cassini.MinScore)
-	case c.Cassini.Rank < RankDelay || c.Cassini.Rank > RankReplay:
+	case c.Cassini.Rank < RankDelay || c.Cassini.Rank > RankScore:
 		return c, fmt.Errorf("%w: rank %d", ErrInvalid, c.Cassini.Rank)
 	case c.Cassini.Hold < HoldGain || c.Cassini.Hold > HoldAll:
 		return c, fmt.Errorf("%w: hold %d", ErrInvalid, c.Cassini.Hold)

@@ -199,17 +199,6 @@ func (r *replayJob) advance(now, dt float64, warm float64) {
 // frac(i·α_j + 1/2) of its period, α_j = frac(j·φ), φ the golden ratio), so
 // two jobs' relative phase covers its circle in even steps.
 func holdGain(profs []profile.Profile, periods, shifts []int, c float64) (gain, freeComm []float64) {
-	free, held, freeComm := replayBoth(profs, periods, shifts, c)
-	for j := range free {
-		free[j] -= held[j]
-	}
-	return free, freeComm
-}
-
-// replayBoth replays one link both ways: each job's mean iteration time
-// free (averaged over the Kronecker phase draws) and held, and its mean
-// communication time per iteration free, in ticks.
-func replayBoth(profs []profile.Profile, periods, shifts []int, c float64) (free, held, freeComm []float64) {
 	const cap = 1 << 16
 	perimeter, longest := 1, 0
 	for _, p := range periods {
@@ -217,8 +206,8 @@ func replayBoth(profs []profile.Profile, periods, shifts []int, c float64) (free
 		longest = max(longest, p)
 	}
 	horizon := float64(max(4*perimeter, 40*longest))
-	held, _ = replayLink(profs, periods, shifts, nil, c, true, horizon)
-	free, freeComm = make([]float64, len(profs)), make([]float64, len(profs))
+	heldIter, _ := replayLink(profs, periods, shifts, nil, c, true, horizon)
+	gain, freeComm = make([]float64, len(profs)), make([]float64, len(profs))
 	offsets := make([]float64, len(profs))
 	for i := range replaySamples {
 		for j, p := range profs {
@@ -227,11 +216,14 @@ func replayBoth(profs []profile.Profile, periods, shifts []int, c float64) (free
 		}
 		it, cm := replayLink(profs, periods, shifts, offsets, c, false, horizon)
 		for j := range it {
-			free[j] += float64(it[j] / replaySamples)
+			gain[j] += float64(it[j] / replaySamples)
 			freeComm[j] += float64(cm[j] / replaySamples)
 		}
 	}
-	return free, held, freeComm
+	for j := range gain {
+		gain[j] -= heldIter[j]
+	}
+	return gain, freeComm
 }
 
 // frac is x's fractional part, x ≥ 0.

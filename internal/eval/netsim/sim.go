@@ -128,7 +128,6 @@ type sim struct {
 	// Cassini.
 	ranker     candidate.Workspace
 	lw         link.Workspace
-	replays    map[string]linkReplay // RankReplay's link replays, by replayProblemKey
 	agents     []*agent.Agent
 	groups     []group
 	nextSample int64
