@@ -49,6 +49,10 @@ type CassiniSimulation struct {
 	Lease         time.Duration
 	GPUsPerServer int // 0 means 1
 	Jobs          int // jobs of a Poisson trace; 0 means 40
+	// Sweep makes a Poisson trace's jobs arrive in sweeps of this many
+	// copies of one configuration (model, batch, GPUs, iterations), as a
+	// hyperparameter search launches them; 0 or 1 means one job per arrival.
+	Sweep int
 	// Load is the average fraction of GPUs busy under Poisson arrivals; 0
 	// means 0.9, a negative value starts every job at time 0.
 	Load   float64
@@ -107,6 +111,7 @@ type cassiniRun struct {
 	Lease         time.Duration
 	GPUsPerServer int
 	Jobs          int
+	Sweep         int
 	Load          float64
 	Models        []string
 	Arrive        []string
@@ -150,7 +155,7 @@ func SimulateCassini(ctx context.Context, s CassiniSimulation) (CassiniReport, e
 
 // resolve fills in the defaults and parses the names.
 func (s CassiniSimulation) resolve() (cassiniRun, error) {
-	o := cassiniRun{Scenario: s.Scenario, Topology: s.Topology, Lease: s.Lease, GPUsPerServer: s.GPUsPerServer, Jobs: s.Jobs,
+	o := cassiniRun{Scenario: s.Scenario, Topology: s.Topology, Lease: s.Lease, GPUsPerServer: s.GPUsPerServer, Jobs: s.Jobs, Sweep: s.Sweep,
 		Load: s.Load, Models: s.Models, Arrive: s.Arrive, MinIters: s.MinIterations, MaxIters: s.MaxIterations, Seeds: s.Seeds,
 		Duration: s.Duration, Candidates: s.Candidates, NoiseDir: s.NoiseDir, Threshold: s.Threshold, MinGain: s.MinGain,
 		MinScore: s.MinScore, Headroom: s.Headroom, MaxPerimeter: s.MaxPerimeter, Tick: s.Tick, Progress: s.Progress}
@@ -204,6 +209,8 @@ func (s CassiniSimulation) resolve() (cassiniRun, error) {
 		return o, badField("GPUsPerServer", "%d", o.GPUsPerServer)
 	case o.Jobs < 0 || o.Jobs > MaxSimulationJobs:
 		return o, badField("Jobs", "%d (want 1..%d, or 0 for 40)", o.Jobs, MaxSimulationJobs)
+	case o.Sweep < 0 || o.Sweep > o.Jobs:
+		return o, badField("Sweep", "%d (want 0..%d, the jobs)", o.Sweep, o.Jobs)
 	case o.MinIters < 1 || o.MaxIters < o.MinIters:
 		return o, badField("MinIterations", "%d, MaxIterations %d: want 1 <= min <= max", o.MinIters, o.MaxIters)
 	case o.Candidates < 0:
@@ -384,7 +391,7 @@ func parseCassiniTopology(s string) (*topology.Topology, error) {
 // servers (snapshots) and the topology spec to run them on.
 func cassiniTrace(o cassiniRun, seed uint64, gpus int) ([]workload.Job, map[int][]int, error) {
 	base := workload.Config{Models: o.Models, Jobs: o.Jobs, Load: o.Load, ClusterGPUs: gpus, GPUsPerServer: o.GPUsPerServer,
-		MinIterations: o.MinIters, MaxIterations: o.MaxIters, Seed: seed}
+		MinIterations: o.MinIters, MaxIterations: o.MaxIters, Seed: seed, Sweep: o.Sweep}
 	switch o.Scenario {
 	case "poisson":
 		jobs, err := workload.Generate(base)
@@ -495,6 +502,9 @@ func (o cassiniRun) simulate(ctx context.Context) (CassiniReport, error) {
 	}
 	res := CassiniReport{Scenario: o.Scenario, Scheduler: o.Scheduler.String(), Topology: o.Topology, Servers: topo.Servers,
 		Jobs: len(traces[0]), Load: o.Load, Seeds: o.Seeds, Noise: noiseName}
+	if o.Sweep > 1 && o.Scenario != "fig2" && !strings.HasPrefix(o.Scenario, "snapshot") {
+		res.Sweep = o.Sweep
+	}
 	for a, arm := range o.Arms {
 		res.Arms = append(res.Arms, aggregateCassini(arm, runs[a], runs[0]))
 	}
@@ -511,7 +521,8 @@ type CassiniReport struct {
 	Scheduler  string       `json:"scheduler"`
 	Topology   string       `json:"topology"`
 	Servers    int          `json:"servers"`
-	Jobs       int          `json:"jobs"` // of the first seed's trace
+	Jobs       int          `json:"jobs"`            // of the first seed's trace
+	Sweep      int          `json:"sweep,omitempty"` // copies per arrival, when above 1
 	Load       float64      `json:"load"`
 	Seeds      []uint64     `json:"seeds"`
 	Noise      string       `json:"noise"`

@@ -110,6 +110,8 @@ func TestSimulateCassini(t *testing.T) {
 		{"MinIterations", func(s *orrery.CassiniSimulation) { s.MinIterations, s.MaxIterations = 10, 5 }},
 		{"Models", func(s *orrery.CassiniSimulation) { s.Models = []string{"AlexNet"} }},
 		{"Jobs", func(s *orrery.CassiniSimulation) { s.Jobs = -3 }},
+		{"Sweep", func(s *orrery.CassiniSimulation) { s.Sweep = 41 }},
+		{"Sweep", func(s *orrery.CassiniSimulation) { s.Sweep = -1 }},
 	} {
 		bad := s
 		c.edit(&bad)

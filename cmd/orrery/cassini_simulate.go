@@ -187,6 +187,7 @@ func parseCassiniSimFlags(args []string, s stdio) (f cassiniFlags, err error) {
 	fs.DurationVar(&o.Lease, "lease", 0, "Themis's lease or Gavel's and Shockwave's round (0: 10m and 2m)")
 	fs.IntVar(&o.GPUsPerServer, "gpus-per-server", 1, "GPUs per server")
 	fs.IntVar(&o.Jobs, "jobs", 40, "number of jobs (poisson)")
+	fs.IntVar(&o.Sweep, "sweep", 0, "poisson: jobs arrive in sweeps of this many copies of one configuration (model, batch, GPUs, iterations), as a hyperparameter search launches them (0: one job per arrival)")
 	load := fs.Float64("load", 0.9, "average fraction of GPUs busy (Poisson arrivals); 0: every job at time 0")
 	models := fs.String("models", "", "comma-separated models to draw from (default: all 13 of the paper's Table 3)")
 	arrive := fs.String("arrive", "", "dynamic: comma-separated models that arrive into the busy cluster, 3 GPUs each (default DLRM,ResNet50,DLRM,ResNet50)")

@@ -51,6 +51,13 @@ type Config struct {
 
 	MinIterations, MaxIterations int // each job's iterations, uniform; 0 means the defaults (200, 1000)
 	Seed                         uint64
+
+	// Sweep makes the jobs arrive in sweeps of this many copies of one
+	// configuration (model, batch size, GPUs, iterations), all at once, as
+	// a hyperparameter search launches them; the sweeps arrive as a Poisson
+	// process at the rate that keeps Load. 0 or 1 means one job per arrival
+	// (the paper's trace, and the same trace as before Sweep existed).
+	Sweep int
 }
 
 // BatchChoices are the batch sizes a generated job of m may get, equally
@@ -115,12 +122,18 @@ func Generate(cfg Config) ([]Job, error) {
 
 	rng := rand.New(rand.NewPCG(c.Seed, 0x5ca1ab1e))
 	var rate float64 // arrivals per second
+	sweep := max(c.Sweep, 1)
 	if c.Load > 0 {
-		rate = c.Load * float64(c.ClusterGPUs) / work
+		rate = c.Load * float64(c.ClusterGPUs) / work / float64(sweep)
 	}
 	jobs := make([]Job, c.Jobs)
 	var t float64
 	for i := range jobs {
+		if i%sweep != 0 { // a copy of its sweep's first job
+			jobs[i] = jobs[i-1]
+			jobs[i].ID = i
+			continue
+		}
 		ch := choices[rng.IntN(len(choices))]
 		batches := ch.model.BatchChoices()
 		jobs[i] = Job{
@@ -183,6 +196,8 @@ func (cfg Config) normalize() (Config, error) {
 		return cfg, fmt.Errorf("%w: GPUs per server %d", ErrInvalid, cfg.GPUsPerServer)
 	case cfg.MinIterations < 1 || cfg.MaxIterations < cfg.MinIterations || cfg.MaxIterations > 1<<30:
 		return cfg, fmt.Errorf("%w: iterations [%d, %d]", ErrInvalid, cfg.MinIterations, cfg.MaxIterations)
+	case cfg.Sweep < 0 || cfg.Sweep > cfg.Jobs:
+		return cfg, fmt.Errorf("%w: sweep %d outside [0, jobs %d]", ErrInvalid, cfg.Sweep, cfg.Jobs)
 	case len(cfg.GPUChoices) == 0:
 		return cfg, fmt.Errorf("%w: no GPU choices", ErrInvalid)
 	}

@@ -59,6 +59,53 @@ func TestGenerateLoad(t *testing.T) {
 	}
 }
 
+// A sweep is Sweep copies of one job arriving together; the sweeps keep the
+// load; Sweep 0 and 1 are the trace without sweeps.
+func TestGenerateSweep(t *testing.T) {
+	base := Config{Jobs: 20000, Load: 0.9, ClusterGPUs: 24, Seed: 3}
+	plain, err := Generate(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	one := base
+	one.Sweep = 1
+	if got, _ := Generate(one); !slices.Equal(got, plain) {
+		t.Fatal("Sweep 1 changed the trace")
+	}
+	const k = 4
+	sw := base
+	sw.Sweep = k
+	jobs, err := Generate(sw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var work float64
+	for i, j := range jobs {
+		lead := jobs[i-i%k]
+		if j.ID != i || j.Model != lead.Model || j.Batch != lead.Batch || j.GPUs != lead.GPUs ||
+			j.Iterations != lead.Iterations || j.Arrival != lead.Arrival {
+			t.Fatalf("job %d %+v is not a copy of its sweep's first %+v", i, j, lead)
+		}
+		if i%k == 0 && i > 0 && j.Arrival < jobs[i-1].Arrival {
+			t.Fatalf("sweep at job %d arrives before the previous one", i)
+		}
+		m, _ := Lookup(j.Model)
+		st, _ := m.Iteration(j.Batch, j.GPUs)
+		work += float64(j.GPUs) * float64(j.Iterations) * Period(st).Seconds()
+	}
+	span := jobs[len(jobs)-1].Arrival.Seconds()
+	if got := work / (24 * span); math.Abs(got-0.9) > 0.05*0.9 {
+		t.Errorf("sweeps of %d: offered load %v, want 0.9", k, got)
+	}
+	for _, bad := range []int{-1, base.Jobs + 1} {
+		c := base
+		c.Sweep = bad
+		if _, err := Generate(c); !errors.Is(err, ErrInvalid) {
+			t.Errorf("sweep %d: %v", bad, err)
+		}
+	}
+}
+
 func TestGenerateSnapshotAndOptions(t *testing.T) {
 	jobs, err := Generate(Config{Jobs: 5, ClusterGPUs: 12, GPUsPerServer: 2, Models: []string{"GPT3", "VGG16"},
 		MinIterations: 10, MaxIterations: 10, GPUChoices: []int{2, 4}})
