@@ -82,6 +82,11 @@ type CassiniSimulation struct {
 	// or "free" (the paper's rule: re-align on drift only).
 	AgentMode string
 	Threshold float64 // the agent's re-alignment trigger, fraction of the period; 0 means 0.05
+	NoGiveUp  bool    // Elastic agents never give their shifts up (the give-up rule's ablation)
+	// GiveUp is who decides an Elastic shift does not pay: "" or "group"
+	// (the members' summed wait against their summed saving), or "own"
+	// (each member its own; the rule before).
+	GiveUp string
 	// Rank is how CASSINI picks a candidate: "" or "delay" (least predicted
 	// delay), or "score" (the paper's mean link score).
 	Rank string
@@ -126,6 +131,8 @@ type cassiniRun struct {
 	NoiseDir      string
 	AgentMode     agent.Mode
 	Threshold     float64
+	NoGiveUp      bool
+	GiveUp        agent.GiveUp
 	Rank          netsim.Rank
 	Hold          netsim.Hold
 	MinGain       float64
@@ -157,7 +164,7 @@ func SimulateCassini(ctx context.Context, s CassiniSimulation) (CassiniReport, e
 func (s CassiniSimulation) resolve() (cassiniRun, error) {
 	o := cassiniRun{Scenario: s.Scenario, Topology: s.Topology, Lease: s.Lease, GPUsPerServer: s.GPUsPerServer, Jobs: s.Jobs, Sweep: s.Sweep,
 		Load: s.Load, Models: s.Models, Arrive: s.Arrive, MinIters: s.MinIterations, MaxIters: s.MaxIterations, Seeds: s.Seeds,
-		Duration: s.Duration, Candidates: s.Candidates, NoiseDir: s.NoiseDir, Threshold: s.Threshold, MinGain: s.MinGain,
+		Duration: s.Duration, Candidates: s.Candidates, NoiseDir: s.NoiseDir, Threshold: s.Threshold, NoGiveUp: s.NoGiveUp, MinGain: s.MinGain,
 		MinScore: s.MinScore, Headroom: s.Headroom, MaxPerimeter: s.MaxPerimeter, Tick: s.Tick, Progress: s.Progress}
 	if o.Scenario == "" {
 		o.Scenario = "poisson"
@@ -191,6 +198,14 @@ func (s CassiniSimulation) resolve() (cassiniRun, error) {
 	}
 	if o.Candidates == 0 {
 		o.Candidates = netsim.DefaultCandidates
+	}
+	switch s.GiveUp {
+	case "", "group":
+		o.GiveUp = agent.GiveUpGroup
+	case "own":
+		o.GiveUp = agent.GiveUpOwn
+	default:
+		return o, badField("GiveUp", "%q (want group or own)", s.GiveUp)
 	}
 	if o.Threshold == 0 {
 		o.Threshold = agent.DefaultThreshold
@@ -417,9 +432,9 @@ func (o cassiniRun) config(topo *topology.Topology, arm armSpec, jobs []workload
 	cfg := netsim.Config{
 		Topology: topo, GPUsPerServer: o.GPUsPerServer, Jobs: jobs, Pinned: pinned, Scheduler: o.Scheduler, Lease: o.Lease,
 		Policy: arm.Policy, Candidates: o.Candidates, Seed: seed, Duration: o.Duration, Noise: noise,
-		Agent: agent.Options{Mode: o.AgentMode, Threshold: o.Threshold},
+		Agent: agent.Options{Mode: o.AgentMode, Threshold: o.Threshold, GiveUp: o.GiveUp},
 		Cassini: netsim.CassiniOptions{Mode: o.LinkMode, Tick: o.Tick, MaxPerimeter: o.MaxPerimeter,
-			Headroom: o.Headroom, Rank: o.Rank, Hold: o.Hold, MinGain: o.MinGain, MinScore: o.MinScore, Workers: 1},
+			Headroom: o.Headroom, Rank: o.Rank, Hold: o.Hold, MinGain: o.MinGain, MinScore: o.MinScore, NoGiveUp: o.NoGiveUp, Workers: 1},
 	}
 	switch arm.Shifts {
 	case "elastic": // the defaults

@@ -164,8 +164,29 @@ type Options struct {
 	// about exp(-2·Margin) of its iterations. 0 means DefaultMargin;
 	// negative means no slack.
 	Margin float64
+	// GiveUp (Elastic) is who decides that a shift does not pay:
+	// GiveUpGroup (the zero value) gives up every member's shift at once
+	// when the group's members together wait longer than holding saves
+	// them; GiveUpOwn gives up one member's when it waits longer than
+	// holding saves it.
+	GiveUp GiveUp
 	Clock  Clock // nil means SystemClock
 }
+
+// GiveUp is the rule by which Elastic agents give up shifts that do not
+// pay.
+type GiveUp int
+
+const (
+	// GiveUpGroup weighs the group's summed wait against its summed
+	// saving, each member's as a fraction of its period: the job that
+	// waits for a slower partner is often not the one the interleaving
+	// helps most, and a member weighing only itself gives up shifts that
+	// pay the group.
+	GiveUpGroup GiveUp = iota
+	// GiveUpOwn weighs each member's own wait against its own saving.
+	GiveUpOwn
+)
 
 // Decision says when the next iteration starts.
 type Decision struct {
@@ -236,7 +257,6 @@ type Agent struct {
 	group    *Group
 	member   int       // index in group
 	started  time.Time // start of the current iteration under the plan
-	held     holding   // what holding the shift costs and saves
 	released bool
 }
 
@@ -253,6 +273,9 @@ func New(plan Plan, opt Options) (*Agent, error) {
 	}
 	if opt.Mode != Elastic && opt.Mode != Pad && opt.Mode != Free {
 		return nil, fmt.Errorf("%w: mode %d", ErrInvalid, opt.Mode)
+	}
+	if opt.GiveUp != GiveUpGroup && opt.GiveUp != GiveUpOwn {
+		return nil, fmt.Errorf("%w: give-up rule %d", ErrInvalid, opt.GiveUp)
 	}
 	if opt.Cooldown < 0 {
 		return nil, fmt.Errorf("%w: cooldown %v is negative", ErrInvalid, opt.Cooldown)
@@ -283,10 +306,9 @@ func (a *Agent) install(p Plan) {
 	a.aligned = false
 	a.haveComm = false
 	a.released = false
-	a.held = holding{}
 	if a.opt.Mode == Elastic && p.Group != nil {
 		a.group = p.Group
-		a.member = a.group.join(a.opt.Margin, a.opt.Threshold)
+		a.member = a.group.join(a.opt.Margin, a.opt.Threshold, p.Period, p.FreeComm > 0)
 	}
 }
 
@@ -488,8 +510,10 @@ func (a *Agent) Communicating(at time.Time) time.Duration {
 func (a *Agent) Communicated(d time.Duration) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.mode() == Elastic && !a.released && a.plan.FreeComm > 0 {
-		a.held.communicated(a.plan.FreeComm-d, &a.stats)
+	if a.mode() == Elastic && !a.released && a.plan.FreeComm > 0 && a.group != nil {
+		saved := a.plan.FreeComm - d
+		a.stats.Saved += saved
+		a.group.communicated(a.member, saved)
 	}
 }
 

@@ -38,12 +38,17 @@
 //     wait that little: small corrections instead of a whole period now
 //     and then; past the threshold it counts as an adjustment), and a job
 //     more than half a period behind takes its next slot.
-//     An agent also weighs what holding costs (the time it makes its job
+//     The agents also weigh what holding costs (the time it makes a job
 //     wait) against what it saves (the plan's FreeComm, the communication
-//     time expected without the shift, minus the measured one) and gives
-//     the shift up when the cost is higher ([Decision.Released]): shifts
-//     then never cost a job more than they gain it, beyond the averaging
-//     window. The group clock lives where the agents can share it (one
+//     time expected without the shift, minus the measured one), each as a
+//     fraction of the job's period and summed over the group, and give the
+//     group's shifts up when the cost is higher ([Decision.Released]):
+//     shifts then never cost the group more than they gain it, beyond the
+//     averaging window. The job that waits for a slower partner is often
+//     not the one the interleaving helps most, so weighing each job alone
+//     ([GiveUpOwn], the rule before) gives up shifts that pay: under the
+//     Alibaba replay it cost Fig. 2 of the CASSINI paper a sixth of its
+//     gain. The group clock lives where the agents can share it (one
 //     process, or the scheduler behind an RPC); an Elastic agent without a
 //     group holds its slots on the reference as Pad does.
 //   - [Pad]: every iteration starts on its slot of a fixed period, waiting

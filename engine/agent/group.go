@@ -51,6 +51,9 @@ type Group struct {
 	vbase time.Duration // virtual time at base
 	scale float64       // real per virtual time
 	pace  []*pace       // per member; nil once it left
+	// gaveUp: the members' summed wait passed their summed saving
+	// (GiveUpGroup); each member gives its shift up at its next decision.
+	gaveUp bool
 }
 
 // pace is one member's recent iteration times over its period.
@@ -63,6 +66,10 @@ type pace struct {
 	slack  float64 // of which slack above the median
 	since  int     // samples since the last change of pace, at most paceWindow
 	jump   int     // the latest sample was past the cap above (1) or below (-1) the median
+
+	held   holding       // what holding the member's shift costs and saves it
+	period time.Duration // the member's planned period
+	judged bool          // the member has a FreeComm: its holding is weighed
 }
 
 // NewGroup returns a group clock whose virtual time 0 is reference.
@@ -88,11 +95,45 @@ func (g *Group) Members() int {
 	return g.active()
 }
 
-func (g *Group) join(margin, threshold float64) int {
+func (g *Group) join(margin, threshold float64, period time.Duration, judged bool) int {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.pace = append(g.pace, &pace{margin: margin / threshold, cap: threshold})
+	g.pace = append(g.pace, &pace{margin: margin / threshold, cap: threshold, period: period, judged: judged})
 	return len(g.pace) - 1
+}
+
+// communicated records what holding saved member m in its last iteration.
+func (g *Group) communicated(m int, saved time.Duration) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if p := g.pace[m]; p != nil {
+		p.held.communicated(saved)
+	}
+}
+
+// giveUp reports whether member m should give its shift up under rule.
+// GiveUpGroup waits until every weighed member has a full window, then
+// compares the sums of their waits and savings, each over its period.
+func (g *Group) giveUp(m int, rule GiveUp) bool {
+	if rule == GiveUpOwn {
+		return g.pace[m].held.giveUp()
+	}
+	if g.gaveUp {
+		return true
+	}
+	var cost, gain float64
+	for _, p := range g.pace {
+		if p == nil || !p.judged {
+			continue
+		}
+		if !p.held.ready() {
+			return false
+		}
+		cost += float64(p.held.cost / float64(p.period)) // rounded here: no fused multiply-add
+		gain += float64(p.held.gain / float64(p.period))
+	}
+	g.gaveUp = cost > gain
+	return g.gaveUp
 }
 
 func (g *Group) leave(m int) {
@@ -221,15 +262,15 @@ func (h *holding) waited(d time.Duration) {
 	h.cost += float64((float64(d) - h.cost) / holdWindow) // rounded here: no fused multiply-add
 }
 
-func (h *holding) communicated(saved time.Duration, s *Stats) {
+func (h *holding) communicated(saved time.Duration) {
 	h.reports++
 	h.gain += float64((float64(saved) - h.gain) / holdWindow)
-	s.Saved += saved
 }
 
-func (h *holding) giveUp() bool {
-	return h.decisions >= holdWindow && h.reports >= holdWindow && h.cost > h.gain
-}
+// ready reports whether the averages span a full window.
+func (h *holding) ready() bool { return h.decisions >= holdWindow && h.reports >= holdWindow }
+
+func (h *holding) giveUp() bool { return h.ready() && h.cost > h.gain }
 
 // nextElastic is Next in Elastic mode.
 func (a *Agent) nextElastic(ready time.Time) Decision {
@@ -242,7 +283,7 @@ func (a *Agent) nextElastic(ready time.Time) Decision {
 	T := a.plan.Period
 	if a.aligned {
 		g.observe(a.member, float64(ready.Sub(a.started))/float64(T), a.started)
-		if a.plan.FreeComm > 0 && a.held.giveUp() {
+		if a.plan.FreeComm > 0 && g.giveUp(a.member, a.opt.GiveUp) {
 			g.pace[a.member] = nil
 			a.group, a.released, a.stats.Released = nil, true, true
 			return Decision{Start: ready, Released: true}
@@ -295,7 +336,7 @@ func (a *Agent) nextElastic(ready time.Time) Decision {
 		a.stats.AdjustDelay += d.Delay
 	}
 	a.started = d.Start
-	a.held.waited(d.Delay)
+	g.pace[a.member].held.waited(d.Delay)
 	return d
 }
 

@@ -443,3 +443,47 @@ func TestElasticSlack(t *testing.T) {
 		}
 	}
 }
+
+// GiveUpGroup weighs the members' summed wait against their summed saving:
+// the fast job waits 40 ms per iteration for a partner 40% slower and saves
+// 10 ms of communication, and the slow one saves either 50 ms (the group
+// gains: both hold, where GiveUpOwn lets the fast one go) or 10 ms (the
+// group loses: both give up, the slow one at its next decision).
+func TestElasticGroupGivesUp(t *testing.T) {
+	for _, c := range []struct {
+		rule      GiveUp
+		slowSaves time.Duration
+		released  [2]bool
+	}{
+		{GiveUpGroup, 50 * ms, [2]bool{false, false}},
+		{GiveUpOwn, 50 * ms, [2]bool{true, false}},
+		{GiveUpGroup, 10 * ms, [2]bool{true, true}},
+	} {
+		g := NewGroup(ref)
+		agents := []*Agent{
+			mustNew(t, Plan{Reference: ref, Period: 100 * ms, Group: g, FreeComm: 40 * ms}, Options{GiveUp: c.rule}),
+			mustNew(t, Plan{Reference: ref, Shift: 50 * ms, Period: 100 * ms, Group: g, FreeComm: 40 * ms}, Options{GiveUp: c.rule}),
+		}
+		ready := []time.Time{ref, ref}
+		at := [2]int{-1, -1}
+		for n := range 200 {
+			for i, a := range agents {
+				d := a.Next(ready[i])
+				if d.Released {
+					at[i] = n
+				}
+				a.Communicated(40*ms - []time.Duration{10 * ms, c.slowSaves}[i])
+				ready[i] = d.Start.Add(time.Duration(100+40*i) * ms)
+			}
+		}
+		for i, a := range agents {
+			if a.Released() != c.released[i] || (at[i] >= 0) != c.released[i] {
+				t.Errorf("rule %d, slow saves %v: job %d released %v (at iteration %d), want %v",
+					c.rule, c.slowSaves, i, a.Released(), at[i], c.released[i])
+			}
+		}
+		if c.released == [2]bool{true, true} && (min(at[0], at[1]) < holdWindow || max(at[0]-at[1], at[1]-at[0]) > 1) {
+			t.Errorf("group give-up at iterations %v: want both after the window, the second at its next decision", at)
+		}
+	}
+}

@@ -239,6 +239,9 @@ func (s *sim) apply(newJobs []*jobRun, p *planned) error {
 	if err != nil {
 		return err
 	}
+	if s.cfg.Cassini.NoGiveUp {
+		clear(freeComm) // an agent without the free estimate never gives up
+	}
 	slack := make([]time.Duration, len(order))
 	if !s.cfg.Cassini.NoSlack && s.cfg.Agent.Mode == agent.Elastic { // only Elastic agents use a slack
 		s.slacks(p, hold, slack)

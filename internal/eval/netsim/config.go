@@ -221,6 +221,11 @@ type CassiniOptions struct {
 	// the slack of its held links (see slacks) when the agents are
 	// Elastic (Pad and Free agents keep the plan's shifts).
 	NoSlack bool
+	// NoGiveUp keeps Elastic agents holding their shifts however much the
+	// holding costs them (agent.Plan.FreeComm 0), for the ablation of the
+	// give-up rule; the zero value lets an agent give its shift up when it
+	// waits longer than the interleaving saves it.
+	NoGiveUp bool
 	// Rank picks the candidate: RankDelay (the zero value) or RankScore
 	// (the paper's mean score, or Aggregate's).
 	Rank      Rank
