@@ -13,6 +13,7 @@ import (
 	"github.com/orrery/orrery/engine/affinity"
 	"github.com/orrery/orrery/engine/link"
 	"github.com/orrery/orrery/engine/profile"
+	"github.com/orrery/orrery/internal/kernels"
 )
 
 // Aggregate turns a candidate's link scores into its score.
@@ -156,6 +157,12 @@ type Ranking struct {
 	Best     int       // Order[0], or -1 if every candidate was discarded
 	Searches int       // distinct link problems searched (or, every job fixed, evaluated)
 	Cached   int       // of which the Workspace's cache answered
+	// Fit counts the distinct link problems, of Searches, whose jobs'
+	// summed peaks fit the link: no shift exceeds its capacity, so they
+	// are answered without a search or the cache (excess 0, every job at
+	// shift 0, the lexicographically smallest optimum: what the search
+	// returns for them), and proven optimal.
+	Fit int
 }
 
 // problem is a distinct link problem: jobs, capacity, period grid and, in
@@ -174,6 +181,7 @@ type solving uint8
 
 const (
 	searchFree  solving = iota // search it with every job free (job 0 at 0)
+	fits                       // every job free, their summed peaks within the capacity: all at shift 0, excess 0
 	searchFixed                // search it with its fixed jobs held
 	evaluate                   // every job fixed: evaluate their shifts
 	skipped                    // one free job: affinity.AssignFixed scans it itself
@@ -221,6 +229,10 @@ type Workspace struct {
 	// searches answer them at once. Results are identical either way.
 	Cache int
 
+	// searchFits searches the problems that fit their link too (tests:
+	// the answer without a search must be the search's).
+	searchFits bool
+
 	pool    sync.Pool // of *link.Workspace
 	scratch sync.Pool // of *crossings
 	cache   cache
@@ -243,6 +255,9 @@ func (ws *Workspace) Rank(ctx context.Context, jobs []profile.Profile, links []L
 	for _, pr := range pl.probs {
 		if pr.how != skipped {
 			r.Searches++
+		}
+		if pr.how == fits {
+			r.Fit++
 		}
 	}
 	lopt := opt.Link
@@ -351,6 +366,8 @@ func (ws *Workspace) plan(jobs []profile.Profile, links []Link, cands []Candidat
 			pr := problem{jobs: gr.Jobs, profiles: gr.Profiles, capacity: gr.Capacity, grid: grid}
 			if opt.Fixed != nil {
 				pr.fixed, pr.how = fixedOf(jobs, opt.Fixed, gr.Jobs, grid)
+			} else if !ws.searchFits && fitsLink(peaks, gr, opt.Link.Mode) {
+				pr.how = fits
 			}
 			probs[c][i] = pr
 		}
@@ -418,6 +435,25 @@ func fixedOf(jobs []profile.Profile, fixed []int, on []int, grid int) ([]int, so
 	return fx, searchFixed
 }
 
+// fitsLink reports whether the jobs of gr fit its capacity at any shifts:
+// their summed peaks (on the link: its per-link demands where it has them)
+// are within it. A capacity or mode the link search would refuse is left
+// to it, so that the error is the same.
+func fitsLink(peaks []int32, gr affinity.Group, mode link.Mode) bool {
+	if gr.Capacity > kernels.MaxValue || mode != link.Exact && mode != link.Paper {
+		return false
+	}
+	var sum int64
+	for k, j := range gr.Jobs {
+		p := peaks[j]
+		if gr.Profiles != nil {
+			p = gr.Profiles[k].Peak()
+		}
+		sum += int64(p)
+	}
+	return sum <= int64(gr.Capacity)
+}
+
 // fixedCount returns the fixed jobs of a problem's fixed shifts.
 func fixedCount(fx []int) int {
 	n := 0
@@ -444,9 +480,22 @@ func (ws *Workspace) solve(ctx context.Context, jobs []profile.Profile, probs []
 	sol := solved{optima: make([]affinity.Optimum, len(probs)), status: make([]link.Status, len(probs)), late: make([]error, len(probs))}
 	cached := make([]bool, len(probs))
 	errs := make([]error, len(probs))
+	most := 0
+	for _, pr := range probs {
+		if pr.how == fits {
+			most = max(most, len(pr.jobs))
+		}
+	}
+	zeros := make([]int, most) // the shifts of every fitting problem, shared: optima are read only
 	perr := ws.parallel(workers, len(probs), func(w *link.Workspace, i int) {
 		pr := probs[i]
-		if pr.how == skipped {
+		switch pr.how {
+		case skipped:
+			return
+		case fits:
+			k := len(pr.jobs)
+			sol.optima[i] = affinity.Optimum{Shifts: zeros[:k:k]}
+			sol.status[i] = link.Optimal
 			return
 		}
 		ps := make([]profile.Profile, len(pr.jobs))

@@ -12,6 +12,8 @@
 //
 // Links carrying the same jobs with the same capacity give the same answer in
 // every candidate, so each distinct link problem is solved once per call;
-// distinct problems and candidates are evaluated in parallel by a bounded
+// one whose jobs' summed peaks fit the link never exceeds it at any shift
+// and is answered without a search (every job at shift 0, what the search
+// returns for it: Ranking.Fit counts them); distinct problems and candidates are evaluated in parallel by a bounded
 // pool of workers. The result does not depend on the number of workers.
 package candidate

@@ -1,0 +1,50 @@
+package cassini
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/orrery/orrery/engine/candidate"
+	"github.com/orrery/orrery/engine/circle"
+	"github.com/orrery/orrery/engine/link"
+)
+
+// scaleInstance is the growth benchmark's instance on servers 8-GPU
+// servers (bench/cmd/orrery-bench's rank-scale section): 0.24 running jobs
+// per server, 10 candidates.
+func scaleInstance(tb testing.TB, servers int) *Instance {
+	tb.Helper()
+	spec, err := ScaleSpec(servers)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	in, err := Clos(rand.New(rand.NewPCG(1, 2)), ClosConfig{Spec: spec, GPUsPerServer: 8,
+		Jobs: max(1, servers*3000/12500), Candidates: 10})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return in
+}
+
+// BenchmarkRankScale ranks the growth benchmark's instances with one
+// worker, as the README's ranking-at-scale table.
+func BenchmarkRankScale(b *testing.B) {
+	for _, servers := range []int{1000, 12500} {
+		in := scaleInstance(b, servers)
+		opt := candidate.Options{Link: link.Options{Circle: circle.Options{Round: true}}, Workers: 1}
+		b.Run(fmt.Sprintf("servers=%d", servers), func(b *testing.B) {
+			var ws candidate.Workspace
+			var r candidate.Ranking
+			b.ReportAllocs()
+			for b.Loop() {
+				var err error
+				if r, err = ws.Rank(context.Background(), in.Jobs, in.Links, in.Candidates, opt); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(r.Searches), "searches/op")
+		})
+	}
+}
