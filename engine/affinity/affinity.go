@@ -158,31 +158,65 @@ func Build(jobs int, links []Link, policy Policy) (Graph, error) {
 		}
 	}
 	g := Graph{Links: links, Jobs: jobs}
+	// Links with the same jobs are adjacent in order, each run by link
+	// index; each joins the group of its run with the same demands, if
+	// any, else opens one.
 	order := make([]int, len(links))
 	for i := range order {
 		order[i] = i
 	}
-	slices.SortStableFunc(order, func(a, b int) int { return slices.Compare(links[a].Jobs, links[b].Jobs) })
-	for _, i := range order {
+	slices.SortFunc(order, func(a, b int) int {
+		if c := slices.Compare(links[a].Jobs, links[b].Jobs); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	})
+	group := make([]int, len(links)) // link -> its group, numbered as opened
+	var first []int                  // group -> its first link
+	run := 0                         // the first group of the current run
+	for x, i := range order {
 		l := links[i]
-		// Links with the same jobs are adjacent; merge with the one of the
-		// same demands, if any.
-		k := len(g.Groups) - 1
-		for ; k >= 0 && slices.Equal(g.Groups[k].Jobs, l.Jobs); k-- {
-			if sameDemand(g.Groups[k].Profiles, l.Profiles) {
-				break
-			}
+		if x == 0 || !slices.Equal(links[order[x-1]].Jobs, l.Jobs) {
+			run = len(first)
 		}
-		if k >= 0 && slices.Equal(g.Groups[k].Jobs, l.Jobs) {
-			gr := &g.Groups[k]
-			gr.Links = append(gr.Links, i)
-			gr.Capacity = min(gr.Capacity, l.Capacity)
-			continue
+		k := len(first) - 1
+		for ; k >= run && !sameDemand(links[first[k]].Profiles, l.Profiles); k-- {
 		}
-		g.Groups = append(g.Groups, Group{Jobs: l.Jobs, Capacity: l.Capacity, Links: []int{i}, Profiles: l.Profiles})
+		if k < run {
+			k = len(first)
+			first = append(first, i)
+		}
+		group[i] = k
 	}
-	// Process groups in the order of their first link, as given.
-	slices.SortFunc(g.Groups, func(a, b Group) int { return cmp.Compare(a.Links[0], b.Links[0]) })
+	// Groups in the order of their first link, as given; each group's
+	// links increasing, sliced out of one array.
+	rank := make([]int, len(first)) // opened group -> its place
+	size := make([]int, len(first)+1)
+	n := 0
+	for i, k := range group {
+		if first[k] == i {
+			rank[k] = n
+			n++
+		}
+		size[rank[k]+1]++
+	}
+	for r := range len(first) {
+		size[r+1] += size[r]
+	}
+	if len(first) == 0 {
+		return g, nil
+	}
+	flat := make([]int, len(links))
+	g.Groups = make([]Group, len(first))
+	for i, k := range group {
+		gr := &g.Groups[rank[k]]
+		if gr.Links == nil {
+			at := size[rank[k]]
+			gr.Jobs, gr.Capacity, gr.Links, gr.Profiles = links[i].Jobs, links[i].Capacity, flat[at:at:size[rank[k]+1]], links[i].Profiles
+		}
+		gr.Links = append(gr.Links, i)
+		gr.Capacity = min(gr.Capacity, links[i].Capacity)
+	}
 	return g, nil
 }
 

@@ -380,9 +380,15 @@ func (ws *Workspace) plan(jobs []profile.Profile, links []Link, cands []Candidat
 			return planned{}, err // the first candidate's
 		}
 	}
-	index := map[string]int{}
-	demands := map[string]int{} // distinct per-link demands, for problem keys
+	groups := 0
 	for c := range cands {
+		groups += len(probs[c])
+	}
+	index := make(map[string]int, groups)
+	demands := map[string]int{} // distinct per-link demands, for problem keys
+	pl.probs = make([]problem, 0, groups)
+	for c := range cands {
+		pl.groupProb[c] = make([]int, 0, len(probs[c]))
 		for _, pr := range probs[c] {
 			pl.groupProb[c] = append(pl.groupProb[c], pl.add(index, demands, pr))
 			if opt.Fixed == nil || !opt.Optima {
@@ -642,9 +648,13 @@ func (r *Ranking) order() {
 	}
 }
 
-// outcome collects a candidate's link scores, in link order.
+// outcome collects a candidate's link scores, in link order: the shared
+// links are in link order (sharedLinks), and each is a member of one group.
 func outcome(g affinity.Graph, a affinity.Assignment, linkIndex, probOf []int, status []link.Status, agg Aggregate) Outcome {
 	o := Outcome{Shifts: a.Shifts, Score: 1, Status: Status(a.Status)}
+	if len(g.Links) > 0 {
+		o.Links = make([]LinkScore, len(g.Links))
+	}
 	for gi, gr := range g.Groups {
 		oc := a.Outcomes[gi]
 		st := max(status[probOf[gi]], oc.Status)
@@ -655,10 +665,9 @@ func outcome(g affinity.Graph, a affinity.Assignment, linkIndex, probOf []int, s
 				ls.Target, ls.Optimum = oc.Target[k], oc.Optimum[k]
 				ls.Held = ls.Optimum >= 0 && ls.Excess > ls.Optimum
 			}
-			o.Links = append(o.Links, ls)
+			o.Links[li] = ls
 		}
 	}
-	slices.SortFunc(o.Links, func(x, y LinkScore) int { return cmp.Compare(x.Link, y.Link) })
 	if len(o.Links) > 0 {
 		var sum float64
 		worst := o.Links[0].Score
