@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
-	"strconv"
 	"sync"
 
 	"github.com/orrery/orrery/engine/affinity"
@@ -319,7 +318,7 @@ type planned struct {
 	groupProb [][]int // candidate -> group -> problem
 	ownProb   [][]int // incremental, with Optima: candidate -> group -> its problem with every job free, or -1
 	probs     []problem
-	key       []byte // scratch of add
+	next      []int // problem -> the previous problem of its hash, or -1 (add's chains)
 }
 
 // plan builds each candidate's shared links, merged graph and period grid,
@@ -384,19 +383,18 @@ func (ws *Workspace) plan(jobs []profile.Profile, links []Link, cands []Candidat
 	for c := range cands {
 		groups += len(probs[c])
 	}
-	index := make(map[string]int, groups)
-	demands := map[string]int{} // distinct per-link demands, for problem keys
-	pl.probs = make([]problem, 0, groups)
+	index := make(map[uint64]int, groups) // problem hash -> its last problem
+	pl.probs, pl.next = make([]problem, 0, groups), make([]int, 0, groups)
 	for c := range cands {
 		pl.groupProb[c] = make([]int, 0, len(probs[c]))
 		for _, pr := range probs[c] {
-			pl.groupProb[c] = append(pl.groupProb[c], pl.add(index, demands, pr))
+			pl.groupProb[c] = append(pl.groupProb[c], pl.add(index, pr))
 			if opt.Fixed == nil || !opt.Optima {
 				continue
 			}
 			own := -1 // with at most one fixed job the link's target is its own optimum
 			if fixedCount(pr.fixed) >= 2 {
-				own = pl.add(index, demands, problem{jobs: pr.jobs, profiles: pr.profiles, capacity: pr.capacity, grid: pr.grid})
+				own = pl.add(index, problem{jobs: pr.jobs, profiles: pr.profiles, capacity: pr.capacity, grid: pr.grid})
 			}
 			pl.ownProb[c] = append(pl.ownProb[c], own)
 		}
@@ -405,14 +403,22 @@ func (ws *Workspace) plan(jobs []profile.Profile, links []Link, cands []Candidat
 }
 
 // add returns the index of problem pr among the distinct ones, adding it.
-func (pl *planned) add(index, demands map[string]int, pr problem) int {
-	pl.key = problemKey(pl.key[:0], pr, demands)
-	id, ok := index[string(pl.key)]
-	if !ok {
-		id = len(pl.probs)
-		index[string(pl.key)] = id
-		pl.probs = append(pl.probs, pr)
+func (pl *planned) add(index map[uint64]int, pr problem) int {
+	h := problemHash(pr)
+	last, ok := index[h]
+	if ok {
+		for id := last; id >= 0; id = pl.next[id] {
+			if sameProblem(pl.probs[id], pr) {
+				return id
+			}
+		}
+	} else {
+		last = -1
 	}
+	id := len(pl.probs)
+	index[h] = id
+	pl.probs = append(pl.probs, pr)
+	pl.next = append(pl.next, last)
 	return id
 }
 
@@ -791,31 +797,48 @@ func sharedLinks(jobs []profile.Profile, links []Link, cand Candidate, x *crossi
 	return s, nil
 }
 
-// problemKey appends the name of a link problem to b; demands interns the
-// distinct per-link profiles (their index stands for them in the key).
-func problemKey(b []byte, pr problem, demands map[string]int) []byte {
-	for k, j := range pr.jobs {
-		b = strconv.AppendInt(b, int64(j), 10)
-		if pr.fixed != nil {
-			b = append(b, '=')
-			b = strconv.AppendInt(b, int64(pr.fixed[k]), 10)
-		}
-		if pr.profiles != nil {
-			d := demandKey(pr.profiles[k])
-			id, ok := demands[d]
-			if !ok {
-				id = len(demands)
-				demands[d] = id
-			}
-			b = append(b, ':')
-			b = strconv.AppendInt(b, int64(id), 10)
-		}
-		b = append(b, ',')
+// problemHash hashes a link problem's jobs, fixed shifts, per-link
+// demands, capacity and grid: the index of add, whose chains compare the
+// problems themselves, so a collision costs a comparison, never a merge.
+func problemHash(pr problem) uint64 {
+	h := uint64(len(pr.jobs))
+	mix := func(v uint64) { h = (h ^ v) * 0x9e3779b97f4a7c15; h ^= h >> 29 }
+	for _, j := range pr.jobs {
+		mix(uint64(j))
 	}
-	b = append(b, '@')
-	b = strconv.AppendInt(b, int64(pr.capacity), 10)
-	b = append(b, '/')
-	return strconv.AppendInt(b, int64(pr.grid), 10)
+	if pr.fixed != nil {
+		mix(1)
+		for _, f := range pr.fixed {
+			mix(uint64(f))
+		}
+	}
+	if pr.profiles != nil {
+		mix(2)
+		for _, p := range pr.profiles {
+			for _, d := range p.Demand {
+				mix(uint64(uint32(d)))
+			}
+		}
+	}
+	mix(uint64(uint32(pr.capacity)))
+	mix(uint64(pr.grid))
+	return h
+}
+
+// sameProblem reports whether a and b are the same link problem: the same
+// jobs with the same fixed shifts and demands (both given per link or both
+// not), capacity and grid.
+func sameProblem(a, b problem) bool {
+	if a.capacity != b.capacity || a.grid != b.grid || !slices.Equal(a.jobs, b.jobs) ||
+		(a.fixed == nil) != (b.fixed == nil) || !slices.Equal(a.fixed, b.fixed) || (a.profiles == nil) != (b.profiles == nil) {
+		return false
+	}
+	for k := range a.profiles {
+		if !slices.Equal(a.profiles[k].Demand, b.profiles[k].Demand) {
+			return false
+		}
+	}
+	return true
 }
 
 // gridOf returns 1 if every group fits a link search without rounding
@@ -859,15 +882,6 @@ func gridOf(jobs []profile.Profile, peaks []int32, groups []affinity.Group, lo l
 }
 
 func roundUp(t, g int) int { return (t + g - 1) / g * g }
-
-// demandKey is a profile's demand as a map key.
-func demandKey(p profile.Profile) string {
-	b := make([]byte, 0, 4*len(p.Demand))
-	for _, v := range p.Demand {
-		b = append(b, byte(v), byte(v>>8), byte(v>>16), byte(v>>24))
-	}
-	return string(b)
-}
 
 // padGraph pads the jobs' profiles, and the links' and groups' per-link
 // demands, to the grid.
