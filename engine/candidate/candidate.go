@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/orrery/orrery/engine/affinity"
+	"github.com/orrery/orrery/engine/circle"
 	"github.com/orrery/orrery/engine/link"
 	"github.com/orrery/orrery/engine/profile"
 	"github.com/orrery/orrery/internal/kernels"
@@ -576,6 +577,10 @@ func (ws *Workspace) assign(ctx context.Context, jobs []profile.Profile, pl plan
 			}
 		}
 		g, grid := pl.graphs[c], outs[c].Grid
+		if opt.Fixed == nil && pl.allFit(c) {
+			outs[c] = fitted(jobs, g, grid, pl.linkIndex[c], lopt.Mode)
+			return
+		}
 		opts := make([]affinity.Optimum, len(g.Groups))
 		for i, id := range pl.groupProb[c] {
 			opts[i] = sol.optima[id]
@@ -612,6 +617,43 @@ func (ws *Workspace) assign(ctx context.Context, jobs []profile.Profile, pl plan
 		outs[c].Grid = grid
 	})
 	return errors.Join(perr, errors.Join(errs...))
+}
+
+// allFit reports whether every shared link of candidate c fits (its
+// problem's how is fits).
+func (pl *planned) allFit(c int) bool {
+	for _, id := range pl.groupProb[c] {
+		if pl.probs[id].how != fits {
+			return false
+		}
+	}
+	return true
+}
+
+// fitted is the outcome of a candidate whose every shared link fits: no
+// shift exceeds any of them, so Algorithm 1's walk from the links' optima
+// (every job at 0) leaves every job at 0, no group constrains another, and
+// every link scores 1 with excess 0 over its unified circle (or its 72
+// sample points): what affinity.Assign returns for it, without the walk.
+func fitted(jobs []profile.Profile, g affinity.Graph, grid int, linkIndex []int, mode link.Mode) Outcome {
+	o := Outcome{Shifts: make([]int, len(jobs)), Score: 1, Status: Optimal, Grid: grid}
+	if len(g.Links) > 0 {
+		o.Links = make([]LinkScore, len(g.Links))
+	}
+	for _, gr := range g.Groups {
+		points := link.PaperAngles
+		if mode == link.Exact {
+			points = 1
+			for _, j := range gr.Jobs {
+				t := roundUp(jobs[j].Period, grid)
+				points = points / circle.GCD(points, t) * t
+			}
+		}
+		for _, li := range gr.Links {
+			o.Links[li] = LinkScore{Link: linkIndex[li], Jobs: gr.Jobs, Score: 1, Points: points, Status: link.Optimal}
+		}
+	}
+	return o
 }
 
 // assignFixed runs affinity.AssignFixed on candidate c, handing it the
