@@ -14,6 +14,8 @@
 // every candidate, so each distinct link problem is solved once per call;
 // one whose jobs' summed peaks fit the link never exceeds it at any shift
 // and is answered without a search (every job at shift 0, what the search
-// returns for it: Ranking.Fit counts them); distinct problems and candidates are evaluated in parallel by a bounded
+// returns for it: Ranking.Fit counts them; a candidate all of whose shared
+// links fit scores 1 with every job at 0, without Algorithm 1's walk);
+// distinct problems and candidates are evaluated in parallel by a bounded
 // pool of workers. The result does not depend on the number of workers.
 package candidate

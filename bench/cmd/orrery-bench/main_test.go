@@ -100,7 +100,7 @@ func TestLinkSection(t *testing.T) {
 func TestRankSection(t *testing.T) {
 	secs := checkSection(t, rankSection, 1)
 	rows := secs[1].Data.([]ScaleRow)
-	if len(rows) != 2 || rows[1].Servers != 1000 || rows[1].GPUs != 8000 || rows[1].Jobs != 240 || rows[1].Searches == 0 {
+	if len(rows) != 2 || rows[1].Servers != 1000 || rows[1].GPUs != 8000 || rows[1].Jobs != 240 || rows[1].Searches == 0 || rows[1].Fit == 0 {
 		t.Fatalf("scale rows %+v", rows)
 	}
 	for _, r := range rows {
