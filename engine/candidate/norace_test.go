@@ -1,0 +1,5 @@
+//go:build !race
+
+package candidate_test
+
+const underRace = false
