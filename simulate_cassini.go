@@ -638,11 +638,16 @@ type CassiniRun struct {
 	AgentMinutes      *float64 `json:"agent_minutes,omitempty"` // the agents' summed spans
 	Agents            *int     `json:"agents,omitempty"`
 	Released          *int64   `json:"released,omitempty"` // agents that gave their shift up
-	MeanDriftMs       *float64 `json:"mean_drift_ms,omitempty"`
-	PlannedScore      *float64 `json:"planned_score,omitempty"`
-	RealizedScore     *float64 `json:"realized_score,omitempty"`
-	MeanRankScore     *float64 `json:"mean_rank_score,omitempty"`
-	Sharing           *float64 `json:"sharing,omitempty"` // of the jobs CASSINI placed, those sharing a binding link
+	// PaddingSec is the time the agents made their jobs wait for slots;
+	// SavedSec the communication time the held shifts saved against the
+	// hold gate's free estimate (Elastic agents). Both summed over the jobs.
+	PaddingSec    *float64 `json:"padding_s,omitempty"`
+	SavedSec      *float64 `json:"saved_s,omitempty"`
+	MeanDriftMs   *float64 `json:"mean_drift_ms,omitempty"`
+	PlannedScore  *float64 `json:"planned_score,omitempty"`
+	RealizedScore *float64 `json:"realized_score,omitempty"`
+	MeanRankScore *float64 `json:"mean_rank_score,omitempty"`
+	Sharing       *float64 `json:"sharing,omitempty"` // of the jobs CASSINI placed, those sharing a binding link
 
 	Models []CassiniModel `json:"models"`
 
@@ -694,6 +699,7 @@ func summarizeCassini(arm armSpec, seed uint64, r netsim.Result) CassiniRun {
 		pr.AdjustmentsPerMin = f(r.Agent.PerMinute)
 		adjustments := r.Agent.Adjustments
 		pr.Adjustments, pr.AgentMinutes = &adjustments, f(r.Agent.JobMinutes)
+		pr.PaddingSec, pr.SavedSec = f(r.Agent.Padding.Seconds()), f(r.Agent.Saved.Seconds())
 		pr.MeanDriftMs = f(float64(r.Agent.MeanAbs) / 1e6)
 		pr.PlannedScore, pr.RealizedScore = f(r.Drift.Planned), f(r.Drift.Realized)
 	}
