@@ -167,8 +167,8 @@ type Options struct {
 	// GiveUp (Elastic) is who decides that a shift does not pay:
 	// GiveUpGroup (the zero value) gives up every member's shift at once
 	// when the group's members together wait longer than holding saves
-	// them; GiveUpOwn gives up one member's when it waits longer than
-	// holding saves it.
+	// them, or one of them loses more than the threshold; GiveUpOwn gives
+	// up one member's when it waits longer than holding saves it.
 	GiveUp GiveUp
 	Clock  Clock // nil means SystemClock
 }
@@ -179,10 +179,11 @@ type GiveUp int
 
 const (
 	// GiveUpGroup weighs the group's summed wait against its summed
-	// saving, each member's as a fraction of its period: the job that
-	// waits for a slower partner is often not the one the interleaving
-	// helps most, and a member weighing only itself gives up shifts that
-	// pay the group.
+	// saving, each member's as a fraction of its period, and gives up when
+	// the wait is larger or when one member's own wait exceeds its own
+	// saving by more than the threshold: the job that waits for a slower
+	// partner is often not the one the interleaving helps most, and a
+	// member weighing only itself gives up shifts that pay the group.
 	GiveUpGroup GiveUp = iota
 	// GiveUpOwn weighs each member's own wait against its own saving.
 	GiveUpOwn

@@ -42,8 +42,10 @@
 //     wait) against what it saves (the plan's FreeComm, the communication
 //     time expected without the shift, minus the measured one), each as a
 //     fraction of the job's period and summed over the group, and give the
-//     group's shifts up when the cost is higher ([Decision.Released]):
-//     shifts then never cost the group more than they gain it, beyond the
+//     group's shifts up when the cost is higher, or when one member's own
+//     cost exceeds its own saving by more than the threshold
+//     ([Decision.Released]): shifts then never cost the group more than
+//     they gain it, nor one job more than the threshold, beyond the
 //     averaging window. The job that waits for a slower partner is often
 //     not the one the interleaving helps most, so weighing each job alone
 //     ([GiveUpOwn], the rule before) gives up shifts that pay: under the

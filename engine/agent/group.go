@@ -113,10 +113,17 @@ func (g *Group) communicated(m int, saved time.Duration) {
 
 // giveUp reports whether member m should give its shift up under rule.
 // GiveUpGroup waits until every weighed member has a full window, then
-// compares the sums of their waits and savings, each over its period.
+// compares the sums of their waits and savings, each over its period; and
+// a member whose own wait exceeds its own saving by more than the
+// threshold (of its period) gives the group's shifts up at once, so that
+// holding for the others never costs one job more than that.
 func (g *Group) giveUp(m int, rule GiveUp) bool {
+	own := &g.pace[m].held
 	if rule == GiveUpOwn {
-		return g.pace[m].held.giveUp()
+		return own.giveUp()
+	}
+	if own.ready() && float64((own.cost-own.gain)/float64(g.pace[m].period)) > g.pace[m].cap {
+		g.gaveUp = true
 	}
 	if g.gaveUp {
 		return true

@@ -444,20 +444,24 @@ func TestElasticSlack(t *testing.T) {
 	}
 }
 
-// GiveUpGroup weighs the members' summed wait against their summed saving:
-// the fast job waits 40 ms per iteration for a partner 40% slower and saves
-// 10 ms of communication, and the slow one saves either 50 ms (the group
-// gains: both hold, where GiveUpOwn lets the fast one go) or 10 ms (the
-// group loses: both give up, the slow one at its next decision).
+// GiveUpGroup weighs the members' summed wait against their summed saving,
+// and no member's own net loss past the threshold: the fast job waits 40 ms
+// per iteration (0.4 of its period) for a partner 40% slower. Saving 38 ms
+// itself and 10 ms its partner, the group gains (0.48 against 0.4) and the
+// job loses 0.02, within the threshold: both hold, where GiveUpOwn lets the
+// fast one go. Saving 10 ms itself and 50 ms its partner, the group gains
+// but the fast job loses 0.3: both give up. Saving 10 ms each, the group
+// loses: both give up, the second at its next decision.
 func TestElasticGroupGivesUp(t *testing.T) {
 	for _, c := range []struct {
-		rule      GiveUp
-		slowSaves time.Duration
-		released  [2]bool
+		rule            GiveUp
+		fast, slowSaves time.Duration
+		released        [2]bool
 	}{
-		{GiveUpGroup, 50 * ms, [2]bool{false, false}},
-		{GiveUpOwn, 50 * ms, [2]bool{true, false}},
-		{GiveUpGroup, 10 * ms, [2]bool{true, true}},
+		{GiveUpGroup, 38 * ms, 10 * ms, [2]bool{false, false}},
+		{GiveUpOwn, 38 * ms, 10 * ms, [2]bool{true, false}},
+		{GiveUpGroup, 10 * ms, 50 * ms, [2]bool{true, true}},
+		{GiveUpGroup, 10 * ms, 10 * ms, [2]bool{true, true}},
 	} {
 		g := NewGroup(ref)
 		agents := []*Agent{
@@ -472,14 +476,14 @@ func TestElasticGroupGivesUp(t *testing.T) {
 				if d.Released {
 					at[i] = n
 				}
-				a.Communicated(40*ms - []time.Duration{10 * ms, c.slowSaves}[i])
+				a.Communicated(40*ms - []time.Duration{c.fast, c.slowSaves}[i])
 				ready[i] = d.Start.Add(time.Duration(100+40*i) * ms)
 			}
 		}
 		for i, a := range agents {
 			if a.Released() != c.released[i] || (at[i] >= 0) != c.released[i] {
-				t.Errorf("rule %d, slow saves %v: job %d released %v (at iteration %d), want %v",
-					c.rule, c.slowSaves, i, a.Released(), at[i], c.released[i])
+				t.Errorf("rule %d, saving %v and %v: job %d released %v (at iteration %d), want %v",
+					c.rule, c.fast, c.slowSaves, i, a.Released(), at[i], c.released[i])
 			}
 		}
 		if c.released == [2]bool{true, true} && (min(at[0], at[1]) < holdWindow || max(at[0]-at[1], at[1]-at[0]) > 1) {
