@@ -382,6 +382,7 @@ func (s *sim) preempt(j *jobRun) {
 			return false
 		}
 		s.sentBits += f.sent
+		s.net.Remove(f.id)
 		*f = flowRun{}
 		s.spare = append(s.spare, f)
 		return true

@@ -27,6 +27,11 @@ const never = math.MaxInt64
 // architectures.
 const horizon = int64(1e18)
 
+// scratchRates, set only by this package's tests, makes every simulation
+// solve its whole network at every change: the reference the incremental
+// solve is tested against.
+var scratchRates bool
+
 type state int
 
 const (
@@ -46,7 +51,8 @@ type flowRun struct {
 	rate   float64
 	finish int64 // ns, at the current rate
 	sent   float64
-	marked bool // a link it crosses is offered more than its capacity
+	marked bool         // a link it crosses is offered more than its capacity
+	id     fluid.FlowID // in sim.net (-1 under Ideal)
 }
 
 type jobRun struct {
@@ -110,6 +116,8 @@ type sim struct {
 	ready   []*jobRun  // scratch of process
 	dirty   bool
 
+	net        fluid.Network // the flows sharing the network (not under Ideal)
+	minFinish  int64         // the flows' earliest finish, as of the last updateRates
 	solver     fluid.Solver
 	fbuf       []fluid.Flow
 	rates      []float64
@@ -169,6 +177,8 @@ func newSim(ctx context.Context, cfg Config) (*sim, error) {
 	for i, l := range t.Links {
 		s.capacity[i] = l.Gbps * 1e9
 	}
+	s.net.Scratch = scratchRates
+	s.net.Reset(s.capacity)
 	// Every server must reach every other (checked from and to server 0).
 	for v := 1; v < t.Servers; v++ {
 		if _, err := t.Route(0, v); err != nil {
@@ -265,8 +275,8 @@ func (s *sim) nextEvent() int64 {
 			t = min(t, j.until)
 		}
 	}
-	for _, f := range s.flows {
-		t = min(t, f.finish)
+	if len(s.flows) > 0 {
+		t = min(t, s.minFinish) // the flows changed: updateRates set it
 	}
 	if len(s.groups) > 0 && len(s.running) > 0 && s.cfg.SampleEvery > 0 {
 		t = min(t, s.nextSample)
@@ -297,24 +307,7 @@ func (s *sim) advance(t int64) {
 // that finish, then step and slot timers, in job order; then arrivals, the
 // scheduler and placements; then drift sampling; then new rates.
 func (s *sim) process() error {
-	ready := s.ready[:0] // jobs whose step ends now
-	kept := s.flows[:0]
-	for _, f := range s.flows {
-		if f.finish > s.now {
-			kept = append(kept, f)
-			continue
-		}
-		s.sentBits += f.sent
-		f.job.pending--
-		if f.job.pending == 0 {
-			ready = append(ready, f.job)
-		}
-		s.dirty = true
-		*f = flowRun{}
-		s.spare = append(s.spare, f)
-	}
-	clear(s.flows[len(kept):])
-	s.flows = kept
+	ready := s.finishFlows(s.ready[:0]) // jobs whose step ends now
 	for _, j := range s.running {
 		if (j.st == waiting || j.st == computing) && j.until <= s.now {
 			ready = append(ready, j)
@@ -362,6 +355,33 @@ func (s *sim) process() error {
 		}
 	}
 	return nil
+}
+
+// finishFlows retires the flows that finish now, appending to ready the
+// jobs whose step they end.
+func (s *sim) finishFlows(ready []*jobRun) []*jobRun {
+	if len(s.flows) == 0 || s.minFinish > s.now {
+		return ready
+	}
+	kept := s.flows[:0]
+	for _, f := range s.flows {
+		if f.finish > s.now {
+			kept = append(kept, f)
+			continue
+		}
+		s.sentBits += f.sent
+		f.job.pending--
+		if f.job.pending == 0 {
+			ready = append(ready, f.job)
+		}
+		s.dirty = true
+		s.net.Remove(f.id)
+		*f = flowRun{}
+		s.spare = append(s.spare, f)
+	}
+	clear(s.flows[len(kept):])
+	s.flows = kept
+	return ready
 }
 
 // request is what placing j asks of the cluster.
@@ -533,7 +553,10 @@ func (s *sim) enterStep(j *jobRun) {
 			} else {
 				f = new(flowRun)
 			}
-			*f = flowRun{job: j, links: links, peak: st.Peak, rem: st.Bits}
+			*f = flowRun{job: j, links: links, peak: st.Peak, rem: st.Bits, id: -1}
+			if s.cfg.Policy != Ideal {
+				f.id = s.net.Add(links, st.Peak)
+			}
 			s.flows = append(s.flows, f)
 		}
 		j.st, j.pending = communicating, len(flows)
@@ -580,17 +603,27 @@ func (s *sim) updateRates() error {
 			}
 			lo = hi
 		}
-	} else if err := s.solve(s.flows); err != nil {
-		return err
+	} else {
+		// Only what the changes reach is solved again; every flow's
+		// finish is recomputed, its bits left having moved.
+		if err := s.net.Solve(); err != nil {
+			return err
+		}
+		s.excessRate = s.net.Excess()
+		for _, f := range s.flows {
+			f.rate, f.marked = s.net.Rate(f.id), s.net.Marked(f.id)
+		}
 	}
+	s.minFinish = never
 	for _, f := range s.flows {
 		f.finish = s.later(math.Ceil(max(f.rem, 0) / f.rate * 1e9))
+		s.minFinish = min(s.minFinish, f.finish)
 	}
 	return nil
 }
 
-// solve sets the rates of flows sharing the network, and adds their offered
-// excess.
+// solve sets the rates of flows sharing the network from scratch, and adds
+// their offered excess (under Ideal, one job's flows at a time).
 func (s *sim) solve(flows []*flowRun) error {
 	s.fbuf = s.fbuf[:0]
 	for _, f := range flows {

@@ -1,0 +1,427 @@
+package fluid
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+)
+
+// FlowID names a flow of a [Network]. IDs of removed flows are reused.
+type FlowID int32
+
+// Network is a max-min problem that changes a flow at a time: a simulator
+// adds and removes flows as they start and end, and [Network.Solve]
+// recomputes only what the changes can reach. A flow's rate is that of the
+// filling of the package doc over every flow present, bit for bit, as
+// [Solver.Rates] gives it with the flows in the order they were added: the
+// filling is local, so a change reaches only the hot component (the flows
+// joined by links that can saturate) of the links it touches, and every
+// other flow keeps its rate, to the bit. The offered traffic of the links
+// (the sum of their crossings' peaks, in order of addition) is kept the
+// same way, and with it each flow's mark (a link it crosses is offered more
+// than its capacity) and the summed excess.
+//
+// Under ORRERY_FLUID=full, eager or legacy, or with Scratch set, every
+// Solve solves every flow with a [Solver] instead: the references the
+// incremental path is measured and tested against.
+//
+// The zero value has no links; [Network.Reset] gives it some. A Network
+// allocates nothing in steady state (once it has held as many flows, and
+// as many on each link, as it holds now). It is not safe for concurrent
+// use.
+type Network struct {
+	// Scratch makes every Solve solve every flow from scratch; zero: only
+	// what changed.
+	Scratch bool
+
+	mode     mode // 0: the package default (ORRERY_FLUID)
+	capacity []float64
+	err      error // of an Add, returned by the next Solve
+
+	// Per flow ID.
+	flows []Flow
+	seq   []uint64 // order of addition; 0 for a free ID
+	rate  []float64
+	overN []int32 // crossings of links offered past their capacity
+	seen  []uint32
+	free  []FlowID
+	added uint64   // flows added so far
+	live  []FlowID // in order of addition (from scratch only)
+
+	// Per link.
+	cross   [][]FlowID // crossings, once per crossing, in order of addition
+	load    []float64  // their peaks summed, in that order
+	hotL    []bool
+	over    []bool   // load > capacity
+	inOver  []bool   // listed in overs
+	firstF  []uint64 // over links: first crossing's flow's seq
+	firstP  []int32  // and its place in that flow's links
+	changed []bool   // listed in dirty
+	linkAt  []uint32 // stamp of the Solve that reached it
+
+	dirty  []int32  // links whose crossings changed since the last Solve
+	fresh  []FlowID // flows added since the last Solve
+	seeds  []int32  // dirty links hot before or after the change
+	overs  []int32  // links offered past capacity, by first crossing
+	excess float64
+	stamp  uint32
+
+	// Scratch of Solve.
+	queue []int32
+	compL []int32
+	local []int32
+	fill  filler
+	solve Solver
+	fbuf  []Flow
+	rbuf  []float64
+}
+
+// Reset empties n and gives it links of the given capacities (> 0, finite),
+// which it keeps and reads until the next Reset.
+func (n *Network) Reset(capacity []float64) {
+	n.capacity = capacity
+	n.err = nil
+	n.flows, n.seq, n.rate, n.overN, n.seen = n.flows[:0], n.seq[:0], n.rate[:0], n.overN[:0], n.seen[:0]
+	n.free, n.live, n.added = n.free[:0], n.live[:0], 0
+	k := len(capacity)
+	n.cross = grow(n.cross, k)
+	for l := range n.cross {
+		n.cross[l] = n.cross[l][:0]
+	}
+	n.load = grow(n.load, k)
+	clear(n.load)
+	for _, b := range []*[]bool{&n.hotL, &n.over, &n.inOver, &n.changed} {
+		*b = grow(*b, k)
+		clear(*b)
+	}
+	n.firstF = grow(n.firstF, k)
+	n.firstP = grow(n.firstP, k)
+	n.linkAt = grow(n.linkAt, k)
+	clear(n.linkAt)
+	n.local = grow(n.local, k)
+	n.dirty, n.fresh, n.seeds = n.dirty[:0], n.fresh[:0], n.seeds[:0]
+	n.overs, n.excess, n.stamp = n.overs[:0], 0, 0
+}
+
+// Add adds a flow and returns its ID. links must not change while the flow
+// is in the network. A malformed flow is not added (the ID is -1) and the
+// next Solve returns an error wrapping [ErrInvalid].
+func (n *Network) Add(links []int, peak float64) FlowID {
+	if err := n.check(links, peak); err != nil {
+		if n.err == nil {
+			n.err = err
+		}
+		return -1
+	}
+	var id FlowID
+	if k := len(n.free); k > 0 {
+		id, n.free = n.free[k-1], n.free[:k-1]
+	} else {
+		id = FlowID(len(n.flows))
+		n.flows = append(n.flows, Flow{})
+		n.seq = append(n.seq, 0)
+		n.rate = append(n.rate, 0)
+		n.overN = append(n.overN, 0)
+		n.seen = append(n.seen, 0)
+	}
+	n.added++
+	n.flows[id] = Flow{Links: links, Peak: peak}
+	n.seq[id], n.overN[id] = n.added, 0
+	if n.scratch() {
+		n.live = append(n.live, id)
+		return id
+	}
+	n.fresh = append(n.fresh, id)
+	for _, l := range links {
+		n.cross[l] = append(n.cross[l], id)
+		if n.over[l] {
+			n.overN[id]++
+		}
+		n.touch(l)
+	}
+	return id
+}
+
+func (n *Network) check(links []int, peak float64) error {
+	if !(peak > 0) {
+		return fmt.Errorf("%w: flow %d: peak %v is not positive", ErrInvalid, n.added, peak)
+	}
+	if len(links) == 0 && math.IsInf(peak, 1) {
+		return fmt.Errorf("%w: flow %d crosses no link and has no peak: its rate is unbounded", ErrInvalid, n.added)
+	}
+	for _, l := range links {
+		if l < 0 || l >= len(n.capacity) {
+			return fmt.Errorf("%w: flow %d crosses link %d, there are %d", ErrInvalid, n.added, l, len(n.capacity))
+		}
+		if c := n.capacity[l]; !(c > 0) || math.IsInf(c, 1) {
+			return fmt.Errorf("%w: link %d: capacity %v is not a positive finite number", ErrInvalid, l, c)
+		}
+	}
+	return nil
+}
+
+// Remove removes flow id; an ID of no flow (-1 from a rejected Add) is
+// ignored.
+func (n *Network) Remove(id FlowID) {
+	if id < 0 || int(id) >= len(n.seq) || n.seq[id] == 0 {
+		return
+	}
+	if n.scratch() {
+		n.live = deleteID(n.live, id)
+	} else {
+		for _, l := range n.flows[id].Links {
+			if c := n.cross[l]; len(c) > 0 && c[len(c)-1] == id {
+				n.cross[l] = c[:len(c)-1] // it crosses l several times, or came last
+			} else {
+				n.cross[l] = deleteID(c, id)
+			}
+			n.touch(l)
+		}
+	}
+	n.flows[id], n.seq[id] = Flow{}, 0
+	n.free = append(n.free, id)
+}
+
+// deleteID removes the first id from s, keeping the order.
+func deleteID(s []FlowID, id FlowID) []FlowID {
+	for i, x := range s {
+		if x == id {
+			copy(s[i:], s[i+1:])
+			return s[:len(s)-1]
+		}
+	}
+	return s
+}
+
+func (n *Network) touch(l int) {
+	if !n.changed[l] {
+		n.changed[l] = true
+		n.dirty = append(n.dirty, int32(l))
+	}
+}
+
+func (n *Network) scratch() bool {
+	return n.Scratch || n.effMode() != modeHot
+}
+
+func (n *Network) effMode() mode {
+	if n.mode == 0 {
+		return defaultMode
+	}
+	return n.mode
+}
+
+// Rate returns flow id's rate as of the last Solve.
+func (n *Network) Rate(id FlowID) float64 { return n.rate[id] }
+
+// Marked reports whether, as of the last Solve, a link flow id crosses is
+// offered more traffic than its capacity: the sum of the peaks of its
+// crossings exceeds it.
+func (n *Network) Marked(id FlowID) bool { return n.overN[id] > 0 }
+
+// Excess returns, as of the last Solve, the traffic offered above capacity
+// summed over links (each link's load minus its capacity, when positive),
+// the links in order of first crossing (flows in order of addition, each
+// flow's links in order), as a simulator summing [Solver.Offered] gets it.
+func (n *Network) Excess() float64 { return n.excess }
+
+// Solve brings every flow's rate and mark and the excess up to date with
+// the flows added and removed since the last Solve, and returns the error
+// of a rejected Add since then, if any.
+func (n *Network) Solve() error {
+	if err := n.err; err != nil {
+		n.err = nil
+		return err
+	}
+	if n.scratch() {
+		return n.solveAll()
+	}
+	n.seeds = n.seeds[:0]
+	for _, l := range n.dirty {
+		n.relink(l)
+	}
+	n.excess = 0
+	for _, l := range n.overs {
+		n.excess += n.load[l] - n.capacity[l]
+	}
+	n.stamp++
+	if n.stamp == 0 { // wrapped
+		clear(n.seen)
+		clear(n.linkAt)
+		n.stamp = 1
+	}
+	// What changed reaches the flows of the links that are or were hot
+	// (a cold link takes no part in the filling) and the new flows.
+	for _, l := range n.seeds {
+		for _, f := range n.cross[l] {
+			if n.seen[f] != n.stamp {
+				n.component(f)
+			}
+		}
+	}
+	for _, f := range n.fresh {
+		if n.seq[f] != 0 && n.seen[f] != n.stamp {
+			n.component(f)
+		}
+	}
+	for _, l := range n.dirty {
+		n.changed[l] = false
+	}
+	n.dirty, n.fresh = n.dirty[:0], n.fresh[:0]
+	if observe != nil {
+		n.show()
+	}
+	return nil
+}
+
+// show shows the tests' observer every flow present, in order of
+// addition, and its rate.
+func (n *Network) show() {
+	ids := make([]FlowID, 0, len(n.flows))
+	for id, q := range n.seq {
+		if q != 0 {
+			ids = append(ids, FlowID(id))
+		}
+	}
+	slices.SortFunc(ids, func(a, b FlowID) int { return cmp.Compare(n.seq[a], n.seq[b]) })
+	flows := make([]Flow, len(ids))
+	rates := make([]float64, len(ids))
+	for i, id := range ids {
+		flows[i], rates[i] = n.flows[id], n.rate[id]
+	}
+	observe(n.capacity, flows, rates)
+}
+
+// relink brings link l's load, heat and mark up to date with its
+// crossings.
+func (n *Network) relink(l int32) {
+	c := n.cross[l]
+	load := 0.0
+	for _, f := range c {
+		load += n.flows[f].Peak
+	}
+	k := len(c)
+	capacity := n.capacity[l]
+	n.load[l] = load
+	// Per link, the margin's counts are the link's: its crossings bound
+	// the terms of its load and the rounds that update its frozen load.
+	h := k > 0 && hot(capacity, load, margin(k, k))
+	if h || n.hotL[l] {
+		n.seeds = append(n.seeds, l)
+	}
+	n.hotL[l] = h
+	over := load > capacity
+	if over != n.over[l] {
+		d := int32(1)
+		if !over {
+			d = -1
+		}
+		for _, f := range c {
+			n.overN[f] += d
+		}
+		n.over[l] = over
+	}
+	if n.inOver[l] {
+		n.overs = deleteLink(n.overs, l)
+		n.inOver[l] = false
+	}
+	if over {
+		f := c[0]
+		place := 0
+		for n.flows[f].Links[place] != int(l) {
+			place++
+		}
+		n.firstF[l], n.firstP[l] = n.seq[f], int32(place)
+		i := len(n.overs)
+		for i > 0 && n.after(n.overs[i-1], l) {
+			i--
+		}
+		n.overs = append(n.overs, 0)
+		copy(n.overs[i+1:], n.overs[i:])
+		n.overs[i] = l
+		n.inOver[l] = true
+	}
+}
+
+// after reports whether link a's first crossing comes after link b's.
+func (n *Network) after(a, b int32) bool {
+	if n.firstF[a] != n.firstF[b] {
+		return n.firstF[a] > n.firstF[b]
+	}
+	return n.firstP[a] > n.firstP[b]
+}
+
+func deleteLink(s []int32, l int32) []int32 {
+	for i, x := range s {
+		if x == l {
+			copy(s[i:], s[i+1:])
+			return s[:len(s)-1]
+		}
+	}
+	return s
+}
+
+// component solves the hot component of flow f: the flows and hot links
+// reachable from it through hot links. A flow that crosses no hot link
+// sends at its peak.
+func (n *Network) component(f FlowID) {
+	q := n.queue[:0]
+	ls := n.compL[:0]
+	n.seen[f] = n.stamp
+	q = append(q, int32(f))
+	for i := 0; i < len(q); i++ {
+		for _, l := range n.flows[q[i]].Links {
+			if !n.hotL[l] || n.linkAt[l] == n.stamp {
+				continue
+			}
+			n.linkAt[l] = n.stamp
+			ls = append(ls, int32(l))
+			for _, g := range n.cross[l] {
+				if n.seen[g] != n.stamp {
+					n.seen[g] = n.stamp
+					q = append(q, int32(g))
+				}
+			}
+		}
+	}
+	n.queue, n.compL = q, ls
+	if len(ls) == 0 {
+		n.rate[f] = n.flows[f].Peak
+		return
+	}
+	n.fill.solve(n.rate, n.capacity, n.flows, q, ls, n.local, n.hotL)
+}
+
+// solveAll solves every flow with a Solver, in order of addition, and
+// takes the loads and marks from it.
+func (n *Network) solveAll() error {
+	n.fbuf = n.fbuf[:0]
+	for _, id := range n.live {
+		n.fbuf = append(n.fbuf, n.flows[id])
+	}
+	n.solve.mode = n.effMode()
+	var err error
+	if n.rbuf, err = n.solve.Rates(n.rbuf, n.capacity, n.fbuf); err != nil {
+		return err
+	}
+	n.excess = 0
+	offered := n.solve.Offered()
+	for _, o := range offered {
+		n.excess += max(o.Load-n.capacity[o.Link], 0)
+		n.over[o.Link] = o.Load > n.capacity[o.Link]
+	}
+	for i, id := range n.live {
+		n.rate[id] = n.rbuf[i]
+		n.overN[id] = 0
+		for _, l := range n.flows[id].Links {
+			if n.over[l] {
+				n.overN[id] = 1
+			}
+		}
+	}
+	for _, o := range offered {
+		n.over[o.Link] = false
+	}
+	return nil
+}

@@ -1,0 +1,140 @@
+package fluid
+
+import (
+	"errors"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// netRef is what a simulator computes from scratch over the flows present,
+// in order of addition: Solver.Rates, the excess summed over Offered, and
+// each flow's mark.
+func netRef(t *testing.T, m mode, capacity []float64, flows []Flow) (rates []float64, excess float64, marked []bool) {
+	t.Helper()
+	s := Solver{mode: m}
+	rates, err := s.Rates(nil, capacity, flows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	over := map[int]bool{}
+	for _, o := range s.Offered() {
+		excess += max(o.Load-capacity[o.Link], 0)
+		over[o.Link] = o.Load > capacity[o.Link]
+	}
+	for _, fl := range flows {
+		mk := false
+		for _, l := range fl.Links {
+			mk = mk || over[l]
+		}
+		marked = append(marked, mk)
+	}
+	return rates, excess, marked
+}
+
+// netProblem draws capacities and a pool of flows: random, tie-heavy, or
+// NIC-limited (finite peaks on fat links, so that most links are cold and
+// a few saturate).
+func netProblem(rng *rand.Rand, kind int) ([]float64, []Flow) {
+	switch kind {
+	case 0:
+		return randomProblem(rng, 1+rng.IntN(30), 1+rng.IntN(60))
+	case 1:
+		return tiedProblem(rng, 1+rng.IntN(30), 1+rng.IntN(80))
+	}
+	links := 2 + rng.IntN(40)
+	capacity := make([]float64, links)
+	for l := range capacity {
+		capacity[l] = []float64{100e9, 400e9, 50e9}[rng.IntN(3)]
+	}
+	fs := make([]Flow, 1+rng.IntN(80))
+	for f := range fs {
+		for range 1 + rng.IntN(6) {
+			fs[f].Links = append(fs[f].Links, rng.IntN(links))
+		}
+		fs[f].Peak = []float64{25e9, 50e9, 100e9 / 3}[rng.IntN(3)]
+	}
+	return capacity, fs
+}
+
+// Over random sequences of additions and removals, the incremental Network
+// gives every flow the rate and mark, and the network the excess, that a
+// solve of every flow from scratch gives, bit for bit, and so does the
+// Network's own Scratch path.
+func TestNetworkMatchesScratch(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 22))
+	var inc, ref Network
+	inc.mode = modeHot
+	ref.mode, ref.Scratch = modeHot, true
+	for i := range 400 {
+		capacity, pool := netProblem(rng, i%3)
+		inc.Reset(capacity)
+		ref.Reset(capacity)
+		type live struct {
+			pool   int
+			id, rf FlowID
+		}
+		var in []live
+		for step := range 60 {
+			for range rng.IntN(4) {
+				if len(in) > 0 && rng.IntN(2) == 0 {
+					k := rng.IntN(len(in))
+					inc.Remove(in[k].id)
+					ref.Remove(in[k].rf)
+					in = append(in[:k], in[k+1:]...)
+				} else {
+					p := rng.IntN(len(pool))
+					in = append(in, live{p, inc.Add(pool[p].Links, pool[p].Peak), ref.Add(pool[p].Links, pool[p].Peak)})
+				}
+			}
+			if err := inc.Solve(); err != nil {
+				t.Fatal(err)
+			}
+			if err := ref.Solve(); err != nil {
+				t.Fatal(err)
+			}
+			flows := make([]Flow, len(in))
+			for k, x := range in {
+				flows[k] = pool[x.pool]
+			}
+			rates, excess, marked := netRef(t, modeEager, capacity, flows)
+			if math.Float64bits(inc.Excess()) != math.Float64bits(excess) || math.Float64bits(ref.Excess()) != math.Float64bits(excess) {
+				t.Fatalf("case %d step %d: excess %v (scratch %v), want %v", i, step, inc.Excess(), ref.Excess(), excess)
+			}
+			for k, x := range in {
+				if math.Float64bits(inc.Rate(x.id)) != math.Float64bits(rates[k]) || math.Float64bits(ref.Rate(x.rf)) != math.Float64bits(rates[k]) {
+					t.Fatalf("case %d step %d flow %d: rate %v (scratch %v), want %v", i, step, k, inc.Rate(x.id), ref.Rate(x.rf), rates[k])
+				}
+				if inc.Marked(x.id) != marked[k] || ref.Marked(x.rf) != marked[k] {
+					t.Fatalf("case %d step %d flow %d: marked %v (scratch %v), want %v", i, step, k, inc.Marked(x.id), ref.Marked(x.rf), marked[k])
+				}
+			}
+		}
+	}
+}
+
+// A malformed flow is refused: the next Solve reports it, and the network
+// is as before.
+func TestNetworkInvalid(t *testing.T) {
+	var n Network
+	n.Reset([]float64{10, 0})
+	a := n.Add([]int{0}, 20)
+	for _, bad := range []struct {
+		links []int
+		peak  float64
+	}{{[]int{2}, 1}, {[]int{-1}, 1}, {[]int{0}, 0}, {[]int{0}, math.NaN()}, {nil, math.Inf(1)}, {[]int{1}, 1}} {
+		if id := n.Add(bad.links, bad.peak); id != -1 {
+			t.Errorf("Add(%v, %v) = %d, want -1", bad.links, bad.peak, id)
+		}
+		n.Remove(-1)
+		if err := n.Solve(); !errors.Is(err, ErrInvalid) {
+			t.Errorf("Add(%v, %v): Solve: %v, want ErrInvalid", bad.links, bad.peak, err)
+		}
+	}
+	if err := n.Solve(); err != nil {
+		t.Fatal(err)
+	}
+	if r := n.Rate(a); r != 10 || !n.Marked(a) || n.Excess() != 10 {
+		t.Errorf("rate %v marked %v excess %v, want 10 true 10", r, n.Marked(a), n.Excess())
+	}
+}

@@ -1,0 +1,73 @@
+package netsim
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/orrery/orrery/engine/topology"
+	"github.com/orrery/orrery/internal/eval/workload"
+)
+
+// runScratch runs cfg solving the whole network at every change.
+func runScratch(t *testing.T, cfg Config) Result {
+	t.Helper()
+	scratchRates = true
+	defer func() { scratchRates = false }()
+	return run(t, cfg)
+}
+
+// Solving only what an event reaches gives the simulation that solving the
+// whole network at every change gives, to the bit: Poisson traces with
+// Alibaba noise on the paper's fabric and a Clos of 4-GPU servers, under
+// every policy and scheduler, and random small traces.
+func TestIncrementalMatchesScratch(t *testing.T) {
+	clos, err := topology.New(topology.Spec{Pods: 4, ToRsPerPod: 4, ServersPerToR: 8, AggsPerPod: 4, Cores: 4, ServerGbps: 50, ToRGbps: 100, AggGbps: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	noise := loadNoise(t, workload.Both)
+	var cfgs []Config
+	for _, fab := range []struct {
+		topo       *topology.Topology
+		jobs, gpus int
+	}{{topology.Paper(), 30, 1}, {clos, 60, 4}} {
+		jobs, err := workload.Generate(workload.Config{Jobs: fab.jobs, Load: 0.9, ClusterGPUs: fab.topo.Servers * fab.gpus, GPUsPerServer: fab.gpus,
+			MinIterations: 5, MaxIterations: 15, Seed: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, p := range Policies {
+			cfgs = append(cfgs, Config{Topology: fab.topo, GPUsPerServer: fab.gpus, Jobs: jobs, Policy: p, Noise: noise, Seed: 1,
+				Scheduler: Schedulers[k%len(Schedulers)], Cassini: CassiniOptions{Workers: 1}})
+		}
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	models := workload.Models()
+	for range 12 {
+		cfg := Config{Topology: topology.Paper(), Policy: Policies[rng.IntN(len(Policies))], Scheduler: Schedulers[rng.IntN(len(Schedulers))],
+			Seed: rng.Uint64(), Cassini: CassiniOptions{Workers: 1}}
+		for id := range 2 + rng.IntN(8) {
+			m := models[rng.IntN(len(models))]
+			bs := m.BatchChoices()
+			cfg.Jobs = append(cfg.Jobs, workload.Job{ID: id, Model: m.Name, GPUs: max(1+rng.IntN(12), m.MinServers), Batch: bs[rng.IntN(len(bs))],
+				Iterations: 1 + rng.IntN(20), Arrival: time.Duration(rng.IntN(4000)) * time.Millisecond})
+		}
+		cfgs = append(cfgs, cfg)
+	}
+	for i, cfg := range cfgs {
+		t.Run(fmt.Sprintf("%d-%v-%v", i, cfg.Policy, cfg.Scheduler), func(t *testing.T) {
+			want := runScratch(t, cfg)
+			got := run(t, cfg)
+			if want.Events < 10 {
+				t.Fatalf("only %d events", want.Events)
+			}
+			if d := cmp.Diff(want, got); d != "" {
+				t.Fatalf("incremental differs from scratch (-scratch +incremental):\n%s", d)
+			}
+		})
+	}
+}
