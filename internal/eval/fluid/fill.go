@@ -32,9 +32,69 @@ type filler struct {
 // the links that are not hot, and writes the rates into dst. local, indexed
 // by link, is scratch.
 func (w *filler) solve(dst, capacity []float64, flows []Flow, fs, ls, local []int32, hot []bool) {
-	w.load(capacity, flows, fs, ls, local, hot)
+	w.reset()
+	for _, l := range ls {
+		local[l] = w.addLink(capacity[l])
+	}
+	for _, f := range fs {
+		fl := flows[f]
+		w.addFlow(fl.Peak)
+		for _, l := range fl.Links {
+			if hot[l] {
+				w.cross(local[l])
+			}
+		}
+	}
+	w.run(dst, fs)
+}
+
+// A component is given to the filler link by link (addLink, in local
+// order), then flow by flow (addFlow, in local order, each followed by its
+// crossings of the component's links), then run.
+
+func (w *filler) reset() {
+	w.capacity, w.frozen, w.n, w.m = w.capacity[:0], w.frozen[:0], w.n[:0], w.m[:0]
+	w.done, w.peak, w.byPeak = w.done[:0], w.peak[:0], w.byPeak[:0]
+	w.flowOff, w.flowHot = w.flowOff[:0], w.flowHot[:0]
+}
+
+// addLink adds a link of capacity c and returns its local index.
+func (w *filler) addLink(c float64) int32 {
+	w.capacity = append(w.capacity, c)
+	w.frozen = append(w.frozen, 0)
+	w.n = append(w.n, 0)
+	w.m = append(w.m, 0)
+	return int32(len(w.n) - 1)
+}
+
+// addFlow adds a flow of the given peak; its crossings follow.
+func (w *filler) addFlow(peak float64) {
+	i := int32(len(w.peak))
+	w.flowOff = append(w.flowOff, int32(len(w.flowHot)))
+	w.peak = append(w.peak, peak)
+	w.done = append(w.done, false)
+	if !math.IsInf(peak, 1) {
+		w.byPeak = append(w.byPeak, i)
+	}
+}
+
+// cross adds a crossing of local link j by the last flow added.
+func (w *filler) cross(j int32) {
+	w.flowHot = append(w.flowHot, j)
+	w.n[j]++
+}
+
+// run fills the component given and writes its flows' rates into dst, at
+// fs[local flow].
+func (w *filler) run(dst []float64, fs []int32) {
+	w.flowOff = append(w.flowOff, int32(len(w.flowHot)))
+	nl := len(w.n)
+	w.key = grow(w.key, nl)
+	w.pos = grow(w.pos, nl)
+	w.sortByPeak()
+	w.link()
 	next := 0 // into byPeak
-	for left := len(fs); left > 0; {
+	for left := len(w.peak); left > 0; {
 		level := math.Inf(1)
 		for len(w.heap) > 0 && w.n[w.heap[0]] == 0 {
 			w.pop() // every flow on it froze elsewhere: its key is stale
@@ -71,6 +131,25 @@ func (w *filler) solve(dst, capacity []float64, flows []Flow, fs, ls, local []in
 	}
 }
 
+// sortByPeak sorts byPeak by peak, least first; ties in any order (flows
+// of equal peak freeze in the same round). Components are small and their
+// peaks few, so insertion sort, linear on equal peaks, serves them.
+func (w *filler) sortByPeak() {
+	b, p := w.byPeak, w.peak
+	if len(b) > 64 {
+		slices.SortFunc(b, func(x, y int32) int { return cmp.Compare(p[x], p[y]) })
+		return
+	}
+	for i := 1; i < len(b); i++ {
+		x := b[i]
+		j := i
+		for ; j > 0 && p[b[j-1]] > p[x]; j-- {
+			b[j] = b[j-1]
+		}
+		b[j] = x
+	}
+}
+
 // hot reports whether a link of capacity c whose crossings' peaks sum to
 // load can saturate, keep being margin's factor for the problem. One that is
 // not hot provably cannot, so it never sets a level nor freezes a flow, and
@@ -88,46 +167,6 @@ func hot(c, load, keep float64) bool { return !(load <= c*keep) }
 // and of c*keep.
 func margin(crossings, flows int) float64 {
 	return 1 - float64(float64(3*crossings+2*flows+8)*0x1p-52) // no fused multiply-subtract
-}
-
-// load sets up the component's links and flows.
-func (w *filler) load(capacity []float64, flows []Flow, fs, ls, local []int32, hot []bool) {
-	nl, nf := len(ls), len(fs)
-	w.capacity = grow(w.capacity, nl)
-	w.frozen = grow(w.frozen, nl)
-	w.n = grow(w.n, nl)
-	w.m = grow(w.m, nl)
-	w.key = grow(w.key, nl)
-	w.pos = grow(w.pos, nl)
-	for i, l := range ls {
-		local[l] = int32(i)
-		w.capacity[i] = capacity[l]
-		w.frozen[i], w.n[i], w.m[i] = 0, 0, 0
-	}
-	w.done = grow(w.done, nf)
-	w.peak = grow(w.peak, nf)
-	w.flowOff = grow(w.flowOff, nf+1)
-	w.flowHot = w.flowHot[:0]
-	w.byPeak = w.byPeak[:0]
-	for i, f := range fs {
-		fl := flows[f]
-		w.flowOff[i] = int32(len(w.flowHot))
-		w.peak[i] = fl.Peak
-		w.done[i] = false
-		for _, l := range fl.Links {
-			if hot[l] {
-				j := local[l]
-				w.flowHot = append(w.flowHot, j)
-				w.n[j]++
-			}
-		}
-		if !math.IsInf(fl.Peak, 1) {
-			w.byPeak = append(w.byPeak, int32(i))
-		}
-	}
-	w.flowOff[nf] = int32(len(w.flowHot))
-	slices.SortFunc(w.byPeak, func(a, b int32) int { return cmp.Compare(w.peak[a], w.peak[b]) })
-	w.link()
 }
 
 // link builds the hot links' crossings and the heap of their shares.

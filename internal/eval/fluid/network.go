@@ -69,7 +69,6 @@ type Network struct {
 
 	// Scratch of Solve.
 	queue []int32
-	compL []int32
 	local []int32
 	fill  filler
 	solve Solver
@@ -363,34 +362,41 @@ func deleteLink(s []int32, l int32) []int32 {
 }
 
 // component solves the hot component of flow f: the flows and hot links
-// reachable from it through hot links. A flow that crosses no hot link
-// sends at its peak.
+// reachable from it through hot links, each flow given to the filler with
+// its crossings as it is reached. A flow that crosses no hot link sends at
+// its peak.
 func (n *Network) component(f FlowID) {
+	w := &n.fill
+	w.reset()
 	q := n.queue[:0]
-	ls := n.compL[:0]
 	n.seen[f] = n.stamp
 	q = append(q, int32(f))
 	for i := 0; i < len(q); i++ {
-		for _, l := range n.flows[q[i]].Links {
-			if !n.hotL[l] || n.linkAt[l] == n.stamp {
+		fl := n.flows[q[i]]
+		w.addFlow(fl.Peak)
+		for _, l := range fl.Links {
+			if !n.hotL[l] {
 				continue
 			}
-			n.linkAt[l] = n.stamp
-			ls = append(ls, int32(l))
-			for _, g := range n.cross[l] {
-				if n.seen[g] != n.stamp {
-					n.seen[g] = n.stamp
-					q = append(q, int32(g))
+			if n.linkAt[l] != n.stamp {
+				n.linkAt[l] = n.stamp
+				n.local[l] = w.addLink(n.capacity[l])
+				for _, g := range n.cross[l] {
+					if n.seen[g] != n.stamp {
+						n.seen[g] = n.stamp
+						q = append(q, int32(g))
+					}
 				}
 			}
+			w.cross(n.local[l])
 		}
 	}
-	n.queue, n.compL = q, ls
-	if len(ls) == 0 {
+	n.queue = q
+	if len(w.n) == 0 {
 		n.rate[f] = n.flows[f].Peak
 		return
 	}
-	n.fill.solve(n.rate, n.capacity, n.flows, q, ls, n.local, n.hotL)
+	w.run(n.rate, q)
 }
 
 // solveAll solves every flow with a Solver, in order of addition, and

@@ -118,6 +118,8 @@ type sim struct {
 
 	net        fluid.Network // the flows sharing the network (not under Ideal)
 	minFinish  int64         // the flows' earliest finish, as of the last updateRates
+	timerAt    int64         // the running jobs' earliest step or slot timer (nextEvent)
+	scheduleAt int64         // nextSchedule (nextEvent)
 	solver     fluid.Solver
 	fbuf       []fluid.Flow
 	rates      []float64
@@ -265,23 +267,35 @@ func (s *sim) later(ns float64) int64 {
 	return horizon
 }
 
+// nextEvent returns the time of the next event. It also notes the next
+// step or slot timer and the next scheduling instant, which process reads:
+// nothing changes them in between.
 func (s *sim) nextEvent() int64 {
 	t := int64(never)
 	if s.next < len(s.jobs) {
 		t = int64(s.jobs[s.next].job.Arrival)
 	}
+	timer, lease := int64(never), int64(never)
 	for _, j := range s.running {
 		if j.st == waiting || j.st == computing {
-			t = min(t, j.until)
+			timer = min(timer, j.until)
 		}
+		lease = min(lease, j.leaseEnd)
 	}
+	s.timerAt = timer
+	if s.cfg.Scheduler == Themis {
+		s.scheduleAt = lease
+	} else {
+		s.scheduleAt = s.nextSchedule()
+	}
+	t = min(t, timer)
 	if len(s.flows) > 0 {
 		t = min(t, s.minFinish) // the flows changed: updateRates set it
 	}
 	if len(s.groups) > 0 && len(s.running) > 0 && s.cfg.SampleEvery > 0 {
 		t = min(t, s.nextSample)
 	}
-	return min(t, s.nextSchedule())
+	return min(t, s.scheduleAt)
 }
 
 // advance moves time to t, delivering traffic at the current rates.
@@ -308,9 +322,11 @@ func (s *sim) advance(t int64) {
 // scheduler and placements; then drift sampling; then new rates.
 func (s *sim) process() error {
 	ready := s.finishFlows(s.ready[:0]) // jobs whose step ends now
-	for _, j := range s.running {
-		if (j.st == waiting || j.st == computing) && j.until <= s.now {
-			ready = append(ready, j)
+	if s.timerAt <= s.now {
+		for _, j := range s.running {
+			if (j.st == waiting || j.st == computing) && j.until <= s.now {
+				ready = append(ready, j)
+			}
 		}
 	}
 	slices.SortFunc(ready, func(a, b *jobRun) int { return a.idx - b.idx })
@@ -338,7 +354,8 @@ func (s *sim) process() error {
 		s.next++
 		arrived = true
 	}
-	if freed || arrived || s.nextSchedule() <= s.now || s.roundDue() {
+	// scheduleAt is still nextSchedule's value unless a job finished.
+	if freed || arrived || s.scheduleAt <= s.now || s.roundDue() {
 		if err := s.schedule(); err != nil {
 			return err
 		}
