@@ -23,8 +23,11 @@ type filler struct {
 	flowHot  []int32   // local links
 	done     []bool    // per local flow: frozen
 	peak     []float64
-	byPeak   []int32 // local flows with a finite peak, least first
-	hit      []int32 // local links on which something froze this round
+	byPeak   []int32         // local flows with a finite peak, least first
+	distinct []float64       // their distinct peaks, up to maxPeaks+1
+	count    [maxPeaks]int32 // flows of each distinct peak
+	bucket   []int8          // per local flow: its peak's index in distinct, -1 for +Inf
+	hit      []int32         // local links on which something froze this round
 }
 
 // solve fills the hot component of flows fs (indices into flows, each
@@ -55,6 +58,8 @@ func (w *filler) solve(dst, capacity []float64, flows []Flow, fs, ls, local []in
 func (w *filler) reset() {
 	w.capacity, w.frozen, w.n, w.m = w.capacity[:0], w.frozen[:0], w.n[:0], w.m[:0]
 	w.done, w.peak, w.byPeak = w.done[:0], w.peak[:0], w.byPeak[:0]
+	w.distinct, w.bucket = w.distinct[:0], w.bucket[:0]
+	w.count = [maxPeaks]int32{}
 	w.flowOff, w.flowHot = w.flowOff[:0], w.flowHot[:0]
 }
 
@@ -73,9 +78,31 @@ func (w *filler) addFlow(peak float64) {
 	w.flowOff = append(w.flowOff, int32(len(w.flowHot)))
 	w.peak = append(w.peak, peak)
 	w.done = append(w.done, false)
+	k := int8(-1)
 	if !math.IsInf(peak, 1) {
 		w.byPeak = append(w.byPeak, i)
+		if len(w.distinct) <= maxPeaks {
+			k = w.peakIndex(peak)
+		}
 	}
+	w.bucket = append(w.bucket, k)
+}
+
+// peakIndex returns the index of peak among the distinct peaks, adding it
+// (counting past maxPeaks stops: sortByPeak then sorts).
+func (w *filler) peakIndex(peak float64) int8 {
+	for i, d := range w.distinct {
+		if d == peak {
+			w.count[i]++
+			return int8(i)
+		}
+	}
+	w.distinct = append(w.distinct, peak)
+	if i := len(w.distinct) - 1; i < maxPeaks {
+		w.count[i] = 1
+		return int8(i)
+	}
+	return -1
 }
 
 // cross adds a crossing of local link j by the last flow added.
@@ -132,23 +159,41 @@ func (w *filler) run(dst []float64, fs []int32) {
 }
 
 // sortByPeak sorts byPeak by peak, least first; ties in any order (flows
-// of equal peak freeze in the same round). Components are small and their
-// peaks few, so insertion sort, linear on equal peaks, serves them.
+// of equal peak freeze in the same round). A NIC-limited fabric has few
+// distinct peaks: up to maxPeaks of them, the flows are placed by counting.
 func (w *filler) sortByPeak() {
 	b, p := w.byPeak, w.peak
-	if len(b) > 64 {
+	if len(w.distinct) > maxPeaks {
 		slices.SortFunc(b, func(x, y int32) int { return cmp.Compare(p[x], p[y]) })
 		return
 	}
-	for i := 1; i < len(b); i++ {
-		x := b[i]
-		j := i
-		for ; j > 0 && p[b[j-1]] > p[x]; j-- {
-			b[j] = b[j-1]
+	d := w.distinct
+	// The distinct peaks in increasing order, and each one's first slot.
+	var order [maxPeaks]uint8
+	for i := range d {
+		order[i] = uint8(i)
+	}
+	for i := 1; i < len(d); i++ {
+		for j := i; j > 0 && d[order[j-1]] > d[order[j]]; j-- {
+			order[j-1], order[j] = order[j], order[j-1]
 		}
-		b[j] = x
+	}
+	var at [maxPeaks]int32
+	next := int32(0)
+	for _, k := range order[:len(d)] {
+		at[k] = next
+		next += w.count[k]
+	}
+	for i, k := range w.bucket {
+		if k >= 0 {
+			b[at[k]] = int32(i)
+			at[k]++
+		}
 	}
 }
+
+// maxPeaks is how many distinct finite peaks sortByPeak counts.
+const maxPeaks = 16
 
 // hot reports whether a link of capacity c whose crossings' peaks sum to
 // load can saturate, keep being margin's factor for the problem. One that is
@@ -186,12 +231,14 @@ func (w *filler) link() {
 		}
 	}
 	clear(w.m)
-	w.heap = w.heap[:0]
+	w.heap = grow(w.heap, nl)
 	for i := range nl { // every link has a crossing
 		w.key[i] = share(w.capacity[i], 0, w.n[i])
-		w.pos[i] = int32(len(w.heap))
-		w.heap = append(w.heap, int32(i))
-		w.up(len(w.heap) - 1)
+		w.pos[i] = int32(i)
+		w.heap[i] = int32(i)
+	}
+	for i := nl/2 - 1; i >= 0; i-- {
+		w.down(i)
 	}
 	w.hit = w.hit[:0]
 }
