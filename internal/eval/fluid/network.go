@@ -45,6 +45,8 @@ type Network struct {
 	rate  []float64
 	overN []int32 // crossings of links offered past their capacity
 	seen  []uint32
+	hotOf [][]int32 // the hot links it crosses, once per crossing, unless stale
+	stale []bool    // a link it crosses changed heat since hotOf was listed
 	free  []FlowID
 	added uint64   // flows added so far
 	live  []FlowID // in order of addition (from scratch only)
@@ -82,6 +84,7 @@ func (n *Network) Reset(capacity []float64) {
 	n.capacity = capacity
 	n.err = nil
 	n.flows, n.seq, n.rate, n.overN, n.seen = n.flows[:0], n.seq[:0], n.rate[:0], n.overN[:0], n.seen[:0]
+	n.hotOf, n.stale = n.hotOf[:0], n.stale[:0]
 	n.free, n.live, n.added = n.free[:0], n.live[:0], 0
 	k := len(capacity)
 	n.cross = grow(n.cross, k)
@@ -123,10 +126,12 @@ func (n *Network) Add(links []int, peak float64) FlowID {
 		n.rate = append(n.rate, 0)
 		n.overN = append(n.overN, 0)
 		n.seen = append(n.seen, 0)
+		n.hotOf = append(n.hotOf, nil)
+		n.stale = append(n.stale, true)
 	}
 	n.added++
 	n.flows[id] = Flow{Links: links, Peak: peak}
-	n.seq[id], n.overN[id] = n.added, 0
+	n.seq[id], n.overN[id], n.stale[id] = n.added, 0, true
 	if n.scratch() {
 		n.live = append(n.live, id)
 		return id
@@ -309,6 +314,11 @@ func (n *Network) relink(l int32) {
 	if h || n.hotL[l] {
 		n.seeds = append(n.seeds, l)
 	}
+	if h != n.hotL[l] {
+		for _, f := range c {
+			n.stale[f] = true
+		}
+	}
 	n.hotL[l] = h
 	over := load > capacity
 	if over != n.over[l] {
@@ -372,19 +382,19 @@ func (n *Network) component(f FlowID) {
 	n.seen[f] = n.stamp
 	q = append(q, int32(f))
 	for i := 0; i < len(q); i++ {
-		fl := n.flows[q[i]]
-		w.addFlow(fl.Peak)
-		for _, l := range fl.Links {
-			if !n.hotL[l] {
-				continue
-			}
+		g := q[i]
+		w.addFlow(n.flows[g].Peak)
+		if n.stale[g] {
+			n.listHot(g)
+		}
+		for _, l := range n.hotOf[g] {
 			if n.linkAt[l] != n.stamp {
 				n.linkAt[l] = n.stamp
 				n.local[l] = w.addLink(n.capacity[l])
-				for _, g := range n.cross[l] {
-					if n.seen[g] != n.stamp {
-						n.seen[g] = n.stamp
-						q = append(q, int32(g))
+				for _, h := range n.cross[l] {
+					if n.seen[h] != n.stamp {
+						n.seen[h] = n.stamp
+						q = append(q, int32(h))
 					}
 				}
 			}
@@ -397,6 +407,17 @@ func (n *Network) component(f FlowID) {
 		return
 	}
 	w.run(n.rate, q)
+}
+
+// listHot lists the hot links flow f crosses.
+func (n *Network) listHot(f int32) {
+	h := n.hotOf[f][:0]
+	for _, l := range n.flows[f].Links {
+		if n.hotL[l] {
+			h = append(h, int32(l))
+		}
+	}
+	n.hotOf[f], n.stale[f] = h, false
 }
 
 // solveAll solves every flow with a Solver, in order of addition, and
