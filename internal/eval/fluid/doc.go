@@ -46,6 +46,19 @@
 // their NICs, and only some uplinks are oversubscribed), so a solve costs a
 // linear pass over the problem plus the filling of its few saturated links.
 //
+// # Changing problems
+//
+// A simulator's problem changes a few flows at a time. [Network] keeps it:
+// flows are added and removed, and [Network.Solve] fills again only the hot
+// components that the changed links reach (the components of the links
+// whose crossings changed and that are or were hot, and of the new flows).
+// By locality every other flow's rate is what a solve of the whole problem
+// would give, bit for bit, and so are the links' offered loads, kept per
+// link in order of addition. A link's heat there uses its own crossing
+// count in the margin (its crossings bound the terms of its load and the
+// rounds that update its frozen load, which is what the problem's counts
+// bound above), so it changes only when the link's own flows do.
+//
 // The environment variable ORRERY_FLUID, read once at program start, selects
 // the algorithm for ablations: "full" fills each connected component with
 // every link taking part (no cold links left out), "eager" runs the reference
@@ -56,7 +69,8 @@
 // in its last bits, on unrelated links), residuals within 1e-12 of capacity
 // counted as zero. It gives the same allocation to rounding (rates within
 // about 1e-15, relative) at the reference's cost, to reproduce older results
-// exactly.
+// exactly. Under any of the three a Network solves every flow at every
+// change, with that filling.
 //
 // # Cost and determinism
 //

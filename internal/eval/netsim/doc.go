@@ -19,7 +19,10 @@
 // (a step ending, a flow finishing, a job arriving, a lease or round
 // ending, an agent's slot) every rate is constant, so it is exact up to the
 // nanosecond grid of event times, and deterministic: ties are processed in
-// job order.
+// job order. The rates are kept incrementally (fluid.Network): an event
+// fills again only the congested components its flows touch, with the
+// rates a solve of the whole network gives, bit for bit (Ideal, each job
+// alone, solves each job's flows afresh).
 //
 // Congestion is measured twice. ExcessGbit is the traffic offered above
 // capacity: on every link, the sum of the peak rates of the flows crossing
