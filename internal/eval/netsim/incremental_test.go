@@ -34,15 +34,15 @@ func TestIncrementalMatchesScratch(t *testing.T) {
 	for _, fab := range []struct {
 		topo       *topology.Topology
 		jobs, gpus int
-	}{{topology.Paper(), 30, 1}, {clos, 60, 4}} {
+	}{{topology.Paper(), 20, 1}, {clos, 40, 4}} {
 		jobs, err := workload.Generate(workload.Config{Jobs: fab.jobs, Load: 0.9, ClusterGPUs: fab.topo.Servers * fab.gpus, GPUsPerServer: fab.gpus,
-			MinIterations: 5, MaxIterations: 15, Seed: 3})
+			MinIterations: 3, MaxIterations: 8, Seed: 3})
 		if err != nil {
 			t.Fatal(err)
 		}
 		for k, p := range Policies {
 			cfgs = append(cfgs, Config{Topology: fab.topo, GPUsPerServer: fab.gpus, Jobs: jobs, Policy: p, Noise: noise, Seed: 1,
-				Scheduler: Schedulers[k%len(Schedulers)], Cassini: CassiniOptions{Workers: 1}})
+				Scheduler: Schedulers[(k+1)%len(Schedulers)], Cassini: CassiniOptions{Workers: 1}})
 		}
 	}
 	rng := rand.New(rand.NewPCG(5, 6))
