@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/pprof"
 
 	"github.com/orrery/orrery/engine/topology"
 	"github.com/orrery/orrery/internal/bench"
@@ -22,6 +23,10 @@ import (
 // per run, its fluid filling chosen by ORRERY_FLUID, which a process reads
 // once at start.
 const simWorkerArg = "sim-worker"
+
+// simProfileEnv, when set, names the file a worker writes the CPU profile
+// of its simulation to (go tool pprof reads it).
+const simProfileEnv = "ORRERY_BENCH_CPUPROFILE"
 
 // simCase is a cluster simulation of the fluid section.
 type simCase struct {
@@ -82,8 +87,19 @@ func simWorker() int {
 	if err != nil {
 		return fail(err)
 	}
+	if path := os.Getenv(simProfileEnv); path != "" {
+		f, err := os.Create(path)
+		if err != nil {
+			return fail(err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return fail(err)
+		}
+	}
 	c0 := bench.ProcessCPU()
 	r, err := netsim.Run(context.Background(), cfg)
+	pprof.StopCPUProfile()
 	if err != nil {
 		return fail(err)
 	}
