@@ -32,7 +32,7 @@ type FlowID int32
 // use.
 type Network struct {
 	// Scratch makes every Solve solve every flow from scratch; zero: only
-	// what changed.
+	// what changed. Set it before Reset, not while flows are present.
 	Scratch bool
 
 	mode     mode // 0: the package default (ORRERY_FLUID)
