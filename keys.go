@@ -2,7 +2,6 @@ package orrery
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"math"
 	"reflect"
@@ -128,7 +127,7 @@ func (k *keyScanner) value(t reflect.Type) (string, bool) {
 	for t != nil && t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	if t != nil && reflect.PointerTo(t).Implements(unmarshalerType) {
+	if t != nil && (t == rawJSONType || reflect.PointerTo(t).Implements(unmarshalerType)) {
 		t = nil // json.RawMessage and the like take any value
 	}
 	kind := reflect.Invalid
@@ -594,17 +593,6 @@ func plain(raw []byte) bool {
 		}
 	}
 	return true
-}
-
-// unquote decodes a raw JSON string as encoding/json does (invalid UTF-8
-// becomes U+FFFD).
-func unquote(raw []byte) string {
-	if plain(raw) {
-		return string(raw[1 : len(raw)-1])
-	}
-	var s string
-	_ = json.Unmarshal(raw, &s)
-	return s
 }
 
 // dotted joins a sub-path to its parent key: "" stays, "[2]..." is appended

@@ -3,7 +3,6 @@ package orrery
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -153,7 +152,7 @@ func (id JobID) String() string {
 // MarshalJSON encodes an integer id as a number, a string id as a string.
 func (id JobID) MarshalJSON() ([]byte, error) {
 	if id.isStr {
-		return json.Marshal(id.str)
+		return appendJSONString(nil, id.str), nil
 	}
 	return strconv.AppendInt(nil, int64(id.num), 10), nil
 }
@@ -177,10 +176,10 @@ func (id *JobID) parse() string {
 	case len(b) == 0:
 		return "no id"
 	case b[0] == '"':
-		var s string
-		if json.Unmarshal(b, &s) != nil || !validString(b) {
+		if !wholeString(b) || !validString(b) {
 			return "not valid UTF-8"
 		}
+		s := unquote(b)
 		if s == "" {
 			return "empty"
 		}

@@ -29,9 +29,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"reflect"
-	"strconv"
+	"sort"
 	"strings"
 
 	"github.com/orrery/orrery/engine/link"
@@ -131,7 +130,7 @@ func call(ctx context.Context, s *Session, op string, request []byte) ([]byte, e
 		}
 		return nil, we
 	}
-	out, err := json.Marshal(resp)
+	out, err := marshal(resp)
 	if err != nil {
 		return nil, &Error{Code: CodeInternal, Message: message(err), err: err}
 	}
@@ -140,23 +139,23 @@ func call(ctx context.Context, s *Session, op string, request []byte) ([]byte, e
 
 // envelope is the request envelope of [Handle].
 type envelope struct {
-	Op      string          `json:"op"`
-	Request json.RawMessage `json:"request"`
+	Op      string  `json:"op"`
+	Request rawJSON `json:"request"`
 }
 
 // reply is the response envelope of [Handle].
 type reply struct {
-	Version  int             `json:"version"`
-	Op       string          `json:"op,omitempty"`
-	Response json.RawMessage `json:"response,omitempty"`
-	Error    *Error          `json:"error,omitempty"`
+	Version  int     `json:"version"`
+	Op       string  `json:"op,omitempty"`
+	Response rawJSON `json:"response,omitempty"`
+	Error    *Error  `json:"error,omitempty"`
 }
 
 // ErrorEnvelope returns the error envelope {"version": 1, "error": {"code",
 // "message"}} that hosts answer with for a failure outside any request
 // (a bad pointer, a NULL buffer), in the bytes Handle would use.
 func ErrorEnvelope(code, message string) []byte {
-	out, _ := json.Marshal(reply{Version: Version, Error: &Error{Code: code, Message: message}})
+	out, _ := marshal(reply{Version: Version, Error: &Error{Code: code, Message: message}})
 	return out
 }
 
@@ -172,7 +171,7 @@ func handle(ctx context.Context, s *Session, env []byte) (out []byte) {
 		if p := recover(); p != nil {
 			r.Response = nil
 			r.Error = &Error{Code: CodeInternal, Message: fmt.Sprintf("panic: %v", p)}
-			out, _ = json.Marshal(r)
+			out, _ = marshal(r)
 		}
 	}()
 	var e envelope
@@ -189,7 +188,7 @@ func handle(ctx context.Context, s *Session, env []byte) (out []byte) {
 			r.Response = resp
 		}
 	}
-	out, _ = json.Marshal(r)
+	out, _ = marshal(r)
 	return out
 }
 
@@ -207,8 +206,8 @@ func decode(data []byte, v any) error {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return &Error{Code: CodeMalformed, Message: "empty request"}
 	}
-	if !json.Valid(data) {
-		return syntaxError(data)
+	if se := syntaxCheck(data); se != nil {
+		return se
 	}
 	t := reflect.TypeOf(v)
 	sz, _ := v.(sized)
@@ -224,10 +223,8 @@ func decode(data []byte, v any) error {
 			return err
 		}
 	}
-	d := json.NewDecoder(bytes.NewReader(data))
-	d.DisallowUnknownFields()
-	if err := d.Decode(v); err != nil {
-		return malformed(err, data, t)
+	if err := unmarshal(data, v); err != nil {
+		return &Error{Code: CodeInternal, Message: message(err), err: err}
 	}
 	return nil
 }
@@ -243,26 +240,57 @@ type sized interface {
 	limits(m *measures) error
 }
 
-// syntaxError describes why data, which json.Valid refused, is not one JSON
-// value: trailing data after a complete value, or the first syntax error
-// with its byte offset, line and column.
-func syntaxError(data []byte) *Error {
-	d := json.NewDecoder(bytes.NewReader(data))
-	var raw json.RawMessage
-	err := d.Decode(&raw)
-	if err == nil {
-		return &Error{Code: CodeMalformed, Message: "trailing data after the request object"}
+// syntaxCheck returns nil when data is one JSON value and otherwise why
+// not, as encoding/json's Decoder words it: trailing data after a complete
+// value, an unexpected end, or the first syntax error with its byte
+// offset, line and column. Its scanner is all this package takes of
+// encoding/json: json.Valid, then, for an invalid request, json.Compact
+// for the scanner's message and a binary search over prefixes for where
+// it stops (Compact gives no offset), so an invalid request costs about
+// log2(len) scans of itself.
+func syntaxCheck(data []byte) *Error {
+	if json.Valid(data) {
+		return nil
 	}
-	e := &Error{Code: CodeMalformed, Message: message(err), err: err}
-	var se *json.SyntaxError
-	if errors.As(err, &se) {
-		line, col := position(data, se.Offset)
-		e.Message = fmt.Sprintf("%v (byte %d, line %d, column %d)", se, se.Offset, line, col)
-	} else if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+	var sink bytes.Buffer
+	msg := compactError(&sink, data)
+	e := &Error{Code: CodeMalformed, Message: msg}
+	switch {
+	case strings.HasSuffix(msg, " after top-level value"):
+		// The Decoder reads the first value whole and stops there.
+		e.Message = "trailing data after the request object"
+	case msg == "unexpected end of JSON input" || atEOF(data, msg):
 		line, col := position(data, int64(len(data)))
 		e.Message = fmt.Sprintf("unexpected end of the request (byte %d, line %d, column %d)", len(data), line, col)
+	default:
+		// The first byte the scanner refuses ends the shortest prefix
+		// that fails with the same message; its offset counts that byte,
+		// as the Decoder's does.
+		off := sort.Search(len(data), func(n int) bool {
+			m := compactError(&sink, data[:n])
+			return m == msg && !atEOF(data[:n], m)
+		})
+		line, col := position(data, int64(off))
+		e.Message = fmt.Sprintf("%s (byte %d, line %d, column %d)", msg, off, line, col)
 	}
 	return e
+}
+
+// compactError returns the message of the scanner's error on data, "" if
+// none.
+func compactError(sink *bytes.Buffer, data []byte) string {
+	sink.Reset()
+	if err := json.Compact(sink, data); err != nil {
+		return err.Error()
+	}
+	return ""
+}
+
+// atEOF reports whether msg, the scanner's error on data, came from its
+// end-of-input check, which feeds it a space: a refused space that is not
+// data's last byte. The Decoder calls that an unexpected end.
+func atEOF(data []byte, msg string) bool {
+	return strings.HasPrefix(msg, "invalid character ' '") && (len(data) == 0 || data[len(data)-1] != ' ')
 }
 
 // position returns the 1-based line and column (in bytes) of offset.
@@ -271,114 +299,6 @@ func position(data []byte, offset int64) (line, col int) {
 	prefix := data[:offset]
 	line = 1 + bytes.Count(prefix, []byte{'\n'})
 	return line, int(offset) - (bytes.LastIndexByte(prefix, '\n') + 1)
-}
-
-// malformed turns a decoding error into an *Error. Type errors and unknown
-// fields are named by their full path in the schema's notation
-// ("jobs[1].phases[0].gbps"); encoding/json itself gives neither the array
-// indices nor, for an unknown field, the enclosing objects.
-func malformed(err error, data []byte, t reflect.Type) *Error {
-	e := &Error{Code: CodeMalformed, Message: message(err), err: err}
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) {
-		e.Field = te.Field
-		if p, ok := fieldPath(data, t, "", te.Offset); ok {
-			e.Field = p
-		}
-		e.Message = fmt.Sprintf("expected %s, got JSON %s", te.Type, te.Value)
-	} else if msg, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-		name, qerr := strconv.Unquote(msg)
-		if qerr != nil {
-			name = strings.Trim(msg, `"`)
-		}
-		e.Field = name
-		if p, ok := fieldPath(data, t, name, 0); ok {
-			e.Field = p
-		}
-		e.Message = "unknown field"
-	}
-	return e
-}
-
-// fieldPath walks data (one syntactically valid JSON value) alongside the Go
-// type t it was decoded into and returns the path of the first key named
-// unknown that t does not declare or, when unknown is "", of the first value
-// whose encoding ends at or after offset (where encoding/json reports a type
-// error: just past a scalar, or just past the opening bracket of an object or
-// array).
-func fieldPath(data []byte, t reflect.Type, unknown string, offset int64) (string, bool) {
-	w := pathWalker{d: json.NewDecoder(bytes.NewReader(data)), unknown: unknown, offset: offset}
-	return w.value(t, "")
-}
-
-type pathWalker struct {
-	d       *json.Decoder
-	unknown string
-	offset  int64
-}
-
-var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
-
-// value reads one value that decodes into t (nil: unknown or mismatched, so
-// nothing inside it can be an unknown field) at path.
-func (w *pathWalker) value(t reflect.Type, path string) (string, bool) {
-	tok, err := w.d.Token()
-	if err != nil {
-		return "", false
-	}
-	if w.unknown == "" && w.d.InputOffset() >= w.offset {
-		return path, true
-	}
-	for t != nil && t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	if t != nil && reflect.PointerTo(t).Implements(unmarshalerType) {
-		t = nil // json.RawMessage and the like take any value
-	}
-	switch tok {
-	case json.Delim('{'):
-		for w.d.More() {
-			tok, err := w.d.Token()
-			key, ok := tok.(string)
-			if err != nil || !ok {
-				return "", false
-			}
-			sub := key
-			if path != "" {
-				sub = path + "." + key
-			}
-			var ft reflect.Type
-			known := true
-			if t != nil {
-				switch t.Kind() {
-				case reflect.Map:
-					ft = t.Elem()
-				case reflect.Struct:
-					ft, _, known = structField(t, key)
-				}
-			}
-			if !known && key == w.unknown {
-				return sub, true
-			}
-			if p, ok := w.value(ft, sub); ok {
-				return p, true
-			}
-		}
-	case json.Delim('['):
-		var et reflect.Type
-		if t != nil && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) {
-			et = t.Elem()
-		}
-		for i := 0; w.d.More(); i++ {
-			if p, ok := w.value(et, fmt.Sprintf("%s[%d]", path, i)); ok {
-				return p, true
-			}
-		}
-	default:
-		return "", false
-	}
-	w.d.Token() // the closing bracket
-	return "", false
 }
 
 // structField returns the type and declared key of the field of struct t

@@ -1,0 +1,656 @@
+package orrery
+
+import (
+	"errors"
+	"math"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// The schema's own JSON codec, in place of encoding/json: the requests are
+// checked in full by the key scan (checkKeys) before they are decoded, so
+// the decoder only fills values from input already known to fit them, and
+// the encoder writes exactly what encoding/json writes for the schema's
+// types (HTML-safe string escapes, the ES6 float format, map keys sorted,
+// omitempty, embedded structs inlined), which TestCodecMatchesEncodingJSON
+// checks on the whole corpus. It exists for the WebAssembly module's size:
+// encoding/json's reflection-driven encoder and decoder cost the module
+// 0.6 MB, where this file costs a tenth of that. It uses reflect, which fmt
+// links in anyway.
+
+// rawJSON is a JSON value kept as its bytes: decoded as any value, encoded
+// as is.
+type rawJSON []byte
+
+// MarshalJSON returns r, or null when r is empty.
+func (r rawJSON) MarshalJSON() ([]byte, error) {
+	if len(r) == 0 {
+		return []byte("null"), nil
+	}
+	return r, nil
+}
+
+// UnmarshalJSON keeps a copy of b.
+func (r *rawJSON) UnmarshalJSON(b []byte) error {
+	*r = append((*r)[:0], b...)
+	return nil
+}
+
+// marshalerJSON and unmarshalerJSON are encoding/json's Marshaler and
+// Unmarshaler, declared here so the codec needs nothing of that package.
+type marshalerJSON interface{ MarshalJSON() ([]byte, error) }
+
+type unmarshalerJSON interface{ UnmarshalJSON([]byte) error }
+
+var (
+	rawJSONType     = reflect.TypeFor[rawJSON]()
+	marshalerType   = reflect.TypeFor[marshalerJSON]()
+	unmarshalerType = reflect.TypeFor[unmarshalerJSON]()
+)
+
+// codecField is a struct field as JSON sees it: its key, where it is (an
+// index path through embedded structs) and whether omitempty drops it.
+type codecField struct {
+	name      string
+	index     []int
+	omitEmpty bool
+}
+
+// jsonFields returns the JSON fields of struct t in encoding/json's order
+// and with its rule for embedded structs: of the fields sharing a key, the
+// shallowest wins, a tagged one breaks a tie at that depth, and a tie that
+// remains drops them all.
+func jsonFields(t reflect.Type) []codecField {
+	type cand struct {
+		codecField
+		tagged bool
+	}
+	var all []cand
+	for _, f := range reflect.VisibleFields(t) {
+		name, ok := jsonName(f)
+		if !ok || f.Type.Kind() == reflect.Func || f.Type.Kind() == reflect.Chan {
+			continue
+		}
+		tag := f.Tag.Get("json")
+		_, opts, _ := strings.Cut(tag, ",")
+		all = append(all, cand{codecField{name, f.Index, hasOption(opts, "omitempty")}, tag != "" && !strings.HasPrefix(tag, ",")})
+	}
+	var out []codecField
+	for i, c := range all {
+		win, tie := true, false
+		for j, d := range all {
+			if i == j || d.name != c.name {
+				continue
+			}
+			switch {
+			case len(d.index) < len(c.index):
+				win = false
+			case len(d.index) == len(c.index) && d.tagged && !c.tagged:
+				win = false
+			case len(d.index) == len(c.index) && d.tagged == c.tagged:
+				tie = true
+			}
+		}
+		if win && !tie {
+			out = append(out, c.codecField)
+		}
+	}
+	return out
+}
+
+func hasOption(opts, name string) bool {
+	for opts != "" {
+		var o string
+		o, opts, _ = strings.Cut(opts, ",")
+		if o == name {
+			return true
+		}
+	}
+	return false
+}
+
+// encoder appends the JSON of Go values.
+type encoder struct {
+	buf    []byte
+	fields map[reflect.Type][]codecField
+	err    error
+}
+
+// marshal returns the JSON encoding of v, byte for byte what json.Marshal
+// returns for the schema's types.
+func marshal(v any) ([]byte, error) {
+	e := encoder{}
+	e.value(reflect.ValueOf(v))
+	if e.err != nil {
+		return nil, e.err
+	}
+	return e.buf, nil
+}
+
+func (e *encoder) fail(err error) {
+	if e.err == nil {
+		e.err = err
+	}
+}
+
+func (e *encoder) value(v reflect.Value) {
+	if !v.IsValid() {
+		e.buf = append(e.buf, "null"...)
+		return
+	}
+	t := v.Type()
+	if t == rawJSONType {
+		if v.Len() == 0 {
+			e.buf = append(e.buf, "null"...)
+		} else {
+			e.buf = append(e.buf, v.Bytes()...)
+		}
+		return
+	}
+	if t.Kind() != reflect.Pointer && t.Implements(marshalerType) {
+		// JobID is the schema's one Marshaler. Its method is called
+		// directly: a call through the interface would keep every
+		// MarshalJSON of the program in the module (time.Time's, 40 kB).
+		id, ok := v.Interface().(JobID)
+		if !ok {
+			e.fail(errors.New("json: unsupported type: " + t.String()))
+			return
+		}
+		b, _ := id.MarshalJSON()
+		e.buf = append(e.buf, b...)
+		return
+	}
+	switch t.Kind() {
+	case reflect.Bool:
+		e.buf = strconv.AppendBool(e.buf, v.Bool())
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		e.buf = strconv.AppendInt(e.buf, v.Int(), 10)
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		e.buf = strconv.AppendUint(e.buf, v.Uint(), 10)
+	case reflect.Float32, reflect.Float64:
+		e.float(v.Float(), t.Bits())
+	case reflect.String:
+		e.buf = appendJSONString(e.buf, v.String())
+	case reflect.Pointer, reflect.Interface:
+		if v.IsNil() {
+			e.buf = append(e.buf, "null"...)
+			return
+		}
+		e.value(v.Elem())
+	case reflect.Struct:
+		e.object(v)
+	case reflect.Map:
+		e.mapping(v)
+	case reflect.Slice:
+		if v.IsNil() {
+			e.buf = append(e.buf, "null"...)
+			return
+		}
+		if t.Elem().Kind() == reflect.Uint8 {
+			e.fail(errors.New("json: unsupported type: " + t.String()))
+			return
+		}
+		e.array(v)
+	case reflect.Array:
+		e.array(v)
+	default:
+		e.fail(errors.New("json: unsupported type: " + t.String()))
+	}
+}
+
+// float writes f as encoding/json does (ES6's number to string: %f, or %e
+// below 1e-6 and from 1e21, with the exponent unpadded).
+func (e *encoder) float(f float64, bits int) {
+	if math.IsInf(f, 0) || math.IsNaN(f) {
+		e.fail(errors.New("json: unsupported value: " + strconv.FormatFloat(f, 'g', -1, bits)))
+		e.buf = append(e.buf, "null"...)
+		return
+	}
+	abs := math.Abs(f)
+	format := byte('f')
+	if abs != 0 && (bits == 64 && (abs < 1e-6 || abs >= 1e21) || bits == 32 && (float32(abs) < 1e-6 || float32(abs) >= 1e21)) {
+		format = 'e'
+	}
+	b := strconv.AppendFloat(e.buf, f, format, -1, bits)
+	if n := len(b); format == 'e' && n-len(e.buf) >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+		b[n-2] = b[n-1] // e-07 is e-7
+		b = b[:n-1]
+	}
+	e.buf = b
+}
+
+func (e *encoder) object(v reflect.Value) {
+	t := v.Type()
+	fs, ok := e.fields[t]
+	if !ok {
+		fs = jsonFields(t)
+		if e.fields == nil {
+			e.fields = map[reflect.Type][]codecField{}
+		}
+		e.fields[t] = fs
+	}
+	e.buf = append(e.buf, '{')
+	first := true
+	for _, f := range fs {
+		fv, err := v.FieldByIndexErr(f.index)
+		if err != nil || (f.omitEmpty && empty(fv)) {
+			continue // behind a nil embedded pointer, or empty
+		}
+		if !first {
+			e.buf = append(e.buf, ',')
+		}
+		first = false
+		e.buf = appendJSONString(e.buf, f.name)
+		e.buf = append(e.buf, ':')
+		e.value(fv)
+	}
+	e.buf = append(e.buf, '}')
+}
+
+// empty is omitempty's test.
+func empty(v reflect.Value) bool {
+	switch v.Kind() {
+	case reflect.Array, reflect.Map, reflect.Slice, reflect.String:
+		return v.Len() == 0
+	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+		reflect.Float32, reflect.Float64, reflect.Interface, reflect.Pointer:
+		return v.IsZero()
+	}
+	return false
+}
+
+func (e *encoder) mapping(v reflect.Value) {
+	if v.IsNil() {
+		e.buf = append(e.buf, "null"...)
+		return
+	}
+	if v.Type().Key().Kind() != reflect.String {
+		e.fail(errors.New("json: unsupported type: " + v.Type().String()))
+		return
+	}
+	keys := v.MapKeys()
+	slices.SortFunc(keys, func(a, b reflect.Value) int { return strings.Compare(a.String(), b.String()) })
+	e.buf = append(e.buf, '{')
+	for i, k := range keys {
+		if i > 0 {
+			e.buf = append(e.buf, ',')
+		}
+		e.buf = appendJSONString(e.buf, k.String())
+		e.buf = append(e.buf, ':')
+		e.value(v.MapIndex(k))
+	}
+	e.buf = append(e.buf, '}')
+}
+
+func (e *encoder) array(v reflect.Value) {
+	e.buf = append(e.buf, '[')
+	for i := range v.Len() {
+		if i > 0 {
+			e.buf = append(e.buf, ',')
+		}
+		e.value(v.Index(i))
+	}
+	e.buf = append(e.buf, ']')
+}
+
+// appendJSONString appends s quoted as encoding/json quotes it: <, > and &
+// escaped for HTML, the control characters as \b \f \n \r \t or \u00XX,
+// invalid UTF-8 as \ufffd, and U+2028 and U+2029 escaped.
+func appendJSONString(dst []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch c {
+			case '\\', '"':
+				dst = append(dst, '\\', c)
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hex[r&0xF])
+		default:
+			i += size
+			continue
+		}
+		i += size
+		start = i
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
+
+// unquote decodes a whole JSON string as encoding/json does: an invalid
+// UTF-8 byte and an unpaired surrogate escape each become U+FFFD.
+func unquote(raw []byte) string {
+	if plain(raw) {
+		return string(raw[1 : len(raw)-1])
+	}
+	body := raw[1 : len(raw)-1]
+	out := make([]byte, 0, len(body))
+	for i := 0; i < len(body); {
+		c := body[i]
+		switch {
+		case c == '\\' && i+1 < len(body):
+			i += 2
+			switch body[i-1] {
+			case 'b':
+				out = append(out, '\b')
+			case 'f':
+				out = append(out, '\f')
+			case 'n':
+				out = append(out, '\n')
+			case 'r':
+				out = append(out, '\r')
+			case 't':
+				out = append(out, '\t')
+			case 'u':
+				r, ok := hex4(body[i:])
+				if !ok {
+					return string(out) // not valid JSON: never decoded
+				}
+				i += 4
+				if utf16.IsSurrogate(r) {
+					r2, ok := rune(-1), false
+					if i+6 <= len(body) && body[i] == '\\' && body[i+1] == 'u' {
+						r2, ok = hex4(body[i+2:])
+					}
+					if d := utf16.DecodeRune(r, r2); ok && d != utf8.RuneError {
+						i += 6
+						r = d
+					} else {
+						r = utf8.RuneError
+					}
+				}
+				out = utf8.AppendRune(out, r)
+			default: // \" \\ \/
+				out = append(out, body[i-1])
+			}
+		case c < utf8.RuneSelf:
+			out = append(out, c)
+			i++
+		default:
+			r, size := utf8.DecodeRune(body[i:])
+			out = utf8.AppendRune(out, r)
+			i += size
+		}
+	}
+	return string(out)
+}
+
+// decoder fills a Go value from JSON that checkKeys accepted for its type:
+// every key is a field, every value has the field's JSON type and fits it.
+// What it meets otherwise is a bug of the scan, an internal error.
+type decoder struct {
+	data   []byte
+	i      int
+	fields map[reflect.Type]map[string][]int
+}
+
+var errDecode = errors.New("decoding a request the key scan accepted failed")
+
+// unmarshal decodes data (one JSON value, accepted by checkKeys for v's
+// type) into v, a non-nil pointer, as encoding/json would.
+func unmarshal(data []byte, v any) error {
+	d := decoder{data: data}
+	if err := d.value(reflect.ValueOf(v).Elem()); err != nil {
+		return err
+	}
+	d.space()
+	if d.i != len(d.data) {
+		return errDecode
+	}
+	return nil
+}
+
+func (d *decoder) space() {
+	for d.i < len(d.data) && (d.data[d.i] == ' ' || d.data[d.i] == '\t' || d.data[d.i] == '\r' || d.data[d.i] == '\n') {
+		d.i++
+	}
+}
+
+// raw returns the bytes of the value at d.i and moves past it.
+func (d *decoder) raw() []byte {
+	k := keyScanner{data: d.data, i: d.i}
+	k.skip()
+	b := d.data[d.i:k.i]
+	d.i = k.i
+	return b
+}
+
+func (d *decoder) value(v reflect.Value) error {
+	d.space()
+	if d.i >= len(d.data) {
+		return errDecode
+	}
+	t := v.Type()
+	if t == rawJSONType {
+		v.SetBytes(slices.Clone(d.raw()))
+		return nil
+	}
+	if t.Kind() == reflect.Pointer && d.data[d.i] != 'n' {
+		if v.IsNil() {
+			v.Set(reflect.New(t.Elem()))
+		}
+		return d.value(v.Elem())
+	}
+	if reflect.PointerTo(t).Implements(unmarshalerType) {
+		id, ok := v.Addr().Interface().(*JobID) // the one Unmarshaler: see encoder.value
+		if !ok {
+			return errDecode
+		}
+		return id.UnmarshalJSON(d.raw())
+	}
+	c := d.data[d.i]
+	switch t.Kind() {
+	case reflect.Struct:
+		if c == '{' {
+			return d.object(v)
+		}
+	case reflect.Map:
+		if c == '{' {
+			return d.mapping(v)
+		}
+	case reflect.Slice:
+		if c == '[' {
+			return d.slice(v)
+		}
+	case reflect.String:
+		if c == '"' {
+			v.SetString(unquote(d.raw()))
+			return nil
+		}
+	case reflect.Bool:
+		if c == 't' || c == 'f' {
+			v.SetBool(c == 't')
+			d.raw()
+			return nil
+		}
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		n, err := strconv.ParseInt(string(d.raw()), 10, 64)
+		if err != nil || v.OverflowInt(n) {
+			return errDecode
+		}
+		v.SetInt(n)
+		return nil
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		n, err := strconv.ParseUint(string(d.raw()), 10, 64)
+		if err != nil || v.OverflowUint(n) {
+			return errDecode
+		}
+		v.SetUint(n)
+		return nil
+	case reflect.Float32, reflect.Float64:
+		f, err := strconv.ParseFloat(string(d.raw()), t.Bits())
+		if err != nil {
+			return errDecode
+		}
+		v.SetFloat(f)
+		return nil
+	}
+	return errDecode
+}
+
+// members calls f on each key of the object at d.i, with d.i at its value.
+func (d *decoder) members(f func(key []byte) error) error {
+	d.i++
+	for {
+		d.space()
+		if d.i >= len(d.data) {
+			return errDecode
+		}
+		switch d.data[d.i] {
+		case '}':
+			d.i++
+			return nil
+		case ',':
+			d.i++
+			continue
+		}
+		key := d.raw()
+		d.space()
+		if d.i >= len(d.data) || d.data[d.i] != ':' {
+			return errDecode
+		}
+		d.i++
+		if err := f(key); err != nil {
+			return err
+		}
+	}
+}
+
+func (d *decoder) object(v reflect.Value) error {
+	t := v.Type()
+	fs, ok := d.fields[t]
+	if !ok {
+		fs = map[string][]int{}
+		for _, f := range jsonFields(t) {
+			fs[f.name] = f.index
+		}
+		if d.fields == nil {
+			d.fields = map[reflect.Type]map[string][]int{}
+		}
+		d.fields[t] = fs
+	}
+	return d.members(func(key []byte) error {
+		var index []int
+		var ok bool
+		if plain(key) {
+			index, ok = fs[string(key[1:len(key)-1])] // no allocation
+		} else {
+			index, ok = fs[unquote(key)]
+		}
+		if !ok {
+			return errDecode
+		}
+		fv, err := v.FieldByIndexErr(index)
+		if err != nil {
+			return errDecode // behind a nil embedded pointer: the schema has none
+		}
+		return d.value(fv)
+	})
+}
+
+func (d *decoder) mapping(v reflect.Value) error {
+	t := v.Type()
+	if t.Key().Kind() != reflect.String {
+		return errDecode
+	}
+	if v.IsNil() {
+		v.Set(reflect.MakeMap(t))
+	}
+	elem := reflect.New(t.Elem()).Elem()
+	return d.members(func(key []byte) error {
+		elem.SetZero()
+		if err := d.value(elem); err != nil {
+			return err
+		}
+		v.SetMapIndex(reflect.ValueOf(unquote(key)).Convert(t.Key()), elem)
+		return nil
+	})
+}
+
+func (d *decoder) slice(v reflect.Value) error {
+	d.i++
+	n := 0
+	for {
+		d.space()
+		if d.i >= len(d.data) {
+			return errDecode
+		}
+		switch d.data[d.i] {
+		case ']':
+			d.i++
+			if n == 0 {
+				v.Set(reflect.MakeSlice(v.Type(), 0, 0)) // [] is empty, not nil
+			} else {
+				v.SetLen(n)
+			}
+			return nil
+		case ',':
+			d.i++
+			continue
+		}
+		if n >= v.Cap() {
+			grown := reflect.MakeSlice(v.Type(), n+1, max(4, 2*v.Cap()))
+			reflect.Copy(grown, v)
+			v.Set(grown)
+		}
+		v.SetLen(n + 1)
+		if err := d.value(v.Index(n)); err != nil {
+			return err
+		}
+		n++
+	}
+}
+
+// wholeString reports whether b is one JSON string and nothing more: a
+// quote, characters or escapes but no control character, a closing quote.
+func wholeString(b []byte) bool {
+	if len(b) < 2 || b[0] != '"' {
+		return false
+	}
+	for i := 1; i < len(b); i++ {
+		switch c := b[i]; {
+		case c == '\\':
+			i++
+		case c == '"':
+			return i == len(b)-1
+		case c < 0x20:
+			return false
+		}
+	}
+	return false
+}

@@ -1,0 +1,175 @@
+package orrery
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/orrery/orrery/internal/malformed"
+)
+
+// The codec (codec.go, syntaxCheck) replaced encoding/json in the request
+// and response path; encoding/json is the oracle here. Over the corpus and
+// every malformed case generated from it, the two must agree: the same
+// syntax error message, the same decoded request where the key scan
+// accepts one, and byte-identical responses and error envelopes.
+
+// decoderSyntax is how the package described a syntax error while it
+// decoded with encoding/json (json.Valid refused data).
+func decoderSyntax(data []byte) string {
+	d := json.NewDecoder(bytes.NewReader(data))
+	var raw json.RawMessage
+	err := d.Decode(&raw)
+	if err == nil {
+		return "trailing data after the request object"
+	}
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		line, col := position(data, se.Offset)
+		return fmt.Sprintf("%v (byte %d, line %d, column %d)", se, se.Offset, line, col)
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+		line, col := position(data, int64(len(data)))
+		return fmt.Sprintf("unexpected end of the request (byte %d, line %d, column %d)", len(data), line, col)
+	}
+	return err.Error()
+}
+
+// sameDecoding checks data decoded into a new t by the codec and by
+// encoding/json: the same syntax error, or, where the key scan accepts
+// data, the same value.
+func sameDecoding(t *testing.T, what string, data []byte, typ reflect.Type) {
+	t.Helper()
+	if len(bytes.TrimSpace(data)) == 0 {
+		return
+	}
+	if !json.Valid(data) {
+		got := syntaxCheck(data)
+		if want := decoderSyntax(data); got == nil || got.Message != want {
+			t.Errorf("%s: syntax error %v, encoding/json's %q", what, got, want)
+		}
+		return
+	}
+	if checkKeys(data, typ, nil) != nil {
+		return
+	}
+	mine, theirs := reflect.New(typ), reflect.New(typ)
+	if err := unmarshal(data, mine.Interface()); err != nil {
+		t.Errorf("%s: codec: %v", what, err)
+		return
+	}
+	d := json.NewDecoder(bytes.NewReader(data))
+	d.DisallowUnknownFields()
+	if err := d.Decode(theirs.Interface()); err != nil {
+		t.Errorf("%s: the key scan accepted what encoding/json refuses: %v", what, err)
+		return
+	}
+	// DeepEqual first: cmp.Diff on the large requests, for every case,
+	// costs half a minute; it explains a difference.
+	if reflect.DeepEqual(theirs.Interface(), mine.Interface()) {
+		return
+	}
+	if diff := cmp.Diff(theirs.Interface(), mine.Interface(), cmp.Exporter(func(reflect.Type) bool { return true })); diff != "" {
+		t.Errorf("%s: decoded (-encoding/json +codec):\n%s", what, diff)
+	}
+}
+
+// sameEncoding checks that the codec encodes v as json.Marshal does.
+func sameEncoding(t *testing.T, what string, v any) {
+	t.Helper()
+	got, gerr := marshal(v)
+	want, werr := json.Marshal(v)
+	if (gerr != nil) != (werr != nil) || !bytes.Equal(got, want) {
+		t.Errorf("%s: codec %.300s (%v), encoding/json %.300s (%v)", what, got, gerr, want, werr)
+	}
+}
+
+// check decodes env both ways, then its request, and, when run, runs it
+// (on s for a stateful op) comparing the encodings of the answer.
+func (c *codecCheck) check(t *testing.T, what string, env []byte, s *Session, run bool) {
+	t.Helper()
+	sameDecoding(t, what, env, reflect.TypeFor[envelope]())
+	var e envelope
+	if decode(env, &e) != nil {
+		return
+	}
+	o, ok := lookup(e.Op)
+	if !ok {
+		return
+	}
+	sameDecoding(t, what+" request", e.Request, o.req)
+	if !run || (o.Session && s == nil) {
+		return
+	}
+	resp, err := o.run(context.Background(), s, e.Request)
+	if err != nil {
+		sameEncoding(t, what+" error", reply{Version: Version, Op: e.Op, Error: asError(err)})
+		return
+	}
+	c.responses++
+	sameEncoding(t, what+" response", resp)
+	out, _ := marshal(resp)
+	sameEncoding(t, what+" envelope", reply{Version: Version, Op: e.Op, Response: out})
+}
+
+type codecCheck struct{ responses int }
+
+func TestCodecMatchesEncodingJSON(t *testing.T) {
+	corpus, err := malformed.Load(filepath.Join("testdata", "corpus", "ok"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c codecCheck
+	for _, f := range corpus.Files {
+		c.check(t, f.Name, f.Envelope, nil, true)
+	}
+	for _, seq := range corpus.Sessions {
+		s := NewSession()
+		for i, l := range seq.Lines {
+			c.check(t, fmt.Sprintf("%s:%d", seq.Name, i+1), l, s, true)
+		}
+		s.Close()
+	}
+	n := 0
+	for mc, err := range corpus.Cases() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.check(t, mc.Name, mc.Envelope, nil, false)
+		n++
+	}
+	if c.responses < len(corpus.Files) || n < 1000 {
+		t.Fatalf("%d responses, %d malformed cases: the corpus did not run", c.responses, n)
+	}
+	t.Logf("%d files, %d sessions, %d malformed cases, %d responses compared", len(corpus.Files), len(corpus.Sessions), n, c.responses)
+}
+
+// TestCodecStrings: string escapes and float formats at their edges, both
+// ways.
+func TestCodecStrings(t *testing.T) {
+	for _, s := range []string{"", "a", "<&>", "\u2028\u2029", "\x00\x1f\b\f\n\r\t\"\\/", "\xff\xc3(", "é😀", "\xed\xa0\x80"} {
+		sameEncoding(t, fmt.Sprintf("%q", s), s)
+		raw := appendJSONString(nil, s)
+		var want string
+		if err := json.Unmarshal(raw, &want); err != nil || unquote(raw) != want {
+			t.Errorf("unquote(%s) = %q, encoding/json %q (%v)", raw, unquote(raw), want, err)
+		}
+	}
+	for _, raw := range []string{`"\ud83d\ude00"`, `"\ud83d"`, `"\ud83d\u0041"`, `"\udc00\ud83d\ude00"`, `"\u00e9\/\""`, "\"\xff\""} {
+		var want string
+		if err := json.Unmarshal([]byte(raw), &want); err != nil || unquote([]byte(raw)) != want {
+			t.Errorf("unquote(%s) = %q, encoding/json %q (%v)", raw, unquote([]byte(raw)), want, err)
+		}
+	}
+	for _, f := range []float64{0, -0.0, 1, -1.5, 1e-6, 9.99e-7, 1e20, 1e21, 123456789e13, 5e-324, 1.7976931348623157e308, 0.1, 1.0 / 3} {
+		sameEncoding(t, fmt.Sprint(f), f)
+		sameEncoding(t, fmt.Sprint(f), float32(f))
+	}
+}
