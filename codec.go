@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -58,6 +59,32 @@ type codecField struct {
 	name      string
 	index     []int
 	omitEmpty bool
+}
+
+// structInfo is what the codec knows of a struct type: its JSON fields in
+// order, and their index by key.
+type structInfo struct {
+	fields []codecField
+	byKey  map[string]int
+	custom bool // the type has its own MarshalJSON or UnmarshalJSON
+}
+
+// structInfos caches structInfo by reflect.Type: it depends on the type
+// alone, and computing it (reflect.VisibleFields) costs more than encoding
+// a small response.
+var structInfos sync.Map
+
+func infoOf(t reflect.Type) *structInfo {
+	if si, ok := structInfos.Load(t); ok {
+		return si.(*structInfo)
+	}
+	si := &structInfo{fields: jsonFields(t), byKey: map[string]int{},
+		custom: t.Implements(marshalerType) || reflect.PointerTo(t).Implements(unmarshalerType)}
+	for i, f := range si.fields {
+		si.byKey[f.name] = i
+	}
+	v, _ := structInfos.LoadOrStore(t, si)
+	return v.(*structInfo)
 }
 
 // jsonFields returns the JSON fields of struct t in encoding/json's order
@@ -115,15 +142,14 @@ func hasOption(opts, name string) bool {
 
 // encoder appends the JSON of Go values.
 type encoder struct {
-	buf    []byte
-	fields map[reflect.Type][]codecField
-	err    error
+	buf []byte
+	err error
 }
 
 // marshal returns the JSON encoding of v, byte for byte what json.Marshal
 // returns for the schema's types.
 func marshal(v any) ([]byte, error) {
-	e := encoder{}
+	e := encoder{buf: make([]byte, 0, 512)}
 	e.value(reflect.ValueOf(v))
 	if e.err != nil {
 		return nil, e.err
@@ -151,19 +177,6 @@ func (e *encoder) value(v reflect.Value) {
 		}
 		return
 	}
-	if t.Kind() != reflect.Pointer && t.Implements(marshalerType) {
-		// JobID is the schema's one Marshaler. Its method is called
-		// directly: a call through the interface would keep every
-		// MarshalJSON of the program in the module (time.Time's, 40 kB).
-		id, ok := v.Interface().(JobID)
-		if !ok {
-			e.fail(errors.New("json: unsupported type: " + t.String()))
-			return
-		}
-		b, _ := id.MarshalJSON()
-		e.buf = append(e.buf, b...)
-		return
-	}
 	switch t.Kind() {
 	case reflect.Bool:
 		e.buf = strconv.AppendBool(e.buf, v.Bool())
@@ -182,7 +195,12 @@ func (e *encoder) value(v reflect.Value) {
 		}
 		e.value(v.Elem())
 	case reflect.Struct:
-		e.object(v)
+		si := infoOf(t)
+		if si.custom {
+			e.custom(v)
+			return
+		}
+		e.object(v, si)
 	case reflect.Map:
 		e.mapping(v)
 	case reflect.Slice:
@@ -223,19 +241,23 @@ func (e *encoder) float(f float64, bits int) {
 	e.buf = b
 }
 
-func (e *encoder) object(v reflect.Value) {
-	t := v.Type()
-	fs, ok := e.fields[t]
+// custom writes a value with its own MarshalJSON. JobID is the schema's
+// one. Its method is called directly: a call through the interface would
+// keep every MarshalJSON of the program in the module (time.Time's, 40 kB).
+func (e *encoder) custom(v reflect.Value) {
+	id, ok := reflect.TypeAssert[JobID](v)
 	if !ok {
-		fs = jsonFields(t)
-		if e.fields == nil {
-			e.fields = map[reflect.Type][]codecField{}
-		}
-		e.fields[t] = fs
+		e.fail(errors.New("json: unsupported type: " + v.Type().String()))
+		return
 	}
+	b, _ := id.MarshalJSON()
+	e.buf = append(e.buf, b...)
+}
+
+func (e *encoder) object(v reflect.Value, si *structInfo) {
 	e.buf = append(e.buf, '{')
 	first := true
-	for _, f := range fs {
+	for _, f := range si.fields {
 		fv, err := v.FieldByIndexErr(f.index)
 		if err != nil || (f.omitEmpty && empty(fv)) {
 			continue // behind a nil embedded pointer, or empty
@@ -414,9 +436,8 @@ func unquote(raw []byte) string {
 // every key is a field, every value has the field's JSON type and fits it.
 // What it meets otherwise is a bug of the scan, an internal error.
 type decoder struct {
-	data   []byte
-	i      int
-	fields map[reflect.Type]map[string][]int
+	data []byte
+	i    int
 }
 
 var errDecode = errors.New("decoding a request the key scan accepted failed")
@@ -466,18 +487,19 @@ func (d *decoder) value(v reflect.Value) error {
 		}
 		return d.value(v.Elem())
 	}
-	if reflect.PointerTo(t).Implements(unmarshalerType) {
-		id, ok := v.Addr().Interface().(*JobID) // the one Unmarshaler: see encoder.value
-		if !ok {
-			return errDecode
-		}
-		return id.UnmarshalJSON(d.raw())
-	}
 	c := d.data[d.i]
 	switch t.Kind() {
 	case reflect.Struct:
+		si := infoOf(t)
+		if si.custom {
+			id, ok := v.Addr().Interface().(*JobID) // the one Unmarshaler: see encoder.custom
+			if !ok {
+				return errDecode
+			}
+			return id.UnmarshalJSON(d.raw())
+		}
 		if c == '{' {
-			return d.object(v)
+			return d.object(v, si)
 		}
 	case reflect.Map:
 		if c == '{' {
@@ -551,31 +573,19 @@ func (d *decoder) members(f func(key []byte) error) error {
 	}
 }
 
-func (d *decoder) object(v reflect.Value) error {
-	t := v.Type()
-	fs, ok := d.fields[t]
-	if !ok {
-		fs = map[string][]int{}
-		for _, f := range jsonFields(t) {
-			fs[f.name] = f.index
-		}
-		if d.fields == nil {
-			d.fields = map[reflect.Type]map[string][]int{}
-		}
-		d.fields[t] = fs
-	}
+func (d *decoder) object(v reflect.Value, si *structInfo) error {
 	return d.members(func(key []byte) error {
-		var index []int
+		var i int
 		var ok bool
 		if plain(key) {
-			index, ok = fs[string(key[1:len(key)-1])] // no allocation
+			i, ok = si.byKey[string(key[1:len(key)-1])] // no allocation
 		} else {
-			index, ok = fs[unquote(key)]
+			i, ok = si.byKey[unquote(key)]
 		}
 		if !ok {
 			return errDecode
 		}
-		fv, err := v.FieldByIndexErr(index)
+		fv, err := v.FieldByIndexErr(si.fields[i].index)
 		if err != nil {
 			return errDecode // behind a nil embedded pointer: the schema has none
 		}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"reflect"
 	"testing"
@@ -171,5 +172,57 @@ func TestCodecStrings(t *testing.T) {
 	for _, f := range []float64{0, -0.0, 1, -1.5, 1e-6, 9.99e-7, 1e20, 1e21, 123456789e13, 5e-324, 1.7976931348623157e308, 0.1, 1.0 / 3} {
 		sameEncoding(t, fmt.Sprint(f), f)
 		sameEncoding(t, fmt.Sprint(f), float32(f))
+	}
+}
+
+// BenchmarkCodec: the codec against encoding/json on corpus requests and
+// their responses, in one process:
+//
+//	go test -run '^$' -bench Codec .
+func BenchmarkCodec(b *testing.B) {
+	for _, name := range []string{"link_exact_three_jobs", "rank_loops_resolve_exact", "plan_small"} {
+		env, err := os.ReadFile(filepath.Join("testdata", "corpus", "ok", name+".json"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		var e envelope
+		if err := decode(env, &e); err != nil {
+			b.Fatal(err)
+		}
+		o, _ := lookup(e.Op)
+		resp, err := o.run(context.Background(), nil, e.Request)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(name+"/decode/codec", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := unmarshal(e.Request, reflect.New(o.req).Interface()); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(name+"/decode/encoding_json", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				d := json.NewDecoder(bytes.NewReader(e.Request))
+				d.DisallowUnknownFields()
+				if err := d.Decode(reflect.New(o.req).Interface()); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(name+"/encode/codec", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				marshal(resp)
+			}
+		})
+		b.Run(name+"/encode/encoding_json", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				json.Marshal(resp)
+			}
+		})
 	}
 }
