@@ -48,6 +48,7 @@ type marshalerJSON interface{ MarshalJSON() ([]byte, error) }
 type unmarshalerJSON interface{ UnmarshalJSON([]byte) error }
 
 var (
+	idType          = reflect.TypeFor[JobID]()
 	rawJSONType     = reflect.TypeFor[rawJSON]()
 	marshalerType   = reflect.TypeFor[marshalerJSON]()
 	unmarshalerType = reflect.TypeFor[unmarshalerJSON]()
@@ -59,32 +60,76 @@ type codecField struct {
 	name      string
 	index     []int
 	omitEmpty bool
+	typ       *schemaType
 }
 
-// structInfo is what the codec knows of a struct type: its JSON fields in
-// order, and their index by key.
-type structInfo struct {
-	fields []codecField
-	byKey  map[string]int
-	custom bool // the type has its own MarshalJSON or UnmarshalJSON
+// schemaType is what the key scan and the codec know of a Go type, worked
+// out once per type so that a scan or a decoding walks these nodes rather
+// than asking reflect again at every value (reflect.PointerTo and
+// Implements at each value cost the key scan most of its time in
+// WebAssembly).
+type schemaType struct {
+	t    reflect.Type
+	kind reflect.Kind
+	// anyValue: the type takes any JSON value (rawJSON, a type with its
+	// own UnmarshalJSON), so the scan checks nothing inside it; custom:
+	// it is JobID, whose methods the codec calls.
+	anyValue, custom bool
+	elem             *schemaType            // of a pointer, slice, array or map
+	fields           []codecField           // of a struct, in encoding/json's order
+	byKey            map[string]int         // index in fields by key
+	keyTypes         map[string]*schemaType // field type by key, for the scan
 }
 
-// structInfos caches structInfo by reflect.Type: it depends on the type
-// alone, and computing it (reflect.VisibleFields) costs more than encoding
-// a small response.
-var structInfos sync.Map
+// schemaTypes caches schemaType by reflect.Type, the way encoding/json
+// caches its encoders: a type's node depends on the type alone. building
+// serializes the building of new nodes, which may refer to each other.
+var (
+	schemaTypes sync.Map
+	building    sync.Mutex
+)
 
-func infoOf(t reflect.Type) *structInfo {
-	if si, ok := structInfos.Load(t); ok {
-		return si.(*structInfo)
+// schemaOf returns t's node.
+func schemaOf(t reflect.Type) *schemaType {
+	if st, ok := schemaTypes.Load(t); ok {
+		return st.(*schemaType)
 	}
-	si := &structInfo{fields: jsonFields(t), byKey: map[string]int{},
-		custom: t.Implements(marshalerType) || reflect.PointerTo(t).Implements(unmarshalerType)}
-	for i, f := range si.fields {
-		si.byKey[f.name] = i
+	building.Lock()
+	defer building.Unlock()
+	fresh := map[reflect.Type]*schemaType{}
+	st := buildSchema(t, fresh)
+	for t, st := range fresh {
+		schemaTypes.Store(t, st)
 	}
-	v, _ := structInfos.LoadOrStore(t, si)
-	return v.(*structInfo)
+	return st
+}
+
+func buildSchema(t reflect.Type, fresh map[reflect.Type]*schemaType) *schemaType {
+	if st, ok := schemaTypes.Load(t); ok {
+		return st.(*schemaType)
+	}
+	if st, ok := fresh[t]; ok {
+		return st // a recursive type: filled in below, further up
+	}
+	st := &schemaType{t: t, kind: t.Kind()}
+	fresh[t] = st
+	st.custom = t == idType
+	st.anyValue = t == rawJSONType || reflect.PointerTo(t).Implements(unmarshalerType)
+	switch st.kind {
+	case reflect.Pointer, reflect.Slice, reflect.Array, reflect.Map:
+		st.elem = buildSchema(t.Elem(), fresh)
+	case reflect.Struct:
+		st.fields = jsonFields(t)
+		st.byKey = make(map[string]int, len(st.fields))
+		st.keyTypes = make(map[string]*schemaType, len(st.fields))
+		for i := range st.fields {
+			f := &st.fields[i]
+			f.typ = buildSchema(t.FieldByIndex(f.index).Type, fresh)
+			st.byKey[f.name] = i
+			st.keyTypes[f.name] = f.typ
+		}
+	}
+	return st
 }
 
 // jsonFields returns the JSON fields of struct t in encoding/json's order
@@ -104,7 +149,7 @@ func jsonFields(t reflect.Type) []codecField {
 		}
 		tag := f.Tag.Get("json")
 		_, opts, _ := strings.Cut(tag, ",")
-		all = append(all, cand{codecField{name, f.Index, hasOption(opts, "omitempty")}, tag != "" && !strings.HasPrefix(tag, ",")})
+		all = append(all, cand{codecField{name: name, index: f.Index, omitEmpty: hasOption(opts, "omitempty")}, tag != "" && !strings.HasPrefix(tag, ",")})
 	}
 	var out []codecField
 	for i, c := range all {
@@ -150,7 +195,11 @@ type encoder struct {
 // returns for the schema's types.
 func marshal(v any) ([]byte, error) {
 	e := encoder{buf: make([]byte, 0, 512)}
-	e.value(reflect.ValueOf(v))
+	rv := reflect.ValueOf(v)
+	if !rv.IsValid() {
+		return []byte("null"), nil
+	}
+	e.value(rv, schemaOf(rv.Type()))
 	if e.err != nil {
 		return nil, e.err
 	}
@@ -163,21 +212,9 @@ func (e *encoder) fail(err error) {
 	}
 }
 
-func (e *encoder) value(v reflect.Value) {
-	if !v.IsValid() {
-		e.buf = append(e.buf, "null"...)
-		return
-	}
-	t := v.Type()
-	if t == rawJSONType {
-		if v.Len() == 0 {
-			e.buf = append(e.buf, "null"...)
-		} else {
-			e.buf = append(e.buf, v.Bytes()...)
-		}
-		return
-	}
-	switch t.Kind() {
+// value writes v, whose type's node is st.
+func (e *encoder) value(v reflect.Value, st *schemaType) {
+	switch st.kind {
 	case reflect.Bool:
 		e.buf = strconv.AppendBool(e.buf, v.Bool())
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
@@ -185,38 +222,53 @@ func (e *encoder) value(v reflect.Value) {
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
 		e.buf = strconv.AppendUint(e.buf, v.Uint(), 10)
 	case reflect.Float32, reflect.Float64:
-		e.float(v.Float(), t.Bits())
+		e.float(v.Float(), st.t.Bits())
 	case reflect.String:
 		e.buf = appendJSONString(e.buf, v.String())
-	case reflect.Pointer, reflect.Interface:
+	case reflect.Pointer:
 		if v.IsNil() {
 			e.buf = append(e.buf, "null"...)
 			return
 		}
-		e.value(v.Elem())
+		e.value(v.Elem(), st.elem)
+	case reflect.Interface:
+		if v.IsNil() {
+			e.buf = append(e.buf, "null"...)
+			return
+		}
+		v = v.Elem()
+		e.value(v, schemaOf(v.Type()))
 	case reflect.Struct:
-		si := infoOf(t)
-		if si.custom {
+		if st.custom {
 			e.custom(v)
 			return
 		}
-		e.object(v, si)
+		if st.anyValue || st.t.Implements(marshalerType) {
+			e.fail(errors.New("json: unsupported type: " + st.t.String()))
+			return
+		}
+		e.object(v, st)
 	case reflect.Map:
-		e.mapping(v)
+		e.mapping(v, st)
 	case reflect.Slice:
-		if v.IsNil() {
+		switch {
+		case st.t == rawJSONType:
+			if v.Len() == 0 {
+				e.buf = append(e.buf, "null"...)
+			} else {
+				e.buf = append(e.buf, v.Bytes()...)
+			}
+		case v.IsNil():
 			e.buf = append(e.buf, "null"...)
-			return
+		case st.elem.kind == reflect.Uint8:
+			e.fail(errors.New("json: unsupported type: " + st.t.String()))
+		default:
+			e.array(v, st.elem)
 		}
-		if t.Elem().Kind() == reflect.Uint8 {
-			e.fail(errors.New("json: unsupported type: " + t.String()))
-			return
-		}
-		e.array(v)
 	case reflect.Array:
-		e.array(v)
+		e.array(v, st.elem)
 	default:
-		e.fail(errors.New("json: unsupported type: " + t.String()))
+		e.fail(errors.New("json: unsupported type: " + st.t.String()))
 	}
 }
 
@@ -254,10 +306,10 @@ func (e *encoder) custom(v reflect.Value) {
 	e.buf = append(e.buf, b...)
 }
 
-func (e *encoder) object(v reflect.Value, si *structInfo) {
+func (e *encoder) object(v reflect.Value, st *schemaType) {
 	e.buf = append(e.buf, '{')
 	first := true
-	for _, f := range si.fields {
+	for _, f := range st.fields {
 		fv, err := v.FieldByIndexErr(f.index)
 		if err != nil || (f.omitEmpty && empty(fv)) {
 			continue // behind a nil embedded pointer, or empty
@@ -268,7 +320,7 @@ func (e *encoder) object(v reflect.Value, si *structInfo) {
 		first = false
 		e.buf = appendJSONString(e.buf, f.name)
 		e.buf = append(e.buf, ':')
-		e.value(fv)
+		e.value(fv, f.typ)
 	}
 	e.buf = append(e.buf, '}')
 }
@@ -286,7 +338,7 @@ func empty(v reflect.Value) bool {
 	return false
 }
 
-func (e *encoder) mapping(v reflect.Value) {
+func (e *encoder) mapping(v reflect.Value, st *schemaType) {
 	if v.IsNil() {
 		e.buf = append(e.buf, "null"...)
 		return
@@ -304,18 +356,18 @@ func (e *encoder) mapping(v reflect.Value) {
 		}
 		e.buf = appendJSONString(e.buf, k.String())
 		e.buf = append(e.buf, ':')
-		e.value(v.MapIndex(k))
+		e.value(v.MapIndex(k), st.elem)
 	}
 	e.buf = append(e.buf, '}')
 }
 
-func (e *encoder) array(v reflect.Value) {
+func (e *encoder) array(v reflect.Value, elem *schemaType) {
 	e.buf = append(e.buf, '[')
 	for i := range v.Len() {
 		if i > 0 {
 			e.buf = append(e.buf, ',')
 		}
-		e.value(v.Index(i))
+		e.value(v.Index(i), elem)
 	}
 	e.buf = append(e.buf, ']')
 }
@@ -445,8 +497,9 @@ var errDecode = errors.New("decoding a request the key scan accepted failed")
 // unmarshal decodes data (one JSON value, accepted by checkKeys for v's
 // type) into v, a non-nil pointer, as encoding/json would.
 func unmarshal(data []byte, v any) error {
+	rv := reflect.ValueOf(v).Elem()
 	d := decoder{data: data}
-	if err := d.value(reflect.ValueOf(v).Elem()); err != nil {
+	if err := d.value(rv, schemaOf(rv.Type())); err != nil {
 		return err
 	}
 	d.space()
@@ -471,44 +524,51 @@ func (d *decoder) raw() []byte {
 	return b
 }
 
-func (d *decoder) value(v reflect.Value) error {
+// value decodes into v, whose type's node is st.
+func (d *decoder) value(v reflect.Value, st *schemaType) error {
 	d.space()
 	if d.i >= len(d.data) {
 		return errDecode
 	}
-	t := v.Type()
-	if t == rawJSONType {
-		v.SetBytes(slices.Clone(d.raw()))
-		return nil
-	}
-	if t.Kind() == reflect.Pointer && d.data[d.i] != 'n' {
-		if v.IsNil() {
-			v.Set(reflect.New(t.Elem()))
-		}
-		return d.value(v.Elem())
-	}
 	c := d.data[d.i]
-	switch t.Kind() {
+	switch st.kind {
+	case reflect.Pointer:
+		if c == 'n' {
+			return errDecode // the key scan refuses null
+		}
+		if v.IsNil() {
+			v.Set(reflect.New(st.t.Elem()))
+		}
+		return d.value(v.Elem(), st.elem)
 	case reflect.Struct:
-		si := infoOf(t)
-		if si.custom {
-			id, ok := v.Addr().Interface().(*JobID) // the one Unmarshaler: see encoder.custom
-			if !ok {
-				return errDecode
-			}
+		if st.custom {
+			id, _ := reflect.TypeAssert[*JobID](v.Addr()) // the one Unmarshaler: see encoder.custom
 			return id.UnmarshalJSON(d.raw())
 		}
-		if c == '{' {
-			return d.object(v, si)
+		if c == '{' && !st.anyValue {
+			return d.object(v, st)
 		}
 	case reflect.Map:
 		if c == '{' {
-			return d.mapping(v)
+			return d.mapping(v, st)
 		}
 	case reflect.Slice:
-		if c == '[' {
-			return d.slice(v)
+		switch {
+		case st.t == rawJSONType:
+			v.SetBytes(slices.Clone(d.raw()))
+			return nil
+		case c == '[' && !st.anyValue:
+			return d.slice(v, st)
 		}
+	default:
+		return d.scalar(v, st, c)
+	}
+	return errDecode
+}
+
+// scalar decodes a string, a bool or a number into v.
+func (d *decoder) scalar(v reflect.Value, st *schemaType, c byte) error {
+	switch st.kind {
 	case reflect.String:
 		if c == '"' {
 			v.SetString(unquote(d.raw()))
@@ -535,7 +595,7 @@ func (d *decoder) value(v reflect.Value) error {
 		v.SetUint(n)
 		return nil
 	case reflect.Float32, reflect.Float64:
-		f, err := strconv.ParseFloat(string(d.raw()), t.Bits())
+		f, err := strconv.ParseFloat(string(d.raw()), st.t.Bits())
 		if err != nil {
 			return errDecode
 		}
@@ -573,28 +633,32 @@ func (d *decoder) members(f func(key []byte) error) error {
 	}
 }
 
-func (d *decoder) object(v reflect.Value, si *structInfo) error {
+func (d *decoder) object(v reflect.Value, st *schemaType) error {
 	return d.members(func(key []byte) error {
 		var i int
 		var ok bool
 		if plain(key) {
-			i, ok = si.byKey[string(key[1:len(key)-1])] // no allocation
+			i, ok = st.byKey[string(key[1:len(key)-1])] // no allocation
 		} else {
-			i, ok = si.byKey[unquote(key)]
+			i, ok = st.byKey[unquote(key)]
 		}
 		if !ok {
 			return errDecode
 		}
-		fv, err := v.FieldByIndexErr(si.fields[i].index)
-		if err != nil {
-			return errDecode // behind a nil embedded pointer: the schema has none
+		f := &st.fields[i]
+		fv := v.Field(f.index[0])
+		if len(f.index) > 1 {
+			var err error
+			if fv, err = v.FieldByIndexErr(f.index); err != nil {
+				return errDecode // behind a nil embedded pointer: the schema has none
+			}
 		}
-		return d.value(fv)
+		return d.value(fv, f.typ)
 	})
 }
 
-func (d *decoder) mapping(v reflect.Value) error {
-	t := v.Type()
+func (d *decoder) mapping(v reflect.Value, st *schemaType) error {
+	t := st.t
 	if t.Key().Kind() != reflect.String {
 		return errDecode
 	}
@@ -604,7 +668,7 @@ func (d *decoder) mapping(v reflect.Value) error {
 	elem := reflect.New(t.Elem()).Elem()
 	return d.members(func(key []byte) error {
 		elem.SetZero()
-		if err := d.value(elem); err != nil {
+		if err := d.value(elem, st.elem); err != nil {
 			return err
 		}
 		v.SetMapIndex(reflect.ValueOf(unquote(key)).Convert(t.Key()), elem)
@@ -612,7 +676,18 @@ func (d *decoder) mapping(v reflect.Value) error {
 	})
 }
 
-func (d *decoder) slice(v reflect.Value) error {
+// slice decodes an array into v. [] is an empty slice, not nil, as
+// encoding/json has it. Slices of float64 and int, most of a request's
+// values, are filled without reflect.
+func (d *decoder) slice(v reflect.Value, st *schemaType) error {
+	switch st.t {
+	case float64Slice:
+		p, _ := reflect.TypeAssert[*[]float64](v.Addr())
+		return elements(d, p, func(b []byte) (float64, error) { return strconv.ParseFloat(string(b), 64) })
+	case intSlice:
+		p, _ := reflect.TypeAssert[*[]int](v.Addr())
+		return elements(d, p, func(b []byte) (int, error) { return strconv.Atoi(string(b)) })
+	}
 	d.i++
 	n := 0
 	for {
@@ -624,7 +699,7 @@ func (d *decoder) slice(v reflect.Value) error {
 		case ']':
 			d.i++
 			if n == 0 {
-				v.Set(reflect.MakeSlice(v.Type(), 0, 0)) // [] is empty, not nil
+				v.Set(reflect.MakeSlice(st.t, 0, 0))
 			} else {
 				v.SetLen(n)
 			}
@@ -634,15 +709,49 @@ func (d *decoder) slice(v reflect.Value) error {
 			continue
 		}
 		if n >= v.Cap() {
-			grown := reflect.MakeSlice(v.Type(), n+1, max(4, 2*v.Cap()))
+			grown := reflect.MakeSlice(st.t, n+1, max(4, 2*v.Cap()))
 			reflect.Copy(grown, v)
 			v.Set(grown)
 		}
 		v.SetLen(n + 1)
-		if err := d.value(v.Index(n)); err != nil {
+		if err := d.value(v.Index(n), st.elem); err != nil {
 			return err
 		}
 		n++
+	}
+}
+
+var (
+	float64Slice = reflect.TypeFor[[]float64]()
+	intSlice     = reflect.TypeFor[[]int]()
+)
+
+// elements decodes an array of numbers into *p with parse.
+func elements[T any](d *decoder, p *[]T, parse func([]byte) (T, error)) error {
+	d.i++
+	out := (*p)[:0]
+	if out == nil {
+		out = []T{}
+	}
+	for {
+		d.space()
+		if d.i >= len(d.data) {
+			return errDecode
+		}
+		switch d.data[d.i] {
+		case ']':
+			d.i++
+			*p = out
+			return nil
+		case ',':
+			d.i++
+			continue
+		}
+		x, err := parse(d.raw())
+		if err != nil {
+			return errDecode
+		}
+		out = append(out, x)
 	}
 }
 

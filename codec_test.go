@@ -226,3 +226,47 @@ func BenchmarkCodec(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkHandlePhases splits a call into its phases (the syntax check,
+// the key scan, decoding, the operation, encoding), to see where a host
+// spends its time; run it natively and as WebAssembly (make wasm-test's
+// wasirun) and compare:
+//
+//	go test -run '^$' -bench HandlePhases .
+//	GOOS=wasip1 GOARCH=wasm go test -exec /tmp/wasirun -run '^$' -bench HandlePhases .
+func BenchmarkHandlePhases(b *testing.B) {
+	ctx := context.Background()
+	for _, name := range []string{"link_exact_three_jobs", "rank_loops_resolve_exact", "plan_small"} {
+		env, err := os.ReadFile(filepath.Join("testdata", "corpus", "ok", name+".json"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		var e envelope
+		if err := decode(env, &e); err != nil {
+			b.Fatal(err)
+		}
+		o, _ := lookup(e.Op)
+		req := reflect.New(o.req)
+		resp, err := o.run(ctx, nil, e.Request)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, phase := range []struct {
+			name string
+			f    func()
+		}{
+			{"handle", func() { Handle(ctx, env) }},
+			{"syntax", func() { syntaxCheck(env) }},
+			{"keys", func() { checkKeys(e.Request, o.req, nil) }},
+			{"decode", func() { unmarshal(e.Request, req.Interface()) }},
+			{"run", func() { o.run(ctx, nil, e.Request) }},
+			{"encode", func() { marshal(resp) }},
+		} {
+			b.Run(name+"/"+phase.name, func(b *testing.B) {
+				for b.Loop() {
+					phase.f()
+				}
+			})
+		}
+	}
+}

@@ -34,7 +34,7 @@ import (
 // encoding/json allocates anything for them.
 func checkKeys(data []byte, t reflect.Type, m *measures) error {
 	k := keyScanner{data: data, m: m}
-	if path, ok := k.value(t); !ok {
+	if path, ok := k.value(schemaOf(t)); !ok {
 		code := k.code
 		if code == "" {
 			code = CodeMalformed
@@ -53,12 +53,11 @@ const MaxStringBytes = 1024
 
 // keyScanner walks valid JSON alongside the Go type it decodes into.
 type keyScanner struct {
-	data   []byte
-	i      int
-	why    string
-	code   string                                   // of the error, when not malformed_json
-	fields map[reflect.Type]map[string]reflect.Type // struct type -> JSON key -> field type
-	keys   [][2]int                                 // raw keys of the open objects, a stack
+	data []byte
+	i    int
+	why  string
+	code string   // of the error, when not malformed_json
+	keys [][2]int // raw keys of the open objects, a stack
 
 	m     *measures // values to measure, or nil
 	depth int       // objects open, the root one is 1
@@ -117,30 +116,30 @@ func (k *keyScanner) measured(raw []byte) int {
 	return -1
 }
 
-// value scans one value decoding into t (nil: anything, unchecked). On a
+// value scans one value decoding into st (nil: anything, unchecked). On a
 // bad key it returns the key's path relative to this value and false.
-func (k *keyScanner) value(t reflect.Type) (string, bool) {
+func (k *keyScanner) value(st *schemaType) (string, bool) {
 	k.space()
 	if k.i >= len(k.data) {
 		return "", true
 	}
-	for t != nil && t.Kind() == reflect.Pointer {
-		t = t.Elem()
+	for st != nil && st.kind == reflect.Pointer {
+		st = st.elem
 	}
-	if t != nil && (t == rawJSONType || reflect.PointerTo(t).Implements(unmarshalerType)) {
-		t = nil // json.RawMessage and the like take any value
+	if st != nil && st.anyValue {
+		st = nil // rawJSON and the like take any value
 	}
 	kind := reflect.Invalid
-	if t != nil {
-		kind = t.Kind()
-		if why := k.scalar(t); why != "" {
+	if st != nil {
+		kind = st.kind
+		if why := k.scalar(st.t); why != "" {
 			k.why = why
 			return "", false
 		}
 	}
 	switch {
 	case k.data[k.i] == '{' && (kind == reflect.Struct || kind == reflect.Map):
-		return k.object(t)
+		return k.object(st)
 	case k.data[k.i] == '[' && (kind == reflect.Slice || kind == reflect.Array):
 		k.i++
 		for n := 0; ; n++ {
@@ -150,7 +149,7 @@ func (k *keyScanner) value(t reflect.Type) (string, bool) {
 				k.elems = n
 				return "", true
 			}
-			if p, ok := k.value(t.Elem()); !ok {
+			if p, ok := k.value(st.elem); !ok {
 				return "[" + strconv.Itoa(n) + "]" + dotted(p), false
 			}
 			k.space()
@@ -428,15 +427,15 @@ func (k *keyScanner) skip() {
 	}
 }
 
-// object scans an object decoding into t, a struct or a map.
-func (k *keyScanner) object(t reflect.Type) (string, bool) {
+// object scans an object decoding into st, a struct or a map.
+func (k *keyScanner) object(st *schemaType) (string, bool) {
 	k.i++
-	var fields map[string]reflect.Type
-	var elem reflect.Type
-	if t.Kind() == reflect.Struct {
-		fields = k.structFields(t)
+	var fields map[string]*schemaType
+	var elem *schemaType
+	if st.kind == reflect.Struct {
+		fields = st.keyTypes
 	} else {
-		elem = t.Elem()
+		elem = st.elem
 	}
 	base := len(k.keys)
 	k.depth++
@@ -476,7 +475,7 @@ func (k *keyScanner) object(t reflect.Type) (string, bool) {
 			if !ok {
 				key := unquote(raw)
 				k.why = "unknown field"
-				if _, name, ok := structField(t, key); ok {
+				if _, name, ok := structField(st.t, key); ok {
 					k.why = fmt.Sprintf("unknown field (keys are case-sensitive: the schema's is %q)", name)
 				} else if name := suggest(fields, key); name != "" {
 					k.why = fmt.Sprintf("unknown field (did you mean %q?)", name)
@@ -529,26 +528,6 @@ func (k *keyScanner) seen(set *map[string]bool, base, a int, raw []byte) bool {
 		}
 	}
 	return false
-}
-
-// structFields returns the JSON keys of struct t, computed once per scan.
-func (k *keyScanner) structFields(t reflect.Type) map[string]reflect.Type {
-	if m, ok := k.fields[t]; ok {
-		return m
-	}
-	m := map[string]reflect.Type{}
-	for _, f := range reflect.VisibleFields(t) {
-		if name, ok := jsonName(f); ok {
-			if _, dup := m[name]; !dup { // the first wins, as in encoding/json
-				m[name] = f.Type
-			}
-		}
-	}
-	if k.fields == nil {
-		k.fields = map[reflect.Type]map[string]reflect.Type{}
-	}
-	k.fields[t] = m
-	return m
 }
 
 // str skips a JSON string starting at the opening quote.
@@ -610,7 +589,7 @@ func dotted(p string) string {
 // when the distance is at most a third of the key (at least 1). Ties go
 // to the shorter key, then the first in byte order, so the answer never
 // depends on map order.
-func suggest(fields map[string]reflect.Type, key string) string {
+func suggest[T any](fields map[string]T, key string) string {
 	best, bestD := "", -1
 	limit := max(1, len(key)/3)
 	for name := range fields {

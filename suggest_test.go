@@ -8,10 +8,10 @@ import (
 // An unknown key gets the schema key it most likely meant, by prefix or
 // edit distance, and none when nothing is close.
 func TestSuggest(t *testing.T) {
-	link := (&keyScanner{}).structFields(reflect.TypeFor[LinkRequest]())
-	job := (&keyScanner{}).structFields(reflect.TypeFor[ShockwaveJob]())
+	link := schemaOf(reflect.TypeFor[LinkRequest]()).keyTypes
+	job := schemaOf(reflect.TypeFor[ShockwaveJob]()).keyTypes
 	for _, c := range []struct {
-		fields map[string]reflect.Type
+		fields map[string]*schemaType
 		key    string
 		want   string
 	}{
