@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -269,4 +271,51 @@ func BenchmarkHandlePhases(b *testing.B) {
 			})
 		}
 	}
+}
+
+// TestSyntaxMatchesEncodingJSON: on every prefix of small envelopes, and
+// on each with one byte replaced or inserted anywhere by one of the bytes
+// JSON's grammar turns on, syntaxCheck accepts what json.Valid accepts and
+// words its refusal as encoding/json's Decoder did.
+func TestSyntaxMatchesEncodingJSON(t *testing.T) {
+	envs := []string{
+		`{"op": "cassini.link", "request": {"capacity_gbps": 5e1, "jobs": [{"id": "a\u00e9\n", "phases": [{"ms": -0.5E+2, "gbps": 40}], "x": [true, false, null, [], {}]}]}}`,
+		"[1, 2.5e-3, \"\\\"\\/\\b\"]",
+		`-12`,
+		` {"a":{"b":[[{}]]}} `,
+	}
+	alphabet := []byte("{}[]:,\"\\ \t-+0123.eEtrufalsn\x00\x1f\xffx/'")
+	n := 0
+	check := func(data []byte) {
+		n++
+		got := syntaxCheck(data)
+		if json.Valid(data) {
+			if got != nil {
+				t.Errorf("%q: %v, but json.Valid accepts it", data, got)
+			}
+			return
+		}
+		if len(bytes.TrimSpace(data)) == 0 {
+			return // "empty request", decided before
+		}
+		if want := decoderSyntax(data); got == nil || got.Message != want {
+			t.Errorf("%q: %v, encoding/json %q", data, got, want)
+		}
+	}
+	for _, env := range envs {
+		b := []byte(env)
+		for i := 0; i <= len(b); i++ {
+			check(b[:i])
+			for _, c := range alphabet {
+				if i < len(b) {
+					check(slices.Concat(b[:i], []byte{c}, b[i+1:]))
+				}
+				check(slices.Concat(b[:i], []byte{c}, b[i:]))
+			}
+		}
+	}
+	check([]byte(strings.Repeat("[", maxNesting) + strings.Repeat("]", maxNesting)))
+	check([]byte(strings.Repeat("[", maxNesting+1) + strings.Repeat("]", maxNesting+1)))
+	check([]byte(strings.Repeat(`{"a":`, maxNesting+1)))
+	t.Logf("%d inputs", n)
 }

@@ -26,11 +26,9 @@ package orrery
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
-	"sort"
 	"strings"
 
 	"github.com/orrery/orrery/engine/link"
@@ -238,59 +236,6 @@ func decode(data []byte, v any) error {
 type sized interface {
 	measure() []string
 	limits(m *measures) error
-}
-
-// syntaxCheck returns nil when data is one JSON value and otherwise why
-// not, as encoding/json's Decoder words it: trailing data after a complete
-// value, an unexpected end, or the first syntax error with its byte
-// offset, line and column. Its scanner is all this package takes of
-// encoding/json: json.Valid, then, for an invalid request, json.Compact
-// for the scanner's message and a binary search over prefixes for where
-// it stops (Compact gives no offset), so an invalid request costs about
-// log2(len) scans of itself.
-func syntaxCheck(data []byte) *Error {
-	if json.Valid(data) {
-		return nil
-	}
-	var sink bytes.Buffer
-	msg := compactError(&sink, data)
-	e := &Error{Code: CodeMalformed, Message: msg}
-	switch {
-	case strings.HasSuffix(msg, " after top-level value"):
-		// The Decoder reads the first value whole and stops there.
-		e.Message = "trailing data after the request object"
-	case msg == "unexpected end of JSON input" || atEOF(data, msg):
-		line, col := position(data, int64(len(data)))
-		e.Message = fmt.Sprintf("unexpected end of the request (byte %d, line %d, column %d)", len(data), line, col)
-	default:
-		// The first byte the scanner refuses ends the shortest prefix
-		// that fails with the same message; its offset counts that byte,
-		// as the Decoder's does.
-		off := sort.Search(len(data), func(n int) bool {
-			m := compactError(&sink, data[:n])
-			return m == msg && !atEOF(data[:n], m)
-		})
-		line, col := position(data, int64(off))
-		e.Message = fmt.Sprintf("%s (byte %d, line %d, column %d)", msg, off, line, col)
-	}
-	return e
-}
-
-// compactError returns the message of the scanner's error on data, "" if
-// none.
-func compactError(sink *bytes.Buffer, data []byte) string {
-	sink.Reset()
-	if err := json.Compact(sink, data); err != nil {
-		return err.Error()
-	}
-	return ""
-}
-
-// atEOF reports whether msg, the scanner's error on data, came from its
-// end-of-input check, which feeds it a space: a refused space that is not
-// data's last byte. The Decoder calls that an unexpected end.
-func atEOF(data []byte, msg string) bool {
-	return strings.HasPrefix(msg, "invalid character ' '") && (len(data) == 0 || data[len(data)-1] != ' ')
 }
 
 // position returns the 1-based line and column (in bytes) of offset.
