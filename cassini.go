@@ -240,7 +240,7 @@ func (r quantum) sources(specs []JobSpec) ([]source, map[string]int, error) {
 	out := make([]source, len(specs))
 	total := 0
 	for i, s := range specs {
-		f := fmt.Sprintf("jobs[%d]", i)
+		f := elemPath("jobs", i, "")
 		if s.ID == "" {
 			return nil, nil, fieldError(f+".id", ErrEmptyID)
 		}
@@ -358,9 +358,9 @@ func (r quantum) samples(f string, period time.Duration, s *SamplesSpec) (source
 	}
 	phases := make([]profile.Phase, len(s.Gbps))
 	for k, g := range s.Gbps {
-		b, err := bitsPerSecond(fmt.Sprintf("%s.samples.gbps[%d]", f, k), g)
+		b, err := bitsPerSecond("", g)
 		if err != nil {
-			return source{}, err
+			return source{}, withField(err, elemPath(f+".samples.gbps", k, ""))
 		}
 		phases[k] = profile.Phase{Duration: iv, Bandwidth: b}
 	}
@@ -378,13 +378,13 @@ func (r quantum) samples(f string, period time.Duration, s *SamplesSpec) (source
 func (r quantum) phases(f string, period time.Duration, specs []PhaseSpec) (source, error) {
 	phases := make([]profile.Phase, len(specs))
 	for k, ph := range specs {
-		d, err := duration(fmt.Sprintf("%s.phases[%d].ms", f, k), ph.Ms)
+		d, err := duration("", ph.Ms)
 		if err != nil {
-			return source{}, err
+			return source{}, withField(err, elemPath(f+".phases", k, ".ms"))
 		}
-		b, err := bitsPerSecond(fmt.Sprintf("%s.phases[%d].gbps", f, k), ph.Gbps)
+		b, err := bitsPerSecond("", ph.Gbps)
 		if err != nil {
-			return source{}, err
+			return source{}, withField(err, elemPath(f+".phases", k, ".gbps"))
 		}
 		phases[k] = profile.Phase{Duration: d, Bandwidth: b}
 	}

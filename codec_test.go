@@ -238,7 +238,7 @@ func BenchmarkCodec(b *testing.B) {
 //	GOOS=wasip1 GOARCH=wasm go test -exec /tmp/wasirun -run '^$' -bench HandlePhases .
 func BenchmarkHandlePhases(b *testing.B) {
 	ctx := context.Background()
-	for _, name := range []string{"link_exact_three_jobs", "rank_loops_resolve_exact", "plan_small"} {
+	for _, name := range []string{"link_single_job", "link_exact_three_jobs", "rank_loops_resolve_exact", "plan_small"} {
 		env, err := os.ReadFile(filepath.Join("testdata", "corpus", "ok", name+".json"))
 		if err != nil {
 			b.Fatal(err)

@@ -120,7 +120,8 @@ func (r quantum) series(f string, s *SeriesSpec) (source, error) {
 	}
 	bps := make([]float64, len(s.Gbps))
 	for k, g := range s.Gbps {
-		if bps[k], err = bitsPerSecond(fmt.Sprintf("%s.gbps[%d]", f, k), g); err != nil {
+		if bps[k], err = bitsPerSecond("", g); err != nil {
+			err = withField(err, elemPath(f+".gbps", k, ""))
 			return source{}, err
 		}
 	}
@@ -144,7 +145,8 @@ func (r quantum) events(f string, s *EventsSpec) (source, error) {
 	}
 	ev := make([]profile.Event, len(s.AtMs))
 	for k := range ev {
-		if ev[k].At, err = duration(fmt.Sprintf("%s.at_ms[%d]", f, k), s.AtMs[k]); err != nil {
+		if ev[k].At, err = duration("", s.AtMs[k]); err != nil {
+			err = withField(err, elemPath(f+".at_ms", k, ""))
 			return source{}, err
 		}
 		if b := s.Bytes[k]; !(b >= 0) || math.IsInf(b, 0) {
@@ -152,7 +154,8 @@ func (r quantum) events(f string, s *EventsSpec) (source, error) {
 		}
 		ev[k].Bytes = s.Bytes[k]
 		if s.DurationMs != nil {
-			if ev[k].Duration, err = duration(fmt.Sprintf("%s.duration_ms[%d]", f, k), s.DurationMs[k]); err != nil {
+			if ev[k].Duration, err = duration("", s.DurationMs[k]); err != nil {
+				err = withField(err, elemPath(f+".duration_ms", k, ""))
 				return source{}, err
 			}
 		}

@@ -172,7 +172,7 @@ func (req *RankRequest) links(r quantum) ([]candidate.Link, map[string]int, erro
 	links := make([]candidate.Link, len(req.Links))
 	index := make(map[string]int, len(req.Links))
 	for i, l := range req.Links {
-		f := fmt.Sprintf("links[%d]", i)
+		f := elemPath("links", i, "")
 		if l.ID == "" {
 			return nil, nil, fieldError(f+".id", ErrEmptyID)
 		}
@@ -197,7 +197,7 @@ func (req *RankRequest) candidates(jobIndex, linkIndex map[string]int) ([]candid
 	cands := make([]candidate.Candidate, len(req.Candidates))
 	index := make(map[string]int, len(req.Candidates))
 	for c, cs := range req.Candidates {
-		f := fmt.Sprintf("candidates[%d]", c)
+		f := elemPath("candidates", c, "")
 		if cs.ID == "" {
 			return nil, fieldError(f+".id", ErrEmptyID)
 		}
