@@ -12,6 +12,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -318,4 +319,31 @@ func TestSyntaxMatchesEncodingJSON(t *testing.T) {
 	check([]byte(strings.Repeat("[", maxNesting+1) + strings.Repeat("]", maxNesting+1)))
 	check([]byte(strings.Repeat(`{"a":`, maxNesting+1)))
 	t.Logf("%d inputs", n)
+}
+
+// TestCodecConcurrent: calls on several goroutines, each the first to
+// meet some types, answer what one goroutine answers (the type cache is
+// shared; go test -race checks it).
+func TestCodecConcurrent(t *testing.T) {
+	corpus, err := malformed.Load(filepath.Join("testdata", "corpus", "ok"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := make([][]byte, len(corpus.Files))
+	for i, f := range corpus.Files {
+		want[i] = Handle(context.Background(), f.Envelope)
+	}
+	schemaTypes.Clear()
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for k := range corpus.Files {
+				i := (k + g*len(corpus.Files)/4) % len(corpus.Files)
+				if got := Handle(context.Background(), corpus.Files[i].Envelope); !bytes.Equal(got, want[i]) {
+					t.Errorf("%s: goroutine %d answered %.200s, want %.200s", corpus.Files[i].Name, g, got, want[i])
+				}
+			}
+		})
+	}
+	wg.Wait()
 }
