@@ -19,9 +19,9 @@ import (
 // types (HTML-safe string escapes, the ES6 float format, map keys sorted,
 // omitempty, embedded structs inlined), which TestCodecMatchesEncodingJSON
 // checks on the whole corpus. It exists for the WebAssembly module's size:
-// encoding/json's reflection-driven encoder and decoder cost the module
-// 0.6 MB, where this file costs a tenth of that. It uses reflect, which fmt
-// links in anyway.
+// encoding/json cost the module 0.34 MB more than this file does (242 kB
+// of its code, time.Time's JSON methods its interface calls kept, their
+// data). It uses reflect, which fmt links in anyway.
 
 // rawJSON is a JSON value kept as its bytes: decoded as any value, encoded
 // as is.

@@ -11,27 +11,27 @@ import (
 )
 
 // checkKeys checks a request against the Go type t it decodes into, before
-// encoding/json decodes it, and names the offending value by its exact
-// path ("jobs[1].phases[0].ms"). It rejects what encoding/json would let
-// through: a key that names a field only when case is ignored (it matches
+// it is decoded (unmarshal, which trusts it), and names the offending value
+// by its exact path ("jobs[1].phases[0].ms"). It rejects what encoding/json,
+// whose decoding the package kept, would let through: a key that names a field only when case is ignored (it matches
 // names case-insensitively), a key given twice in one object (it keeps the
 // last), null (it leaves the field as it was: zero, or the default), and
 // strings that are not valid UTF-8 or hold an unpaired surrogate escape (it
 // replaces them with U+FFFD, so two distinct bad ids would collide). And it
 // rejects, with the path encoding/json cannot give, values of the wrong JSON
 // type and numbers that do not fit their field (1e309, 2.5 for an integer).
-// data must be one valid JSON value (json.Valid).
+// data must be one valid JSON value (syntaxCheck).
 //
-// It scans the bytes once rather than walking json.Decoder tokens, which
-// cost three times the decoding itself on small requests.
+// It scans the bytes once rather than walking tokens, which cost three
+// times the decoding itself on small requests.
 //
 // It also refuses, before anything is decoded, a string (a value or a key)
 // longer than [MaxStringBytes] (limit_exceeded), and a number too small
 // for a normal float64 (invalid_argument: 1e-320 is no quantity of the
 // schema, and such a literal would either lose its precision or decode as
 // 0). And it measures the values m names (their raw bytes, and an array's
-// element count), so that a request's sizes can be checked before
-// encoding/json allocates anything for them.
+// element count), so that a request's sizes can be checked before anything
+// is allocated for them.
 func checkKeys(data []byte, t reflect.Type, m *measures) error {
 	k := keyScanner{data: data, m: m}
 	if path, ok := k.value(schemaOf(t)); !ok {

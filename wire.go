@@ -248,8 +248,8 @@ func decode(data []byte, v any) error {
 // sized is a request whose sizes are checked before it is decoded: the
 // scan measures the values measure names (see measures), and limits
 // refuses a request past a limit, so that a large request is refused in
-// time and memory proportional to its bytes, before encoding/json
-// allocates its values (a 40 MB plan of 700,000 jobs decoded into 800 MB
+// time and memory proportional to its bytes, before its values are
+// allocated (a 40 MB plan of 700,000 jobs decoded into 800 MB
 // before its size was checked).
 type sized interface {
 	measure() []string
