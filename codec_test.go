@@ -347,3 +347,21 @@ func TestCodecConcurrent(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// FuzzCodecMatchesEncodingJSON: on any bytes, the codec and encoding/json
+// agree (see sameDecoding), for the envelope and for its request.
+//
+//	go test -run '^$' -fuzz FuzzCodecMatchesEncodingJSON -fuzztime 60s .
+func FuzzCodecMatchesEncodingJSON(f *testing.F) {
+	corpus, err := malformed.Load(filepath.Join("testdata", "corpus", "ok"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, file := range corpus.Files {
+		f.Add(file.Envelope)
+	}
+	f.Fuzz(func(t *testing.T, env []byte) {
+		var c codecCheck
+		c.check(t, "fuzz", env, nil, false)
+	})
+}
