@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -172,7 +173,7 @@ func TestCodecStrings(t *testing.T) {
 			t.Errorf("unquote(%s) = %q, encoding/json %q (%v)", raw, unquote([]byte(raw)), want, err)
 		}
 	}
-	for _, f := range []float64{0, -0.0, 1, -1.5, 1e-6, 9.99e-7, 1e20, 1e21, 123456789e13, 5e-324, 1.7976931348623157e308, 0.1, 1.0 / 3} {
+	for _, f := range []float64{0, math.Copysign(0, -1), 1, -1.5, 1e-6, 9.99e-7, 1e20, 1e21, 123456789e13, 5e-324, 1.7976931348623157e308, 0.1, 1.0 / 3} {
 		sameEncoding(t, fmt.Sprint(f), f)
 		sameEncoding(t, fmt.Sprint(f), float32(f))
 	}
