@@ -236,6 +236,7 @@ type Workspace struct {
 	pool    sync.Pool // of *link.Workspace
 	scratch sync.Pool // of *crossings
 	cache   cache
+	plans   uint64 // plan calls: a crossings' memo of checked profiles holds for one
 }
 
 // Rank is [Rank], reusing ws's link-search workspaces (and its cache).
@@ -334,12 +335,17 @@ func (ws *Workspace) plan(jobs []profile.Profile, links []Link, cands []Candidat
 	}
 	probs := make([][]problem, len(cands)) // per candidate, per group
 	errs := make([]error, len(cands))
+	ws.plans++
 	perr := ws.parallel(workers, len(cands), func(_ *link.Workspace, c int) {
 		x, _ := ws.scratch.Get().(*crossings)
 		if x == nil {
 			x = new(crossings)
 		}
 		defer ws.scratch.Put(x)
+		if x.plan != ws.plans { // the memo holds within one call, whose inputs do not change
+			x.plan = ws.plans
+			clear(x.checked)
+		}
 		shared, err := sharedLinks(jobs, links, cands[c], x)
 		if err != nil {
 			errs[c] = fmt.Errorf("candidate %d: %w", c, err)
@@ -742,6 +748,62 @@ type crossings struct {
 	start []int32 // link -> its first entry (links' entries are laid out in link order)
 	fill  []int32 // link -> its next entry to fill
 	own   []bool  // link -> some job's demand there is not its own profile
+
+	// checked memoizes, for one plan call, the per-link profiles already
+	// validated and compared with their job's own: candidates of one
+	// ranking usually share most of them (the running jobs' demands), and
+	// validating each one in every candidate was most of a ranking's time
+	// in the cluster simulation.
+	checked map[demandKey]checkedDemand
+	plan    uint64 // the plan call checked is for
+}
+
+// demandKey names a demand by its storage: the same slice of the same
+// array (Validate reads nothing else of a profile but its period).
+type demandKey struct {
+	first  *int32
+	n      int
+	period int
+}
+
+// checkedDemand is a validated per-link demand and whether it equals own,
+// its job's profile's demand (named as a demandKey).
+type checkedDemand struct {
+	own  demandKey
+	same bool
+}
+
+func keyOf(p profile.Profile) demandKey {
+	if len(p.Demand) == 0 {
+		return demandKey{period: p.Period}
+	}
+	return demandKey{&p.Demand[0], len(p.Demand), p.Period}
+}
+
+// check validates the per-link demand d of a job whose own profile is own
+// and reports whether their demands are equal, once per plan call for each
+// demand's storage.
+func (x *crossings) check(d, own profile.Profile) (same bool, err error) {
+	k, ok := keyOf(d), keyOf(own)
+	if c, hit := x.checked[k]; hit && k.first != nil {
+		if c.own == ok {
+			return c.same, nil
+		}
+		same = slices.Equal(d.Demand, own.Demand)
+		x.checked[k] = checkedDemand{ok, same}
+		return same, nil
+	}
+	if err := d.Validate(); err != nil {
+		return false, err
+	}
+	same = slices.Equal(d.Demand, own.Demand)
+	if k.first != nil {
+		if x.checked == nil {
+			x.checked = map[demandKey]checkedDemand{}
+		}
+		x.checked[k] = checkedDemand{ok, same}
+	}
+	return same, nil
 }
 
 // sharedLinks lists cand's shared links. Every path entry is visited twice,
@@ -774,7 +836,7 @@ func sharedLinks(jobs []profile.Profile, links []Link, cand Candidate, x *crossi
 				if per[k].Period != jobs[j].Period {
 					return shared{}, fmt.Errorf("%w: job %d: its profile on link %d has period %d, its own %d", ErrInvalid, j, li, per[k].Period, jobs[j].Period)
 				}
-				if err := per[k].Validate(); err != nil {
+				if _, err := x.check(per[k], jobs[j]); err != nil {
 					return shared{}, fmt.Errorf("%w: job %d: its profile on link %d: %w", ErrInvalid, j, li, err)
 				}
 			}
@@ -811,7 +873,8 @@ func sharedLinks(jobs []profile.Profile, links []Link, cand Candidate, x *crossi
 				d := jobs[j]
 				if per != nil && per[k].Period != 0 {
 					d = per[k]
-					x.own[li] = x.own[li] || !slices.Equal(d.Demand, jobs[j].Demand)
+					same, _ := x.check(d, jobs[j]) // validated in the first pass: a memo hit
+					x.own[li] = x.own[li] || !same
 				}
 				dem[at] = d
 			}

@@ -316,6 +316,37 @@ func TestPerLinkProfiles(t *testing.T) {
 
 // Per-link demands on periods rounded to a common grid: the links' and the
 // groups' demands are padded alike (Assign checks they agree).
+// Per-link demands are checked once per ranking for each storage they
+// share, and again in the next: a demand its caller corrupts between two
+// rankings on one Workspace is refused, and one equal in content to its
+// job's own profile but stored apart still counts as the job's own.
+func TestPerLinkProfilesCheckedPerRanking(t *testing.T) {
+	own := profile.Profile{Period: 4, Demand: []int32{30, 30, 30, 0}}
+	half := profile.Profile{Period: 4, Demand: []int32{15, 15, 15, 0}}
+	copyOwn := profile.Profile{Period: 4, Demand: slices.Clone(own.Demand)}
+	jobs := []profile.Profile{own, own}
+	links := []Link{{Capacity: 40}, {Capacity: 40}}
+	both := [][]int{{0, 1}, {0, 1}}
+	per := [][]profile.Profile{{copyOwn, half}, {copyOwn, half}}
+	cands := []Candidate{{Paths: both, Profiles: per}, {Paths: both, Profiles: per}}
+	var ws Workspace
+	r, err := ws.Rank(context.Background(), jobs, links, cands, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := Rank(context.Background(), jobs, links, []Candidate{{Paths: both, Profiles: [][]profile.Profile{{{}, half}, {{}, half}}}}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(plain.Outcomes[0].Links, r.Outcomes[1].Links); diff != "" {
+		t.Fatalf("a copy of the job's own demand ranks otherwise than the job's own (-own +copy):\n%s", diff)
+	}
+	half.Demand[1] = -1 // the caller's storage, changed between rankings
+	if _, err := ws.Rank(context.Background(), jobs, links, cands, Options{}); !errors.Is(err, ErrInvalid) || !errors.Is(err, profile.ErrInvalidBandwidth) {
+		t.Fatalf("a demand corrupted after the first ranking: err %v", err)
+	}
+}
+
 func TestPerLinkProfilesRounded(t *testing.T) {
 	// Periods 12 and 18 share a circle of 6 ticks, past the cap of 4: the
 	// candidate rounds them (coprime periods would share one tick and need
