@@ -3,6 +3,7 @@ package market
 import (
 	"cmp"
 	"context"
+	"math/bits"
 	"slices"
 
 	"github.com/orrery/orrery/internal/deadline"
@@ -45,6 +46,14 @@ type ranking struct {
 	// each class in rank order from movStart[class].
 	movable, movStart []int32
 	swapA, swapB      []int32 // improvePair's scratch: the swap candidates
+	// The plan of the movable jobs as one bitset per round, twice: bit i
+	// of inRank[t·words:] is mov[i] (rank order), bit i of inClass[t·words:]
+	// is movable[i] (class order); posRank, posClass map a job to its bit.
+	// improvePair finds a\b and b\a a word at a time instead of reading
+	// every job's row.
+	inRank, inClass   []uint64
+	posRank, posClass []int32
+	words             int
 }
 
 // output is the emitted plan's storage: Solution.Rounds and Backfill point
@@ -71,7 +80,7 @@ func (w *Workspace) rankRounds(ctx context.Context, counts []int32) float64 {
 		changed := false
 		for a := 1; a < T; a++ {
 			for b := 0; b < a; b++ {
-				if w.improvePair(mov, b, a, K) {
+				if w.improvePair(b, a, K) {
 					changed = true
 				}
 			}
@@ -184,7 +193,37 @@ func (w *Workspace) movableJobs(counts []int32) []int32 {
 		w.rk.movable[fill[w.ks.class[j]]] = j
 		fill[w.ks.class[j]]++
 	}
+	w.rk.swapA = fill
+	w.planBits(mov)
 	return mov
+}
+
+// planBits builds the movable jobs' bitsets of the plan (see ranking).
+func (w *Workspace) planBits(mov []int32) {
+	rk := &w.rk
+	T, N := w.cfg.T, len(w.p.Jobs)
+	W := (len(mov) + 63) / 64
+	rk.words = W
+	rk.inRank = grow(rk.inRank, T*W)
+	rk.inClass = grow(rk.inClass, T*W)
+	clear(rk.inRank)
+	clear(rk.inClass)
+	rk.posRank = grow(rk.posRank, N)
+	rk.posClass = grow(rk.posClass, N)
+	for i, j := range rk.movable[:len(mov)] {
+		rk.posClass[j] = int32(i)
+	}
+	x := w.inc.x
+	for i, j := range mov {
+		rk.posRank[j] = int32(i)
+		c := int(rk.posClass[j])
+		for t, in := range x[int(j)*T : int(j)*T+T] {
+			if in {
+				rk.inRank[t*W+i/64] |= 1 << (i % 64)
+				rk.inClass[t*W+c/64] |= 1 << (c % 64)
+			}
+		}
+	}
 }
 
 // rankCost is the re-ranking objective Σ_j (p_j/n_j)·Σ_t t·x_{j,t} of the
@@ -208,48 +247,111 @@ func (w *Workspace) rankCost() float64 {
 	return cost
 }
 
-// improvePair moves and swaps jobs between rounds b < a (see rankRounds).
-func (w *Workspace) improvePair(mov []int32, b, a, K int) bool {
-	T := w.cfg.T
-	x, free := w.inc.x, w.rk.free
+// improvePair moves and swaps jobs between rounds b < a (see rankRounds):
+// moves into b's idle GPUs, best rank first; then, within each width class,
+// swaps of the best-ranked of a\b against the worst-ranked of b\a,
+// pairwise while that brings a better-ranked job earlier.
+func (w *Workspace) improvePair(b, a, K int) bool {
+	rk := &w.rk
+	W := rk.words
 	changed := false
-	// Moves into b's idle GPUs, best rank first.
-	if free[b] > 0 {
-		for _, j := range mov {
-			r := int(j) * T
-			if x[r+a] && !x[r+b] && w.tab.width[j] <= free[b] {
-				x[r+a], x[r+b] = false, true
-				free[a] += w.tab.width[j]
-				free[b] -= w.tab.width[j]
-				changed = true
+	if rk.free[b] > 0 {
+		ra, rb := rk.inRank[a*W:a*W+W], rk.inRank[b*W:b*W+W]
+		for i := 0; i < W && rk.free[b] > 0; i++ {
+			for m := ra[i] &^ rb[i]; m != 0 && rk.free[b] > 0; m &= m - 1 {
+				j := rk.byRank[i*64+bits.TrailingZeros64(m)] // mov, in rank order
+				if w.tab.width[j] <= rk.free[b] {
+					w.moveJob(j, a, b)
+					rk.free[a] += w.tab.width[j]
+					rk.free[b] -= w.tab.width[j]
+					changed = true
+				}
 			}
 		}
 	}
-	// Swaps within each width class: the best-ranked of a\b against the
-	// worst-ranked of b\a, pairwise while that improves.
+	ca, cb := rk.inClass[a*W:a*W+W], rk.inClass[b*W:b*W+W]
 	for cl := 0; cl < K; cl++ {
-		A, B := w.rk.swapA[:0], w.rk.swapB[:0]
-		for _, j := range w.rk.movable[w.rk.movStart[cl]:w.rk.movStart[cl+1]] {
-			r := int(j) * T
-			if x[r+a] && !x[r+b] {
-				A = append(A, j)
-			} else if x[r+b] && !x[r+a] {
-				B = append(B, j)
-			}
-		}
-		for q := 0; q < len(A) && q < len(B); q++ {
-			ja, ib := A[q], B[len(B)-1-q]
-			if w.rk.rankOf[ja] >= w.rk.rankOf[ib] {
+		// Within a class, bits are in rank order: the q-th of a\b swaps
+		// with the q-th from the end of b\a while it sits before it.
+		A, B := rk.swapA[:0], rk.swapB[:0]
+		lo, hi := int(rk.movStart[cl]), int(rk.movStart[cl+1])-1
+		for lo <= hi {
+			pa := nextBit(ca, cb, lo, hi)
+			if pa < 0 {
 				break
 			}
-			ra, rb := int(ja)*T, int(ib)*T
-			x[ra+a], x[ra+b] = false, true
-			x[rb+b], x[rb+a] = false, true
-			changed = true
+			pb := prevBit(cb, ca, pa+1, hi)
+			if pb < 0 {
+				break
+			}
+			A, B = append(A, rk.movable[pa]), append(B, rk.movable[pb])
+			lo, hi = pa+1, pb-1
 		}
-		w.rk.swapA, w.rk.swapB = A, B
+		for q := range A {
+			w.moveJob(A[q], a, b)
+			w.moveJob(B[q], b, a)
+		}
+		changed = changed || len(A) > 0
+		rk.swapA, rk.swapB = A, B
 	}
 	return changed
+}
+
+// moveJob moves job j (movable) from round from to round to, in the plan
+// and in both bitsets.
+func (w *Workspace) moveJob(j int32, from, to int) {
+	rk := &w.rk
+	T, W := w.cfg.T, rk.words
+	w.inc.x[int(j)*T+from], w.inc.x[int(j)*T+to] = false, true
+	for _, s := range [2]struct {
+		set []uint64
+		pos int32
+	}{{rk.inRank, rk.posRank[j]}, {rk.inClass, rk.posClass[j]}} {
+		word, bit := int(s.pos)/64, uint64(1)<<(s.pos%64)
+		s.set[from*W+word] &^= bit
+		s.set[to*W+word] |= bit
+	}
+}
+
+// nextBit returns the first position in [lo, hi] set in x and clear in
+// y, or −1.
+func nextBit(x, y []uint64, lo, hi int) int {
+	for i := lo / 64; i <= hi/64; i++ {
+		m := x[i] &^ y[i]
+		if i == lo/64 {
+			m &= ^uint64(0) << (lo % 64)
+		}
+		if m == 0 {
+			continue
+		}
+		if p := i*64 + bits.TrailingZeros64(m); p <= hi {
+			return p
+		}
+		return -1
+	}
+	return -1
+}
+
+// prevBit returns the last position in [lo, hi] set in x and clear in y,
+// or −1.
+func prevBit(x, y []uint64, lo, hi int) int {
+	if hi < lo {
+		return -1
+	}
+	for i := hi / 64; i >= lo/64; i-- {
+		m := x[i] &^ y[i]
+		if i == hi/64 {
+			m &= ^uint64(0) >> (63 - hi%64)
+		}
+		if m == 0 {
+			continue
+		}
+		if p := i*64 + 63 - bits.LeadingZeros64(m); p >= lo {
+			return p
+		}
+		return -1
+	}
+	return -1
 }
 
 // emit writes the plan's rounds (job indices in input order) and the

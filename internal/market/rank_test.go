@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // bruteRank is the exact optimum of the authors' re-ranking MIP: over every
@@ -86,5 +88,107 @@ func TestRankAgainstBruteForce(t *testing.T) {
 	t.Logf("ranking: optimal in %d of %d plans, mean relative excess %.3g, worst %.3g", exact, n, sumGap/float64(n), worst)
 	if float64(exact) < 0.9*float64(n) || sumGap/float64(n) > 0.01 {
 		t.Fatalf("ranking optimal in only %d of %d plans (mean excess %.3g)", exact, n, sumGap/float64(n))
+	}
+}
+
+// refImprovePair is improvePair as the ranking rule defines it, reading
+// every movable job's row: moves into b's idle GPUs in rank order, then
+// per width class the pairwise swaps of a\b against b\a.
+func (w *Workspace) refImprovePair(mov []int32, b, a, K int) bool {
+	T := w.cfg.T
+	x, free := w.inc.x, w.rk.free
+	changed := false
+	if free[b] > 0 {
+		for _, j := range mov {
+			r := int(j) * T
+			if x[r+a] && !x[r+b] && w.tab.width[j] <= free[b] {
+				x[r+a], x[r+b] = false, true
+				free[a] += w.tab.width[j]
+				free[b] -= w.tab.width[j]
+				changed = true
+			}
+		}
+	}
+	for cl := 0; cl < K; cl++ {
+		var A, B []int32
+		for _, j := range w.rk.movable[w.rk.movStart[cl]:w.rk.movStart[cl+1]] {
+			r := int(j) * T
+			if x[r+a] && !x[r+b] {
+				A = append(A, j)
+			} else if x[r+b] && !x[r+a] {
+				B = append(B, j)
+			}
+		}
+		for q := 0; q < len(A) && q < len(B); q++ {
+			ja, ib := A[q], B[len(B)-1-q]
+			if w.rk.rankOf[ja] >= w.rk.rankOf[ib] {
+				break
+			}
+			ra, rb := int(ja)*T, int(ib)*T
+			x[ra+a], x[ra+b] = false, true
+			x[rb+b], x[rb+a] = false, true
+			changed = true
+		}
+	}
+	return changed
+}
+
+// TestRankBitsMatchRows ranks plans of 100 to 900 jobs (bitsets of up to
+// 15 words) from rounds shuffled at random, once with the bitset
+// improvePair and once with the row-scanning definition, and requires the
+// same plan after every pass.
+func TestRankBitsMatchRows(t *testing.T) {
+	rng := rand.New(rand.NewPCG(41, 42))
+	ws := NewWorkspace()
+	for _, sz := range []struct{ N, M int }{{120, 32}, {460, 128}, {900, 256}} {
+		p := traceProblem(t, sz.M, sz.N, 1, 1)
+		sol, err := ws.Solve(context.Background(), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		T, K := len(sol.Rounds), len(ws.ks.classWidth)
+		counts := append([]int32(nil), ws.inc.counts...)
+		moved := 0
+		for trial := 0; trial < 4; trial++ {
+			// A shuffle of the plan's rounds: the same counts, packed.
+			perm := rng.Perm(T)
+			x := append([]bool(nil), ws.inc.x...)
+			for j := range p.Jobs {
+				for t2 := range T {
+					ws.inc.x[j*T+t2] = x[j*T+perm[t2]]
+				}
+			}
+			start := append([]bool(nil), ws.inc.x...)
+			ws.rankJobs(counts)
+			ws.permuteRounds()
+			mov := ws.movableJobs(counts)
+			ref := NewWorkspace()
+			*ref = *ws
+			ref.inc.x = append([]bool(nil), ws.inc.x...)
+			ref.rk.free = append([]int32(nil), ws.rk.free...)
+			for pass := 0; pass < 4*T; pass++ {
+				changed, refChanged := false, false
+				for a := 1; a < T; a++ {
+					for b := 0; b < a; b++ {
+						changed = ws.improvePair(b, a, K) || changed
+						refChanged = ref.refImprovePair(mov, b, a, K) || refChanged
+					}
+				}
+				if d := cmp.Diff(ref.inc.x, ws.inc.x); d != "" || changed != refChanged {
+					t.Fatalf("%d jobs, trial %d, pass %d: the bitset ranking differs (changed %v, want %v):\n%s", sz.N, trial, pass, changed, refChanged, d)
+				}
+				if !changed {
+					break
+				}
+			}
+			for i := range start {
+				if start[i] != ws.inc.x[i] {
+					moved++
+				}
+			}
+		}
+		if moved == 0 {
+			t.Fatalf("%d jobs: the ranking moved nothing; the test compares nothing", sz.N)
+		}
 	}
 }
