@@ -38,6 +38,9 @@ type knapsack struct {
 	// cell; gathered holds one residue's cells of row, contiguously.
 	row, next, gathered []uint64
 	lastCap             int // the capacity of the last evaluation
+	// fullLast convolves the last class at every capacity, as the others
+	// (tests: the one cell welfare reads must agree with it).
+	fullLast bool
 }
 
 // classes groups the jobs by width.
@@ -209,6 +212,20 @@ func (w *Workspace) welfare(tau float64, lo, hi, counts []int32, total []uint64)
 		}
 		at := c * (ks.capacity + 1) // class c's choices
 		cv := convolver{out: next, arg: ks.choice[at : at+capacity+1], h: h, mc: mc, s: wc, W: W}
+		if c == K-1 && !ks.fullLast {
+			// The last class is read at the full capacity only (the
+			// value and argmax's first step): one cell, whose leftmost
+			// argmax is the one the divide and conquer finds.
+			r, L := capacity%wc, capacity/wc
+			g := ks.gathered[:(L+1)*W]
+			for i := 0; i <= L; i++ {
+				copy(g[i*W:i*W+W], best[(r+wc*i)*W:])
+			}
+			cv.in, cv.r = g, r
+			cv.arg[capacity] = int32(L - cv.best(L, 0, L))
+			best, next = next, best
+			continue
+		}
 		for r := 0; r < wc && r <= capacity; r++ {
 			// Gather the residue's cells: the scans below then run over
 			// contiguous memory.
@@ -308,22 +325,25 @@ type convolver struct {
 func (c *convolver) rec(l, r, optl, optr int) {
 	for l <= r {
 		mid := (l + r) / 2
-		hi := min(mid, optr)
-		var bi int
-		switch c.W {
-		case 2:
-			bi = c.best2(mid, optl, hi)
-		case 3:
-			bi = c.best3(mid, optl, hi)
-		case 4:
-			bi = c.best4(mid, optl, hi)
-		default:
-			bi = c.bestN(mid, optl, hi)
-		}
+		bi := c.best(mid, optl, min(mid, optr))
 		c.arg[c.r+c.s*mid] = int32(mid - bi)
 		c.rec(l, mid-1, optl, bi)
 		l, optl = mid+1, bi
 	}
+}
+
+// best writes out[r+s·mid] = max over i in [lo, hi] of
+// in[i] + h[min(mid−i, mc)] and returns the leftmost argmax.
+func (c *convolver) best(mid, lo, hi int) int {
+	switch c.W {
+	case 2:
+		return c.best2(mid, lo, hi)
+	case 3:
+		return c.best3(mid, lo, hi)
+	case 4:
+		return c.best4(mid, lo, hi)
+	}
+	return c.bestN(mid, lo, hi)
 }
 
 // best2 writes out[r+s·mid] = max over i in [lo, hi] of

@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // plainDP is the reference for welfare(τ): the textbook knapsack DP over
@@ -102,6 +104,61 @@ func TestWelfareMatchesPlainDP(t *testing.T) {
 		t.Fatalf("only %d comparisons, widths %v", checked, limbs)
 	}
 	t.Logf("%d comparisons, widths (5: five or more limbs) %v", checked, limbs)
+}
+
+// TestLastClassCell checks that welfare's one-cell convolution of the
+// last width class gives the value and the counts of convolving it at every
+// capacity, at every makespan candidate of random and trace instances.
+func TestLastClassCell(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	ws := NewWorkspace()
+	checked := 0
+	var problems []*Problem
+	for range 60 {
+		p := randomProblem(rng, 40, 12, 32, []int{1, 2, 4, 8, 3, 5, 6})
+		if rng.IntN(3) == 0 {
+			hugePriorities(rng, p)
+		}
+		problems = append(problems, p)
+	}
+	problems = append(problems, traceProblem(t, 32, 120, 1, 1), traceProblem(t, 128, 460, 2, 1))
+	for it, p := range problems {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+		_, err := ws.Solve(ctx, p)
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		N, W := len(p.Jobs), ws.ex.limbs
+		lo, hi := ws.bb.baseLo[:N], ws.bb.baseHi[:N]
+		got, want := make([]uint64, W), make([]uint64, W)
+		gotN, wantN := make([]int32, N), make([]int32, N)
+		for _, tau := range append(ws.tauCandidates(lo, hi), math.Inf(1)) {
+			ws.ks.fullLast = true
+			okFull := ws.welfare(tau, lo, hi, wantN, want)
+			ws.ks.fullLast = false
+			ok := ws.welfare(tau, lo, hi, gotN, got)
+			if ok != okFull {
+				t.Fatalf("case %d τ=%v: feasible %v, full convolution %v", it, tau, ok, okFull)
+			}
+			if !ok {
+				continue
+			}
+			if cmpNum(got, want) != 0 {
+				t.Fatalf("case %d τ=%v: welfare %x, full convolution %x", it, tau, got, want)
+			}
+			if d := cmp.Diff(wantN, gotN); d != "" {
+				t.Fatalf("case %d τ=%v: counts differ from the full convolution's:\n%s", it, tau, d)
+			}
+			if len(ws.ks.classWidth) > 1 {
+				checked++
+			}
+		}
+	}
+	if checked < 500 {
+		t.Fatalf("only %d comparisons with two classes or more", checked)
+	}
+	t.Logf("%d comparisons", checked)
 }
 
 // BenchmarkWelfare times one evaluation of W(τ) on the 900-job, 256-GPU
