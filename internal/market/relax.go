@@ -37,10 +37,11 @@ type knapsack struct {
 	// row and next are the DP rows over capacity 0..C, one number per
 	// cell; gathered holds one residue's cells of row, contiguously.
 	row, next, gathered []uint64
-	lastCap             int // the capacity of the last evaluation
-	// fullLast convolves the last class at every capacity, as the others
-	// (tests: the one cell welfare reads must agree with it).
-	fullLast bool
+	lastCap             int     // the capacity of the last evaluation
+	step                []int32 // per class: the capacities it fills (cellSteps)
+	// allCells fills every capacity of every class (tests: the cells
+	// welfare reads must agree with it).
+	allCells bool
 }
 
 // classes groups the jobs by width.
@@ -198,6 +199,7 @@ func (w *Workspace) welfare(tau float64, lo, hi, counts []int32, total []uint64)
 	capacity := ks.capacity - used
 	best, next := ks.row[:(capacity+1)*W], ks.next[:(capacity+1)*W]
 	K := len(ks.classWidth)
+	w.cellSteps()
 	for c := 0; c < K; c++ {
 		wc := int(ks.classWidth[c])
 		h := w.buildH(c, capacity/wc, hi)
@@ -212,30 +214,21 @@ func (w *Workspace) welfare(tau float64, lo, hi, counts []int32, total []uint64)
 		}
 		at := c * (ks.capacity + 1) // class c's choices
 		cv := convolver{out: next, arg: ks.choice[at : at+capacity+1], h: h, mc: mc, s: wc, W: W}
-		if c == K-1 && !ks.fullLast {
-			// The last class is read at the full capacity only (the
-			// value and argmax's first step): one cell, whose leftmost
-			// argmax is the one the divide and conquer finds.
-			r, L := capacity%wc, capacity/wc
-			g := ks.gathered[:(L+1)*W]
-			for i := 0; i <= L; i++ {
-				copy(g[i*W:i*W+W], best[(r+wc*i)*W:])
-			}
-			cv.in, cv.r = g, r
-			cv.arg[capacity] = int32(L - cv.best(L, 0, L))
-			best, next = next, best
-			continue
-		}
 		for r := 0; r < wc && r <= capacity; r++ {
-			// Gather the residue's cells: the scans below then run over
-			// contiguous memory.
 			L := (capacity - r) / wc
-			g := ks.gathered[:(L+1)*W]
-			for i := 0; i <= L; i++ {
+			m0, p, ok := cellRows(capacity-r, wc, int(ks.step[c]), L)
+			if !ok {
+				continue
+			}
+			// Gather the residue's cells up to the last one filled: the
+			// scans below then run over contiguous memory.
+			last := m0 + p*((L-m0)/p)
+			g := ks.gathered[:(last+1)*W]
+			for i := 0; i <= last; i++ {
 				copy(g[i*W:i*W+W], best[(r+wc*i)*W:])
 			}
-			cv.in, cv.r = g, r
-			cv.rec(0, L, 0, L)
+			cv.in, cv.r, cv.m0, cv.p = g, r, m0, p
+			cv.rec(0, (last-m0)/p, 0, last)
 		}
 		best, next = next, best
 	}
@@ -318,18 +311,80 @@ type convolver struct {
 	h       []uint64
 	mc      int
 	r, s    int
+	m0, p   int // the cells filled: r+s·(m0+p·k)
 	W       int
 }
 
-// rec fills out[l..r] knowing their argmaxes lie in [optl, optr].
+// rec fills the cells m0+p·k, k in [l, r], knowing their argmaxes lie in
+// [optl, optr]: the leftmost argmax is monotone in the cell (h is
+// concave), in any subset of the cells.
 func (c *convolver) rec(l, r, optl, optr int) {
 	for l <= r {
-		mid := (l + r) / 2
+		k := (l + r) / 2
+		mid := c.m0 + c.p*k
 		bi := c.best(mid, optl, min(mid, optr))
 		c.arg[c.r+c.s*mid] = int32(mid - bi)
-		c.rec(l, mid-1, optl, bi)
-		l, optl = mid+1, bi
+		c.rec(l, k-1, optl, bi)
+		l, optl = k+1, bi
 	}
+}
+
+// cellSteps sets w.ks.step: class c fills only the capacities ≡ the
+// evaluation's capacity modulo step[c] (0: that capacity alone), the ones
+// the classes after it read: the last class is read at the capacity (the
+// value and argmax's first step), and class c+1, filling capacities b ≡
+// capacity (mod s), reads class c at b − w_{c+1}·i, all ≡ capacity modulo
+// gcd(w_{c+1}, s). With allCells every class fills every capacity.
+func (w *Workspace) cellSteps() {
+	ks := &w.ks
+	K := len(ks.classWidth)
+	ks.step = grow(ks.step, K)
+	s := int32(0)
+	for c := K - 1; c >= 0; c-- {
+		if ks.allCells {
+			s = 1
+		}
+		ks.step[c] = s
+		s = gcd32(ks.classWidth[c], s)
+	}
+}
+
+func gcd32(a, b int32) int32 {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
+}
+
+// cellRows returns the cells of one residue a class fills: the counts
+// mid in [0, L] with w·mid ≡ d (mod s) (s = 0: w·mid = d) are m0, m0+p,
+// …; ok is false when there are none.
+func cellRows(d, w, s, L int) (m0, p int, ok bool) {
+	if s == 0 {
+		return L, 1, d == w*L
+	}
+	g := int(gcd32(int32(w), int32(s)))
+	if d%g != 0 {
+		return 0, 0, false
+	}
+	p = s / g
+	m0 = (d / g % p) * modInverse(w/g%p, p) % p
+	return m0, p, m0 <= L
+}
+
+// modInverse returns x in [0, m) with a·x ≡ 1 (mod m), for a and m
+// coprime (0 when m = 1).
+func modInverse(a, m int) int {
+	if m == 1 {
+		return 0
+	}
+	r0, r1, x0, x1 := m, a, 0, 1
+	for r1 != 0 {
+		q := r0 / r1
+		r0, r1 = r1, r0-q*r1
+		x0, x1 = x1, x0-q*x1
+	}
+	return (x0%m + m) % m
 }
 
 // best writes out[r+s·mid] = max over i in [lo, hi] of

@@ -106,8 +106,9 @@ func TestWelfareMatchesPlainDP(t *testing.T) {
 	t.Logf("%d comparisons, widths (5: five or more limbs) %v", checked, limbs)
 }
 
-// TestLastClassCell checks that welfare's one-cell convolution of the
-// last width class gives the value and the counts of convolving it at every
+// TestLastClassCell checks that welfare, which fills each width class's DP
+// row only at the capacities the classes after it read (the last class at
+// the capacity alone), gives the value and the counts of filling every
 // capacity, at every makespan candidate of random and trace instances.
 func TestLastClassCell(t *testing.T) {
 	rng := rand.New(rand.NewPCG(13, 14))
@@ -134,9 +135,9 @@ func TestLastClassCell(t *testing.T) {
 		got, want := make([]uint64, W), make([]uint64, W)
 		gotN, wantN := make([]int32, N), make([]int32, N)
 		for _, tau := range append(ws.tauCandidates(lo, hi), math.Inf(1)) {
-			ws.ks.fullLast = true
+			ws.ks.allCells = true
 			okFull := ws.welfare(tau, lo, hi, wantN, want)
-			ws.ks.fullLast = false
+			ws.ks.allCells = false
 			ok := ws.welfare(tau, lo, hi, gotN, got)
 			if ok != okFull {
 				t.Fatalf("case %d τ=%v: feasible %v, full convolution %v", it, tau, ok, okFull)
