@@ -3,6 +3,7 @@ package market
 import (
 	"cmp"
 	"context"
+	"math"
 	"math/bits"
 	"slices"
 
@@ -28,6 +29,7 @@ type knapsack struct {
 	classStart []int32
 	fill       []int32 // sortMarginals' scratch: the next free slot per class
 	margs      []marg
+	margTmp    []marg // sortMarginals' scratch
 	// choice[c·(C+1)+b] is the count class c takes at capacity b in the last
 	// evaluation (for c ≥ 1; class 0 takes all it can).
 	choice   []int32
@@ -94,25 +96,81 @@ func (w *Workspace) sortMarginals(nj int) {
 		}
 	}
 	rank := w.tab.orderPos
+	tie := func(a, b marg) int { // equal keys
+		if e := w.cmpMarg(a, b); e != 0 {
+			return -e
+		}
+		if a.j != b.j {
+			return cmp.Compare(rank[a.j], rank[b.j])
+		}
+		return cmp.Compare(a.n, b.n)
+	}
+	ks.margTmp = grow(ks.margTmp, len(ks.margs))
 	for c := 0; c < K; c++ {
-		slices.SortFunc(ks.margs[ks.classStart[c]:ks.classStart[c+1]], func(a, b marg) int {
-			if a.d != b.d {
-				if a.d > b.d {
-					return -1
-				}
-				return 1
-			}
-			if e := w.cmpMarg(a, b); e != 0 {
-				return -e
-			}
-			if a.j != b.j {
-				return cmp.Compare(rank[a.j], rank[b.j])
-			}
-			return cmp.Compare(a.n, b.n)
-		})
+		a, b := ks.classStart[c], ks.classStart[c+1]
+		sortGains(ks.margs[a:b], ks.margTmp[a:b], tie)
 	}
 	ks.choice = grow(ks.choice, K*(ks.capacity+1))
 	ks.maxCount = grow(ks.maxCount, K)
+}
+
+// sortGains sorts ms by key d descending, equal keys by tie: a stable
+// radix sort on the keys' bits, then each run of equal keys by tie. The
+// order is the comparison sort's (d, then tie, is a total order). tmp is
+// scratch of ms's length.
+func sortGains(ms, tmp []marg, tie func(a, b marg) int) {
+	if len(ms) < 2 {
+		return
+	}
+	// key is d's bits, flipped so that ascending keys are descending
+	// floats (−0 read as +0, as == does).
+	key := func(d float64) uint64 {
+		if d == 0 {
+			d = 0
+		}
+		u := math.Float64bits(d)
+		if u>>63 == 0 {
+			return ^(u | 1<<63)
+		}
+		return u
+	}
+	var counts [8][256]int
+	for _, m := range ms {
+		k := key(m.d)
+		for b := range 8 {
+			counts[b][byte(k>>(8*b))]++
+		}
+	}
+	src, dst := ms, tmp
+	for b := range 8 {
+		c := &counts[b]
+		if c[byte(key(ms[0].d)>>(8*b))] == len(ms) {
+			continue // every key has this byte
+		}
+		sum := 0
+		for i := range c {
+			c[i], sum = sum, sum+c[i]
+		}
+		for _, m := range src {
+			d := byte(key(m.d) >> (8 * b))
+			dst[c[d]] = m
+			c[d]++
+		}
+		src, dst = dst, src
+	}
+	if &src[0] != &ms[0] {
+		copy(ms, src)
+	}
+	for i := 0; i < len(ms); {
+		e := i + 1
+		for e < len(ms) && ms[e].d == ms[i].d {
+			e++
+		}
+		if e-i > 1 {
+			slices.SortFunc(ms[i:e], tie)
+		}
+		i = e
+	}
 }
 
 // cmpMarg compares two marginals exactly (their float keys being equal).

@@ -1,13 +1,15 @@
 package market
 
 import (
+	"cmp"
 	"context"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
+	gocmp "github.com/google/go-cmp/cmp"
 )
 
 // plainDP is the reference for welfare(τ): the textbook knapsack DP over
@@ -148,7 +150,7 @@ func TestLastClassCell(t *testing.T) {
 			if cmpNum(got, want) != 0 {
 				t.Fatalf("case %d τ=%v: welfare %x, full convolution %x", it, tau, got, want)
 			}
-			if d := cmp.Diff(wantN, gotN); d != "" {
+			if d := gocmp.Diff(wantN, gotN); d != "" {
 				t.Fatalf("case %d τ=%v: counts differ from the full convolution's:\n%s", it, tau, d)
 			}
 			if len(ws.ks.classWidth) > 1 {
@@ -160,6 +162,48 @@ func TestLastClassCell(t *testing.T) {
 		t.Fatalf("only %d comparisons with two classes or more", checked)
 	}
 	t.Logf("%d comparisons", checked)
+}
+
+// TestSortGains checks the radix sort of the marginals against the
+// comparison sort with the same order (key descending, then the tie rule):
+// keys with ties, zeros of both signs, negatives, subnormals and huge values.
+func TestSortGains(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 16))
+	tie := func(a, b marg) int {
+		if a.j != b.j {
+			return cmp.Compare(b.j, a.j)
+		}
+		return cmp.Compare(a.n, b.n)
+	}
+	pool := []float64{0, math.Copysign(0, -1), 1, 1, 0.5, 2.5e-310, 1e300, -3, 7}
+	for it := 0; it < 300; it++ {
+		n := rng.IntN(400)
+		ms := make([]marg, n)
+		for i := range ms {
+			d := pool[rng.IntN(len(pool))]
+			if rng.IntN(2) == 0 {
+				d = rng.Float64() * math.Pow(2, float64(rng.IntN(80)-40))
+			}
+			ms[i] = marg{d: d, j: int32(i % 37), n: int32(i)}
+		}
+		rng.Shuffle(n, func(a, b int) { ms[a], ms[b] = ms[b], ms[a] })
+		want := slices.Clone(ms)
+		slices.SortFunc(want, func(a, b marg) int {
+			if a.d != b.d {
+				if a.d > b.d {
+					return -1
+				}
+				return 1
+			}
+			return tie(a, b)
+		})
+		sortGains(ms, make([]marg, n), tie)
+		for i := range ms {
+			if ms[i].j != want[i].j || ms[i].n != want[i].n || ms[i].d != want[i].d {
+				t.Fatalf("case %d: position %d holds %+v, want %+v", it, i, ms[i], want[i])
+			}
+		}
+	}
 }
 
 // BenchmarkWelfare times one evaluation of W(τ) on the 900-job, 256-GPU
