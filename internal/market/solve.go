@@ -155,8 +155,14 @@ func (w *Workspace) fairAttempt() bool {
 	for j := range w.tab.prio {
 		w.tab.prio[j] = 1
 	}
-	w.prepare()
 	lo := w.bb.baseLo
+	// A target no count meets (as in most of the authors' re-plans) needs
+	// only the residuals to show: the rest of the tables are the relaxed
+	// path's.
+	if w.residuals(w.p); !w.ftfLower(w.p, lo) {
+		return false
+	}
+	w.prepare()
 	if !w.ftfLower(w.p, lo) || w.demand(lo) > w.ks.capacity {
 		return false
 	}

@@ -47,25 +47,18 @@ func (c *config) curve(u float64) float64 {
 // Constraint 2 is tight at an optimum because both terms of the objective
 // are non-decreasing in y_j, so the program depends on x only through n_j.
 func (w *Workspace) tables(p *Problem, prio []float64) {
+	w.residuals(p)
 	T := w.cfg.T
 	nt := float64(len(p.Jobs)) * float64(T)
-	val, res, top := w.tab.val, w.tab.res, w.tab.top
+	val := w.tab.val
 	for j := range p.Jobs {
 		job := &p.Jobs[j]
 		rem := float64(job.Epochs - job.Progress)
 		row := j * (T + 1)
-		top[j] = int32(T)
 		for n := 0; n <= T; n++ {
-			y := float64(n) * w.cfg.delta / job.MeanEpoch
-			if y >= rem {
-				y = rem
-				if int32(n) < top[j] {
-					top[j] = int32(n)
-				}
-			}
+			y := min(float64(n)*w.cfg.delta/job.MeanEpoch, rem)
 			u := (float64(job.Progress) + y) / float64(job.Epochs)
 			val[row+n] = min(float64(prio[j]*w.cfg.curve(u))/nt, 0) // f ≤ 0; no round-off above
-			res[row+n] = max(0, job.Remaining-float64(job.MeanEpoch*y))
 		}
 		// Marginals must be non-negative and non-increasing (f is concave
 		// and non-decreasing); round-off could break that by an ulp.
@@ -79,6 +72,29 @@ func (w *Workspace) tables(p *Problem, prio []float64) {
 			if val[row+n]-val[row+n-1] > d0 {
 				val[row+n] = val[row+n-1] + d0
 			}
+		}
+	}
+}
+
+// residuals fills the tables' res and top, which do not depend on the
+// priorities (see [Workspace.tables]).
+func (w *Workspace) residuals(p *Problem) {
+	T := w.cfg.T
+	res, top := w.tab.res, w.tab.top
+	for j := range p.Jobs {
+		job := &p.Jobs[j]
+		rem := float64(job.Epochs - job.Progress)
+		row := j * (T + 1)
+		top[j] = int32(T)
+		for n := 0; n <= T; n++ {
+			y := float64(n) * w.cfg.delta / job.MeanEpoch
+			if y >= rem {
+				y = rem
+				if int32(n) < top[j] {
+					top[j] = int32(n)
+				}
+			}
+			res[row+n] = max(0, job.Remaining-float64(job.MeanEpoch*y))
 		}
 	}
 }
