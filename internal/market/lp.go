@@ -232,6 +232,7 @@ func (lp *cfgLP) start() {
 	for r := 0; r < R-1; r++ {
 		lp.binv[r*R+R-1] = lp.big[r]
 	}
+	lp.nonbasicRHS()
 	lp.values()
 }
 
@@ -273,8 +274,8 @@ func (lp *cfgLP) cost(k int32) float64 {
 	return 0
 }
 
-// values recomputes the basic variables: x_B = B⁻¹·(b − N·x_N).
-func (lp *cfgLP) values() {
+// nonbasicRHS sets lp.rhs to b − N·x_N (start's basis).
+func (lp *cfgLP) nonbasicRHS() {
 	R := lp.R
 	rhs := lp.rhs[:R]
 	clear(rhs)
@@ -283,10 +284,25 @@ func (lp *cfgLP) values() {
 		if lp.pos[j] >= 0 || lp.x[j] == 0 {
 			continue
 		}
-		for _, r := range lp.jobRows[lp.jobStart[j]:lp.jobStart[j+1]] {
-			rhs[r] -= lp.x[j]
-		}
+		lp.shiftRHS(j, lp.x[j])
 	}
+}
+
+// shiftRHS updates lp.rhs for nonbasic job j's value rising by dx. A
+// nonbasic job sits at a breakpoint, an integer, so every entry of rhs is
+// an integer and the updates are exact: rhs is what summing b − N·x_N
+// anew would give, bit for bit.
+func (lp *cfgLP) shiftRHS(j int, dx float64) {
+	for _, r := range lp.jobRows[lp.jobStart[j]:lp.jobStart[j+1]] {
+		lp.rhs[r] -= dx
+	}
+}
+
+// values recomputes the basic variables: x_B = B⁻¹·(b − N·x_N), with
+// b − N·x_N kept in lp.rhs (nonbasicRHS, shiftRHS).
+func (lp *cfgLP) values() {
+	R := lp.R
+	rhs := lp.rhs[:R]
 	for l := range R {
 		v := 0.0
 		row := lp.binv[l*R : l*R+R]
@@ -482,9 +498,11 @@ func (lp *cfgLP) solve(ctx context.Context) bool {
 		}
 		if own <= t {
 			// A bound flip: the job moves to a breakpoint, the basis stays.
+			old := lp.x[k]
 			lp.x[k] += float64(float64(dir) * own)
 			lp.seg[k] = int32(math.Round(lp.x[k]))
 			lp.x[k] = float64(lp.seg[k])
+			lp.shiftRHS(int(k), lp.x[k]-old)
 			lp.values()
 			degenerate = 0
 			continue
@@ -599,12 +617,14 @@ func (lp *cfgLP) pivot(k int32, dir int, t float64, leave int, pvec []int32) {
 			lp.x[out] = float64(lp.seg[out])
 		}
 		lp.pos[out] = -1
+		lp.shiftRHS(int(out), lp.x[out])
 	default:
 		lp.x[out] = 0
 		lp.pos[out] = -1
 	}
 	// The entering variable's segment (a job), its position.
 	if k >= 0 && k < N {
+		lp.shiftRHS(int(k), -lp.x[k]) // basic now
 		nx := lp.x[k] + float64(float64(dir)*t)
 		s := int32(math.Floor(nx + 1e-9))
 		if dir < 0 {
