@@ -464,12 +464,16 @@ func (lp *cfgLP) solve(ctx context.Context) bool {
 	R, N := lp.R, int32(lp.N)
 	limit := 20*(lp.N+R) + 2000
 	degenerate := 0
+	dualsOK := false // y and q are the basis's: a bound flip keeps them
 	for it := 0; it < limit; it++ {
 		if it&63 == 63 && deadline.Done(ctx) {
 			break
 		}
 		lp.iters++
-		lp.duals()
+		if !dualsOK {
+			lp.duals()
+		}
+		dualsOK = false
 		k, dir, _ := lp.priceJobs(degenerate > 50)
 		var pvec []int32
 		if k < 0 {
@@ -505,6 +509,7 @@ func (lp *cfgLP) solve(ctx context.Context) bool {
 			lp.shiftRHS(int(k), lp.x[k]-old)
 			lp.values()
 			degenerate = 0
+			dualsOK = true // the basis and its costs are unchanged
 			continue
 		}
 		if leave < 0 {
