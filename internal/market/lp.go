@@ -382,7 +382,8 @@ func (lp *cfgLP) priceJobs(bland bool) (int32, int, float64) {
 		v := lp.seg[j]
 		if v < lp.hi[j] {
 			s := lp.slope[j*T+int(v)]
-			if d := s - lp.q[j]; improves(d, s, lp.q[j]) {
+			// d > lpAbsTol first: improves implies it, and most jobs fail it.
+			if d := s - lp.q[j]; d > lpAbsTol && improves(d, s, lp.q[j]) {
 				if r := d / max(math.Abs(s), math.Abs(lp.q[j])); r > bestD {
 					best, bestDir, bestD = int32(j), 1, r
 				}
@@ -390,7 +391,7 @@ func (lp *cfgLP) priceJobs(bland bool) (int32, int, float64) {
 		}
 		if v > lp.lo[j] {
 			s := lp.slope[j*T+int(v)-1]
-			if d := lp.q[j] - s; improves(d, s, lp.q[j]) {
+			if d := lp.q[j] - s; d > lpAbsTol && improves(d, s, lp.q[j]) {
 				if r := d / max(math.Abs(s), math.Abs(lp.q[j])); r > bestD {
 					best, bestDir, bestD = int32(j), -1, r
 				}
