@@ -133,14 +133,14 @@ func (w *Workspace) refImprovePair(mov []int32, b, a, K int) bool {
 	return changed
 }
 
-// TestRankBitsMatchRows ranks plans of 100 to 900 jobs (bitsets of up to
-// 15 words) from rounds shuffled at random, once with the bitset
+// TestRankBitsMatchRows ranks plans of 120 and 460 jobs (bitsets of up to
+// 8 words) from rounds shuffled at random, once with the bitset
 // improvePair and once with the row-scanning definition, and requires the
 // same plan after every pass.
 func TestRankBitsMatchRows(t *testing.T) {
 	rng := rand.New(rand.NewPCG(41, 42))
 	ws := NewWorkspace()
-	for _, sz := range []struct{ N, M int }{{120, 32}, {460, 128}, {900, 256}} {
+	for _, sz := range []struct{ N, M int }{{120, 32}, {460, 128}} {
 		p := traceProblem(t, sz.M, sz.N, 1, 1)
 		sol, err := ws.Solve(context.Background(), p)
 		if err != nil {
