@@ -242,7 +242,8 @@ func (w *Workspace) forced(tau float64, lo, hi []int32) int {
 // weigh the same, so the best use of m slots is the m largest marginal gains
 // (a concave H_c(m), the gains being non-increasing per job); classes are
 // combined by max-plus convolution with a concave kernel, whose argmax is
-// monotone, in O(C log C) per class by divide and conquer.
+// monotone, in O(C log C) per class by divide and conquer, at only the
+// capacities the later classes read (cellSteps).
 func (w *Workspace) welfare(tau float64, lo, hi, counts []int32, total []uint64) bool {
 	ks := &w.ks
 	used := w.forced(tau, lo, hi)
