@@ -86,6 +86,10 @@ func (w *Workspace) Plan(ctx context.Context, s *State) (*Result, error) {
 type given struct {
 	ok                                              bool
 	remaining, std, meanEpoch, elapsed, calibration float64
+	// checked: the job's profile passed checkProfile in an earlier plan
+	// and has not changed since (a Scheduler's own copy): checking its
+	// durations at every plan was a fifth of a long replay.
+	checked bool
 }
 
 // plan is Plan with the predictions of the jobs whose g[i].ok is set
@@ -178,7 +182,7 @@ func (w *Workspace) predictBy(ctx context.Context, s *State, g []given) ([]JobRe
 		if watch && i%predictEvery == predictEvery-1 && deadline.Done(ctx) {
 			return nil, market.ErrTimeLimit
 		}
-		if err := checkJob(i, j, s.GPUs, s.Round); err != nil {
+		if err := checkJob(i, j, s.GPUs, s.Round, g != nil && g[i].ok && g[i].checked); err != nil {
 			return nil, err
 		}
 		jr := &res.Jobs[i]

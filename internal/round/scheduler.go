@@ -71,6 +71,9 @@ type track struct {
 	recheck bool  // the timeline grew, or the last check rescaled
 	estF    int   // progress of est; −1 when est is stale
 	est     predictor.Estimate
+	// checked: a plan has checked the job's profile (checkProfile) as it
+	// stands; only a rescale of EpochDur changes it after Add.
+	checked bool
 }
 
 // newTrack loads j (checked by admissible) into a track.
@@ -154,7 +157,7 @@ func (s *Scheduler) Add(j Job) error {
 		why := strings.TrimPrefix(fe.Err.Error(), market.ErrLimit.Error()+": ")
 		return argErr("j", market.ErrLimit, "%s, with this job and the %d active", why, len(s.jobs))
 	}
-	if err := checkJob(-1, &j, s.gpus, s.round); err != nil {
+	if err := checkJob(-1, &j, s.gpus, s.round, false); err != nil {
 		return err
 	}
 	if err := s.admissible(&j); err != nil {
@@ -318,10 +321,12 @@ func (s *Scheduler) Schedule(ctx context.Context) ([]int, error) {
 		}
 		// Keep the calibrated durations, as the authors' JobMetaData does
 		// (the tracker already predicts with them).
+		s.trk[i].checked = true
 		if jr.Calibration != 1 {
 			for e := range j.EpochDur {
 				j.EpochDur[e] = j.ProfiledDur[e] * jr.Calibration
 			}
+			s.trk[i].checked = false // the next plan checks the rescaled durations
 		}
 	}
 	s.plan, s.cached, s.from = res, res.Rounds, s.round
@@ -371,7 +376,8 @@ func (s *Scheduler) track() error {
 			t.est, t.estF = est, j.Progress
 		}
 		e := &t.est
-		s.given[i] = given{ok: true, remaining: e.Remaining, std: e.Std(), meanEpoch: e.MeanEpoch, elapsed: e.Elapsed, calibration: cal}
+		s.given[i] = given{ok: true, remaining: e.Remaining, std: e.Std(), meanEpoch: e.MeanEpoch, elapsed: e.Elapsed, calibration: cal,
+			checked: t.checked}
 	}
 	return nil
 }

@@ -108,7 +108,8 @@ func tooShort(d float64) bool { return d >= 0 && d < MinEpochSeconds }
 
 // checkJob validates what Plan reads directly from job i (the predictor
 // and the market check the rest); i < 0 is the job of [Scheduler.Add].
-func checkJob(i int, j *Job, gpus, round int) error {
+// profileChecked skips checkProfile for a profile an earlier plan checked.
+func checkJob(i int, j *Job, gpus, round int, profileChecked bool) error {
 	switch {
 	case j.GPUs < 1 || j.GPUs > gpus:
 		return jobInvalid(i, j, "GPUs", "%d GPUs on a %d-GPU cluster", j.GPUs, gpus)
@@ -117,8 +118,10 @@ func checkJob(i int, j *Job, gpus, round int) error {
 	case j.Epochs < 0:
 		return jobInvalid(i, j, "Epochs", "%d (want ≥ 1, or 0 for the profile's length)", j.Epochs)
 	}
-	if err := checkProfile(i, j); err != nil {
-		return err
+	if !profileChecked {
+		if err := checkProfile(i, j); err != nil {
+			return err
+		}
 	}
 	for k, p := range j.Finish {
 		if p.Round < 0 || p.Round > round || (k > 0 && p.Round < j.Finish[k-1].Round) {
