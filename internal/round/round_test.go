@@ -642,3 +642,49 @@ func cloneJobs(jobs []Job) []Job {
 	}
 	return out
 }
+
+// A Scheduler checks a job's profile in the first plan after Add and after
+// a plan rescaled its durations, and trusts its own copy otherwise: the
+// flag follows the rescale, and a plan after one checks the durations
+// again (a rescaled duration out of its domain is refused with its field).
+func TestSchedulerChecksProfilesOnce(t *testing.T) {
+	s, err := New(4, Config{Market: market.Config{Rounds: 4}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Add(profiled(1, 10)); err != nil {
+		t.Fatal(err)
+	}
+	schedule := func() error { _, err := s.Schedule(context.Background()); s.EndRound(); return err }
+	if err := schedule(); err != nil || !s.trk[0].checked {
+		t.Fatalf("first plan: err %v, checked %v", err, s.trk[0].checked)
+	}
+	rescaled := false
+	for r := range 6 {
+		// Half the profiled throughput (50000 samples of 32 in 30 s): a
+		// plan rescales the durations.
+		if err := s.Observe(1, predictor.Sample{Round: r + 1, ItPerSec: 50000 / (32 * 30.0) / 2, BatchSize: 32}); err != nil {
+			t.Fatal(err)
+		}
+		s.dirty = true
+		before := slices.Clone(s.jobs[0].EpochDur)
+		if err := schedule(); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(before, s.jobs[0].EpochDur) {
+			rescaled = true
+			if s.trk[0].checked {
+				t.Fatal("checked after a rescale")
+			}
+			break
+		}
+	}
+	if !rescaled {
+		t.Fatal("no plan rescaled the durations")
+	}
+	s.jobs[0].EpochDur[2] = 0 // stands for a rescale out of the domain
+	s.dirty = true
+	if err := schedule(); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "EpochDur") {
+		t.Fatalf("plan after a rescale: err %v, want the durations checked again", err)
+	}
+}
