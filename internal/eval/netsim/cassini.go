@@ -1,6 +1,7 @@
 package netsim
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"slices"
@@ -570,9 +571,37 @@ func (s *sim) replayGain(order []*jobRun, periods, shifts []int, ls candidate.Li
 		profs[k] = order[m].demandOn(ls.Link)
 		per[k], sh[k] = periods[m], shifts[m]
 	}
-	c := float64(s.units(s.topo.Links[ls.Link].Gbps))
-	return holdGain(profs, per, sh, c)
+	c := s.units(s.topo.Links[ls.Link].Gbps)
+	// The replay is a function of what the key holds (demands in the link's
+	// job order, periods, shifts, capacity); the same links come back at
+	// every re-plan of their component, and replaying them again was a
+	// third of a Clos cassini run.
+	key := binary.AppendVarint(s.replayBuf[:0], int64(c))
+	for k, p := range profs {
+		key = binary.AppendVarint(key, int64(per[k]))
+		key = binary.AppendVarint(key, int64(sh[k]))
+		key = binary.AppendVarint(key, int64(len(p.Demand)))
+		for _, d := range p.Demand {
+			key = binary.AppendVarint(key, int64(d))
+		}
+	}
+	s.replayBuf = key
+	if r, ok := s.replays[string(key)]; ok {
+		return slices.Clone(r.gain), slices.Clone(r.freeComm)
+	}
+	gain, freeComm = holdGain(profs, per, sh, float64(c))
+	if s.replays == nil || len(s.replays) >= maxReplays {
+		s.replays = map[string]linkReplay{} // bounded: start anew
+	}
+	s.replays[string(key)] = linkReplay{slices.Clone(gain), slices.Clone(freeComm)}
+	return gain, freeComm
 }
+
+// linkReplay is a link's memoized hold-gate replay.
+type linkReplay struct{ gain, freeComm []float64 }
+
+// maxReplays bounds the replay memo.
+const maxReplays = 1 << 14
 
 // components returns the connected components of the held links' jobs, each
 // in increasing order, in the order of their smallest job.

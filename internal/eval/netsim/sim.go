@@ -138,6 +138,8 @@ type sim struct {
 	// Cassini.
 	ranker     candidate.Workspace
 	lw         link.Workspace
+	replays    map[string]linkReplay // the hold gate's link replays, by their problem
+	replayBuf  []byte                // the key being built
 	agents     []*agent.Agent
 	groups     []group
 	nextSample int64
