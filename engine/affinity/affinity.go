@@ -133,29 +133,37 @@ type Graph struct {
 	Jobs   int // number of jobs (indices are below it)
 }
 
-// Build validates links and merges those that carry the same jobs. Under the
-// Paper policy it returns ErrLoop if the unmerged graph has a loop.
-func Build(jobs int, links []Link, policy Policy) (Graph, error) {
+// check is Build's validation of links: at least two jobs each, in
+// increasing order and below jobs, a positive capacity, a profile per job
+// when profiles are given, and no loop under the Paper policy.
+func check(jobs int, links []Link, policy Policy) error {
 	for i, l := range links {
 		if len(l.Jobs) < 2 {
-			return Graph{}, fmt.Errorf("%w: link %d carries %d jobs, want two or more", ErrInvalid, i, len(l.Jobs))
+			return fmt.Errorf("%w: link %d carries %d jobs, want two or more", ErrInvalid, i, len(l.Jobs))
 		}
 		for k, j := range l.Jobs {
 			if j < 0 || j >= jobs || (k > 0 && j <= l.Jobs[k-1]) {
-				return Graph{}, fmt.Errorf("%w: link %d: job indices %v must be increasing and below %d", ErrInvalid, i, l.Jobs, jobs)
+				return fmt.Errorf("%w: link %d: job indices %v must be increasing and below %d", ErrInvalid, i, l.Jobs, jobs)
 			}
 		}
 		if l.Capacity < 1 {
-			return Graph{}, fmt.Errorf("%w: link %d: capacity %d", ErrInvalid, i, l.Capacity)
+			return fmt.Errorf("%w: link %d: capacity %d", ErrInvalid, i, l.Capacity)
 		}
 		if l.Profiles != nil && len(l.Profiles) != len(l.Jobs) {
-			return Graph{}, fmt.Errorf("%w: link %d: %d profiles for %d jobs", ErrInvalid, i, len(l.Profiles), len(l.Jobs))
+			return fmt.Errorf("%w: link %d: %d profiles for %d jobs", ErrInvalid, i, len(l.Profiles), len(l.Jobs))
 		}
 	}
 	if policy == Paper {
-		if err := loopFree(jobs, links); err != nil {
-			return Graph{}, err
-		}
+		return loopFree(jobs, links)
+	}
+	return nil
+}
+
+// Build validates links and merges those that carry the same jobs. Under the
+// Paper policy it returns ErrLoop if the unmerged graph has a loop.
+func Build(jobs int, links []Link, policy Policy) (Graph, error) {
+	if err := check(jobs, links, policy); err != nil {
+		return Graph{}, err
 	}
 	g := Graph{Links: links, Jobs: jobs}
 	// Links with the same jobs are adjacent in order, each run by link

@@ -2,7 +2,6 @@ package affinity
 
 import (
 	"cmp"
-	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -15,26 +14,8 @@ import (
 // by their jobs, a merge into the last groups of the same jobs, then the
 // groups sorted by their first link. Build must give the same graph.
 func refBuild(jobs int, links []Link, policy Policy) (Graph, error) {
-	for i, l := range links {
-		if len(l.Jobs) < 2 {
-			return Graph{}, fmt.Errorf("%w: link %d carries %d jobs, want two or more", ErrInvalid, i, len(l.Jobs))
-		}
-		for k, j := range l.Jobs {
-			if j < 0 || j >= jobs || (k > 0 && j <= l.Jobs[k-1]) {
-				return Graph{}, fmt.Errorf("%w: link %d: job indices %v must be increasing and below %d", ErrInvalid, i, l.Jobs, jobs)
-			}
-		}
-		if l.Capacity < 1 {
-			return Graph{}, fmt.Errorf("%w: link %d: capacity %d", ErrInvalid, i, l.Capacity)
-		}
-		if l.Profiles != nil && len(l.Profiles) != len(l.Jobs) {
-			return Graph{}, fmt.Errorf("%w: link %d: %d profiles for %d jobs", ErrInvalid, i, len(l.Profiles), len(l.Jobs))
-		}
-	}
-	if policy == Paper {
-		if err := loopFree(jobs, links); err != nil {
-			return Graph{}, err
-		}
+	if err := check(jobs, links, policy); err != nil {
+		return Graph{}, err
 	}
 	g := Graph{Links: links, Jobs: jobs}
 	order := make([]int, len(links))
