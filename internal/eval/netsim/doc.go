@@ -81,10 +81,12 @@
 // fails on the plan's grid, and whose jobs share no other binding link, is
 // tried again with its jobs locked to harmonic periods (B/k of the longest)
 // and re-optimized. The jobs of the links that hold get agents (package
-// agent), one group clock per connected component; each agent also gives
-// its shift up when holding costs its job more waiting than it saves in
-// communication (measured against the replay's free estimate), and the
-// scheduler leaves that job free on that placement. [HoldScore] is the
+// agent), one group clock per connected component; the agents of a group
+// also give their shifts up together when holding costs the group more
+// waiting than it saves in communication (measured against the replay's
+// free estimate; agent.GiveUpGroup), or one job more than the threshold,
+// and the scheduler leaves those jobs free on that placement
+// (CassiniOptions.NoGiveUp and agent.GiveUpOwn are the ablations). [HoldScore] is the
 // previous rule (links scoring at least MinScore), kept for the ablation.
 //
 // For CASSINI the simulator also measures the score lost to drift: at

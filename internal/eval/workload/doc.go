@@ -1,8 +1,10 @@
 // Package workload describes the training jobs of CASSINI's evaluation: the
 // paper's 13 models (its Table 3), each as a repeating cycle of compute and
 // communication phases, a generator of Poisson job arrivals at a target
-// cluster load, and iteration-time noise replayed from real measurements of
-// distributed training on Alibaba PAI.
+// cluster load (one job per arrival, or sweeps of identical copies as a
+// hyperparameter search launches them: Config.Sweep), and iteration-time
+// noise replayed from real measurements of distributed training on Alibaba
+// PAI.
 //
 // # Models
 //
