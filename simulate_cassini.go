@@ -226,6 +226,8 @@ func (s CassiniSimulation) resolve() (cassiniRun, error) {
 		return o, badField("Jobs", "%d (want 1..%d, or 0 for 40)", o.Jobs, MaxSimulationJobs)
 	case o.Sweep < 0 || o.Sweep > o.Jobs:
 		return o, badField("Sweep", "%d (want 0..%d, the jobs)", o.Sweep, o.Jobs)
+	case o.Sweep > 1 && o.Scenario != "poisson" && o.Scenario != "dynamic":
+		return o, badField("Sweep", "%d for scenario %q (sweeps are of the poisson and dynamic traces)", o.Sweep, o.Scenario)
 	case o.MinIters < 1 || o.MaxIters < o.MinIters:
 		return o, badField("MinIterations", "%d, MaxIterations %d: want 1 <= min <= max", o.MinIters, o.MaxIters)
 	case o.Candidates < 0:
@@ -517,7 +519,7 @@ func (o cassiniRun) simulate(ctx context.Context) (CassiniReport, error) {
 	}
 	res := CassiniReport{Scenario: o.Scenario, Scheduler: o.Scheduler.String(), Topology: o.Topology, Servers: topo.Servers,
 		Jobs: len(traces[0]), Load: o.Load, Seeds: o.Seeds, Noise: noiseName}
-	if o.Sweep > 1 && o.Scenario != "fig2" && !strings.HasPrefix(o.Scenario, "snapshot") {
+	if o.Sweep > 1 {
 		res.Sweep = o.Sweep
 	}
 	for a, arm := range o.Arms {

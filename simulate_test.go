@@ -112,6 +112,7 @@ func TestSimulateCassini(t *testing.T) {
 		{"Jobs", func(s *orrery.CassiniSimulation) { s.Jobs = -3 }},
 		{"Sweep", func(s *orrery.CassiniSimulation) { s.Sweep = 41 }},
 		{"Sweep", func(s *orrery.CassiniSimulation) { s.Sweep = -1 }},
+		{"Sweep", func(s *orrery.CassiniSimulation) { s.Scenario, s.Sweep = "fig2", 2 }},
 	} {
 		bad := s
 		c.edit(&bad)
