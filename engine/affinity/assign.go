@@ -232,34 +232,45 @@ func newAssigner(ctx context.Context, w *link.Workspace, g Graph, jobs []profile
 func (a *assigner) walk() {
 	placed := make([]bool, a.g.Jobs)
 	done := make([]bool, len(a.g.Groups))
+	own := func(gi int) []int { return a.opt[gi].Shifts }
 	for root := range a.g.Jobs {
 		if placed[root] || len(a.byJob[root]) == 0 {
 			continue
 		}
 		placed[root] = true
 		a.order = append(a.order, root)
-		for q := len(a.order) - 1; q < len(a.order); q++ {
-			j := a.order[q]
-			for _, gi := range a.byJob[j] {
-				if done[gi] {
+		a.order = a.spread(a.order, len(a.order)-1, placed, done, own)
+	}
+	a.shift = slices.Clone(a.walked)
+}
+
+// spread continues the walk over queue from its entry q: reaching group gi
+// from job j places each of its jobs k not yet placed at t_k = (t_j -
+// w(j,l) + w(l,k)) mod T_k, w the group's shifts(gi), and queues k; a group
+// that meets a placed job other than j is Constrained. It returns the
+// grown queue.
+func (a *assigner) spread(queue []int, q int, placed, done []bool, shifts func(gi int) []int) []int {
+	for ; q < len(queue); q++ {
+		j := queue[q]
+		for _, gi := range a.byJob[j] {
+			if done[gi] {
+				continue
+			}
+			done[gi] = true
+			gr, o := a.g.Groups[gi], shifts(gi)
+			pos := slices.Index(gr.Jobs, j)
+			for i, k := range gr.Jobs {
+				if placed[k] {
+					a.outs[gi].Constrained = a.outs[gi].Constrained || k != j
 					continue
 				}
-				done[gi] = true
-				gr, o := a.g.Groups[gi], a.opt[gi].Shifts
-				pos := slices.Index(gr.Jobs, j)
-				for i, k := range gr.Jobs {
-					if placed[k] {
-						a.outs[gi].Constrained = a.outs[gi].Constrained || k != j
-						continue
-					}
-					a.walked[k] = circle.Mod(a.walked[j]-o[pos]+o[i], a.jobs[k].Period)
-					placed[k] = true
-					a.order = append(a.order, k)
-				}
+				a.walked[k] = circle.Mod(a.walked[j]-o[pos]+o[i], a.jobs[k].Period)
+				placed[k] = true
+				queue = append(queue, k)
 			}
 		}
 	}
-	a.shift = slices.Clone(a.walked)
+	return queue
 }
 
 // settle fixes the final shifts of one connected set of constraining

@@ -432,36 +432,15 @@ func (h *holder) walkFixed() {
 			queue = append(queue, j)
 		}
 	}
-	bfs := func(q int) {
-		for ; q < len(queue); q++ {
-			j := queue[q]
-			for _, gi := range h.byJob[j] {
-				if done[gi] {
-					continue
-				}
-				done[gi] = true
-				gr, o := h.g.Groups[gi], h.hs[gi]
-				pos := slices.Index(gr.Jobs, j)
-				for i, k := range gr.Jobs {
-					if placed[k] {
-						h.outs[gi].Constrained = h.outs[gi].Constrained || k != j
-						continue
-					}
-					h.walked[k] = circle.Mod(h.walked[j]-o[pos]+o[i], h.jobs[k].Period)
-					placed[k] = true
-					queue = append(queue, k)
-				}
-			}
-		}
-	}
-	bfs(0)
+	held := func(gi int) []int { return h.hs[gi] }
+	queue = h.spread(queue, 0, placed, done, held)
 	for root := range h.g.Jobs {
 		if placed[root] || len(h.byJob[root]) == 0 {
 			continue
 		}
 		placed[root], h.walked[root] = true, 0
 		queue = append(queue, root)
-		bfs(len(queue) - 1)
+		queue = h.spread(queue, len(queue)-1, placed, done, held)
 	}
 	h.order = queue
 	h.shift = slices.Clone(h.walked)
