@@ -87,6 +87,10 @@ type CassiniSimulation struct {
 	// (the members' summed wait against their summed saving), or "own"
 	// (each member its own; the rule before).
 	GiveUp string
+	// Budget caps an Elastic agent's adjustments per minute
+	// (agent.Options.Budget): 0 means agent.DefaultBudget, negative no cap
+	// (the budget's ablation).
+	Budget float64
 	// Rank is how CASSINI picks a candidate: "" or "delay" (least predicted
 	// delay), or "score" (the paper's mean link score).
 	Rank string
@@ -133,6 +137,7 @@ type cassiniRun struct {
 	Threshold     float64
 	NoGiveUp      bool
 	GiveUp        agent.GiveUp
+	Budget        float64
 	Rank          netsim.Rank
 	Hold          netsim.Hold
 	MinGain       float64
@@ -164,7 +169,7 @@ func SimulateCassini(ctx context.Context, s CassiniSimulation) (CassiniReport, e
 func (s CassiniSimulation) resolve() (cassiniRun, error) {
 	o := cassiniRun{Scenario: s.Scenario, Topology: s.Topology, Lease: s.Lease, GPUsPerServer: s.GPUsPerServer, Jobs: s.Jobs, Sweep: s.Sweep,
 		Load: s.Load, Models: s.Models, Arrive: s.Arrive, MinIters: s.MinIterations, MaxIters: s.MaxIterations, Seeds: s.Seeds,
-		Duration: s.Duration, Candidates: s.Candidates, NoiseDir: s.NoiseDir, Threshold: s.Threshold, NoGiveUp: s.NoGiveUp, MinGain: s.MinGain,
+		Duration: s.Duration, Candidates: s.Candidates, NoiseDir: s.NoiseDir, Threshold: s.Threshold, NoGiveUp: s.NoGiveUp, Budget: s.Budget, MinGain: s.MinGain,
 		MinScore: s.MinScore, Headroom: s.Headroom, MaxPerimeter: s.MaxPerimeter, Tick: s.Tick, Progress: s.Progress}
 	if o.Scenario == "" {
 		o.Scenario = "poisson"
@@ -434,7 +439,7 @@ func (o cassiniRun) config(topo *topology.Topology, arm armSpec, jobs []workload
 	cfg := netsim.Config{
 		Topology: topo, GPUsPerServer: o.GPUsPerServer, Jobs: jobs, Pinned: pinned, Scheduler: o.Scheduler, Lease: o.Lease,
 		Policy: arm.Policy, Candidates: o.Candidates, Seed: seed, Duration: o.Duration, Noise: noise,
-		Agent: agent.Options{Mode: o.AgentMode, Threshold: o.Threshold, GiveUp: o.GiveUp},
+		Agent: agent.Options{Mode: o.AgentMode, Threshold: o.Threshold, GiveUp: o.GiveUp, Budget: o.Budget},
 		Cassini: netsim.CassiniOptions{Mode: o.LinkMode, Tick: o.Tick, MaxPerimeter: o.MaxPerimeter,
 			Headroom: o.Headroom, Rank: o.Rank, Hold: o.Hold, MinGain: o.MinGain, MinScore: o.MinScore, NoGiveUp: o.NoGiveUp, Workers: 1},
 	}

@@ -205,6 +205,7 @@ func parseCassiniSimFlags(args []string, s stdio) (f cassiniFlags, err error) {
 	fs.Float64Var(&o.MinGain, "min-gain", 0, "least predicted gain per job for -hold gain, fraction of its period (0: 0.01)")
 	fs.Float64Var(&o.Threshold, "threshold", agent.DefaultThreshold, "agent re-alignment trigger, fraction of the period")
 	fs.BoolVar(&o.NoGiveUp, "no-give-up", false, "elastic agents never give their shifts up (the ablation of the give-up rule)")
+	fs.Float64Var(&o.Budget, "budget", 0, "elastic agents' adjustments per minute at most (0: 2, the paper's rate; negative: no cap, the budget's ablation)")
 	fs.StringVar(&o.GiveUp, "give-up", "group", "who decides an elastic shift does not pay: group (the members' summed wait against their summed saving) or own (each member its own)")
 	fs.Float64Var(&o.MinScore, "min-score", 1, "least link score whose jobs hold their shifts with -hold score (-1: every job on a link whose peaks exceed its capacity)")
 	fs.Float64Var(&o.Headroom, "headroom", 0, "idle fraction added to each profiled period (0: as the paper)")

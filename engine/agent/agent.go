@@ -170,8 +170,26 @@ type Options struct {
 	// them, or one of them loses more than the threshold; GiveUpOwn gives
 	// up one member's when it waits longer than holding saves it.
 	GiveUp GiveUp
+	// Budget (Elastic) caps the agent's adjustments per minute: a token
+	// bucket that fills at Budget per minute from the first decision, holds
+	// at most budgetBurst tokens and starts empty, so that over any span
+	// from the first decision the agent adjusts at most Budget times a
+	// minute. A drift past the threshold with no token left is tolerated:
+	// the iteration starts when ready and its lateness stands (it overlaps
+	// its partners' communication more than planned, and drains when the
+	// job runs faster than the group's pace) until a token is there. 0
+	// means DefaultBudget; negative means no cap.
+	Budget float64
 	Clock  Clock // nil means SystemClock
 }
+
+// DefaultBudget is an Elastic agent's adjustments per minute at most: the
+// rate the paper reports for its agents (under 2 a minute, Fig. 17).
+const DefaultBudget = 2.0
+
+// budgetBurst is the most adjustments an Elastic agent may make in a row
+// after a quiet spell.
+const budgetBurst = 1.0
 
 // GiveUp is the rule by which Elastic agents give up shifts that do not
 // pay.
@@ -217,6 +235,7 @@ type Stats struct {
 	// held).
 	Slides   int64
 	Nudges   int64
+	Deferred int64 // drifts past the threshold tolerated for want of budget
 	Released bool
 	Saved    time.Duration
 
@@ -259,6 +278,8 @@ type Agent struct {
 	member   int       // index in group
 	started  time.Time // start of the current iteration under the plan
 	released bool
+	tokens   float64   // adjustments the budget allows now
+	filled   time.Time // instant tokens was last brought up to date
 }
 
 // New returns an agent for plan.
@@ -288,6 +309,12 @@ func New(plan Plan, opt Options) (*Agent, error) {
 		opt.Margin = 0
 	case !(opt.Margin <= 100):
 		return nil, fmt.Errorf("%w: margin %v is past 100", ErrInvalid, opt.Margin)
+	}
+	switch {
+	case opt.Budget == 0:
+		opt.Budget = DefaultBudget
+	case math.IsNaN(opt.Budget) || math.IsInf(opt.Budget, 1):
+		return nil, fmt.Errorf("%w: budget %v adjustments per minute", ErrInvalid, opt.Budget)
 	}
 	if opt.Clock == nil {
 		opt.Clock = SystemClock{}
@@ -404,6 +431,7 @@ func (a *Agent) Next(ready time.Time) Decision {
 	defer a.mu.Unlock()
 	if !a.haveFirst {
 		a.first, a.haveFirst = ready, true
+		a.filled = ready
 	}
 	a.stats.Iterations++
 	a.stats.Span = max(a.stats.Span, ready.Sub(a.first))

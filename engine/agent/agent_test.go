@@ -326,6 +326,8 @@ func TestNewErrors(t *testing.T) {
 		{"NaN threshold", good, Options{Mode: Pad, Threshold: nan()}},
 		{"mode", good, Options{Mode: 7}},
 		{"cooldown", good, Options{Mode: Pad, Cooldown: -1}},
+		{"NaN budget", good, Options{Budget: nan()}},
+		{"infinite budget", good, Options{Budget: 1 / zero()}},
 	} {
 		if _, err := New(tc.p, tc.o); !errors.Is(err, ErrInvalid) {
 			t.Errorf("%s: err %v, want ErrInvalid", tc.name, err)
@@ -342,6 +344,8 @@ func TestNewErrors(t *testing.T) {
 }
 
 func nan() float64 { z := 0.0; return z / z }
+
+func zero() float64 { return 0 }
 
 func TestNoAllocs(t *testing.T) {
 	a := mustNew(t, Plan{Reference: ref, Period: 100 * ms, CommOffset: 10 * ms}, Options{Mode: Pad})

@@ -15,16 +15,18 @@ func FuzzAgent(f *testing.F) {
 	f.Add(int64(1), int64(0), int64(0), 0.5, uint8(2), []byte{255, 0, 1})
 	f.Add(int64(math.MaxInt64), int64(1), int64(2), 0.0, uint8(2), []byte{3})
 	f.Add(int64(100e6), int64(40e6), int64(60e6), 0.05, uint8(0), []byte{97, 140, 106, 20, 0, 255, 99, 101})
+	f.Add(int64(100e6), int64(40e6), int64(60e6), 0.05, uint8(3), []byte{97, 140, 106, 20, 0, 255, 99, 101})
 	f.Fuzz(func(t *testing.T, period, shift, offset int64, thr float64, mode uint8, steps []byte) {
 		p := Plan{Reference: ref, Shift: time.Duration(shift), Period: time.Duration(period), CommOffset: time.Duration(offset),
 			FreeComm: time.Duration(period / 2), Slack: time.Duration(offset / 2)}
 		m := Mode(mode % 3)
+		budget := [3]float64{0, -1, 60}[mode/3%3] // default, no cap, one a second
 		if m == Elastic {
 			p.Group = NewGroup(ref)
 		}
 		var agents [2]*Agent
 		for i := range agents {
-			a, err := New(p, Options{Mode: m, Threshold: thr})
+			a, err := New(p, Options{Mode: m, Threshold: thr, Budget: budget})
 			if err != nil {
 				return
 			}

@@ -319,17 +319,24 @@ func (a *Agent) nextElastic(ready time.Time) Decision {
 	case late <= 0: // early: wait for the slot
 		d = a.waitFor(ready)
 		a.stats.Padding += d.Delay
+	case e >= 0 && e <= a.plan.Slack: // within the interleaving's slack: it stands, nobody waits
+		d = Decision{Start: ready, Late: time.Duration(math.Round(float64(e) * g.scale))}
+	case e >= 0 && e-a.plan.Slack <= a.thr: // a nudge: the others wait the lateness past the slack
+		d = Decision{Start: ready, Late: time.Duration(math.Round(float64(e) * g.scale))}
+		g.slide(time.Duration(math.Round(float64(e-a.plan.Slack) * g.scale)))
+		a.stats.Nudges++
+	case !a.spend(ready): // past the threshold, no budget left: the lateness stands
+		if e < 0 {
+			a.slot-- // the slot it is late for, not the next one
+			e += T
+		}
+		d = Decision{Start: ready, Late: time.Duration(math.Round(float64(e) * g.scale))}
+		a.stats.Deferred++
 	case e < 0: // more than half a period behind: the next slot is nearer
 		d = a.waitFor(ready)
 		d.Adjusted = true
 		a.stats.Adjustments++
 		a.stats.AdjustDelay += d.Delay
-	case e <= a.plan.Slack: // within the interleaving's slack: it stands, nobody waits
-		d = Decision{Start: ready, Late: time.Duration(math.Round(float64(e) * g.scale))}
-	case e-a.plan.Slack <= a.thr: // a nudge: the others wait the lateness past the slack
-		d = Decision{Start: ready, Late: time.Duration(math.Round(float64(e) * g.scale))}
-		g.slide(time.Duration(math.Round(float64(e-a.plan.Slack) * g.scale)))
-		a.stats.Nudges++
 	case time.Duration(g.active()-1)*(e-a.plan.Slack) < T-e: // slide the others: cheaper than waiting
 		g.slide(time.Duration(math.Round(float64(e-a.plan.Slack) * g.scale)))
 		d = Decision{Start: ready, Late: time.Duration(math.Round(float64(a.plan.Slack) * g.scale)), Adjusted: true}
@@ -345,6 +352,21 @@ func (a *Agent) nextElastic(ready time.Time) Decision {
 	a.started = d.Start
 	g.pace[a.member].held.waited(d.Delay)
 	return d
+}
+
+// spend takes a token from the budget for an adjustment at ready, if there
+// is one.
+func (a *Agent) spend(ready time.Time) bool {
+	if a.opt.Budget < 0 {
+		return true
+	}
+	a.tokens = min(a.tokens+a.opt.Budget*ready.Sub(a.filled).Minutes(), budgetBurst)
+	a.filled = ready
+	if a.tokens < 1 {
+		return false
+	}
+	a.tokens--
+	return true
 }
 
 // waitFor is the decision to start the current slot, never before ready.

@@ -151,10 +151,12 @@ func TestElasticStragglerSkipsASlot(t *testing.T) {
 }
 
 // A job late by 20% of its period (past the threshold, under half) slides
-// the clock: its partner waits 20 ms once, and the phase is restored.
+// the clock: its partner waits 20 ms once, and the phase is restored. (No
+// budget: the tests of a correction's mechanics make corrections faster
+// than the budget allows.)
 func TestElasticSlide(t *testing.T) {
 	_, plans := pair(50 * ms)
-	starts, agents := loops(t, plans, Options{Margin: -1}, 30, func(i, n int) time.Duration {
+	starts, agents := loops(t, plans, Options{Margin: -1, Budget: -1}, 30, func(i, n int) time.Duration {
 		if i == 0 && n == 10 {
 			return 120 * ms
 		}
@@ -340,7 +342,7 @@ func TestElasticFollowsAChangeOfPace(t *testing.T) {
 	level := func(n int) time.Duration { // 100, 112, 100, 112, ... ms, each for span iterations
 		return time.Duration(100+12*((n/span)%2)) * ms
 	}
-	starts, agents := loops(t, plans, Options{}, steps*span, func(i, n int) time.Duration {
+	starts, agents := loops(t, plans, Options{Budget: -1}, steps*span, func(i, n int) time.Duration {
 		if i == 1 {
 			return level(n)
 		}
@@ -353,6 +355,39 @@ func TestElasticFollowsAChangeOfPace(t *testing.T) {
 		p := starts[0][n].Sub(starts[0][n-1])
 		if got := relPhase(starts[0][n], starts[1][n], p); got < 40*ms || got > 65*ms {
 			t.Errorf("iteration %d: relative phase %v of %v", n, got, p)
+		}
+	}
+}
+
+// The budget caps the adjustments: where the pace steps every 12
+// iterations (a correction a step without the cap, TestElasticFollowsAChangeOfPace),
+// an agent adjusts at most Budget times a minute of its span, however
+// short, and tolerates the other drifts (Deferred); without the cap the
+// same run adjusts more, so the cap is what binds.
+func TestElasticBudget(t *testing.T) {
+	const steps, span = 100, 12
+	level := func(n int) time.Duration { return time.Duration(100+12*((n/span)%2)) * ms }
+	run := func(budget float64) Stats {
+		_, plans := pair(50 * ms)
+		_, agents := loops(t, plans, Options{Budget: budget}, steps*span, func(i, n int) time.Duration {
+			if i == 1 {
+				return level(n)
+			}
+			return 100 * ms
+		})
+		return agents[1].Stats()
+	}
+	for _, budget := range []float64{0, 1, 4} {
+		want := budget
+		if want == 0 {
+			want = DefaultBudget
+		}
+		s := run(budget)
+		if most := int64(want * s.Span.Minutes()); s.Adjustments > most || s.Adjustments == 0 || s.Deferred == 0 {
+			t.Errorf("budget %v over %v: %d adjustments (at most %d), %d deferred", budget, s.Span, s.Adjustments, most, s.Deferred)
+		}
+		if free := run(-1); free.Adjustments <= int64(want*free.Span.Minutes()) || free.Deferred != 0 {
+			t.Errorf("no budget: %d adjustments over %v, %d deferred: the cap %v would not bind", free.Adjustments, free.Span, free.Deferred, want)
 		}
 	}
 }
@@ -423,7 +458,7 @@ func TestElasticSlack(t *testing.T) {
 	} {
 		_, plans := pair(50 * ms)
 		plans[0].Slack, plans[1].Slack = tc.slack, tc.slack
-		starts, agents := loops(t, plans, Options{Margin: -1}, 30, func(i, n int) time.Duration {
+		starts, agents := loops(t, plans, Options{Margin: -1, Budget: -1}, 30, func(i, n int) time.Duration {
 			switch {
 			case i == 0 && n == 10:
 				return 100*ms + tc.late
