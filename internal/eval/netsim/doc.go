@@ -86,7 +86,9 @@
 // waiting than it saves in communication (measured against the replay's
 // free estimate; agent.GiveUpGroup), or one job more than the threshold,
 // and the scheduler leaves those jobs free on that placement
-// (CassiniOptions.NoGiveUp and agent.GiveUpOwn are the ablations). [HoldScore] is the
+// (CassiniOptions.NoGiveUp and agent.GiveUpOwn are the ablations). The
+// agents correct drifts within agent.Options.Budget (2 a minute by default;
+// negative in Config.Agent is the ablation). [HoldScore] is the
 // previous rule (links scoring at least MinScore), kept for the ablation.
 //
 // For CASSINI the simulator also measures the score lost to drift: at
