@@ -807,6 +807,7 @@ func (s *sim) result() Result {
 	}
 	r.SentGbit = sent / 1e9
 	r.ExcessGbit = s.excessBits / 1e9
+	groups := map[*agent.Group]int{} // numbered in the order of the jobs
 	for _, j := range s.jobs {
 		jr := JobResult{ID: j.job.ID, Model: j.job.Model, GPUs: j.job.GPUs, Arrival: j.job.Arrival, Alone: j.alone,
 			Iterations: len(j.iterMs)}
@@ -819,8 +820,15 @@ func (s *sim) result() Result {
 			jr.End = time.Duration(j.end)
 		}
 		for _, a := range j.agents {
-			jr.Adjustments += a.Stats().Adjustments
-			jr.Period = a.Plan().Period
+			st, pl := a.Stats(), a.Plan()
+			jr.Adjustments += st.Adjustments
+			jr.Period, jr.Slack, jr.FreeComm, jr.Released, jr.Group = pl.Period, pl.Slack, pl.FreeComm, st.Released, 0
+			if pl.Group != nil {
+				if groups[pl.Group] == 0 {
+					groups[pl.Group] = len(groups) + 1
+				}
+				jr.Group = groups[pl.Group]
+			}
 		}
 		if len(j.iterMs) > 0 {
 			var t float64

@@ -42,6 +42,12 @@ type JobResult struct {
 	// the agent's adjustments.
 	Period      time.Duration
 	Adjustments int64
+	// Cassini, Elastic agents: the last agent's plan's slack and free
+	// communication time (agent.Plan), its group clock (numbered from 1 in
+	// the order of the jobs; 0 for none) and whether it gave its shift up.
+	Slack, FreeComm time.Duration
+	Group           int
+	Released        bool
 	// SentGbit is what it delivered; MarkedGbit the part delivered while
 	// some link on the flow's path was offered more than its capacity (the
 	// sum of the peak rates of the flows crossing it): the stand-in for

@@ -93,8 +93,13 @@ const (
 	// placed and run back to back.
 	Unshifted Variant = "unshifted"
 	// Cassini is netsim.Cassini: CASSINI's placement and time shifts, held
-	// by agents.
+	// by Pad agents (the previous default: fixed slots, with the
+	// Options' CASSINI settings, 5% headroom by default).
 	Cassini Variant = "cassini"
+	// Elastic is netsim.Cassini as its defaults run it: shifts held by
+	// Elastic agents sharing a group clock (no headroom; the held links
+	// chosen by the gate's replay), with Options.Cassini if set.
+	Elastic Variant = "elastic"
 	// Shifted is CASSINI's placement and first starts (the shifts) with no
 	// agent: jobs run back to back from there, so only the network keeps
 	// (or loses) the interleaving.
@@ -107,8 +112,20 @@ const (
 	Half Variant = "half"
 )
 
-// Variants lists the variants in report order; Half is not among them.
+// Variants lists the variants in report order; Half and Elastic are not
+// among them.
 var Variants = []Variant{Unshifted, Cassini, Shifted}
+
+// agentOptions returns the agents' options of variant v: Elastic for
+// Elastic, otherwise o with Elastic mode, the zero Mode, replaced by Pad.
+func agentOptions(v Variant, o agent.Options) agent.Options {
+	if v == Elastic {
+		o.Mode = agent.Elastic
+	} else if o.Mode == agent.Elastic {
+		o.Mode = agent.Pad
+	}
+	return o
+}
 
 // Options configure [CrossCheck]. The zero value runs every variant under
 // every congestion control with the CLI's CASSINI settings (5% headroom,
@@ -118,8 +135,9 @@ type Options struct {
 	CCs      []CC      // nil means CCs
 	// Cassini and Agent configure the Cassini policy and its agents, in
 	// the fluid run and in the packet-level replay; a nil Cassini means
-	// the CLI's defaults (Headroom 0.05). Agent's zero Mode, Elastic, runs
-	// as Pad: Export holds only Pad agents (see [Export]).
+	// Headroom 0.05 for the Cassini variant (the Pad agents' previous
+	// default) and netsim's defaults for Elastic. Agent's zero Mode,
+	// Elastic, runs as Pad but in the Elastic variant.
 	Cassini *netsim.CassiniOptions
 	Agent   agent.Options
 	Export  ExportOptions // Net.CC is set per run
@@ -204,7 +222,6 @@ func CrossCheck(ctx context.Context, prog Program, cases []Case, opt Options) ([
 	if opt.Parallel <= 0 {
 		opt.Parallel = runtime.GOMAXPROCS(0)
 	}
-	opt.Agent = padAgents(opt.Agent)
 	type job struct {
 		c   Case
 		v   Variant
@@ -244,7 +261,8 @@ func CrossCheck(ctx context.Context, prog Program, cases []Case, opt Options) ([
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			ro := RunOptions{Agent: opt.Agent}
+			ag := agentOptions(j.v, opt.Agent)
+			ro := RunOptions{Agent: ag}
 			if opt.Keep != "" {
 				ro.Keep = fmt.Sprintf("%s/%s-%s-%s", opt.Keep, j.c.Name, j.v, j.cc)
 			}
@@ -253,13 +271,13 @@ func CrossCheck(ctx context.Context, prog Program, cases []Case, opt Options) ([
 				errs[i] = fmt.Errorf("%s %s %s: %w", j.c.Name, j.v, j.cc, err)
 				return
 			}
-			fair, err := Fluid(ctx, j.sc, FluidOptions{Agent: opt.Agent})
+			fair, err := Fluid(ctx, j.sc, FluidOptions{Agent: ag})
 			if err != nil {
 				errs[i] = fmt.Errorf("%s %s %s: fluid replay: %w", j.c.Name, j.v, j.cc, err)
 				return
 			}
 			co := Calibrated(j.cc)
-			co.Agent = opt.Agent
+			co.Agent = ag
 			cal, err := Fluid(ctx, j.sc, co)
 			if err != nil {
 				errs[i] = fmt.Errorf("%s %s %s: calibrated fluid: %w", j.c.Name, j.v, j.cc, err)
@@ -278,24 +296,19 @@ func CrossCheck(ctx context.Context, prog Program, cases []Case, opt Options) ([
 	return runs, nil
 }
 
-// padAgents returns o with Elastic mode, the zero Mode, replaced by Pad.
-func padAgents(o agent.Options) agent.Options {
-	if o.Mode == agent.Elastic {
-		o.Mode = agent.Pad
-	}
-	return o
-}
-
 // fluidRun runs variant v of c in the fluid model and exports it.
 func fluidRun(ctx context.Context, c Case, v Variant, opt Options) (netsim.Config, netsim.Result, Scenario, error) {
 	cfg := c.Config
 	cfg.Noise = workload.Replay{Source: workload.None}
-	cfg.Agent = padAgents(opt.Agent)
-	if c.Cassini != nil {
+	cfg.Agent = agentOptions(v, opt.Agent)
+	switch {
+	case c.Cassini != nil:
 		cfg.Cassini = *c.Cassini
-	} else if opt.Cassini != nil {
+	case opt.Cassini != nil:
 		cfg.Cassini = *opt.Cassini
-	} else {
+	case v == Elastic:
+		cfg.Cassini = netsim.CassiniOptions{}
+	default:
 		cfg.Cassini = netsim.CassiniOptions{Headroom: 0.05}
 	}
 	cfg.Cassini.Workers = 1
@@ -303,7 +316,7 @@ func fluidRun(ctx context.Context, c Case, v Variant, opt Options) (netsim.Confi
 	switch v {
 	case Unshifted:
 		cfg.Policy = netsim.Baseline
-	case Cassini:
+	case Cassini, Elastic:
 		cfg.Policy = netsim.Cassini
 	case Shifted, Half:
 		// CASSINI's placements and first starts, then no agent: in the

@@ -49,19 +49,16 @@ type ExportOptions struct {
 // never started are left out. res must come from netsim.Run(cfg); cfg's
 // noise is exported too, as compute multipliers per iteration.
 //
-// The exported agents are Pad agents, one per job. A CASSINI run with
-// Elastic agents (cfg.Agent's zero Mode, netsim's default) is refused
-// unless opt.NoAgents: its jobs' agents share a group clock whose slots
-// stretch to the slowest member's pace and slide, which neither the
-// scenario nor the replay's per-job agents carry; run the fluid model with
-// agent.Pad to export its agents.
+// A job's agent is exported with the plan of its last agent in res (Pad,
+// or Elastic with its slack, free communication time and group). An
+// Elastic agent's slots are read off the iterations as a Pad agent's are,
+// which holds in a run without noise (the group clock then runs at the
+// planned pace); a job whose Elastic agent gave its shift up is exported
+// without one.
 func Export(cfg netsim.Config, res netsim.Result, opt ExportOptions) (Scenario, error) {
 	t := cfg.Topology
 	if t == nil {
 		return Scenario{}, fmt.Errorf("%w: no topology", ErrInvalid)
-	}
-	if cfg.Policy == netsim.Cassini && cfg.Agent.Mode == agent.Elastic && !opt.NoAgents && res.Agent.Agents > 0 {
-		return Scenario{}, fmt.Errorf("%w: Agent.Mode: elastic agents share a group clock the scenario cannot carry (run with agent.Pad or export with NoAgents)", ErrInvalid)
 	}
 	if opt.Gbps == 0 {
 		opt.Gbps = DefaultGbps
@@ -207,12 +204,15 @@ func exportJob(t *topology.Topology, cfg netsim.Config, res netsim.Result, jr ne
 		return Job{}, err
 	}
 	ej.Noise = noiseFactors(noise, jr.Iterations)
-	if !opt.NoAgents && held(res, jr, starts) {
+	if !opt.NoAgents && !jr.Released && held(res, jr, starts) {
 		if commOffset < 0 || commOffset >= jr.Period {
 			return Job{}, fmt.Errorf("%w: communication offset %v outside its period %v", ErrInvalid, commOffset, jr.Period)
 		}
 		shift := starts[1] % jr.Period
 		ej.Plan = &agent.Plan{Reference: time.Unix(0, 0), Shift: shift, Period: jr.Period, CommOffset: commOffset}
+		if cfg.Agent.Mode == agent.Elastic && jr.Group > 0 {
+			ej.Plan.Slack, ej.Plan.FreeComm, ej.Group = jr.Slack, jr.FreeComm, jr.Group
+		}
 	}
 	return ej, nil
 }

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -186,29 +185,33 @@ func TestExportShifts(t *testing.T) {
 	}
 }
 
-// A CASSINI run with netsim's default Elastic agents is refused, naming
-// the field (their group clock is not in a scenario); with NoAgents it
-// exports from the same first starts, and the cross-check's zero Options
-// run Pad agents, whose plans it does export.
+// A CASSINI run with netsim's default Elastic agents exports their plans:
+// one group for Fig. 2's two jobs, each plan with the run's slack and free
+// communication time; a job whose agent gave its shift up is exported
+// without one, and NoAgents exports none. The Cassini variant's fluid run
+// has Pad agents.
 func TestExportElastic(t *testing.T) {
-	cfg := snapshot(t, "fig2", 4).Config
-	cfg.Policy = netsim.Cassini
-	cfg.Cassini.Headroom = 0.05
-	res, err := netsim.Run(context.Background(), cfg)
+	cfg, res, sc := exported(t, snapshot(t, "fig2", 4), Elastic)
+	if cfg.Agent.Mode != agent.Elastic || res.Agent.Agents != 2 {
+		t.Fatalf("elastic run: %v mode, %d agents", cfg.Agent.Mode, res.Agent.Agents)
+	}
+	for k, j := range sc.Jobs {
+		jr := res.Jobs[k]
+		if j.Plan == nil || j.Group != 1 || j.Plan.Group != nil || j.Plan.Slack != jr.Slack || j.Plan.FreeComm != jr.FreeComm || jr.FreeComm <= 0 || j.Plan.Period != jr.Period {
+			t.Errorf("job %d: plan %+v group %d, want the run's %+v in group 1", j.ID, j.Plan, j.Group, jr)
+		}
+	}
+	gaveUp := res
+	gaveUp.Jobs = slices.Clone(res.Jobs)
+	gaveUp.Jobs[1].Released = true
+	if sc, err := Export(cfg, gaveUp, ExportOptions{}); err != nil || sc.Jobs[0].Plan == nil || sc.Jobs[1].Plan != nil {
+		t.Errorf("job 1 gave up: err %v, plans %v and %v", err, sc.Jobs[0].Plan, sc.Jobs[1].Plan)
+	}
+	none, err := Export(cfg, res, ExportOptions{NoAgents: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Agent.Agents != 2 {
-		t.Fatalf("elastic run: %d agents", res.Agent.Agents)
-	}
-	if _, err := Export(cfg, res, ExportOptions{}); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "Agent.Mode") {
-		t.Fatalf("export of an elastic run: %v, want ErrInvalid naming Agent.Mode", err)
-	}
-	sc, err := Export(cfg, res, ExportOptions{NoAgents: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, j := range sc.Jobs {
+	for _, j := range none.Jobs {
 		if j.Plan != nil {
 			t.Errorf("job %d: a plan with NoAgents", j.ID)
 		}
@@ -337,9 +340,9 @@ func TestFluidReplayIsNetsim(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range []Case{snapshot(t, "fig2", 6), snapshot(t, "snapshot2", 6), cl} {
-		for _, v := range Variants {
+		for _, v := range append(Variants, Elastic) {
 			_, res, sc := exported(t, c, v)
-			out, err := Fluid(context.Background(), sc, FluidOptions{})
+			out, err := Fluid(context.Background(), sc, FluidOptions{Agent: agentOptions(v, agent.Options{})})
 			if err != nil {
 				t.Fatal(err)
 			}

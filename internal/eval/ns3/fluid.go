@@ -265,6 +265,7 @@ func (f *fluidSim) enter(i int) {
 		return
 	}
 	f.out.Decisions++
+	j.agent.Communicated(commTime(j.j, j.iter-1, time.Duration(j.iterStart), time.Duration(f.now)))
 	d := j.agent.Next(time.Unix(0, f.now))
 	j.step, j.until = len(j.j.Steps), d.Start.UnixNano()
 	if j.until <= f.now {

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -156,6 +157,10 @@ func (p Program) Run(ctx context.Context, s Scenario, opt RunOptions) (Output, e
 	if err := cmd.Start(); err != nil {
 		return Output{}, err
 	}
+	byID := map[int]*Job{}
+	for i := range s.Jobs {
+		byID[s.Jobs[i].ID] = &s.Jobs[i]
+	}
 	w := bufio.NewWriter(stdin)
 	seen := 0 // iterations whose communication start the agents have seen
 	observe := func(o *Output) {
@@ -172,9 +177,14 @@ func (p Program) Run(ctx context.Context, s Scenario, opt RunOptions) (Output, e
 		if !ok {
 			return fmt.Errorf("%w: the program asked for job %d, which has no agent", ErrInvalid, job)
 		}
-		// The free rule reads the last communication start: record every
-		// one completed since the last request first.
+		// The free rule reads the last communication start, an Elastic
+		// agent the last iteration's communication time: record every
+		// iteration completed since the last request first.
 		observe(o)
+		if n := len(o.Iterations); n > 0 && o.Iterations[n-1].Job == job {
+			it := o.Iterations[n-1]
+			a.Communicated(commTime(byID[job], it.Index, it.Start, it.End))
+		}
 		d := a.Next(time.Unix(0, int64(at)))
 		fmt.Fprintf(w, "S %d\n", d.Start.UnixNano())
 		return w.Flush()
@@ -201,6 +211,23 @@ func (p Program) Run(ctx context.Context, s Scenario, opt RunOptions) (Output, e
 	return out, nil
 }
 
+// commTime is how long iteration iter of j, from start to end, spent
+// communicating: all of it but its compute steps (noise applied, rounded
+// to the nanosecond as the program and the fluid replay run them).
+func commTime(j *Job, iter int, start, end time.Duration) time.Duration {
+	factor := 1.0
+	if iter < len(j.Noise) {
+		factor = j.Noise[iter]
+	}
+	d := end - start
+	for _, st := range j.Steps {
+		if st.Flows == nil {
+			d -= time.Duration(math.Round(float64(st.Compute) * factor))
+		}
+	}
+	return max(d, 0)
+}
+
 func tail(s string, n int) string {
 	if len(s) > n {
 		return "..." + s[len(s)-n:]
@@ -208,15 +235,24 @@ func tail(s string, n int) string {
 	return s
 }
 
-// newAgents returns an agent for every job of s with a plan.
+// newAgents returns an agent for every job of s with a plan, the jobs of
+// one Group sharing a new group clock.
 func newAgents(s Scenario, opt agent.Options) (map[int]*agent.Agent, error) {
 	opt.Clock = nil
 	out := map[int]*agent.Agent{}
+	groups := map[int]*agent.Group{}
 	for _, j := range s.Jobs {
 		if j.Plan == nil {
 			continue
 		}
-		a, err := agent.New(*j.Plan, opt)
+		p := *j.Plan
+		if j.Group > 0 {
+			if groups[j.Group] == nil {
+				groups[j.Group] = agent.NewGroup(p.Reference)
+			}
+			p.Group = groups[j.Group]
+		}
+		a, err := agent.New(p, opt)
 		if err != nil {
 			return nil, fmt.Errorf("%w: job %d: %w", ErrInvalid, j.ID, err)
 		}

@@ -158,7 +158,9 @@ type Step struct {
 // Job is a training job: Iterations cycles of Steps, the first starting at
 // Start. A job with a Plan has an agent (package agent) deciding when each
 // iteration after the first starts; the others start the next iteration at
-// once. Noise multiplies compute steps, iteration by iteration (missing
+// once. Jobs with the same Group (from 1; 0 is none) have Elastic agents
+// sharing a group clock (agent.Group), made afresh for every run: the
+// plans themselves carry no Group, since a group clock has state. Noise multiplies compute steps, iteration by iteration (missing
 // entries are 1).
 type Job struct {
 	ID         int
@@ -167,6 +169,7 @@ type Job struct {
 	Start      time.Duration
 	Iterations int
 	Plan       *agent.Plan
+	Group      int
 	Conns      []Conn
 	Steps      []Step
 	Noise      []float64

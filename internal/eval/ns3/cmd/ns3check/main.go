@@ -23,7 +23,7 @@ func main() {
 	cases := flag.String("cases", "fig2,snapshot1,snapshot2,cluster", "cases: fig2, snapshot1..snapshot5, cluster")
 	iters := flag.Int("iterations", 10, "iterations per job (snapshots)")
 	ccs := flag.String("ccs", "dctcp,cubic,newreno", "congestion controls")
-	variants := flag.String("variants", "unshifted,cassini,shifted", "variants")
+	variants := flag.String("variants", "unshifted,cassini,shifted", "variants: unshifted, cassini (Pad agents, 5% headroom), elastic (the default Elastic agents), shifted, half")
 	clusterJobs := flag.Int("cluster-jobs", 6, "jobs of the cluster case")
 	clusterModels := flag.String("cluster-models", "", "models of the cluster case (default: all 13)")
 	clusterIters := flag.String("cluster-iterations", "10-20", "iterations per job of the cluster case, MIN-MAX")
@@ -42,7 +42,9 @@ func main() {
 		fmt.Fprintln(os.Stderr, "ns3check: -hold:", err)
 		os.Exit(2)
 	}
-	opt.Cassini = &netsim.CassiniOptions{Headroom: 0.05, Hold: h}
+	if h != netsim.HoldGain { // otherwise each variant's defaults (ns3.Options.Cassini)
+		opt.Cassini = &netsim.CassiniOptions{Headroom: 0.05, Hold: h}
+	}
 	if err := run(*cases, *iters, *ccs, *variants, *clusterJobs, *clusterModels, *clusterIters, *clusterGPUs, *seed, opt, *asJSON); err != nil {
 		fmt.Fprintln(os.Stderr, "ns3check:", err)
 		os.Exit(1)
