@@ -65,13 +65,14 @@ func find(t *testing.T, runs []Run, name string, v Variant, cc CC) Run {
 }
 
 // ciCases are the CI-sized packet-level cases: Fig. 2 (both jobs
-// overlapped, held apart by CASSINI's agents, left apart without agents,
-// half overlapped) under every congestion control, snapshots 1 and 2 (and
+// overlapped, held apart by CASSINI's Pad agents and by its default
+// Elastic ones, left apart without agents, half overlapped) under every
+// congestion control, snapshots 1 and 2 (and
 // snapshot 1 held by HoldScore) and a small DLRM + ResNet50 cluster under
 // DCTCP. About 4.5 minutes of CPU.
 func ciCases(t *testing.T) []Case {
 	fig2 := snapshot(t, "fig2", 6)
-	fig2.Variants = []Variant{Unshifted, Cassini, Half}
+	fig2.Variants = []Variant{Unshifted, Cassini, Elastic, Half}
 	shifted := snapshot(t, "fig2", 6)
 	shifted.Name, shifted.Variants, shifted.CCs = "fig2", []Variant{Shifted}, []CC{DCTCP}
 	s1 := snapshot(t, "snapshot1", 6)
@@ -99,8 +100,9 @@ func ciCases(t *testing.T) []Case {
 //     control, the whole run within 5% under DCTCP and NewReno (Cubic's
 //     jobs pull apart by themselves and are faster: asserted as such);
 //   - interleaved, it is the job alone: CASSINI's shifts without agents
-//     keep every Fig. 2 iteration within 0.5% of 268 ms, and with agents
-//     no communication phase overlaps another and no packet is marked;
+//     keep every Fig. 2 iteration within 0.5% of 268 ms, and so do the
+//     default Elastic agents; with agents (Pad or Elastic) no
+//     communication phase overlaps another and no packet is marked;
 //   - marks are higher when overlapped: hundreds per job-iteration under
 //     DCTCP, none interleaved, under every congestion control;
 //   - half overlapped, the packet level does not keep the offset the fair
@@ -143,12 +145,22 @@ func TestPacketLevel(t *testing.T) {
 		} else {
 			within("fig2 overlapped, "+string(cc), un.PacketMs, un.FluidMs, 0.05)
 		}
-		cs := find(t, runs, "fig2", Cassini, cc)
-		within("fig2 cassini, "+string(cc), cs.PacketMs, cs.FluidMs, 0.005)
-		for _, j := range cs.Jobs {
-			if j.Overlap > 0.001 || j.Marks != 0 {
-				t.Errorf("fig2 cassini, %s: job %d overlaps %.3f of its communication, %d marks", cc, j.ID, j.Overlap, j.Marks)
+		for _, v := range []Variant{Cassini, Elastic} {
+			cs := find(t, runs, "fig2", v, cc)
+			within(fmt.Sprintf("fig2 %s, %s", v, cc), cs.PacketMs, cs.FluidMs, 0.005)
+			if cs.Agents != 2 {
+				t.Errorf("fig2 %s, %s: %d jobs with agents, want 2", v, cc, cs.Agents)
 			}
+			for _, j := range cs.Jobs {
+				if j.Overlap > 0.001 || j.Marks != 0 {
+					t.Errorf("fig2 %s, %s: job %d overlaps %.3f of its communication, %d marks", v, cc, j.ID, j.Overlap, j.Marks)
+				}
+			}
+		}
+		// The default agents hold the slots at the period itself: no
+		// headroom, so every iteration is the job alone.
+		if el := find(t, runs, "fig2", Elastic, cc); relErr(el.PacketMs, el.Jobs[0].AloneMs) > 0.005 {
+			t.Errorf("fig2 elastic, %s: ns-3 %.1f ms, alone %.1f", cc, el.PacketMs, el.Jobs[0].AloneMs)
 		}
 		if un.Marks < 1 || (cc == DCTCP && un.Jobs[0].MarksPerIter() < 100) {
 			t.Errorf("fig2 overlapped, %s: %d marks (%.0f per job-iteration)", cc, un.Marks, un.Jobs[0].MarksPerIter())

@@ -102,9 +102,10 @@ func fakeProg(t *testing.T) Program {
 
 // Run answers the program's agent requests with the agents of package
 // agent: under CASSINI's plans every iteration of Fig. 2 starts on its slot
-// (the fluid run's grid: the padded period from each job's first start), a
-// decision per iteration after the first; without agents the jobs run back
-// to back.
+// (the fluid run's grid: the padded period from each job's first start),
+// the program asking for each iteration after the first (the agent decides
+// the first at its start, as in the fluid run); so do the default Elastic
+// agents, sharing a group clock; without agents the jobs run back to back.
 func TestRunAgents(t *testing.T) {
 	prog := fakeProg(t)
 	_, res, sc := exported(t, snapshot(t, "fig2", 5), Cassini)
@@ -133,9 +134,24 @@ func TestRunAgents(t *testing.T) {
 		}
 	}
 	for _, js := range out.Jobs {
-		if js.Agent == nil || js.Agent.Iterations != 4 || js.Agent.Samples != 5 || js.Agent.Adjustments != 0 || js.Agent.MaxAbs != 0 {
+		if js.Agent == nil || js.Agent.Iterations != 5 || js.Agent.Samples != 5 || js.Agent.Adjustments != 0 || js.Agent.MaxAbs != 0 {
 			t.Errorf("job %d: agent %+v", js.Job, js.Agent)
 		}
+	}
+	_, eres, esc := exported(t, snapshot(t, "fig2", 5), Elastic)
+	out, err = prog.Run(context.Background(), esc, RunOptions{Agent: agent.Options{Mode: agent.Elastic}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k = 0
+	for _, j := range eres.Jobs {
+		if d := cmp.Diff(eres.IterMs[k:k+j.Iterations], out.IterMs(j.ID), cmpApprox); d != "" {
+			t.Errorf("elastic job %d: iterations (-fluid +fake):\n%s", j.ID, d)
+		}
+		k += j.Iterations
+	}
+	if out.Decisions != 2*4 || out.Jobs[0].Agent == nil || out.Jobs[0].Agent.Saved <= 0 {
+		t.Errorf("elastic: %d decisions, agent %+v: want 8, and the communication times fed to it", out.Decisions, out.Jobs[0].Agent)
 	}
 	for _, f := range []string{"scenario.txt", "output.txt"} {
 		if _, err := os.Stat(filepath.Join(keep, f)); err != nil {

@@ -256,6 +256,12 @@ func newAgents(s Scenario, opt agent.Options) (map[int]*agent.Agent, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: job %d: %w", ErrInvalid, j.ID, err)
 		}
+		// The program starts the first iteration itself, at Start: the
+		// agent decides it too, as the fluid run's agent did, so that its
+		// slots are aligned from there (an agent first asked at the end of
+		// that iteration, a hair past its slot at the packet level, would
+		// wait a whole period for the next).
+		a.Next(time.Unix(0, int64(j.Start)))
 		out[j.ID] = a
 	}
 	return out, nil
