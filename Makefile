@@ -161,7 +161,7 @@ NS3CHECK = $(GO) run ./internal/eval/ns3/cmd/ns3check
 ns3-full:
 	./internal/eval/ns3/install.sh
 	mkdir -p $(OUT)/ns3/runs
-	$(NS3CHECK) -cases fig2 -iterations 20 -variants unshifted,cassini,shifted,half -keep $(OUT)/ns3/runs/fig2 > $(OUT)/ns3/fig2.txt
+	$(NS3CHECK) -cases fig2 -iterations 20 -variants unshifted,cassini,elastic,shifted,half -keep $(OUT)/ns3/runs/fig2 > $(OUT)/ns3/fig2.txt
 	$(NS3CHECK) -cases fig2 -iterations 15 -variants half -partial 0.25 -keep $(OUT)/ns3/runs/quarter > $(OUT)/ns3/fig2-quarter.txt
 	$(NS3CHECK) -cases fig2 -iterations 15 -variants half -partial 0.75 -keep $(OUT)/ns3/runs/three-quarters > $(OUT)/ns3/fig2-three-quarters.txt
 	$(NS3CHECK) -cases fig2 -iterations 20 -variants unshifted,half -catch-up -keep $(OUT)/ns3/runs/catch-up > $(OUT)/ns3/fig2-catch-up.txt

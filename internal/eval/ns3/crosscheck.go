@@ -127,9 +127,9 @@ func agentOptions(v Variant, o agent.Options) agent.Options {
 	return o
 }
 
-// Options configure [CrossCheck]. The zero value runs every variant under
-// every congestion control with the CLI's CASSINI settings (5% headroom,
-// shifts held on fully compatible links), Pad agents and DefaultExport.
+// Options configure [CrossCheck]. The zero value runs the Variants under
+// every congestion control, Cassini with Pad agents and 5% headroom,
+// Elastic (when asked for) with netsim's defaults, and DefaultExport.
 type Options struct {
 	Variants []Variant // nil means Variants
 	CCs      []CC      // nil means CCs

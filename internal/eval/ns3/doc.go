@@ -37,12 +37,13 @@
 // without losses). Marks are counted at the switch ports per job (its data
 // packets; DCTCP's ACKs are ECN-capable too and counted apart).
 //
-// A job with a CASSINI Pad agent in the fluid run gets one here (an
-// Elastic group's shared clock is not exported: [Export] refuses it and
-// the cross-check runs Pad agents): the Go side runs the agents of
-// package engine/agent and answers the program's
-// requests ("R job t" on its stdout, "S t" on its stdin) when each
-// iteration after the first may start. [Fluid] replays an exported scenario
+// A job with a CASSINI agent in the fluid run gets one here (Pad, or
+// Elastic with its plan's slack and free communication time, the jobs of
+// one group sharing a group clock made afresh for each run): the Go side
+// runs the agents of package engine/agent, feeds each the communication
+// time of its job's last iteration, and answers the program's requests
+// ("R job t" on its stdout, "S t" on its stdin) when each iteration after
+// the first may start. [Fluid] replays an exported scenario
 // in the fluid model (fair shares give netsim's iteration times exactly;
 // FluidOptions.Incumbent weighs shares by who came first, with
 // fluid.Solver.WeightedRates).

@@ -12,8 +12,9 @@ import (
 // Export a fluid run of the paper's Fig. 2 under CASSINI for ns-3: both
 // jobs' Pad agents hold a 282 ms period (268 ms plus 5% headroom), the
 // second job's slots 118 ms after the first's; replayed in the fluid model,
-// every iteration but the last is one period. (Export refuses netsim's
-// default Elastic agents: their shared group clock is not in a scenario.)
+// every iteration but the last is one period. (netsim's default Elastic
+// agents are exported too, with their group: the cross-check's Elastic
+// variant.)
 func ExampleExport() {
 	c, err := ns3.Snapshot("fig2", 4)
 	if err != nil {
