@@ -822,7 +822,11 @@ func (s *sim) result() Result {
 		for _, a := range j.agents {
 			st, pl := a.Stats(), a.Plan()
 			jr.Adjustments += st.Adjustments
-			jr.Period, jr.Slack, jr.FreeComm, jr.Released, jr.Group = pl.Period, pl.Slack, pl.FreeComm, st.Released, 0
+			jr.Plans += 1 + int(st.Replans)
+			jr.Decisions += st.Iterations
+			jr.Released = jr.Released || st.Released
+			jr.Period, jr.Slack, jr.FreeComm, jr.Group = pl.Period, pl.Slack, pl.FreeComm, 0
+			jr.Reference, jr.Shift = time.Duration(pl.Reference.UnixNano()), pl.Shift
 			if pl.Group != nil {
 				if groups[pl.Group] == 0 {
 					groups[pl.Group] = len(groups) + 1

@@ -42,12 +42,17 @@ type JobResult struct {
 	// the agent's adjustments.
 	Period      time.Duration
 	Adjustments int64
-	// Cassini, Elastic agents: the last agent's plan's slack and free
-	// communication time (agent.Plan), its group clock (numbered from 1 in
-	// the order of the jobs; 0 for none) and whether it gave its shift up.
-	Slack, FreeComm time.Duration
-	Group           int
-	Released        bool
+	// Cassini: the last agent's plan (agent.Plan: its reference as a time
+	// since the simulation's start, shift, slack and free communication
+	// time), its group clock (numbered from 1 in the order of the jobs; 0
+	// for none), whether an agent gave its shift up, the plans the job's
+	// agents held (0 if it never had an agent) and their decisions (one per
+	// iteration started under an agent).
+	Reference, Shift, Slack, FreeComm time.Duration
+	Group                             int
+	Released                          bool
+	Plans                             int
+	Decisions                         int64
 	// SentGbit is what it delivered; MarkedGbit the part delivered while
 	// some link on the flow's path was offered more than its capacity (the
 	// sum of the peak rates of the flows crossing it): the stand-in for

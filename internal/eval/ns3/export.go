@@ -49,12 +49,12 @@ type ExportOptions struct {
 // never started are left out. res must come from netsim.Run(cfg); cfg's
 // noise is exported too, as compute multipliers per iteration.
 //
-// A job's agent is exported with the plan of its last agent in res (Pad,
-// or Elastic with its slack, free communication time and group). An
-// Elastic agent's slots are read off the iterations as a Pad agent's are,
-// which holds in a run without noise (the group clock then runs at the
-// planned pace); a job whose Elastic agent gave its shift up is exported
-// without one.
+// An Elastic agent (with a group) is exported with its plan as the run
+// installed it, slack, free communication time and group included, when
+// that one plan decided every iteration of the job (a job that ran free
+// first, was re-planned or gave its shift up is exported without one): its
+// slots follow the group's pace, which the replay's group clock learns
+// again.
 func Export(cfg netsim.Config, res netsim.Result, opt ExportOptions) (Scenario, error) {
 	t := cfg.Topology
 	if t == nil {
@@ -204,15 +204,27 @@ func exportJob(t *topology.Topology, cfg netsim.Config, res netsim.Result, jr ne
 		return Job{}, err
 	}
 	ej.Noise = noiseFactors(noise, jr.Iterations)
-	if !opt.NoAgents && !jr.Released && held(res, jr, starts) {
+	switch {
+	case opt.NoAgents || jr.Released:
+	case cfg.Agent.Mode == agent.Elastic && jr.Group > 0:
+		// An Elastic agent's slots follow its group's pace, not its period:
+		// the plan is exported as the run installed it, when that one plan
+		// decided every iteration of the job.
+		if jr.Plans != 1 || jr.Decisions != int64(jr.Iterations) {
+			break
+		}
+		if commOffset < 0 || commOffset >= jr.Period {
+			return Job{}, fmt.Errorf("%w: communication offset %v outside its period %v", ErrInvalid, commOffset, jr.Period)
+		}
+		ej.Plan = &agent.Plan{Reference: time.Unix(0, int64(jr.Reference)), Shift: jr.Shift, Period: jr.Period, CommOffset: commOffset,
+			Slack: jr.Slack, FreeComm: jr.FreeComm}
+		ej.Group = jr.Group
+	case held(res, jr, starts):
 		if commOffset < 0 || commOffset >= jr.Period {
 			return Job{}, fmt.Errorf("%w: communication offset %v outside its period %v", ErrInvalid, commOffset, jr.Period)
 		}
 		shift := starts[1] % jr.Period
 		ej.Plan = &agent.Plan{Reference: time.Unix(0, 0), Shift: shift, Period: jr.Period, CommOffset: commOffset}
-		if cfg.Agent.Mode == agent.Elastic && jr.Group > 0 {
-			ej.Plan.Slack, ej.Plan.FreeComm, ej.Group = jr.Slack, jr.FreeComm, jr.Group
-		}
 	}
 	return ej, nil
 }
