@@ -168,5 +168,6 @@ ns3-full:
 	$(NS3CHECK) -cases snapshot1,snapshot2 -iterations 12 -variants unshifted,cassini,shifted -keep $(OUT)/ns3/runs/snapshots > $(OUT)/ns3/snapshots.txt
 	$(NS3CHECK) -cases snapshot1,snapshot2 -iterations 12 -ccs dctcp -variants cassini -hold score -keep $(OUT)/ns3/runs/snapshots-score > $(OUT)/ns3/snapshots-score.txt
 	$(NS3CHECK) -cases snapshot3,snapshot4,snapshot5 -iterations 12 -ccs dctcp -variants unshifted,shifted -keep $(OUT)/ns3/runs/snapshots345 > $(OUT)/ns3/snapshots345.txt
+	$(NS3CHECK) -cases snapshot3,snapshot4 -iterations 12 -variants unshifted,elastic -keep $(OUT)/ns3/runs/snapshots34-elastic > $(OUT)/ns3/snapshots34-elastic.txt
 	$(NS3CHECK) -cases cluster -cluster-jobs 8 -cluster-models DLRM,ResNet50 -cluster-iterations 10-20 -seed 5 -variants unshifted,cassini -keep $(OUT)/ns3/runs/dlrm > $(OUT)/ns3/dlrm.txt
 	$(NS3CHECK) -cases cluster -cluster-jobs 10 -cluster-iterations 10-20 -seed 5 -ccs dctcp -variants unshifted,cassini -keep $(OUT)/ns3/runs/cluster > $(OUT)/ns3/cluster.txt
