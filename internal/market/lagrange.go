@@ -785,26 +785,63 @@ func (w *Workspace) fixBoxes(cand []float64, surv []int32) {
 	copy(hi, newHi)
 }
 
+// nodeResult is the outcome of a node's configuration LP.
+type nodeResult uint8
+
+const (
+	lpNone   nodeResult = iota // no LP point, and no certificate: the prices stay
+	lpSolved                   // solved: new prices, perhaps a new incumbent
+	lpCut                      // certified: no plan of the node has a makespan ≤ tau
+)
+
 // nodeLP re-solves the configuration LP for a branch-and-bound node's box
 // (the makespan at most tau), keeping the rows separated so far (valid for
 // every packing), runs the primal heuristic on it and makes its duals the
-// prices. It reports false when the LP is infeasible (the prices stay).
-func (w *Workspace) nodeLP(ctx context.Context, lo, hi []int32, tau float64) bool {
+// prices. When the LP has no point, its duals may certify exactly that the
+// counts tau forces do not pack (farkas): no plan of the node then has a
+// makespan at or below tau (lpCut, the node's floor rises to tau). At or
+// below the node's floor that is known already, so the LP is not solved:
+// the forced counts only grow as tau falls or the box shrinks, and the
+// certificate's Σ_j q_j·n_j > T·KS(q) holds for larger counts too (q ≥ 0).
+func (w *Workspace) nodeLP(ctx context.Context, lo, hi []int32, tau float64) nodeResult {
+	if tau <= w.bb.floor {
+		return lpNone
+	}
 	N := len(lo)
 	nlo := grow(w.lag.nodeLo, N)
 	w.lag.nodeLo = nlo
 	for j := range nlo {
 		nlo[j] = max(lo[j], w.lambda(j, lo[j], hi[j], tau))
 		if w.lambda(j, lo[j], hi[j], tau) < 0 {
-			return false
+			return lpNone
 		}
 	}
+	if !w.lpHolds(ctx, nlo) {
+		if w.farkas(nlo) {
+			return lpCut
+		}
+		return lpNone
+	}
 	if !w.solveLP(ctx, nlo, hi, 2, true) {
-		return false
+		return lpNone
 	}
 	w.lpRound(nlo, hi)
 	w.lagrangeSetup(min(w.lag.n, maxSets-1))
-	return true
+	return lpSolved
+}
+
+// lpHolds reports whether the configuration LP has a point with counts
+// at least lo, the test the node LP fails in most nodes. The LP's feasible
+// counts are closed under decrease, so this is the node LP's feasibility;
+// it is decided at the box [lo, lo], where every job is fixed and the
+// simplex only drives the artificial column out (a phase 1, a few
+// iterations), instead of optimizing the welfare alongside. Counts the
+// greedy packs need no LP.
+func (w *Workspace) lpHolds(ctx context.Context, lo []int32) bool {
+	if ok, _ := w.pack(lo); ok {
+		return true
+	}
+	return w.solveLP(ctx, lo, lo, 0, true)
 }
 
 // lpPack decides whether counts pack through the configuration LP with

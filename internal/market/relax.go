@@ -218,7 +218,7 @@ func (w *Workspace) lambda(j int, lo, hi int32, tau float64) int32 {
 // forced sets w.ks.least to the least counts meeting makespan tau and returns
 // the GPU-rounds they use, or −1 if some job cannot meet tau.
 func (w *Workspace) forced(tau float64, lo, hi []int32) int {
-	if w.lag.active && tau <= w.lag.tauFloor {
+	if tau <= w.bb.floor || (w.lag.active && tau <= w.lag.tauFloor) {
 		return -1 // certified: the counts that makespan forces do not pack
 	}
 	used := 0

@@ -29,6 +29,7 @@ type branchBound struct {
 	ubs            []uint64 // node id → its upper bound, one number each
 	heap           []int32  // the open nodes (pushID, popNode)
 	processed      int      // nodes solved
+	floor          float64  // the node being solved's makespan floor (node.floor)
 	open           []uint64 // the best bound of a node dropped unfinished
 	bound          []uint64 // the bound on the optimum (search's result)
 	gapTmp         []uint64 // prune's scratch
@@ -53,6 +54,9 @@ type node struct {
 	parent int32
 	job    int32 // −1 at the root
 	lo, hi int32
+	// floor: no plan in the node's box has a makespan at or below it
+	// (nodeLP's certificate, inherited by the children).
+	floor float64
 }
 
 // search runs the branch and bound from the bounds w.bb.baseLo, w.bb.baseHi. The caller
@@ -66,7 +70,7 @@ func (w *Workspace) search(ctx context.Context, bound []uint64) Status {
 	// The root's bound: every job gets all the rounds it can use.
 	w.bb.nodes = w.bb.nodes[:0]
 	w.bb.ubs = w.bb.ubs[:0]
-	w.newNode(node{parent: -1, job: -1}, nil)
+	w.newNode(node{parent: -1, job: -1, floor: math.Inf(-1)}, nil)
 	root := w.num(w.bb.ubs, 0)
 	w.evalCounts(w.bb.baseHi, root)
 	w.bb.heap = append(w.bb.heap[:0], 0)
@@ -80,6 +84,7 @@ func (w *Workspace) search(ctx context.Context, bound []uint64) Status {
 			break
 		}
 		id := w.popNode()
+		w.bb.floor = w.bb.nodes[id].floor
 		if w.prune(w.num(w.bb.ubs, int(id)), &proven) {
 			continue
 		}
@@ -116,7 +121,15 @@ func (w *Workspace) search(ctx context.Context, bound []uint64) Status {
 				continue
 			}
 		}
-		if w.lag.active && w.nodeLP(ctx, lo, hi, r.tau) {
+		nr := lpNone
+		if w.lag.active {
+			nr = w.nodeLP(ctx, lo, hi, r.tau)
+		}
+		if nr == lpCut {
+			w.raiseFloor(id, lo, counts, r)
+			continue
+		}
+		if nr == lpSolved {
 			// The node's own prices: a tighter bound, and new counts.
 			if r = w.relax(ctx, lo, hi, counts); !r.feasible || w.prune(r.bound, &proven) {
 				continue
@@ -135,6 +148,7 @@ func (w *Workspace) search(ctx context.Context, bound []uint64) Status {
 		w.branch(id, fail, lo, hi, counts, r.tau, r.bound)
 	}
 	w.bb.processed = processed
+	w.bb.floor = math.Inf(-1)
 	copy(bound, w.inc.score)
 	if hasOpen && cmpNum(open, bound) > 0 {
 		copy(bound, open)
@@ -148,6 +162,17 @@ func (w *Workspace) search(ctx context.Context, bound []uint64) Status {
 		return Feasible
 	}
 	return Optimal
+}
+
+// raiseFloor handles node id's certificate (nodeLP) that no plan of its box
+// has a makespan at or below r.tau, the relaxation's counts among them:
+// the node goes back to the heap with that floor and r's bound, to be
+// solved again above it. The repair still tries the counts.
+func (w *Workspace) raiseFloor(id int32, lo, counts []int32, r relaxation) {
+	w.repair(lo, counts)
+	w.bb.nodes[id].floor = r.tau
+	copy(w.num(w.bb.ubs, int(id)), r.bound)
+	w.pushID(id)
 }
 
 // newNode appends a node with upper bound ub (nil: set by the caller).
@@ -226,9 +251,10 @@ func (w *Workspace) branch(id int32, fail int, lo, hi, counts []int32, tau float
 	w.bb.branchJobs = L
 	prev := id
 	first := len(w.bb.nodes)
+	f := w.bb.nodes[id].floor
 	for _, s := range L {
-		w.newNode(node{parent: prev, job: s, lo: lo[s], hi: counts[s] - 1}, ub)
-		prev = w.newNode(node{parent: prev, job: s, lo: counts[s], hi: hi[s]}, ub)
+		w.newNode(node{parent: prev, job: s, lo: lo[s], hi: counts[s] - 1, floor: f}, ub)
+		prev = w.newNode(node{parent: prev, job: s, lo: counts[s], hi: hi[s], floor: f}, ub)
 	}
 	for i := len(L) - 1; i >= 0; i-- { // the cheapest child last: newest, popped first
 		w.pushID(int32(first + 2*i))

@@ -3,6 +3,7 @@ package market
 import (
 	"cmp"
 	"context"
+	"math"
 	"slices"
 
 	"github.com/orrery/orrery/internal/deadline"
@@ -336,6 +337,7 @@ func (w *Workspace) prepare() {
 	w.pk.exact = exactPacking(w.ks.classWidth, int32(p.GPUs))
 	copy(w.bb.baseHi, tab.top)
 	clear(w.bb.baseLo)
+	w.bb.floor = math.Inf(-1)
 }
 
 // exactTables builds, for the path taken, the exact arithmetic's layout and
