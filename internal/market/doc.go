@@ -53,23 +53,26 @@
 //     the best single round, is valid for any q and is evaluated exactly
 //     (lagrange.go); it joins W(τ) in every node, fixes counts at the root
 //     (reduced costs), and the LP's pattern mixture, rounded and filled
-//     class by class, supplies incumbents. Nodes that still do not pack
-//     re-solve the LP on their box, with the counts their makespan τ
-//     forces as lower bounds; first its feasibility alone (every count
-//     fixed at those bounds, a phase 1: the LP's feasible counts are closed
-//     under decrease, so that is the same question, at a fraction of the
-//     simplex iterations). Where it fails, the LP's duals, as integer
-//     prices q, usually certify exactly that the forced counts do not pack
-//     (Σ_j q_j·n_j > T·KS(q), which every packing violates): then no plan
-//     of the node has a makespan ≤ τ, since a smaller makespan forces only
+//     class by class, supplies incumbents. The LP's solves after the first
+//     (a separation round's new rows, the root's other makespans, a node's
+//     box) start from the last basis, repaired by a dual simplex where the
+//     change made it infeasible (lp.go). Nodes that still do not pack
+//     re-solve the LP on their box, with the counts their makespan τ forces
+//     as lower bounds; first its feasibility alone (every count fixed at
+//     those bounds, a phase 1: the LP's feasible counts are closed under
+//     decrease, so that is the same question, at a fraction of the simplex
+//     iterations). Where it fails, the LP's duals, as integer prices q,
+//     usually certify exactly that the forced counts do not pack
+//     (Σ_j q_j·n_j > T·KS(q), which every packing violates): then no plan of
+//     the node has a makespan ≤ τ, since a smaller makespan forces only
 //     larger counts and packable counts are closed under decrease. The
-//     node's makespan floor rises to τ (its children inherit it), its
-//     count relaxation skips the makespans at or below the floor, and it
-//     is solved again; the relaxation's counts had makespan τ, so each
-//     raise excludes them and the floor only rises, through finitely many
-//     candidates. No plan is lost (the floor excludes only plans that
-//     cannot pack) and the search ends as before, proven: on {1,2,3} on
-//     7 GPUs the floors end in 8 nodes what cover branching took 407.
+//     node's makespan floor rises to τ (its children inherit it), its count
+//     relaxation skips the makespans at or below the floor, and it is solved
+//     again; the relaxation's counts had makespan τ, so each raise excludes
+//     them and the floor only rises, through finitely many candidates. No
+//     plan is lost (the floor excludes only plans that cannot pack) and the
+//     search ends as before, proven: on {1,2,3} on 7 GPUs the floors end in
+//     8 nodes what cover branching took 407.
 //  4. Ranking (rank.go) decides which rounds each job gets, and the authors'
 //     work-conserving backfill fills idle GPUs.
 //

@@ -178,7 +178,7 @@ func (w *Workspace) lpAt(ctx context.Context, tau float64, keepRows bool) bool {
 		lo = append(lo, max(w.bb.baseLo[j], w.lambda(j, w.bb.baseLo[j], hi[j], tau)))
 	}
 	w.lag.rootLo = lo
-	if w.solveLP(ctx, lo, hi, 6, keepRows) {
+	if w.solveLP(ctx, lo, hi, 6, keepRows, keepRows) {
 		return true
 	}
 	if tau > w.lag.tauFloor && w.farkas(lo) {
@@ -822,7 +822,7 @@ func (w *Workspace) nodeLP(ctx context.Context, lo, hi []int32, tau float64) nod
 		}
 		return lpNone
 	}
-	if !w.solveLP(ctx, nlo, hi, 2, true) {
+	if !w.solveLP(ctx, nlo, hi, 2, true, true) {
 		return lpNone
 	}
 	w.lpRound(nlo, hi)
@@ -841,7 +841,7 @@ func (w *Workspace) lpHolds(ctx context.Context, lo []int32) bool {
 	if ok, _ := w.pack(lo); ok {
 		return true
 	}
-	return w.solveLP(ctx, lo, lo, 0, true)
+	return w.solveLP(ctx, lo, lo, 0, true, false)
 }
 
 // lpPack decides whether counts pack through the configuration LP with
@@ -853,7 +853,7 @@ func (w *Workspace) lpPack(ctx context.Context, counts []int32) packResult {
 	if ctx == nil { // a packing outside a solve (tests)
 		ctx = context.Background()
 	}
-	if !w.solveLP(ctx, counts, counts, 3, true) {
+	if !w.solveLP(ctx, counts, counts, 3, true, false) {
 		if w.farkas(counts) {
 			return unpackable
 		}

@@ -75,6 +75,10 @@ type cfgLP struct {
 	sorted   []int32
 	iters    int
 	prevRows int // the rows before the last separation
+	// ready: the state holds a basis of the current rows (or of a prefix
+	// of them) from the last solve, which warm can start from.
+	ready bool
+	fac   []float64 // refactor's scratch: the basis matrix
 }
 
 const (
@@ -146,6 +150,7 @@ func (w *Workspace) lpSetup(lo, hi []int32, keepRows bool) {
 		return
 	}
 	// The class rows.
+	lp.ready = false
 	lp.rowClass, lp.rowSize = lp.rowClass[:0], lp.rowSize[:0]
 	lp.rowStart, lp.members = append(lp.rowStart[:0], 0), lp.members[:0]
 	for c := range lp.K {
@@ -173,6 +178,37 @@ func (lp *cfgLP) addRow(c int32, J []int32) {
 // start sets up the initial basis: every slack and the artificial column,
 // which supplies every row; the jobs at their lower bounds.
 func (lp *cfgLP) start() {
+	N := lp.N
+	lp.index()
+	R := lp.R
+	lp.basis = grow(lp.basis, R)
+	lp.pos = grow(lp.pos, N+R)
+	lp.x = grow(lp.x, N+R)
+	lp.seg = grow(lp.seg, N)
+	lp.binv = grow(lp.binv, R*R)
+	lp.pat = grow(lp.pat, R*lp.K)
+	lp.patX = grow(lp.patX, R)
+	for j := range N {
+		lp.pos[j] = -1
+		lp.x[j] = float64(lp.lo[j])
+		lp.seg[j] = lp.lo[j]
+	}
+	clear(lp.binv)
+	for l := range R {
+		lp.basis[l] = int32(N + l)
+		lp.pos[N+l] = int32(l)
+		lp.binv[l*R+l] = 1
+	}
+	for r := 0; r < R-1; r++ {
+		lp.binv[r*R+R-1] = lp.big[r]
+	}
+	lp.nonbasicRHS()
+	lp.values()
+}
+
+// index sets R from the rows and builds what the basis does not hold: the
+// rows of each job, the artificial column's entries and the scratch.
+func (lp *cfgLP) index() {
 	N := lp.N
 	R := len(lp.rowClass) + 1
 	lp.R = R
@@ -205,35 +241,12 @@ func (lp *cfgLP) start() {
 		}
 		lp.big[r] = s
 	}
-	lp.basis = grow(lp.basis, R)
-	lp.pos = grow(lp.pos, N+R)
-	lp.x = grow(lp.x, N+R)
-	lp.seg = grow(lp.seg, N)
-	lp.binv = grow(lp.binv, R*R)
-	lp.pat = grow(lp.pat, R*lp.K)
-	lp.patX = grow(lp.patX, R)
 	lp.y = grow(lp.y, R)
 	lp.q = grow(lp.q, N)
 	lp.col = grow(lp.col, R)
 	lp.alpha = grow(lp.alpha, R)
 	lp.rhs = grow(lp.rhs, R)
 	lp.enter = grow(lp.enter, lp.K)
-	for j := range N {
-		lp.pos[j] = -1
-		lp.x[j] = float64(lp.lo[j])
-		lp.seg[j] = lp.lo[j]
-	}
-	clear(lp.binv)
-	for l := range R {
-		lp.basis[l] = int32(N + l)
-		lp.pos[N+l] = int32(l)
-		lp.binv[l*R+l] = 1
-	}
-	for r := 0; r < R-1; r++ {
-		lp.binv[r*R+R-1] = lp.big[r]
-	}
-	lp.nonbasicRHS()
-	lp.values()
 }
 
 // colVec writes column k (a pattern: vector p) into out.
@@ -521,7 +534,7 @@ func (lp *cfgLP) solve(ctx context.Context) bool {
 		} else {
 			degenerate = 0
 		}
-		lp.pivot(k, dir, t, leave, pvec)
+		lp.pivot(k, dir, t, leave, pvec, !(float64(dir)*lp.alpha[leave] > 0))
 	}
 	art := N + int32(R) - 1
 	return lp.pos[art] < 0 || lp.x[art] <= 1e-9
@@ -607,16 +620,16 @@ func (lp *cfgLP) ownStep(j, dir int) float64 {
 	return float64(steps)
 }
 
-// pivot brings column k (direction dir, step t) into basis position leave.
-func (lp *cfgLP) pivot(k int32, dir int, t float64, leave int, pvec []int32) {
+// pivot brings column k (direction dir, step t) into basis position
+// leave; the leaving variable goes to the bound it reached, its upper one
+// when up (a job's segment's end).
+func (lp *cfgLP) pivot(k int32, dir int, t float64, leave int, pvec []int32, up bool) {
 	R, N, K := lp.R, int32(lp.N), lp.K
-	// The leaving variable goes to the bound it reached.
 	out := lp.basis[leave]
-	a := float64(dir) * lp.alpha[leave]
 	switch {
 	case out == colPattern:
 	case out < N:
-		if a > 0 {
+		if !up {
 			lp.x[out] = float64(lp.seg[out])
 		} else {
 			lp.seg[out]++
@@ -746,13 +759,18 @@ func (lp *cfgLP) hasRow(c int32, J []int32) bool {
 const maxLPRows = 48
 
 // solveLP solves the configuration LP over the box [lo, hi] with up to
-// rounds of top-k separation; it reports whether the LP is feasible.
-func (w *Workspace) solveLP(ctx context.Context, lo, hi []int32, rounds int, keepRows bool) bool {
+// rounds of top-k separation; it reports whether the LP is feasible. The
+// rounds after the first start from the last round's basis (warm), and so
+// does the first when warm is set and the last solve left a basis.
+func (w *Workspace) solveLP(ctx context.Context, lo, hi []int32, rounds int, keepRows, warm bool) bool {
 	w.lpSetup(lo, hi, keepRows)
 	lp := &w.lp
 	lp.iters = 0
 	for round := 0; ; round++ {
-		lp.start()
+		if !(warm || round > 0) || !lp.warm() {
+			lp.start()
+		}
+		lp.ready = true
 		if !lp.solve(ctx) {
 			if round == 0 {
 				return false
@@ -772,6 +790,284 @@ func (w *Workspace) solveLP(ctx context.Context, lo, hi []int32, rounds int, kee
 			return true
 		}
 	}
+}
+
+// # The warm start
+//
+// A solve after a change of rows (separation) or of the box (the root's
+// LPs at other makespans, a node's LP after its feasibility test) starts
+// from the last solve's basis instead of the slack basis. The new rows'
+// slacks join the basis; nonbasic jobs move into the new box (a job's
+// nonbasic value is a breakpoint, so it stays one); B⁻¹ is computed anew
+// from the basis's columns (no drift from the updates). The basis may then
+// be primal infeasible (a violated new row's slack is negative, a basic
+// job lies outside its segment), and a dual simplex drives each such
+// variable to its bound, taking the entering column (jobs, slacks, the
+// artificial) by the least ratio of reduced cost to pivot-row entry; the
+// primal simplex then goes on as from any feasible basis, with the
+// patterns priced as always. Nothing exact depends on the LP (lp.go's
+// header), so the warm start needs no proof of its own, only a fallback:
+// a basis that is singular or that the dual simplex cannot repair in a
+// few iterations is dropped for the slack basis.
+
+// warm prepares the solve from the last basis (see above); it reports
+// false when the slack basis must be used instead.
+func (lp *cfgLP) warm() bool {
+	N, R0 := lp.N, lp.R
+	if !lp.ready || len(lp.rowClass)+1 < R0 {
+		return false
+	}
+	artPos, artX := lp.pos[N+R0-1], lp.x[N+R0-1]
+	lp.index()
+	R := lp.R
+	lp.basis = keep(lp.basis, R)
+	lp.pos = keep(lp.pos, N+R)
+	lp.x = keep(lp.x, N+R)
+	lp.pat = keep(lp.pat, R*lp.K)
+	lp.patX = keep(lp.patX, R)
+	lp.binv = grow(lp.binv, R*R)
+	// The artificial's id moves past the new slacks, which are basic.
+	art := int32(N + R - 1)
+	for l := range R0 {
+		if lp.basis[l] == int32(N+R0-1) {
+			lp.basis[l] = art
+		}
+	}
+	lp.pos[art], lp.x[art] = artPos, artX
+	for r := R0 - 1; r < R-1; r++ {
+		l := R0 + r - (R0 - 1)
+		lp.basis[l] = int32(N + r)
+		lp.pos[N+r] = int32(l)
+	}
+	for j := range N {
+		if lp.pos[j] < 0 {
+			lp.seg[j] = min(max(lp.seg[j], lp.lo[j]), lp.hi[j])
+			lp.x[j] = float64(lp.seg[j])
+		} else if lp.lo[j] == lp.hi[j] {
+			// A basic job the box fixes leaves first (infeasible), to its
+			// value: its segment ends (or, at 0, starts) there.
+			lp.seg[j] = max(lp.lo[j]-1, 0)
+		} else {
+			lp.seg[j] = min(max(lp.seg[j], lp.lo[j]), lp.hi[j]-1)
+		}
+	}
+	if !lp.refactor() {
+		return false
+	}
+	lp.nonbasicRHS()
+	lp.values()
+	return lp.dualPhase()
+}
+
+// keep resizes s to n, keeping its contents.
+func keep[S ~[]E, E any](s S, n int) S {
+	if cap(s) >= n {
+		return s[:n]
+	}
+	t := make(S, n)
+	copy(t, s)
+	return t
+}
+
+// refactor computes B⁻¹ from the basis's columns by Gauss–Jordan
+// elimination with partial pivoting (ties: the first row); it reports
+// false when the basis is singular.
+func (lp *cfgLP) refactor() bool {
+	R, K := lp.R, lp.K
+	a := grow(lp.fac, R*R)
+	lp.fac = a
+	inv := lp.binv[:R*R]
+	for l := range R {
+		lp.colVec(lp.basis[l], lp.pat[l*K:l*K+K], lp.col)
+		for r := range R {
+			a[r*R+l] = lp.col[r]
+		}
+	}
+	clear(inv)
+	for r := range R {
+		inv[r*R+r] = 1
+	}
+	for c := range R {
+		p, best := -1, 1e-9
+		for r := c; r < R; r++ {
+			if v := math.Abs(a[r*R+c]); v > best {
+				p, best = r, v
+			}
+		}
+		if p < 0 {
+			return false
+		}
+		if p != c {
+			for i := range R {
+				a[p*R+i], a[c*R+i] = a[c*R+i], a[p*R+i]
+				inv[p*R+i], inv[c*R+i] = inv[c*R+i], inv[p*R+i]
+			}
+		}
+		piv := a[c*R+c]
+		for i := range R {
+			a[c*R+i] /= piv
+			inv[c*R+i] /= piv
+		}
+		for r := range R {
+			f := a[r*R+c]
+			if r == c || f == 0 {
+				continue
+			}
+			for i := range R {
+				a[r*R+i] -= lpMul(f, a[c*R+i])
+				inv[r*R+i] -= lpMul(f, inv[c*R+i])
+			}
+		}
+	}
+	return true
+}
+
+// dualLimit bounds the dual simplex's iterations of one warm start.
+const dualLimit = 100
+
+// dualPhase runs the dual simplex until the basis is primal feasible (it
+// reports true) or it cannot go on.
+func (lp *cfgLP) dualPhase() bool {
+	for range dualLimit {
+		l, want, up := lp.infeasible()
+		if l < 0 {
+			return true
+		}
+		lp.iters++
+		lp.duals()
+		k, dir := lp.dualEnter(l, want)
+		if k < 0 {
+			return false
+		}
+		bound := lp.lower(l)
+		if up {
+			bound++
+		}
+		lp.colVec(k, nil, lp.col)
+		lp.ftran()
+		t := (lp.basicValue(l) - bound) / (float64(dir) * lp.alpha[l])
+		if !(t >= 0) || math.IsInf(t, 0) {
+			return false
+		}
+		lp.pivot(k, dir, t, l, nil, up)
+	}
+	return false
+}
+
+// infeasible returns the basis position whose variable lies furthest
+// outside its bounds (ties: the first), the way it must move (+1 up, −1
+// down) and whether to its upper bound (a job's segment's end); −1 when
+// none is outside by more than the tolerance. A basic job the box fixes
+// must leave first, to its value (which the box holds).
+func (lp *cfgLP) infeasible() (int, float64, bool) {
+	best, want, up, worst := -1, 0.0, false, 1e-9
+	N := int32(lp.N)
+	for l := range lp.R {
+		v, lower := lp.basicValue(l), lp.lower(l)
+		k := lp.basis[l]
+		if k >= 0 && k < N && lp.lo[k] == lp.hi[k] {
+			if v < float64(lp.lo[k]) {
+				return l, 1, lp.lo[k] > 0
+			}
+			return l, -1, lp.lo[k] > 0
+		}
+		if d := lower - v; d > worst {
+			best, want, up, worst = l, 1, false, d
+		}
+		if k >= 0 && k < N {
+			if d := v - float64(lp.seg[k]+1); d > worst {
+				best, want, up, worst = l, -1, true, d
+			}
+		}
+	}
+	return best, want, up
+}
+
+// basicValue is the value of the variable at basis position l.
+func (lp *cfgLP) basicValue(l int) float64 {
+	if k := lp.basis[l]; k != colPattern {
+		return lp.x[k]
+	}
+	return lp.patX[l]
+}
+
+// lower is the lower bound of the variable at basis position l: its
+// segment's start for a job, 0 otherwise.
+func (lp *cfgLP) lower(l int) float64 {
+	if k := lp.basis[l]; k >= 0 && k < int32(lp.N) {
+		return float64(lp.seg[k])
+	}
+	return 0
+}
+
+// ftran sets lp.alpha = B⁻¹·lp.col.
+func (lp *cfgLP) ftran() {
+	R := lp.R
+	for l := range R {
+		s := 0.0
+		row := lp.binv[l*R : l*R+R]
+		for i, v := range lp.col[:R] {
+			if v != 0 {
+				s += lpMul(row[i], v)
+			}
+		}
+		lp.alpha[l] = s
+	}
+}
+
+// dualEnter is the dual ratio test for the variable at basis position l,
+// which must move the way want says (+1 up, −1 down) to leave: among the
+// nonbasic moves that push it so, the one whose reduced cost reaches zero
+// first, relative to the pivot row's entry (ties: the larger entry, then
+// the first column). The artificial column is a candidate too (its cost
+// makes it the last resort); the patterns outside the basis are not (the
+// primal simplex prices them after). It returns the column and its
+// direction, or −1.
+func (lp *cfgLP) dualEnter(l int, want float64) (int32, int) {
+	R, N, T := lp.R, lp.N, lp.T
+	rho := lp.binv[l*R : l*R+R]
+	best, bestDir, bestT, bestA := int32(-1), 0, math.Inf(1), 0.0
+	// The basic variable changes by −α·dir per unit of the entering move.
+	consider := func(k int32, dir int, a, d float64) {
+		g := -a * float64(dir) * want // > 0: the move pushes the right way
+		if g <= lpPivTol {
+			return
+		}
+		t := max(0, -d) / g
+		if t < bestT || (t == bestT && g > bestA) {
+			best, bestDir, bestT, bestA = k, dir, t, g
+		}
+	}
+	for j := range N {
+		if lp.pos[j] >= 0 {
+			continue
+		}
+		a := 0.0
+		for _, r := range lp.jobRows[lp.jobStart[j]:lp.jobStart[j+1]] {
+			a += rho[r]
+		}
+		v := lp.seg[j]
+		if v < lp.hi[j] {
+			consider(int32(j), 1, a, lp.slope[j*T+int(v)]-lp.q[j])
+		}
+		if v > lp.lo[j] {
+			consider(int32(j), -1, a, lp.q[j]-lp.slope[j*T+int(v)-1])
+		}
+	}
+	for r := 0; r < R-1; r++ {
+		if k := int32(N + r); lp.pos[k] < 0 {
+			consider(k, 1, rho[r], -lp.y[r])
+		}
+	}
+	if art := int32(N + R - 1); lp.pos[art] < 0 {
+		a, ya := rho[R-1], lp.y[R-1]
+		for r := 0; r < R-1; r++ {
+			a -= lpMul(lp.big[r], rho[r])
+			ya -= lpMul(lp.big[r], lp.y[r])
+		}
+		consider(art, 1, a, -lp.mcost-ya)
+	}
+	return best, bestDir
 }
 
 // dropRows keeps the first n rows.
