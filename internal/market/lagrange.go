@@ -70,6 +70,7 @@ type lagrange struct {
 	out, out2             []uint64 // numbers: lagWelfare's result in tauEval, its scratch
 	// lagrangeFix's scratch
 	events                     []event
+	evReady                    bool // events holds the root box's (sweepEvents)
 	least, surv, newLo, newHi  []int32
 	sum, lhs, slack2, topSlack []uint64
 	survSet                    []int32
@@ -116,8 +117,11 @@ func (w *Workspace) lagrangeRoot(ctx context.Context, tau float64) bool {
 		return false
 	}
 	hi := w.bb.baseHi[:N]
+	w.lag.evReady = false
 	cand := w.tauCandidates(w.bb.baseLo[:N], hi)
-	if !w.lpAt(ctx, tau, false) {
+	// The rows the packing tests separated hold for every packing, and
+	// their last basis is a start (lp.go's warm start).
+	if !w.lpAt(ctx, tau, true) {
 		// The root's makespan forces counts that do not pack even
 		// fractionally: the least makespan whose counts the LP holds.
 		a, b := 0, len(cand)-1
@@ -170,7 +174,8 @@ func (w *Workspace) lagrangeRoot(ctx context.Context, tau float64) bool {
 // makespan tau forces (in lag.rootLo). When the LP is infeasible and its
 // duals certify exactly that those counts do not pack, no plan has a
 // makespan ≤ tau (the forced counts only grow as tau falls): lag.tauFloor
-// rises to tau, which the bound's makespan searches skip.
+// rises to tau, which the bound's makespan searches skip. With keepRows it
+// keeps the rows separated so far and starts from the last basis.
 func (w *Workspace) lpAt(ctx context.Context, tau float64, keepRows bool) bool {
 	N := len(w.p.Jobs)
 	lo, hi := w.lag.rootLo[:0], w.bb.baseHi[:N]
@@ -178,7 +183,11 @@ func (w *Workspace) lpAt(ctx context.Context, tau float64, keepRows bool) bool {
 		lo = append(lo, max(w.bb.baseLo[j], w.lambda(j, w.bb.baseLo[j], hi[j], tau)))
 	}
 	w.lag.rootLo = lo
-	if w.solveLP(ctx, lo, hi, 6, keepRows, keepRows) {
+	start := lpRounds // a new set of rows: the first solve is cold
+	if keepRows {
+		start = lpAll
+	}
+	if w.solveLP(ctx, lo, hi, 6, keepRows, start) {
 		return true
 	}
 	if tau > w.lag.tauFloor && w.farkas(lo) {
@@ -589,30 +598,12 @@ const maxSlices = 16
 // bound at each) and the one whose bound is largest, or −1.
 func (w *Workspace) sweep(cand []float64) int {
 	lg := &w.lag
-	N, T, WL := len(w.p.Jobs), w.cfg.T, lg.wide
+	N, WL := len(w.p.Jobs), lg.wide
 	lo, hi := w.bb.baseLo[:N], w.bb.baseHi[:N]
-	// Events: least_j becomes n once τ ≥ res_j(n); ascending τ, then n
-	// descending, so that the smallest n wins among equal thresholds.
-	ev := lg.events[:0]
-	for j := range N {
-		row := j * (T + 1)
-		for n := hi[j]; n >= lo[j]; n-- {
-			ev = append(ev, event{tau: w.tab.res[row+int(n)], j: int32(j), n: n})
-		}
+	if !lg.evReady {
+		w.sweepEvents(lo, hi)
 	}
-	slices.SortFunc(ev, func(a, b event) int {
-		if a.tau != b.tau {
-			if a.tau < b.tau {
-				return -1
-			}
-			return 1
-		}
-		if a.j != b.j {
-			return int(a.j - b.j)
-		}
-		return int(b.n - a.n)
-	})
-	lg.events = ev
+	ev := lg.events
 	least := grow(lg.least, N)
 	lg.least = least
 	for j := range least {
@@ -674,6 +665,35 @@ func (w *Workspace) sweep(cand []float64) int {
 		return int(surv[top])
 	}
 	return -1
+}
+
+// sweepEvents lists the events of the box [lo, hi] for sweep: least_j
+// becomes n once τ ≥ res_j(n); ascending τ, then n descending, so that the
+// smallest n wins among equal thresholds. The root's sweeps share one box,
+// so the list is built once (lg.evReady).
+func (w *Workspace) sweepEvents(lo, hi []int32) {
+	lg, T := &w.lag, w.cfg.T
+	ev := lg.events[:0]
+	for j := range lo {
+		row := j * (T + 1)
+		for n := hi[j]; n >= lo[j]; n-- {
+			ev = append(ev, event{tau: w.tab.res[row+int(n)], j: int32(j), n: n})
+		}
+	}
+	slices.SortFunc(ev, func(a, b event) int {
+		if a.tau != b.tau {
+			if a.tau < b.tau {
+				return -1
+			}
+			return 1
+		}
+		if a.j != b.j {
+			return int(a.j - b.j)
+		}
+		return int(b.n - a.n)
+	})
+	lg.events = ev
+	lg.evReady = true
 }
 
 // lagrangeFix is reduced-cost fixing at the root, exact on the grid. If no
@@ -822,7 +842,7 @@ func (w *Workspace) nodeLP(ctx context.Context, lo, hi []int32, tau float64) nod
 		}
 		return lpNone
 	}
-	if !w.solveLP(ctx, nlo, hi, 2, true, true) {
+	if !w.solveLP(ctx, nlo, hi, 2, true, lpAll) {
 		return lpNone
 	}
 	w.lpRound(nlo, hi)
@@ -841,7 +861,7 @@ func (w *Workspace) lpHolds(ctx context.Context, lo []int32) bool {
 	if ok, _ := w.pack(lo); ok {
 		return true
 	}
-	return w.solveLP(ctx, lo, lo, 0, true, false)
+	return w.solveLP(ctx, lo, lo, 0, true, lpCold)
 }
 
 // lpPack decides whether counts pack through the configuration LP with
@@ -853,7 +873,7 @@ func (w *Workspace) lpPack(ctx context.Context, counts []int32) packResult {
 	if ctx == nil { // a packing outside a solve (tests)
 		ctx = context.Background()
 	}
-	if !w.solveLP(ctx, counts, counts, 3, true, false) {
+	if !w.solveLP(ctx, counts, counts, 3, true, lpCold) {
 		if w.farkas(counts) {
 			return unpackable
 		}

@@ -758,16 +758,27 @@ func (lp *cfgLP) hasRow(c int32, J []int32) bool {
 // maxLPRows bounds the rows the separation may add.
 const maxLPRows = 48
 
+// lpStart says which of solveLP's solves start from the last basis (warm)
+// rather than the slack basis.
+type lpStart uint8
+
+const (
+	lpCold   lpStart = iota // none
+	lpRounds                // the separation rounds after the first
+	lpAll                   // every one, the first from the last solve's basis
+)
+
 // solveLP solves the configuration LP over the box [lo, hi] with up to
-// rounds of top-k separation; it reports whether the LP is feasible. The
-// rounds after the first start from the last round's basis (warm), and so
-// does the first when warm is set and the last solve left a basis.
-func (w *Workspace) solveLP(ctx context.Context, lo, hi []int32, rounds int, keepRows, warm bool) bool {
+// rounds of top-k separation, starting each solve as start says; it
+// reports whether the LP is feasible. The packing test (lpPack) keeps the
+// slack basis throughout: its LPs are short, and the vertex it rounds
+// into a packing is then the one it always was.
+func (w *Workspace) solveLP(ctx context.Context, lo, hi []int32, rounds int, keepRows bool, start lpStart) bool {
 	w.lpSetup(lo, hi, keepRows)
 	lp := &w.lp
 	lp.iters = 0
 	for round := 0; ; round++ {
-		if !(warm || round > 0) || !lp.warm() {
+		if !(start == lpAll || start == lpRounds && round > 0) || !lp.warm() {
 			lp.start()
 		}
 		lp.ready = true

@@ -228,6 +228,7 @@ func (w *Workspace) setup() error {
 	w.lag.active = false
 	w.lag.fixed = w.lag.fixed[:0]
 	w.lp.rowClass = w.lp.rowClass[:0] // rows are separated anew for each problem
+	w.lp.ready = false                // and no basis carries over (warm)
 	w.dfs.left = solveBudget
 	tab := &w.tab
 	tab.width = grow(tab.width, N)
