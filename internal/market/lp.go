@@ -499,16 +499,7 @@ func (lp *cfgLP) solve(ctx context.Context) bool {
 			k, dir, pvec = colPattern, 1, lp.enter
 		}
 		lp.colVec(k, pvec, lp.col)
-		for l := range R {
-			s := 0.0
-			row := lp.binv[l*R : l*R+R]
-			for i, v := range lp.col[:R] {
-				if v != 0 {
-					s += lpMul(row[i], v)
-				}
-			}
-			lp.alpha[l] = s
-		}
+		lp.ftran()
 		t, leave := lp.ratio(dir, degenerate > 50)
 		own := math.Inf(1)
 		if k >= 0 && k < N {
