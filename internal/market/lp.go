@@ -803,14 +803,16 @@ func (w *Workspace) solveLP(ctx context.Context, lo, hi []int32, rounds int, kee
 // nonbasic value is a breakpoint, so it stays one); B⁻¹ is computed anew
 // from the basis's columns (no drift from the updates). The basis may then
 // be primal infeasible (a violated new row's slack is negative, a basic
-// job lies outside its segment), and a dual simplex drives each such
-// variable to its bound, taking the entering column (jobs, slacks, the
-// artificial) by the least ratio of reduced cost to pivot-row entry; the
-// primal simplex then goes on as from any feasible basis, with the
-// patterns priced as always. Nothing exact depends on the LP (lp.go's
-// header), so the warm start needs no proof of its own, only a fallback:
-// a basis that is singular or that the dual simplex cannot repair in a
-// few iterations is dropped for the slack basis.
+// job lies outside its segment or is fixed by the box), and a dual simplex
+// drives each such variable to its bound, taking the entering column
+// (jobs, slacks, the artificial) by the least ratio of reduced cost to
+// pivot-row entry; the primal simplex then goes on as from any feasible
+// basis, with the patterns priced as always. The optimum is the same LP's
+// (TestLPWarmStartMatchesCold), and nothing exact depends on the LP
+// anyway (the header above), so the warm start needs no proof of its own,
+// only a fallback: a basis that is singular or that the dual simplex
+// cannot repair within dualLimit iterations is dropped for the slack
+// basis.
 
 // warm prepares the solve from the last basis (see above); it reports
 // false when the slack basis must be used instead.
