@@ -45,6 +45,7 @@ type Network struct {
 	rate  []float64
 	overN []int32 // crossings of links offered past their capacity
 	seen  []uint32
+	chgAt []uint32  // stamp of the Solve that listed it in chg
 	hotOf [][]int32 // the hot links it crosses, once per crossing, unless stale
 	stale []bool    // a link it crosses changed heat since hotOf was listed
 	free  []FlowID
@@ -62,6 +63,7 @@ type Network struct {
 	changed []bool   // listed in dirty
 	linkAt  []uint32 // stamp of the Solve that reached it
 
+	chg    []FlowID // flows whose rate or mark the last Solve may have changed
 	dirty  []int32  // links whose crossings changed since the last Solve
 	fresh  []FlowID // flows added since the last Solve
 	seeds  []int32  // dirty links hot before or after the change
@@ -84,6 +86,7 @@ func (n *Network) Reset(capacity []float64) {
 	n.capacity = capacity
 	n.err = nil
 	n.flows, n.seq, n.rate, n.overN, n.seen = n.flows[:0], n.seq[:0], n.rate[:0], n.overN[:0], n.seen[:0]
+	n.chgAt, n.chg = n.chgAt[:0], n.chg[:0]
 	n.hotOf, n.stale = n.hotOf[:0], n.stale[:0]
 	n.free, n.live, n.added = n.free[:0], n.live[:0], 0
 	k := len(capacity)
@@ -126,6 +129,7 @@ func (n *Network) Add(links []int, peak float64) FlowID {
 		n.rate = append(n.rate, 0)
 		n.overN = append(n.overN, 0)
 		n.seen = append(n.seen, 0)
+		n.chgAt = append(n.chgAt, 0)
 		n.hotOf = append(n.hotOf, nil)
 		n.stale = append(n.stale, true)
 	}
@@ -224,6 +228,19 @@ func (n *Network) Rate(id FlowID) float64 { return n.rate[id] }
 // crossings exceeds it.
 func (n *Network) Marked(id FlowID) bool { return n.overN[id] > 0 }
 
+// Changed returns the flows whose rate or mark the last Solve may have
+// changed, each once, in no particular order: every other flow's are as
+// they were before it. The slice is n's, valid until the next Solve.
+func (n *Network) Changed() []FlowID { return n.chg }
+
+// note lists flow f in chg.
+func (n *Network) note(f FlowID) {
+	if n.chgAt[f] != n.stamp {
+		n.chgAt[f] = n.stamp
+		n.chg = append(n.chg, f)
+	}
+}
+
 // Excess returns, as of the last Solve, the traffic offered above capacity
 // summed over links (each link's load minus its capacity, when positive),
 // the links in order of first crossing (flows in order of addition, each
@@ -238,8 +255,16 @@ func (n *Network) Solve() error {
 		n.err = nil
 		return err
 	}
+	n.chg = n.chg[:0]
 	if n.scratch() {
 		return n.solveAll()
+	}
+	n.stamp++
+	if n.stamp == 0 { // wrapped
+		clear(n.seen)
+		clear(n.chgAt)
+		clear(n.linkAt)
+		n.stamp = 1
 	}
 	n.seeds = n.seeds[:0]
 	for _, l := range n.dirty {
@@ -248,12 +273,6 @@ func (n *Network) Solve() error {
 	n.excess = 0
 	for _, l := range n.overs {
 		n.excess += n.load[l] - n.capacity[l]
-	}
-	n.stamp++
-	if n.stamp == 0 { // wrapped
-		clear(n.seen)
-		clear(n.linkAt)
-		n.stamp = 1
 	}
 	// What changed reaches the flows of the links that are or were hot
 	// (a cold link takes no part in the filling) and the new flows.
@@ -326,6 +345,8 @@ func (n *Network) relink(l int32) {
 		if !over {
 			d = -1
 		}
+		// A link offered past capacity is hot, so Solve fills its
+		// flows again, and lists them in chg.
 		for _, f := range c {
 			n.overN[f] += d
 		}
@@ -402,6 +423,9 @@ func (n *Network) component(f FlowID) {
 		}
 	}
 	n.queue = q
+	for _, g := range q {
+		n.note(FlowID(g))
+	}
 	if len(w.n) == 0 {
 		n.rate[f] = n.flows[f].Peak
 		return
@@ -438,6 +462,7 @@ func (n *Network) solveAll() error {
 		n.excess += max(o.Load-n.capacity[o.Link], 0)
 		n.over[o.Link] = o.Load > n.capacity[o.Link]
 	}
+	n.chg = append(n.chg, n.live...)
 	for i, id := range n.live {
 		n.rate[id] = n.rbuf[i]
 		n.overN[id] = 0

@@ -73,6 +73,7 @@ func TestNetworkMatchesScratch(t *testing.T) {
 		type live struct {
 			pool   int
 			id, rf FlowID
+			at     int // the step that added it
 		}
 		var in []live
 		for step := range 60 {
@@ -84,15 +85,23 @@ func TestNetworkMatchesScratch(t *testing.T) {
 					in = append(in[:k], in[k+1:]...)
 				} else {
 					p := rng.IntN(len(pool))
-					in = append(in, live{p, inc.Add(pool[p].Links, pool[p].Peak), ref.Add(pool[p].Links, pool[p].Peak)})
+					in = append(in, live{p, inc.Add(pool[p].Links, pool[p].Peak), ref.Add(pool[p].Links, pool[p].Peak), step})
+				}
+			}
+			old := map[FlowID]seen{}
+			for _, x := range in {
+				if x.at < step { // present at the last Solve
+					old[x.id] = seen{inc.Rate(x.id), inc.Marked(x.id)}
 				}
 			}
 			if err := inc.Solve(); err != nil {
 				t.Fatal(err)
 			}
+			checkChanged(t, &inc, in, old, func(x live) FlowID { return x.id })
 			if err := ref.Solve(); err != nil {
 				t.Fatal(err)
 			}
+			checkChanged(t, &ref, in, nil, func(x live) FlowID { return x.rf })
 			flows := make([]Flow, len(in))
 			for k, x := range in {
 				flows[k] = pool[x.pool]
@@ -109,6 +118,47 @@ func TestNetworkMatchesScratch(t *testing.T) {
 					t.Fatalf("case %d step %d flow %d: marked %v (scratch %v), want %v", i, step, k, inc.Marked(x.id), ref.Marked(x.rf), marked[k])
 				}
 			}
+		}
+	}
+}
+
+// seen is a flow's rate and mark as of a Solve.
+type seen struct {
+	rate   float64
+	marked bool
+}
+
+// checkChanged checks n.Changed after a Solve: the flows listed are present
+// and listed once, and every present flow that is not listed was present
+// before (old lists those; nil for every flow to be listed) with the rate
+// and mark it has now.
+func checkChanged[L any](t *testing.T, n *Network, in []L, old map[FlowID]seen, id func(L) FlowID) {
+	t.Helper()
+	listed := map[FlowID]bool{}
+	for _, f := range n.Changed() {
+		if listed[f] {
+			t.Fatalf("flow %d listed twice", f)
+		}
+		listed[f] = true
+	}
+	present := map[FlowID]bool{}
+	for _, x := range in {
+		f := id(x)
+		present[f] = true
+		if listed[f] {
+			continue
+		}
+		o, ok := old[f]
+		if !ok {
+			t.Fatalf("flow %d is new or its rate may have changed, but it is not listed (%v)", f, n.Changed())
+		}
+		if math.Float64bits(o.rate) != math.Float64bits(n.Rate(f)) || o.marked != n.Marked(f) {
+			t.Fatalf("flow %d: rate %v marked %v, before %v %v, but it is not listed", f, n.Rate(f), n.Marked(f), o.rate, o.marked)
+		}
+	}
+	for f := range listed {
+		if !present[f] {
+			t.Fatalf("flow %d is listed but not present", f)
 		}
 	}
 }

@@ -44,3 +44,31 @@ func BenchmarkRun(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkClos1000 is the fluid section's Clos case of orrery-bench (1000
+// servers, 300 jobs of 20-40 iterations at 90% load, Alibaba noise), under
+// the baseline policy and CASSINI.
+func BenchmarkClos1000(b *testing.B) {
+	clos, err := topology.New(topology.Spec{Pods: 5, ToRsPerPod: 25, ServersPerToR: 8, AggsPerPod: 4, Cores: 8,
+		ServerGbps: 100, ToRGbps: 100, AggGbps: 100})
+	if err != nil {
+		b.Fatal(err)
+	}
+	jobs, err := workload.Generate(workload.Config{Jobs: 300, Load: 0.9, ClusterGPUs: clos.Servers, GPUsPerServer: 1,
+		MinIterations: 20, MaxIterations: 40, Seed: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	noise := loadNoise(b, workload.Both)
+	for _, p := range []Policy{Baseline, Cassini} {
+		b.Run(p.String(), func(b *testing.B) {
+			cfg := Config{Topology: clos, Jobs: jobs, Policy: p, Noise: noise, Seed: 1, Cassini: CassiniOptions{Workers: 1}}
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := Run(context.Background(), cfg); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

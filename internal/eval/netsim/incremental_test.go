@@ -25,6 +25,50 @@ func runScratch(t *testing.T, cfg Config) Result {
 // Alibaba noise on the paper's fabric and a Clos of 4-GPU servers, under
 // every policy and scheduler, and random small traces.
 func TestIncrementalMatchesScratch(t *testing.T) {
+	for i, cfg := range incrementalConfigs(t) {
+		t.Run(fmt.Sprintf("%d-%v-%v", i, cfg.Policy, cfg.Scheduler), func(t *testing.T) {
+			want := runScratch(t, cfg)
+			got := run(t, cfg)
+			if want.Events < 10 {
+				t.Fatalf("only %d events", want.Events)
+			}
+			if d := cmp.Diff(want, got); d != "" {
+				t.Fatalf("incremental differs from scratch (-scratch +incremental):\n%s", d)
+			}
+		})
+	}
+}
+
+// Computing only the finishes that can be the earliest (nearest) gives the
+// simulation that computing every flow's finish at every change gives, to
+// the bit, also when the anchors are swept every other event.
+func TestNearestMatchesEveryFinish(t *testing.T) {
+	for i, cfg := range incrementalConfigs(t) {
+		t.Run(fmt.Sprintf("%d-%v-%v", i, cfg.Policy, cfg.Scheduler), func(t *testing.T) {
+			everyFinish = true
+			want := run(t, cfg)
+			everyFinish = false
+			got := run(t, cfg)
+			defer func(age int64) { anchorAge = age }(anchorAge)
+			anchorAge = 4
+			swept := run(t, cfg)
+			if want.Events < 10 {
+				t.Fatalf("only %d events", want.Events)
+			}
+			if d := cmp.Diff(want, got); d != "" {
+				t.Fatalf("nearest differs from every finish (-every +nearest):\n%s", d)
+			}
+			if d := cmp.Diff(want, swept); d != "" {
+				t.Fatalf("swept every other event, nearest differs from every finish (-every +nearest):\n%s", d)
+			}
+		})
+	}
+}
+
+// incrementalConfigs are Poisson traces with Alibaba noise on the paper's
+// fabric and a Clos of 4-GPU servers, under every policy and scheduler,
+// and random small traces.
+func incrementalConfigs(t *testing.T) []Config {
 	clos, err := topology.New(topology.Spec{Pods: 4, ToRsPerPod: 4, ServersPerToR: 8, AggsPerPod: 4, Cores: 4, ServerGbps: 50, ToRGbps: 100, AggGbps: 100})
 	if err != nil {
 		t.Fatal(err)
@@ -58,16 +102,5 @@ func TestIncrementalMatchesScratch(t *testing.T) {
 		}
 		cfgs = append(cfgs, cfg)
 	}
-	for i, cfg := range cfgs {
-		t.Run(fmt.Sprintf("%d-%v-%v", i, cfg.Policy, cfg.Scheduler), func(t *testing.T) {
-			want := runScratch(t, cfg)
-			got := run(t, cfg)
-			if want.Events < 10 {
-				t.Fatalf("only %d events", want.Events)
-			}
-			if d := cmp.Diff(want, got); d != "" {
-				t.Fatalf("incremental differs from scratch (-scratch +incremental):\n%s", d)
-			}
-		})
-	}
+	return cfgs
 }

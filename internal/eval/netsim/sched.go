@@ -382,11 +382,12 @@ func (s *sim) preempt(j *jobRun) {
 			return false
 		}
 		s.sentBits += f.sent
-		s.net.Remove(f.id)
+		s.drop(f)
 		*f = flowRun{}
 		s.spare = append(s.spare, f)
 		return true
 	})
+	s.near = s.near[:0] // updateRates lists them again
 	s.dirty = true
 	s.cl.release(j.place)
 	j.leave()

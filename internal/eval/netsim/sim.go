@@ -27,6 +27,10 @@ const never = math.MaxInt64
 // architectures.
 const horizon = int64(1e18)
 
+// everyFinish, set only by this package's tests, makes every change of the
+// rates compute every flow's finish (nearest's reference).
+var everyFinish bool
+
 // scratchRates, set only by this package's tests, makes every simulation
 // solve its whole network at every change: the reference the incremental
 // solve is tested against.
@@ -49,10 +53,17 @@ type flowRun struct {
 	peak   float64 // bits/s
 	rem    float64 // bits left
 	rate   float64
-	finish int64 // ns, at the current rate
+	finish int64 // ns, at the current rate, as of the last updateRates that computed it
 	sent   float64
 	marked bool         // a link it crosses is offered more than its capacity
 	id     fluid.FlowID // in sim.net (-1 under Ideal)
+
+	// Where its finish can be (see anchor): at least low while its rate
+	// stays and anchorAge events have not passed since anchorAt.
+	low      int64
+	anchorAt int64 // s.res.Events when it was anchored
+	hpos     int32 // in sim.byLow, -1 if not there
+	ending   bool  // it finishes now (finishFlows)
 }
 
 type jobRun struct {
@@ -117,6 +128,11 @@ type sim struct {
 	dirty   bool
 
 	net        fluid.Network // the flows sharing the network (not under Ideal)
+	byID       []*flowRun    // the flows in net, by ID
+	byLow      []*flowRun    // the same, a heap by low
+	near       []*flowRun    // the flows whose finish the last updateRates computed
+	sweptAt    int64         // s.res.Events at the last sweep of old anchors
+	stack      []int32       // scratch of nearest
 	minFinish  int64         // the flows' earliest finish, as of the last updateRates
 	timerAt    int64         // the running jobs' earliest step or slot timer (nextEvent)
 	scheduleAt int64         // nextSchedule (nextEvent)
@@ -382,9 +398,14 @@ func (s *sim) finishFlows(ready []*jobRun) []*jobRun {
 	if len(s.flows) == 0 || s.minFinish > s.now {
 		return ready
 	}
+	// Every other flow's finish is past minFinish (see nearest).
+	for _, f := range s.near {
+		f.ending = f.finish <= s.now
+	}
+	s.near = s.near[:0]
 	kept := s.flows[:0]
 	for _, f := range s.flows {
-		if f.finish > s.now {
+		if !f.ending {
 			kept = append(kept, f)
 			continue
 		}
@@ -394,7 +415,7 @@ func (s *sim) finishFlows(ready []*jobRun) []*jobRun {
 			ready = append(ready, f.job)
 		}
 		s.dirty = true
-		s.net.Remove(f.id)
+		s.drop(f)
 		*f = flowRun{}
 		s.spare = append(s.spare, f)
 	}
@@ -420,7 +441,13 @@ func (s *sim) place(picked []*jobRun) error {
 	for k, j := range picked {
 		reqs[k] = s.request(j)
 	}
-	all, placed := s.cl.joint(reqs, s.cfg.Candidates, s.rng)
+	n := s.cfg.Candidates
+	if s.cfg.Policy == Baseline || s.cfg.Policy == Ideal {
+		// They take the first candidate, which the others (and the
+		// draws that make them) do not change; nothing else draws.
+		n = 1
+	}
+	all, placed := s.cl.joint(reqs, n, s.rng)
 	var js []*jobRun
 	var keep []int
 	for k, ok := range placed {
@@ -572,9 +599,15 @@ func (s *sim) enterStep(j *jobRun) {
 			} else {
 				f = new(flowRun)
 			}
-			*f = flowRun{job: j, links: links, peak: st.Peak, rem: st.Bits, id: -1}
+			*f = flowRun{job: j, links: links, peak: st.Peak, rem: st.Bits, id: -1, hpos: -1}
 			if s.cfg.Policy != Ideal {
 				f.id = s.net.Add(links, st.Peak)
+				if f.id >= 0 {
+					for int(f.id) >= len(s.byID) {
+						s.byID = append(s.byID, nil)
+					}
+					s.byID[f.id] = f
+				}
 			}
 			s.flows = append(s.flows, f)
 		}
@@ -605,40 +638,196 @@ func (s *sim) firstComm(j *jobRun) bool {
 	return true
 }
 
-// updateRates recomputes every flow's rate, its finish time and the
-// offered excess.
+// updateRates brings every flow's rate and mark up to date, and the
+// offered excess, and finds the flows' earliest finish.
 func (s *sim) updateRates() error {
 	s.dirty = false
 	s.excessRate = 0
 	if s.cfg.Policy == Ideal {
-		// Each job alone: one fluid problem per job.
-		for lo := 0; lo < len(s.flows); {
-			hi := lo
-			for hi < len(s.flows) && s.flows[hi].job == s.flows[lo].job {
-				hi++
-			}
-			if err := s.solve(s.flows[lo:hi]); err != nil {
-				return err
-			}
-			lo = hi
+		return s.updateIdeal()
+	}
+	// Only what the changes reach is solved again, and only the flows
+	// whose rate changed are anchored again.
+	if err := s.net.Solve(); err != nil {
+		return err
+	}
+	s.excessRate = s.net.Excess()
+	for _, id := range s.net.Changed() {
+		f := s.byID[id]
+		f.marked = s.net.Marked(id)
+		if r := s.net.Rate(id); f.hpos < 0 || math.Float64bits(r) != math.Float64bits(f.rate) {
+			f.rate = r
+			s.anchor(f)
 		}
-	} else {
-		// Only what the changes reach is solved again; every flow's
-		// finish is recomputed, its bits left having moved.
-		if err := s.net.Solve(); err != nil {
+	}
+	if s.res.Events-s.sweptAt >= anchorAge/2 {
+		s.sweep()
+	}
+	s.nearest()
+	return nil
+}
+
+// updateIdeal solves each job's flows alone and computes every flow's
+// finish.
+func (s *sim) updateIdeal() error {
+	for lo := 0; lo < len(s.flows); {
+		hi := lo
+		for hi < len(s.flows) && s.flows[hi].job == s.flows[lo].job {
+			hi++
+		}
+		if err := s.solve(s.flows[lo:hi]); err != nil {
 			return err
 		}
-		s.excessRate = s.net.Excess()
-		for _, f := range s.flows {
-			f.rate, f.marked = s.net.Rate(f.id), s.net.Marked(f.id)
-		}
+		lo = hi
 	}
 	s.minFinish = never
 	for _, f := range s.flows {
-		f.finish = s.later(math.Ceil(max(f.rem, 0) / f.rate * 1e9))
+		f.finish = s.finishOf(f)
 		s.minFinish = min(s.minFinish, f.finish)
 	}
+	s.near = append(s.near[:0], s.flows...)
 	return nil
+}
+
+// finishOf returns when f finishes at its rate, its bits left as they are
+// now.
+func (s *sim) finishOf(f *flowRun) int64 {
+	return s.later(math.Ceil(max(f.rem, 0) / f.rate * 1e9))
+}
+
+// A flow's finish is recomputed from its bits left at every change of the
+// rates, as finishOf gives it; but while its rate stays, what it gives
+// moves only by rounding: in exact arithmetic the bits left fall by the
+// rate times the time passed, and the finish stays where it was. So a
+// flow is anchored where its finish was computed, with a bound on that
+// drift, and at each change only the flows whose bound reaches the
+// earliest finish are computed (nearest): the others' finishes, as a full
+// recomputation would give them, are later than the earliest, and no
+// event reads them. The drift after k advances of a flow whose finish was
+// Q ns away at its anchor is at most 1 + (k+7)*2^-53*Q ns: each advance
+// rounds the interval's conversion, division and product with the rate
+// (3 ulps of what it delivers, 3*2^-53*Q in all) and the subtraction from
+// the bits left (2^-53 of them, at most 2^-53*Q per advance), the finish's
+// division and product round twice more, and the ceiling adds 1.
+
+// anchorAge bounds the events since a flow's anchor (the k above);
+// sweep anchors older flows again. A variable for the tests.
+var anchorAge = int64(1 << 20)
+
+// anchor computes f's finish now and puts f in byLow by the least finish
+// that its rate can give it until anchorAge events have passed.
+func (s *sim) anchor(f *flowRun) {
+	ns := math.Ceil(max(f.rem, 0) / f.rate * 1e9)
+	f.finish = s.later(ns)
+	f.anchorAt = s.res.Events
+	f.low = math.MinInt64 // near the horizon, or no finish: computed at every change
+	if ns < 1e17 {
+		slack := int64(2 + math.Ceil(float64(anchorAge+8)*0x1p-52*ns))
+		if f.finish < horizon-1024-slack { // later's float comparison rounds by at most 128
+			f.low = f.finish - slack
+		}
+	}
+	if f.hpos < 0 {
+		f.hpos = int32(len(s.byLow))
+		s.byLow = append(s.byLow, f)
+		s.up(int(f.hpos))
+		return
+	}
+	s.fix(int(f.hpos))
+}
+
+// sweep anchors again the flows anchored anchorAge/2 events ago or more,
+// so that no anchor is older than anchorAge at the next sweep.
+func (s *sim) sweep() {
+	s.sweptAt = s.res.Events
+	for _, f := range s.flows {
+		if f.hpos >= 0 && s.res.Events-f.anchorAt >= anchorAge/2 {
+			s.anchor(f)
+		}
+	}
+}
+
+// nearest computes the finish of every flow whose bound reaches the
+// earliest finish, lists them in near, and sets minFinish.
+func (s *sim) nearest() {
+	s.near = s.near[:0]
+	best := int64(never)
+	st := append(s.stack[:0], 0)
+	for len(st) > 0 {
+		i := st[len(st)-1]
+		st = st[:len(st)-1]
+		if int(i) >= len(s.byLow) {
+			continue
+		}
+		f := s.byLow[i]
+		if f.low > best && !everyFinish { // and so is every flow below it
+			continue
+		}
+		f.finish = s.finishOf(f)
+		best = min(best, f.finish)
+		s.near = append(s.near, f)
+		st = append(st, 2*i+1, 2*i+2)
+	}
+	s.stack = st
+	s.minFinish = best
+}
+
+// drop takes f out of the network and of byLow.
+func (s *sim) drop(f *flowRun) {
+	if f.id >= 0 {
+		s.net.Remove(f.id)
+		s.byID[f.id] = nil
+	}
+	i := int(f.hpos)
+	if i < 0 {
+		return
+	}
+	last := len(s.byLow) - 1
+	s.swapLow(i, last)
+	s.byLow[last] = nil
+	s.byLow = s.byLow[:last]
+	f.hpos = -1
+	if i < last {
+		s.fix(i)
+	}
+}
+
+// The heap byLow, least low first.
+
+func (s *sim) swapLow(i, j int) {
+	h := s.byLow
+	h[i], h[j] = h[j], h[i]
+	h[i].hpos, h[j].hpos = int32(i), int32(j)
+}
+
+func (s *sim) up(i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if s.byLow[p].low <= s.byLow[i].low {
+			return
+		}
+		s.swapLow(i, p)
+		i = p
+	}
+}
+
+func (s *sim) fix(i int) {
+	s.up(i)
+	h := s.byLow
+	for {
+		c := 2*i + 1
+		if c >= len(h) {
+			return
+		}
+		if c+1 < len(h) && h[c+1].low < h[c].low {
+			c++
+		}
+		if h[i].low <= h[c].low {
+			return
+		}
+		s.swapLow(i, c)
+		i = c
+	}
 }
 
 // solve sets the rates of flows sharing the network from scratch, and adds
