@@ -403,8 +403,12 @@ func (s *sim) finishFlows(ready []*jobRun) []*jobRun {
 		f.ending = f.finish <= s.now
 	}
 	s.near = s.near[:0]
-	kept := s.flows[:0]
-	for _, f := range s.flows {
+	i := 0 // the flows before the first that ends stay where they are
+	for i < len(s.flows) && !s.flows[i].ending {
+		i++
+	}
+	kept := s.flows[:i]
+	for _, f := range s.flows[i:] {
 		if !f.ending {
 			kept = append(kept, f)
 			continue
