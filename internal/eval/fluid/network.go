@@ -45,6 +45,7 @@ type Network struct {
 	rate  []float64
 	overN []int32 // crossings of links offered past their capacity
 	seen  []uint32
+	at    []int32   // its local index in the component being filled
 	chgAt []uint32  // stamp of the Solve that listed it in chg
 	hotOf [][]int32 // the hot links it crosses, once per crossing, unless stale
 	stale []bool    // a link it crosses changed heat since hotOf was listed
@@ -86,6 +87,7 @@ func (n *Network) Reset(capacity []float64) {
 	n.capacity = capacity
 	n.err = nil
 	n.flows, n.seq, n.rate, n.overN, n.seen = n.flows[:0], n.seq[:0], n.rate[:0], n.overN[:0], n.seen[:0]
+	n.at = n.at[:0]
 	n.chgAt, n.chg = n.chgAt[:0], n.chg[:0]
 	n.hotOf, n.stale = n.hotOf[:0], n.stale[:0]
 	n.free, n.live, n.added = n.free[:0], n.live[:0], 0
@@ -129,6 +131,7 @@ func (n *Network) Add(links []int, peak float64) FlowID {
 		n.rate = append(n.rate, 0)
 		n.overN = append(n.overN, 0)
 		n.seen = append(n.seen, 0)
+		n.at = append(n.at, 0)
 		n.chgAt = append(n.chgAt, 0)
 		n.hotOf = append(n.hotOf, nil)
 		n.stale = append(n.stale, true)
@@ -394,13 +397,23 @@ func deleteLink(s []int32, l int32) []int32 {
 
 // component solves the hot component of flow f: the flows and hot links
 // reachable from it through hot links, each flow given to the filler with
-// its crossings as it is reached. A flow that crosses no hot link sends at
-// its peak.
+// its crossings as it is reached, and each link with its crossings (the
+// filler's adjacency, given as the walk reads it). A flow that crosses no
+// hot link sends at its peak.
 func (n *Network) component(f FlowID) {
+	if n.stale[f] {
+		n.listHot(int32(f))
+	}
+	if len(n.hotOf[f]) == 0 { // most new flows, in a NIC-limited fabric
+		n.seen[f] = n.stamp
+		n.note(f)
+		n.rate[f] = n.flows[f].Peak
+		return
+	}
 	w := &n.fill
 	w.reset()
 	q := n.queue[:0]
-	n.seen[f] = n.stamp
+	n.seen[f], n.at[f] = n.stamp, 0
 	q = append(q, int32(f))
 	for i := 0; i < len(q); i++ {
 		g := q[i]
@@ -414,14 +427,16 @@ func (n *Network) component(f FlowID) {
 				n.local[l] = w.addLink(n.capacity[l])
 				for _, h := range n.cross[l] {
 					if n.seen[h] != n.stamp {
-						n.seen[h] = n.stamp
+						n.seen[h], n.at[h] = n.stamp, int32(len(q))
 						q = append(q, int32(h))
 					}
+					w.adj = append(w.adj, n.at[h])
 				}
 			}
 			w.cross(n.local[l])
 		}
 	}
+	w.built = true
 	n.queue = q
 	for _, g := range q {
 		n.note(FlowID(g))
