@@ -293,19 +293,14 @@ func (s *sim) nextEvent() int64 {
 	if s.next < len(s.jobs) {
 		t = int64(s.jobs[s.next].job.Arrival)
 	}
-	timer, lease := int64(never), int64(never)
+	timer := int64(never)
 	for _, j := range s.running {
 		if j.st == waiting || j.st == computing {
 			timer = min(timer, j.until)
 		}
-		lease = min(lease, j.leaseEnd)
 	}
 	s.timerAt = timer
-	if s.cfg.Scheduler == Themis {
-		s.scheduleAt = lease
-	} else {
-		s.scheduleAt = s.nextSchedule()
-	}
+	s.scheduleAt = s.nextSchedule() // Themis: the earliest lease's end
 	t = min(t, timer)
 	if len(s.flows) > 0 {
 		t = min(t, s.minFinish) // the flows changed: updateRates set it
