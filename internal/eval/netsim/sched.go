@@ -393,6 +393,7 @@ func (s *sim) preempt(j *jobRun) {
 	j.leave()
 	j.released = false
 	j.st, j.pending, j.begun, j.commTime = queued, 0, false, 0
+	s.touchTimer(j)
 	j.preemptions++
 	s.running = slices.DeleteFunc(s.running, func(r *jobRun) bool { return r == j })
 }

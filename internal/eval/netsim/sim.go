@@ -84,7 +84,9 @@ type jobRun struct {
 	st        state
 	iter      int
 	step      int
-	until     int64
+	until     int64 // waiting or computing: the end of the wait or the step
+	tpos      int32 // in sim.timers, -1 if not there
+	tdirty    bool  // listed in sim.tdirty
 	pending   int
 	iterStart int64
 	begun     bool
@@ -135,6 +137,8 @@ type sim struct {
 	stack      []int32       // scratch of nearest
 	minFinish  int64         // the flows' earliest finish, as of the last updateRates
 	timerAt    int64         // the running jobs' earliest step or slot timer (nextEvent)
+	timers     []*jobRun     // the jobs waiting or computing, a heap by until
+	tdirty     []*jobRun     // jobs whose state or until may have changed since nextEvent
 	scheduleAt int64         // nextSchedule (nextEvent)
 	solver     fluid.Solver
 	fbuf       []fluid.Flow
@@ -227,7 +231,7 @@ func newSim(ctx context.Context, cfg Config) (*sim, error) {
 			return nil, fmt.Errorf("jobs[%d]: noise: %w", i, err)
 		}
 		steps, _ := m.Iteration(j.Batch, workload.Servers(j.GPUs, cfg.GPUsPerServer)) // validated
-		s.jobs = append(s.jobs, &jobRun{idx: k, job: j, model: m, noise: noise, commOff: -1, first: -1,
+		s.jobs = append(s.jobs, &jobRun{idx: k, job: j, model: m, noise: noise, commOff: -1, first: -1, tpos: -1,
 			nominal: max(workload.Period(steps), time.Microsecond)})
 	}
 	if cfg.Scheduler == Gavel || cfg.Scheduler == Shockwave {
@@ -293,11 +297,10 @@ func (s *sim) nextEvent() int64 {
 	if s.next < len(s.jobs) {
 		t = int64(s.jobs[s.next].job.Arrival)
 	}
+	s.flushTimers()
 	timer := int64(never)
-	for _, j := range s.running {
-		if j.st == waiting || j.st == computing {
-			timer = min(timer, j.until)
-		}
+	if len(s.timers) > 0 {
+		timer = s.timers[0].until
 	}
 	s.timerAt = timer
 	s.scheduleAt = s.nextSchedule() // Themis: the earliest lease's end
@@ -336,11 +339,7 @@ func (s *sim) advance(t int64) {
 func (s *sim) process() error {
 	ready := s.finishFlows(s.ready[:0]) // jobs whose step ends now
 	if s.timerAt <= s.now {
-		for _, j := range s.running {
-			if (j.st == waiting || j.st == computing) && j.until <= s.now {
-				ready = append(ready, j)
-			}
-		}
+		ready = s.due(ready)
 	}
 	slices.SortFunc(ready, func(a, b *jobRun) int { return a.idx - b.idx })
 	freed := false
@@ -385,6 +384,90 @@ func (s *sim) process() error {
 		}
 	}
 	return nil
+}
+
+// touchTimer notes that j's state or timer may change: nextEvent puts it
+// in timers, or takes it out, as its state is then.
+func (s *sim) touchTimer(j *jobRun) {
+	if !j.tdirty {
+		j.tdirty = true
+		s.tdirty = append(s.tdirty, j)
+	}
+}
+
+// flushTimers brings timers up to date with the jobs touched.
+func (s *sim) flushTimers() {
+	for _, j := range s.tdirty {
+		j.tdirty = false
+		switch in := j.st == waiting || j.st == computing; {
+		case in && j.tpos < 0:
+			j.tpos = int32(len(s.timers))
+			s.timers = append(s.timers, j)
+			s.timerFix(int(j.tpos))
+		case in:
+			s.timerFix(int(j.tpos))
+		case j.tpos >= 0:
+			i, last := int(j.tpos), len(s.timers)-1
+			s.timerSwap(i, last)
+			s.timers[last] = nil
+			s.timers = s.timers[:last]
+			j.tpos = -1
+			if i < last {
+				s.timerFix(i)
+			}
+		}
+	}
+	clear(s.tdirty)
+	s.tdirty = s.tdirty[:0]
+}
+
+// due appends to ready the jobs whose timer is due (in no particular
+// order: process sorts them).
+func (s *sim) due(ready []*jobRun) []*jobRun {
+	st := append(s.stack[:0], 0)
+	for len(st) > 0 {
+		i := st[len(st)-1]
+		st = st[:len(st)-1]
+		if int(i) < len(s.timers) && s.timers[i].until <= s.now {
+			ready = append(ready, s.timers[i])
+			st = append(st, 2*i+1, 2*i+2)
+		}
+	}
+	s.stack = st
+	return ready
+}
+
+func (s *sim) timerSwap(i, j int) {
+	h := s.timers
+	h[i], h[j] = h[j], h[i]
+	h[i].tpos, h[j].tpos = int32(i), int32(j)
+}
+
+// timerFix restores the heap order of timers around i.
+func (s *sim) timerFix(i int) {
+	h := s.timers
+	for i > 0 {
+		p := (i - 1) / 2
+		if h[p].until <= h[i].until {
+			break
+		}
+		s.timerSwap(i, p)
+		i = p
+	}
+	for {
+		c := 2*i + 1
+		if c >= len(h) {
+			return
+		}
+		if c+1 < len(h) && h[c+1].until < h[c].until {
+			c++
+		}
+		if h[i].until <= h[c].until {
+			return
+		}
+		s.timerSwap(i, c)
+		i = c
+	}
 }
 
 // finishFlows retires the flows that finish now, appending to ready the
@@ -512,6 +595,7 @@ func (s *sim) assign(j *jobRun, a alloc) error {
 		j.first = s.now
 	}
 	j.st, j.released = waiting, false
+	s.touchTimer(j)
 	i, _ := slices.BinarySearchFunc(s.running, j.idx, func(r *jobRun, idx int) int { return r.idx - idx })
 	s.running = slices.Insert(s.running, i, j)
 	return nil
@@ -531,6 +615,7 @@ func (s *sim) startIteration(j *jobRun) {
 		}
 		if start := d.Start.UnixNano(); start > s.now {
 			j.st, j.until = waiting, start
+			s.touchTimer(j)
 			return
 		}
 	}
@@ -574,6 +659,7 @@ func (s *sim) begin(j *jobRun) {
 
 // enterStep runs j's current step, skipping steps that take no time.
 func (s *sim) enterStep(j *jobRun) {
+	s.touchTimer(j)
 	for ; j.step < len(j.steps); j.step++ {
 		st := j.steps[j.step]
 		if st.Pattern == workload.Compute {
