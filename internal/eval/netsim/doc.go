@@ -22,7 +22,11 @@
 // job order. The rates are kept incrementally (fluid.Network): an event
 // fills again only the congested components its flows touch, with the
 // rates a solve of the whole network gives, bit for bit (Ideal, each job
-// alone, solves each job's flows afresh).
+// alone, solves each job's flows afresh). A flow's finish moves only by
+// rounding while its rate stays, so an event computes it again only for
+// the flows whose rate changed or whose bound on that rounding reaches the
+// earliest finish: the finishes every later event reads are the ones that
+// computing every flow's at every event gives.
 //
 // Congestion is measured twice. ExcessGbit is the traffic offered above
 // capacity: on every link, the sum of the peak rates of the flows crossing
