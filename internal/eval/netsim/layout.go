@@ -191,7 +191,7 @@ func (s *sim) profiles(l *layout, durations []time.Duration, onLink [][]float64)
 		}
 	}
 	var err error
-	if l.prof, err = profile.FromPhases(0, phases, s.quantum); err != nil {
+	if l.prof, err = s.quantize(phases); err != nil {
 		return fmt.Errorf("profile: %w", err)
 	}
 	l.linkProf = make([]profile.Profile, len(l.links))
@@ -206,7 +206,7 @@ func (s *sim) profiles(l *layout, durations []time.Duration, onLink [][]float64)
 				phases = append(phases, profile.Phase{Duration: d, Bandwidth: bw})
 			}
 		}
-		p, err := profile.FromPhases(0, phases, s.quantum)
+		p, err := s.quantize(phases)
 		if err != nil {
 			return fmt.Errorf("profile on link %d: %w", l.links[x], err)
 		}
@@ -215,7 +215,7 @@ func (s *sim) profiles(l *layout, durations []time.Duration, onLink [][]float64)
 		}
 		l.linkProf[x] = p
 	}
-	if h := s.cfg.Cassini.Headroom; h > 0 {
+	if h := s.cfg.Cassini.Headroom; h > 0 && s.readsProfiles() {
 		period := int(math.Ceil(float64(l.prof.Period) * (1 + h)))
 		l.prof = pad(l.prof, period)
 		for x, p := range l.linkProf {
@@ -223,6 +223,23 @@ func (s *sim) profiles(l *layout, durations []time.Duration, onLink [][]float64)
 		}
 	}
 	return nil
+}
+
+// readsProfiles reports whether the policy reads the jobs' profiles (its
+// ranking, plans and agents do).
+func (s *sim) readsProfiles() bool {
+	return s.cfg.Policy == Cassini || s.cfg.Policy == CassiniPlacement
+}
+
+// quantize is profile.FromPhases of phases on the simulation's grid. Under
+// a policy that reads no profile it returns only the period (no demand),
+// with the same errors, from profile.Summarize: no tick is built.
+func (s *sim) quantize(phases []profile.Phase) (profile.Profile, error) {
+	if !s.readsProfiles() {
+		sum, err := profile.Summarize(0, phases, s.quantum)
+		return profile.Profile{Period: sum.Period}, err
+	}
+	return profile.FromPhases(0, phases, s.quantum)
 }
 
 // demandOn is j's CASSINI profile on link li (its NIC profile if it does not

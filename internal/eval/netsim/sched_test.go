@@ -146,10 +146,11 @@ func TestMarked(t *testing.T) {
 // puts 4 of its 12 all-to-all connections on each rack's uplink, offered
 // 53 Gbps, carried 50; a server's link carries its 3 connections, 37.5 on
 // average over the step (its NIC profile). The dense all-reduce is one ring
-// connection on every link, 40 Gbps.
+// connection on every link, 40 Gbps. (Only the policies that read the
+// profiles, CASSINI's, build them.)
 func TestPerLinkDemand(t *testing.T) {
 	tp := twoRacks(t)
-	cfg, err := Config{Topology: tp, Jobs: []workload.Job{{ID: 0, Model: "DLRM", GPUs: 4, Batch: 512, Iterations: 1}}}.normalize()
+	cfg, err := Config{Topology: tp, Policy: Cassini, Jobs: []workload.Job{{ID: 0, Model: "DLRM", GPUs: 4, Batch: 512, Iterations: 1}}}.normalize()
 	if err != nil {
 		t.Fatal(err)
 	}
