@@ -11,6 +11,9 @@
 //
 //	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -trimpath -ldflags='-s -w' -o orrery.wasm ./wasm
 //
+// or with wasm/build.sh (make wasm), which then shrinks it with binaryen's
+// wasm-opt -Oz when that is installed (the same exports and answers).
+//
 // call answers exactly what an orrery.Session answers natively, so every
 // operation of the schema ("cassini.link", "cassini.rank",
 // "shockwave.plan", "shockwave.predict", the stateful

@@ -21,7 +21,8 @@
 //
 //	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -trimpath -ldflags='-s -w' -o orrery.wasm ./wasm
 //
-// (make wasm). It is a build product of the engine's sources, reproducible
+// (make wasm runs this through wasm/build.sh, which then shrinks it with
+// binaryen's wasm-opt -Oz when installed). It is a build product of the engine's sources, reproducible
 // with -trimpath, and rebuilt in seconds; a committed copy would go stale
 // with every engine change, so the tests build it from the sources.
 //

@@ -20,8 +20,14 @@ import (
 )
 
 // WasmEnv is the environment variable that names a prebuilt module; when
-// it is set, [Wasm] copies that file instead of building.
+// it is set, [Wasm] copies that file instead of building. make crosscheck
+// sets it to the module make wasm ships (wasm-opt's output), so that the
+// bytes users get are the ones checked on every host.
 const WasmEnv = "ORRERY_WASM"
+
+// WasmPortableEnv names a prebuilt purego module for [WasmPortable], as
+// WasmEnv does for [Wasm].
+const WasmPortableEnv = "ORRERY_WASM_PORTABLE"
 
 // Root returns the directory of the orrery module's go.mod.
 func Root(ctx context.Context) (string, error) {
@@ -42,12 +48,8 @@ func Root(ctx context.Context) (string, error) {
 //
 // or copies the file ORRERY_WASM names, if it is set.
 func Wasm(ctx context.Context, out string) error {
-	if p := os.Getenv(WasmEnv); p != "" {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return fmt.Errorf("build: %s: %w", WasmEnv, err)
-		}
-		return os.WriteFile(out, b, 0o644)
+	if ok, err := prebuilt(WasmEnv, out); ok || err != nil {
+		return err
 	}
 	root, err := Root(ctx)
 	if err != nil {
@@ -62,7 +64,12 @@ func Wasm(ctx context.Context, out string) error {
 // kernels (only WASI), into the file out:
 //
 //	GOOS=wasip1 GOARCH=wasm go build -tags purego -buildmode=c-shared -trimpath -ldflags='-s -w' -o out ./wasm
+//
+// or copies the file ORRERY_WASM_PORTABLE names, if it is set.
 func WasmPortable(ctx context.Context, out string) error {
+	if ok, err := prebuilt(WasmPortableEnv, out); ok || err != nil {
+		return err
+	}
 	root, err := Root(ctx)
 	if err != nil {
 		return err
@@ -70,6 +77,20 @@ func WasmPortable(ctx context.Context, out string) error {
 	_, err = goCmd(ctx, root, []string{"GOOS=wasip1", "GOARCH=wasm"},
 		"build", "-tags", "purego", "-buildmode=c-shared", "-trimpath", "-ldflags=-s -w", "-o", out, "./wasm")
 	return err
+}
+
+// prebuilt copies the file the environment variable env names to out and
+// reports true, or reports false when env is unset.
+func prebuilt(env, out string) (bool, error) {
+	p := os.Getenv(env)
+	if p == "" {
+		return false, nil
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return true, fmt.Errorf("build: %s: %w", env, err)
+	}
+	return true, os.WriteFile(out, b, 0o644)
 }
 
 // CShared builds the C shared library (package ./bindings/c) into the file
