@@ -42,7 +42,7 @@ fi
 # and bulk memory; wasm-opt must accept them and may use no other feature.
 flags=(-Oz --enable-sign-ext --enable-nontrapping-float-to-int --enable-bulk-memory)
 key=$({ sha256sum <"$out"; wasm-opt --version; echo "${flags[*]}"; } | sha256sum | cut -c1-32)
-cache=${XDG_CACHE_HOME:-$HOME/.cache}/orrery/wasm-opt
+cache=${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/orrery/wasm-opt
 mkdir -p "$cache"
 if [ ! -f "$cache/$key.wasm" ]; then
 	start=$(date +%s)

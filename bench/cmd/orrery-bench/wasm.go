@@ -131,13 +131,11 @@ func (np *nodeProc) stop() {
 }
 
 // buildModule builds the module (package ./wasm, with extra build flags)
-// into path and compiles it in wazero with one instance.
+// into path as make wasm ships it (wasm/build.sh: wasm-opt -Oz where
+// installed) and compiles it in wazero with one instance.
 func buildModule(ctx context.Context, root, path string, flags ...string) ([]byte, *orrerywasm.Module, error) {
-	args := append([]string{"build"}, flags...)
-	args = append(args, "-buildmode=c-shared", "-trimpath", "-ldflags=-s -w", "-o", path, "./wasm")
-	build := exec.CommandContext(ctx, "go", args...)
+	build := exec.CommandContext(ctx, filepath.Join(root, "wasm", "build.sh"), append([]string{path}, flags...)...)
 	build.Dir = root
-	build.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
 	if out, err := build.CombinedOutput(); err != nil {
 		return nil, nil, fmt.Errorf("building the module (%v): %v\n%s", flags, err, out)
 	}
@@ -315,7 +313,7 @@ func (w *wasmHosts) measure(ctx context.Context, cfg *config, calls []wasmCall) 
 // report is the section's table and its gates.
 func (w *wasmHosts) report(cfg *config, calls []wasmCall) (bench.Section, []bench.Gate) {
 	sec := bench.Section{ID: "wasm", Title: "Native vs WebAssembly (the same calls through the module)",
-		Notes:  []string{fmt.Sprintf("The same requests answered by the engine linked natively (orrery.Handle, link.Workspace.Search), by the WebAssembly module (GOOS=wasip1, %.1f MB) hosted by wazero (bindings/go: the module's kernel imports run natively) and by node (bindings/js: they run in the SIMD module kernels.wasm), and by the purego build (%.1f MB, no imports: the kernels in WebAssembly, as on any host that provides none) in wazero. CPU time per call of each host process, median over %d interleaved rounds (min–max); the ratio to native is per round.%s", float64(w.wasmSize)/1e6, float64(w.portableSize)/1e6, cfg.rounds, w.nodeNote)},
+		Notes:  []string{fmt.Sprintf("The same requests answered by the engine linked natively (orrery.Handle, link.Workspace.Search), by the WebAssembly module (GOOS=wasip1, %.1f MB as make wasm ships it) hosted by wazero (bindings/go: the module's kernel imports run natively) and by node (bindings/js: they run in the SIMD module kernels.wasm), and by the purego build (%.1f MB, no imports: the kernels in WebAssembly, as on any host that provides none) in wazero. CPU time per call of each host process, median over %d interleaved rounds (min–max); the ratio to native is per round.%s", float64(w.wasmSize)/1e6, float64(w.portableSize)/1e6, cfg.rounds, w.nodeNote)},
 		Header: append([]string{"call"}, w.names...),
 	}
 	var gates []bench.Gate
