@@ -5,8 +5,8 @@
 #   GOOS=wasip1 GOARCH=wasm go build FLAGS -buildmode=c-shared -trimpath -ldflags='-s -w' -o OUT ./wasm
 #
 # and then, when binaryen's wasm-opt is installed (Debian package binaryen),
-# rewrites it with wasm-opt -Oz: 5.58 -> 5.27 MB for orrery.wasm (the code
-# section 3.72 -> 3.40 MB; the data section, mostly the runtime's tables,
+# rewrites it with wasm-opt -Oz: 5.59 -> 5.27 MB for orrery.wasm (the code
+# section 3.72 -> 3.41 MB; the data section, mostly the runtime's tables,
 # is unchanged), the same exports and answers (make crosscheck checks the
 # optimized module byte for byte on every host), and no measurable change
 # in speed. wasm-opt takes 50 s of CPU per module, so its output is cached
