@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/orrery/orrery"
+	"github.com/orrery/orrery/bindings/internal/build"
 	"github.com/orrery/orrery/bindings/internal/corpus"
 	"github.com/orrery/orrery/engine/link"
 	"github.com/orrery/orrery/engine/profile"
@@ -91,4 +92,77 @@ func pulseAt(t, from int, bw int32) profile.Profile {
 		d[i] = bw
 	}
 	return profile.Profile{Period: t, Demand: d}
+}
+
+// What a call does inside the module: the bytes and objects it allocates
+// and how often the collector runs, from the module's own runtime.MemStats
+// (a build with the orrery_stats tag, whose exports read them), against
+// the same call's allocations natively:
+//
+//	go test -run '^$' -bench ModuleHeap ./bindings/go
+func BenchmarkModuleHeap(b *testing.B) {
+	ctx := context.Background()
+	dir, err := corpus.Dir(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	path := filepath.Join(b.TempDir(), "orrery-stats.wasm")
+	if err := build.WasmStats(ctx, path); err != nil {
+		b.Fatal(err)
+	}
+	wasm, err := os.ReadFile(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	m, err := New(ctx, wasm, Options{Instances: 1, Cache: cache})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer m.Close(ctx)
+	for _, name := range []string{"link_single_job", "link_exact_three_jobs", "rank_twelve_jobs", "plan_24_jobs"} {
+		env, err := os.ReadFile(filepath.Join(dir, "ok", name+".json"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(name, func(b *testing.B) {
+			in, err := m.acquire(ctx)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer m.release(ctx, in, nil)
+			stats := func() (gc, bytes, mallocs uint64) {
+				var v [3]uint64
+				for i, export := range []string{"stats_num_gc", "stats_total_alloc", "stats_mallocs"} {
+					f := in.mod.ExportedFunction(export)
+					if f == nil {
+						b.Fatalf("the orrery_stats build exports no %s", export)
+					}
+					r, err := f.Call(ctx)
+					if err != nil {
+						b.Fatal(err)
+					}
+					v[i] = r[0]
+				}
+				return v[0], v[1], v[2]
+			}
+			for range 10 { // a steady state: the workspaces grown, the first collections done
+				if _, err := in.handle(ctx, env); err != nil {
+					b.Fatal(err)
+				}
+			}
+			gc0, bytes0, mallocs0 := stats()
+			n := 0
+			for b.Loop() {
+				if _, err := in.handle(ctx, env); err != nil {
+					b.Fatal(err)
+				}
+				n++
+			}
+			gc1, bytes1, mallocs1 := stats()
+			b.ReportMetric(float64(gc1-gc0)*1000/float64(n), "gc/1000calls")
+			b.ReportMetric(float64(bytes1-bytes0)/float64(n), "module-B/call")
+			b.ReportMetric(float64(mallocs1-mallocs0)/float64(n), "module-allocs/call")
+			b.ReportMetric(testing.AllocsPerRun(10, func() { orrery.Handle(ctx, env) }), "native-allocs/call")
+		})
+	}
 }

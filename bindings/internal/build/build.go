@@ -60,6 +60,23 @@ func Wasm(ctx context.Context, out string) error {
 	return err
 }
 
+// WasmStats builds the module with the orrery_stats tag, which adds
+// exports that read the module's heap counters (stats_num_gc,
+// stats_total_alloc, stats_mallocs: runtime.MemStats' NumGC, TotalAlloc
+// and Mallocs), into the file out, for benchmarks that measure inside the
+// module:
+//
+//	GOOS=wasip1 GOARCH=wasm go build -tags orrery_stats -buildmode=c-shared -trimpath -ldflags='-s -w' -o out ./wasm
+func WasmStats(ctx context.Context, out string) error {
+	root, err := Root(ctx)
+	if err != nil {
+		return err
+	}
+	_, err = goCmd(ctx, root, []string{"GOOS=wasip1", "GOARCH=wasm"},
+		"build", "-tags", "orrery_stats", "-buildmode=c-shared", "-trimpath", "-ldflags=-s -w", "-o", out, "./wasm")
+	return err
+}
+
 // WasmPortable builds the module with the purego tag, which imports no
 // kernels (only WASI), into the file out:
 //
