@@ -70,7 +70,7 @@ wasm-test: $(WAZERO)
 # Python bindings provide them; kernels.wasm is the SIMD module the latter
 # two use); orrery-portable.wasm (the purego tag) imports only WASI, for
 # any other host. wasm/build.sh runs go build and then, when installed,
-# binaryen's wasm-opt -Oz (5.59 -> 5.27 MB; its output cached by input).
+# binaryen's wasm-opt -Oz (0.31 MB off; its output cached by input).
 wasm:
 	GO=$(GO) ./wasm/build.sh $(OUT)/orrery.wasm
 	GO=$(GO) ./wasm/build.sh $(OUT)/orrery-portable.wasm -tags purego
