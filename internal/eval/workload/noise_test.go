@@ -126,6 +126,19 @@ func TestCoVReal(t *testing.T) {
 	if j[0] != want || math.Abs(median(j)-1) > 1e-9 {
 		t.Fatalf("jitter[0] = %v, want %v; median %v", j[0], want, median(j))
 	}
+	// The medians ParseCoV keeps are the rows' own: a CoV without them
+	// (built by hand) gives every row's jitter bit for bit.
+	bare := CoV{Jobs: c.Jobs, Values: c.Values}
+	for row := range c.Values {
+		if c.Medians[row] != median(c.Values[row]) {
+			t.Fatalf("row %d: median %v, want %v", row, c.Medians[row], median(c.Values[row]))
+		}
+		a, _ := c.Jitter(row, 5)
+		b, _ := bare.Jitter(row, 5)
+		if !slices.Equal(a, b) {
+			t.Fatalf("row %d: jitter with the kept median differs", row)
+		}
+	}
 	one, _ := c.Jitter(0, 1)
 	if slices.ContainsFunc(one, func(v float64) bool { return v != 1 }) {
 		t.Fatal("one worker should have no jitter")
