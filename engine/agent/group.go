@@ -360,7 +360,7 @@ func (a *Agent) spend(ready time.Time) bool {
 	if a.opt.Budget < 0 {
 		return true
 	}
-	a.tokens = min(a.tokens+a.opt.Budget*ready.Sub(a.filled).Minutes(), budgetBurst)
+	a.tokens = min(a.tokens+float64(a.opt.Budget*ready.Sub(a.filled).Minutes()), budgetBurst) // rounded here: no fused multiply-add
 	a.filled = ready
 	if a.tokens < 1 {
 		return false
