@@ -2,8 +2,6 @@ package orrerywasm
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 
@@ -11,7 +9,6 @@ import (
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 
-	"github.com/orrery/orrery/bindings/internal/build"
 	"github.com/orrery/orrery/internal/kernels"
 )
 
@@ -22,18 +19,7 @@ import (
 // ORRERY_WASM_PORTABLE), it checks that wasm-opt kept the interface.
 func TestModuleInterface(t *testing.T) {
 	ctx := context.Background()
-	b, err := wasmBytes()
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "orrery-portable.wasm")
-	if err := build.WasmPortable(ctx, path); err != nil {
-		t.Fatal(err)
-	}
-	pb, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b, pb := bothModules(t)
 	i32, i64 := api.ValueTypeI32, api.ValueTypeI64
 	want := map[string]string{
 		"_initialize": sig(nil, nil),

@@ -320,22 +320,29 @@ func TestTimeLimitInModule(t *testing.T) {
 	}
 }
 
-// TestPortableModule checks that the default build imports its kernels and
-// the purego build does not, and that New runs both to the same bytes.
-func TestPortableModule(t *testing.T) {
-	ctx := context.Background()
+// bothModules returns the default module's bytes and the purego build's.
+func bothModules(t *testing.T) (def, portable []byte) {
+	t.Helper()
 	b, err := wasmBytes()
 	if err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "orrery-portable.wasm")
-	if err := build.WasmPortable(ctx, path); err != nil {
+	if err := build.WasmPortable(context.Background(), path); err != nil {
 		t.Fatal(err)
 	}
 	pb, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return b, pb
+}
+
+// TestPortableModule checks that the default build imports its kernels and
+// the purego build does not, and that New runs both to the same bytes.
+func TestPortableModule(t *testing.T) {
+	ctx := context.Background()
+	b, pb := bothModules(t)
 	for _, tc := range []struct {
 		name  string
 		bytes []byte

@@ -51,12 +51,22 @@ func Wasm(ctx context.Context, out string) error {
 	if ok, err := prebuilt(WasmEnv, out); ok || err != nil {
 		return err
 	}
+	return wasm(ctx, out)
+}
+
+// wasm runs go build of ./wasm for wasip1 into out, with the build tags
+// given (none, purego or orrery_stats).
+func wasm(ctx context.Context, out string, tags ...string) error {
 	root, err := Root(ctx)
 	if err != nil {
 		return err
 	}
-	_, err = goCmd(ctx, root, []string{"GOOS=wasip1", "GOARCH=wasm"},
-		"build", "-buildmode=c-shared", "-trimpath", "-ldflags=-s -w", "-o", out, "./wasm")
+	args := []string{"build"}
+	if len(tags) > 0 {
+		args = append(args, "-tags", strings.Join(tags, ","))
+	}
+	args = append(args, "-buildmode=c-shared", "-trimpath", "-ldflags=-s -w", "-o", out, "./wasm")
+	_, err = goCmd(ctx, root, []string{"GOOS=wasip1", "GOARCH=wasm"}, args...)
 	return err
 }
 
@@ -68,13 +78,7 @@ func Wasm(ctx context.Context, out string) error {
 //
 //	GOOS=wasip1 GOARCH=wasm go build -tags orrery_stats -buildmode=c-shared -trimpath -ldflags='-s -w' -o out ./wasm
 func WasmStats(ctx context.Context, out string) error {
-	root, err := Root(ctx)
-	if err != nil {
-		return err
-	}
-	_, err = goCmd(ctx, root, []string{"GOOS=wasip1", "GOARCH=wasm"},
-		"build", "-tags", "orrery_stats", "-buildmode=c-shared", "-trimpath", "-ldflags=-s -w", "-o", out, "./wasm")
-	return err
+	return wasm(ctx, out, "orrery_stats")
 }
 
 // WasmPortable builds the module with the purego tag, which imports no
@@ -87,13 +91,7 @@ func WasmPortable(ctx context.Context, out string) error {
 	if ok, err := prebuilt(WasmPortableEnv, out); ok || err != nil {
 		return err
 	}
-	root, err := Root(ctx)
-	if err != nil {
-		return err
-	}
-	_, err = goCmd(ctx, root, []string{"GOOS=wasip1", "GOARCH=wasm"},
-		"build", "-tags", "purego", "-buildmode=c-shared", "-trimpath", "-ldflags=-s -w", "-o", out, "./wasm")
-	return err
+	return wasm(ctx, out, "purego")
 }
 
 // prebuilt copies the file the environment variable env names to out and
