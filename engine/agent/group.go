@@ -163,7 +163,7 @@ func (g *Group) active() int {
 
 // real returns the real instant of virtual time v.
 func (g *Group) real(v time.Duration) time.Time {
-	return g.base.Add(time.Duration(math.Round(float64(v-g.vbase) * g.scale)))
+	return g.base.Add(g.realSpan(v - g.vbase))
 }
 
 // virt returns the virtual time of the real instant t.
@@ -194,6 +194,11 @@ func (g *Group) observe(m int, x float64, at time.Time) {
 		at = g.base // a report older than the last re-anchoring
 	}
 	g.vbase, g.base, g.scale = g.virt(at), at, s
+}
+
+// realSpan is the real time a span d of virtual time takes.
+func (g *Group) realSpan(d time.Duration) time.Duration {
+	return time.Duration(math.Round(float64(d) * g.scale))
 }
 
 // slide moves every later slot by d of real time.
@@ -320,17 +325,17 @@ func (a *Agent) nextElastic(ready time.Time) Decision {
 		d = a.waitFor(ready)
 		a.stats.Padding += d.Delay
 	case e >= 0 && e <= a.plan.Slack: // within the interleaving's slack: it stands, nobody waits
-		d = Decision{Start: ready, Late: time.Duration(math.Round(float64(e) * g.scale))}
+		d = Decision{Start: ready, Late: g.realSpan(e)}
 	case e >= 0 && e-a.plan.Slack <= a.thr: // a nudge: the others wait the lateness past the slack
-		d = Decision{Start: ready, Late: time.Duration(math.Round(float64(e) * g.scale))}
-		g.slide(time.Duration(math.Round(float64(e-a.plan.Slack) * g.scale)))
+		d = Decision{Start: ready, Late: g.realSpan(e)}
+		g.slide(g.realSpan(e - a.plan.Slack))
 		a.stats.Nudges++
 	case !a.spend(ready): // past the threshold, no budget left: the lateness stands
 		if e < 0 {
 			a.slot-- // the slot it is late for, not the next one
 			e += T
 		}
-		d = Decision{Start: ready, Late: time.Duration(math.Round(float64(e) * g.scale))}
+		d = Decision{Start: ready, Late: g.realSpan(e)}
 		a.stats.Deferred++
 	case e < 0: // more than half a period behind: the next slot is nearer
 		d = a.waitFor(ready)
@@ -338,8 +343,8 @@ func (a *Agent) nextElastic(ready time.Time) Decision {
 		a.stats.Adjustments++
 		a.stats.AdjustDelay += d.Delay
 	case time.Duration(g.active()-1)*(e-a.plan.Slack) < T-e: // slide the others: cheaper than waiting
-		g.slide(time.Duration(math.Round(float64(e-a.plan.Slack) * g.scale)))
-		d = Decision{Start: ready, Late: time.Duration(math.Round(float64(a.plan.Slack) * g.scale)), Adjusted: true}
+		g.slide(g.realSpan(e - a.plan.Slack))
+		d = Decision{Start: ready, Late: g.realSpan(a.plan.Slack), Adjusted: true}
 		a.stats.Adjustments++
 		a.stats.Slides++
 	default: // wait for the next slot

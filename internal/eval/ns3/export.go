@@ -210,21 +210,16 @@ func exportJob(t *topology.Topology, cfg netsim.Config, res netsim.Result, jr ne
 		// An Elastic agent's slots follow its group's pace, not its period:
 		// the plan is exported as the run installed it, when that one plan
 		// decided every iteration of the job.
-		if jr.Plans != 1 || jr.Decisions != int64(jr.Iterations) {
-			break
+		if jr.Plans == 1 && jr.Decisions == int64(jr.Iterations) {
+			ej.Plan = &agent.Plan{Reference: time.Unix(0, int64(jr.Reference)), Shift: jr.Shift, Period: jr.Period, CommOffset: commOffset,
+				Slack: jr.Slack, FreeComm: jr.FreeComm}
+			ej.Group = jr.Group
 		}
-		if commOffset < 0 || commOffset >= jr.Period {
-			return Job{}, fmt.Errorf("%w: communication offset %v outside its period %v", ErrInvalid, commOffset, jr.Period)
-		}
-		ej.Plan = &agent.Plan{Reference: time.Unix(0, int64(jr.Reference)), Shift: jr.Shift, Period: jr.Period, CommOffset: commOffset,
-			Slack: jr.Slack, FreeComm: jr.FreeComm}
-		ej.Group = jr.Group
 	case held(res, jr, starts):
-		if commOffset < 0 || commOffset >= jr.Period {
-			return Job{}, fmt.Errorf("%w: communication offset %v outside its period %v", ErrInvalid, commOffset, jr.Period)
-		}
-		shift := starts[1] % jr.Period
-		ej.Plan = &agent.Plan{Reference: time.Unix(0, 0), Shift: shift, Period: jr.Period, CommOffset: commOffset}
+		ej.Plan = &agent.Plan{Reference: time.Unix(0, 0), Shift: starts[1] % jr.Period, Period: jr.Period, CommOffset: commOffset}
+	}
+	if ej.Plan != nil && (commOffset < 0 || commOffset >= jr.Period) {
+		return Job{}, fmt.Errorf("%w: communication offset %v outside its period %v", ErrInvalid, commOffset, jr.Period)
 	}
 	return ej, nil
 }
