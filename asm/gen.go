@@ -59,6 +59,10 @@ func main() {
 	acrossAVX512()
 	alongAVX2(revIdx8, tailMask)
 	alongAVX512(revIdx16)
+	excessSlackAVX2()
+	excessSlackAVX512()
+	addAVX2()
+	foldDeltaAVX2()
 
 	Generate()
 }
@@ -1107,4 +1111,352 @@ func alongBodyAVX512(g int, rev Mem, dp, n, rp Register) {
 	}
 	TESTQ(left, left)
 	JNZ(LabelRef(pre + "chunk"))
+}
+
+const excessSlackDoc = `returns the excess of a over c and the room below it
+(values and c in [0, 2^24)):
+
+	for _, v := range a {
+		excess += int64(max(v-c, 0))
+		slack += int64(max(c-v, 0))
+	}
+
+Both come from two sums, M = sum max(v, c) and S = sum v (each term below
+2^24, so 256 per uint32 lane before widening): excess = M - len(a)*c and
+slack = M - S.`
+
+// excessSlackAVX2 emits the AVX2 ExcessSlack: blocks of 16 values in two
+// pairs of accumulators, then one block of 8, then a scalar tail.
+func excessSlackAVX2() {
+	TEXT("excessSlackAVX2", NOSPLIT, "func(a []int32, c int32) (excess, slack int64)")
+	Pragma("noescape")
+	docLines("excessSlackAVX2", excessSlackDoc)
+	p := Load(Param("a").Base(), GP64())
+	n := Load(Param("a").Len(), GP64())
+	cv := YMM()
+	broadcastParam32("c", cv)
+	m64, s64 := YMM(), YMM()
+	VPXOR(m64, m64, m64)
+	VPXOR(s64, s64, s64)
+
+	Label("es2_chunk")
+	cnt := GP64()
+	MOVQ(n, cnt)
+	SHRQ(U8(4), cnt)
+	JZ(LabelRef("es2_eight"))
+	minQ(cnt, widenEvery)
+	t := GP64()
+	MOVQ(cnt, t)
+	SHLQ(U8(4), t)
+	SUBQ(t, n)
+	var am, as [2]VecVirtual
+	for j := range am {
+		am[j], as[j] = YMM(), YMM()
+		VPXOR(am[j], am[j], am[j])
+		VPXOR(as[j], as[j], as[j])
+	}
+	Label("es2_loop")
+	for j := range am {
+		v, w := YMM(), YMM()
+		VMOVDQU(Mem{Base: p, Disp: 32 * j}, v)
+		VPMAXSD(cv, v, w)
+		VPADDD(w, am[j], am[j])
+		VPADDD(v, as[j], as[j])
+	}
+	ADDQ(U8(64), p)
+	DECQ(cnt)
+	JNZ(LabelRef("es2_loop"))
+	for j := range am {
+		widen8(am[j], m64)
+		widen8(as[j], s64)
+	}
+	JMP(LabelRef("es2_chunk"))
+
+	// At most one block of 8 is left.
+	Label("es2_eight")
+	CMPQ(n, U8(8))
+	JB(LabelRef("es2_tail"))
+	v, w := YMM(), YMM()
+	VMOVDQU(Mem{Base: p}, v)
+	VPMAXSD(cv, v, w)
+	widen8(w, m64)
+	widen8(v, s64)
+	ADDQ(U8(32), p)
+	SUBQ(U8(8), n)
+
+	Label("es2_tail")
+	msum := hsumQ256(m64, false)
+	ssum := hsumQ256(s64, false)
+	c := GP64()
+	Load(Param("c"), c)
+	MOVLQSX(c.As32(), c)
+	TESTQ(n, n)
+	JZ(LabelRef("es2_done"))
+	Label("es2_tailloop")
+	x, y := GP64(), GP64()
+	MOVLQSX(Mem{Base: p}, x)
+	ADDQ(x, ssum)
+	MOVQ(x, y)
+	CMPQ(y, c)
+	CMOVQLT(c, y)
+	ADDQ(y, msum)
+	ADDQ(U8(4), p)
+	DECQ(n)
+	JNZ(LabelRef("es2_tailloop"))
+
+	Label("es2_done")
+	excessSlackStore(msum, ssum, c)
+}
+
+// excessSlackStore turns M and S into the two results (c sign-extended).
+func excessSlackStore(msum, ssum, c Register) {
+	nc := Load(Param("a").Len(), GP64())
+	IMULQ(c, nc)
+	e := GP64()
+	MOVQ(msum, e)
+	SUBQ(nc, e)
+	SUBQ(ssum, msum)
+	VZEROUPPER()
+	Store(e, ReturnIndex(0))
+	Store(msum, ReturnIndex(1))
+	RET()
+}
+
+// excessSlackAVX512 emits the AVX-512 ExcessSlack: blocks of 32 values in
+// two pairs of accumulators, one block of 16, then one masked block.
+func excessSlackAVX512() {
+	TEXT("excessSlackAVX512", NOSPLIT, "func(a []int32, c int32) (excess, slack int64)")
+	Pragma("noescape")
+	docLines("excessSlackAVX512", excessSlackDoc+"\nThe tail is masked (and inside the slice when len(a) >= 16).")
+	beginZero()
+	p := Load(Param("a").Base(), GP64())
+	n := Load(Param("a").Len(), GP64())
+	cv := ZMM()
+	broadcastParam32("c", cv)
+	m64, s64 := ZMM(), ZMM()
+	zeroZ(m64)
+	zeroZ(s64)
+
+	Label("es5_chunk")
+	cnt := GP64()
+	MOVQ(n, cnt)
+	SHRQ(U8(5), cnt)
+	JZ(LabelRef("es5_sixteen"))
+	minQ(cnt, widenEvery)
+	t := GP64()
+	MOVQ(cnt, t)
+	SHLQ(U8(5), t)
+	SUBQ(t, n)
+	var am, as [2]VecVirtual
+	for j := range am {
+		am[j], as[j] = ZMM(), ZMM()
+		zeroZ(am[j])
+		zeroZ(as[j])
+	}
+	Label("es5_loop")
+	for j := range am {
+		v, w := ZMM(), ZMM()
+		VMOVDQU32(Mem{Base: p, Disp: 64 * j}, v)
+		VPMAXSD(cv, v, w)
+		VPADDD(w, am[j], am[j])
+		VPADDD(v, as[j], as[j])
+	}
+	ADDQ(U32(128), p)
+	DECQ(cnt)
+	JNZ(LabelRef("es5_loop"))
+	for j := range am {
+		widen16(am[j], m64)
+		widen16(as[j], s64)
+	}
+	JMP(LabelRef("es5_chunk"))
+
+	// At most one block of 16, then the masked rest: inactive lanes are zero
+	// in v and left out of the max's sum by merge-masking.
+	Label("es5_sixteen")
+	am16, as16 := ZMM(), ZMM()
+	zeroZ(am16)
+	zeroZ(as16)
+	CMPQ(n, U8(16))
+	JB(LabelRef("es5_tail"))
+	v, w := ZMM(), ZMM()
+	VMOVDQU32(Mem{Base: p}, v)
+	VPMAXSD(cv, v, w)
+	VPADDD(w, am16, am16)
+	VPADDD(v, as16, as16)
+	ADDQ(U8(64), p)
+	SUBQ(U8(16), n)
+
+	Label("es5_tail")
+	TESTQ(n, n)
+	JZ(LabelRef("es5_reduce"))
+	k := K()
+	tailMask16(k, n, Load(Param("a").Len(), GP64()), []Register{p}, "es5_tail")
+	x, y := ZMM(), ZMM()
+	VMOVDQU32_Z(Mem{Base: p}, k, x)
+	VPMAXSD(cv, x, y)
+	VPADDD(y, am16, k, am16)
+	VPADDD(x, as16, as16)
+
+	Label("es5_reduce")
+	widen16(am16, m64)
+	widen16(as16, s64)
+	msum := hsumQ512(m64)
+	ssum := hsumQ512(s64)
+	c := GP64()
+	Load(Param("c"), c)
+	MOVLQSX(c.As32(), c)
+	excessSlackStore(msum, ssum, c)
+}
+
+// hsumQ512 returns in a new GP register the sum of the eight uint64 lanes of
+// the ZMM register v.
+func hsumQ512(v VecVirtual) Register {
+	s := YMM()
+	VEXTRACTI64X4(U8(1), v, s)
+	VPADDQ(s, v.AsY(), s)
+	return hsumQ256(s, true)
+}
+
+// addAVX2 emits dst[i] += src[i] for i < len(dst) (len(src) >= len(dst)):
+// the straight runs of AddRotated, 32 values a step, then 8, then scalar.
+func addAVX2() {
+	TEXT("addAVX2", NOSPLIT, "func(dst, src []int32)")
+	Pragma("noescape")
+	Doc(
+		"addAVX2 adds src to dst (len(src) >= len(dst)), wrapping as Go's int32",
+		"addition does:",
+		"",
+		"\tfor i := range dst {",
+		"\t\tdst[i] += src[i]",
+		"\t}",
+	)
+	d := Load(Param("dst").Base(), GP64())
+	s := Load(Param("src").Base(), GP64())
+	n := Load(Param("dst").Len(), GP64())
+	Label("add2_block")
+	CMPQ(n, U8(32))
+	JB(LabelRef("add2_eight"))
+	for j := range 4 {
+		v := YMM()
+		VMOVDQU(Mem{Base: s, Disp: 32 * j}, v)
+		VPADDD(Mem{Base: d, Disp: 32 * j}, v, v)
+		VMOVDQU(v, Mem{Base: d, Disp: 32 * j})
+	}
+	ADDQ(U8(128), d)
+	ADDQ(U8(128), s)
+	SUBQ(U8(32), n)
+	JMP(LabelRef("add2_block"))
+	Label("add2_eight")
+	CMPQ(n, U8(8))
+	JB(LabelRef("add2_tail"))
+	v := YMM()
+	VMOVDQU(Mem{Base: s}, v)
+	VPADDD(Mem{Base: d}, v, v)
+	VMOVDQU(v, Mem{Base: d})
+	ADDQ(U8(32), d)
+	ADDQ(U8(32), s)
+	SUBQ(U8(8), n)
+	JMP(LabelRef("add2_eight"))
+	Label("add2_tail")
+	TESTQ(n, n)
+	JZ(LabelRef("add2_done"))
+	Label("add2_tailloop")
+	x := GP32()
+	MOVL(Mem{Base: s}, x)
+	ADDL(x, Mem{Base: d})
+	ADDQ(U8(4), d)
+	ADDQ(U8(4), s)
+	DECQ(n)
+	JNZ(LabelRef("add2_tailloop"))
+	Label("add2_done")
+	VZEROUPPER()
+	RET()
+}
+
+// foldDeltaAVX2 emits FoldDelta: each run of m = len(psi) ticks of base
+// (the last one shorter) adds its deltas to psi[0:run], 8 ticks a step
+// widened to int64 in psi, then a scalar tail.
+func foldDeltaAVX2() {
+	TEXT("foldDeltaAVX2", NOSPLIT, "func(psi []int64, base []int32, v, c int32)")
+	Pragma("noescape")
+	Doc(
+		"foldDeltaAVX2 adds to psi, folded modulo m = len(psi) >= 1, what v adds",
+		"to the excess of base over c at each tick (values, v and c in [0, 2^24)):",
+		"",
+		"\tfor i, b := range base {",
+		"\t\tpsi[i%m] += int64(max(b+v, c) - max(b, c))",
+		"\t}",
+		"",
+		"Each run of m ticks is one pass over psi, 8 ticks a step.",
+	)
+	psi0 := Load(Param("psi").Base(), GP64())
+	m := Load(Param("psi").Len(), GP64())
+	b := Load(Param("base").Base(), GP64())
+	n := Load(Param("base").Len(), GP64())
+	vv, cv := YMM(), YMM()
+	broadcastParam32("v", vv)
+	broadcastParam32("c", cv)
+	vs, cs := GP32(), GP32()
+	Load(Param("v"), vs)
+	Load(Param("c"), cs)
+
+	Label("fd2_run")
+	TESTQ(n, n)
+	JZ(LabelRef("fd2_done"))
+	run := GP64()
+	MOVQ(m, run)
+	CMPQ(n, m)
+	CMOVQLT(n, run)
+	SUBQ(run, n)
+	q := GP64()
+	MOVQ(psi0, q)
+
+	Label("fd2_eight")
+	CMPQ(run, U8(8))
+	JB(LabelRef("fd2_tail"))
+	x, y := YMM(), YMM()
+	VMOVDQU(Mem{Base: b}, x)
+	VPADDD(vv, x, y)
+	VPMAXSD(cv, y, y)
+	VPMAXSD(cv, x, x)
+	VPSUBD(x, y, y) // deltas in [0, v]
+	lo, hi := YMM(), YMM()
+	VPMOVZXDQ(y.AsX(), lo)
+	xh := XMM()
+	VEXTRACTI128(U8(1), y, xh)
+	VPMOVZXDQ(xh, hi)
+	VPADDQ(Mem{Base: q}, lo, lo)
+	VPADDQ(Mem{Base: q, Disp: 32}, hi, hi)
+	VMOVDQU(lo, Mem{Base: q})
+	VMOVDQU(hi, Mem{Base: q, Disp: 32})
+	ADDQ(U8(32), b)
+	ADDQ(U8(64), q)
+	SUBQ(U8(8), run)
+	JMP(LabelRef("fd2_eight"))
+
+	Label("fd2_tail")
+	TESTQ(run, run)
+	JZ(LabelRef("fd2_run"))
+	Label("fd2_tailloop")
+	t, u := GP32(), GP32()
+	MOVL(Mem{Base: b}, t)
+	MOVL(t, u)
+	ADDL(vs, u)
+	CMPL(u, cs)
+	CMOVLLT(cs, u)
+	CMPL(t, cs)
+	CMOVLLT(cs, t)
+	SUBL(t, u)
+	uq := GP64()
+	MOVL(u, uq.As32()) // zero-extends
+	ADDQ(uq, Mem{Base: q})
+	ADDQ(U8(4), b)
+	ADDQ(U8(8), q)
+	DECQ(run)
+	JNZ(LabelRef("fd2_tailloop"))
+	JMP(LabelRef("fd2_run"))
+
+	Label("fd2_done")
+	VZEROUPPER()
+	RET()
 }

@@ -92,6 +92,35 @@ func BenchmarkExcess(b *testing.B) {
 	}
 }
 
+// BenchmarkLoops runs the link search's loop kernels on each path that has
+// its own, at the sizes a 12-job ranking gives them (mean 1087 ticks for
+// ExcessSlack and AddRotated, 1443 ticks folded modulo 143 for FoldDelta)
+// and at a long circle; it reports ticks per second.
+func BenchmarkLoops(b *testing.B) {
+	for _, n := range []int{143, 1087, 1443, 46155} {
+		base, rot, _, c := benchInput(n)
+		psi := make([]int64, max(n/10, 1))
+		for _, im := range impls() {
+			if im.excessSlack == nil {
+				continue
+			}
+			run := func(name string, f func()) {
+				b.Run(fmt.Sprintf("%s/n=%d/%s", name, n, im.name), func(b *testing.B) {
+					if !im.ok {
+						b.Skipf("%s: not supported by this CPU", im.name)
+					}
+					runPairs(b, float64(n), f)
+				})
+			}
+			var sink int64
+			run("ExcessSlack", func() { e, s := im.excessSlack(base, c); sink += e + s })
+			run("FoldDelta", func() { im.foldDelta(psi, base, 300, c) })
+			run("AddRotated", func() { im.addRotated(base, rot, n/3); im.addRotated(base, rot, 0) })
+			_ = sink
+		}
+	}
+}
+
 // BenchmarkShapes compares the two loop shapes of each vector path (across
 // shifts, along the circle) over a grid of circle lengths n and shift counts
 // m; alongFaster encodes where each wins.

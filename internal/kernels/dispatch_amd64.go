@@ -77,10 +77,40 @@ func rotations512(dst []int64, base, rotor []int32, c int32, s0 int) {
 	acrossAVX512(dst, base, rotor, c, s0, k)
 }
 
-// The link search's loops with no vector path of their own natively.
-func excessSlack(a []int32, c int32) (excess, slack int64) { return excessSlackGeneric(a, c) }
-func addRotated(dst, tile []int32, t int)                  { addRotatedGeneric(dst, tile, t) }
-func foldDelta(psi []int64, base []int32, v, c int32)      { foldDeltaGeneric(psi, base, v, c) }
+func excessSlack(a []int32, c int32) (excess, slack int64) {
+	switch {
+	case useAVX512 && len(a) >= avx512Min:
+		return excessSlackAVX512(a, c)
+	case useAVX2:
+		return excessSlackAVX2(a, c)
+	}
+	return excessSlackGeneric(a, c)
+}
+
+// addRotated and foldDelta load, add and store every value; their AVX2
+// kernels serve the AVX-512 path too (none of their own).
+func addRotated(dst, tile []int32, t int) {
+	if useAVX2 {
+		addRotated2(dst, tile, t)
+		return
+	}
+	addRotatedGeneric(dst, tile, t)
+}
+
+// addRotated2 is addRotatedGeneric's two straight runs in the AVX2 kernel.
+func addRotated2(dst, tile []int32, t int) {
+	n := len(dst)
+	addAVX2(dst[t:], tile[:n-t])
+	addAVX2(dst[:t], tile[n-t:])
+}
+
+func foldDelta(psi []int64, base []int32, v, c int32) {
+	if useAVX2 {
+		foldDeltaAVX2(psi, base, v, c)
+		return
+	}
+	foldDeltaGeneric(psi, base, v, c)
+}
 
 // Implementation names the kernel path in use: "avx512", "avx2" or "generic".
 // The AVX-512 path hands slices shorter than 16 to the AVX2 kernels.

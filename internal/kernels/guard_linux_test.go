@@ -74,6 +74,9 @@ func TestGuardPages(t *testing.T) {
 				if n == 0 {
 					continue
 				}
+				if im.excessSlack != nil {
+					guardLoops(t, im, a, b, atEnd)
+				}
 				rotor := guardedInt32s(t, RotorLen(n), atEnd)
 				PrepareRotor(rotor[:0], b)
 				for _, r := range [][2]int{{0, n}, {0, 1}, {n - 1, 1}, {n / 2, n - n/2}, {0, min(n, 3)}, {n - min(n, 7), min(n, 7)}} {
@@ -91,4 +94,37 @@ func TestGuardPages(t *testing.T) {
 			}
 		}
 	})
+}
+
+// guardLoops runs im's loop kernels on a and b (guarded, n >= 1) and on a
+// guarded psi of a few moduli.
+func guardLoops(t *testing.T, im impl, a, b []int32, atEnd bool) {
+	n := len(a)
+	e, s := im.excessSlack(a, 1)
+	if we, ws := excessSlackGeneric(a, 1); e != we || s != ws {
+		t.Fatalf("ExcessSlack n=%d: got (%d, %d) want (%d, %d)", n, e, s, we, ws)
+	}
+	for _, m := range []int{1, min(n, 7), min(n, 8), min(n, 9), n} {
+		psi := guardedInt64s(t, m, atEnd)
+		clear(psi)
+		im.foldDelta(psi, a, 2, 1)
+		ref := make([]int64, m)
+		foldDeltaGeneric(ref, a, 2, 1)
+		for r := range psi {
+			if psi[r] != ref[r] {
+				t.Fatalf("FoldDelta n=%d m=%d: psi[%d] = %d, want %d", n, m, r, psi[r], ref[r])
+			}
+		}
+	}
+	for _, sh := range []int{0, n / 2, n - 1} {
+		ref := append([]int32(nil), a...)
+		addRotatedGeneric(ref, b, sh)
+		im.addRotated(a, b, sh)
+		for i := range a {
+			if a[i] != ref[i] {
+				t.Fatalf("AddRotated n=%d t=%d: dst[%d] = %d, want %d", n, sh, i, a[i], ref[i])
+			}
+		}
+	}
+	fill(nil, a, 2) // as the caller left it
 }

@@ -9095,3 +9095,373 @@ al5_16_widen:
 al5_done:
 	VZEROUPPER
 	RET
+
+// func excessSlackAVX2(a []int32, c int32) (excess int64, slack int64)
+// Requires: AVX, AVX2, CMOV
+TEXT ·excessSlackAVX2(SB), NOSPLIT, $0-48
+	MOVQ         a_base+0(FP), AX
+	MOVQ         a_len+8(FP), CX
+	MOVL         c+24(FP), DX
+	VMOVD        DX, X0
+	VPBROADCASTD X0, Y0
+	VPXOR        Y1, Y1, Y1
+	VPXOR        Y2, Y2, Y2
+
+es2_chunk:
+	MOVQ    CX, DX
+	SHRQ    $0x04, DX
+	JZ      es2_eight
+	MOVQ    $0x00000100, BX
+	CMPQ    DX, BX
+	CMOVQHI BX, DX
+	MOVQ    DX, BX
+	SHLQ    $0x04, BX
+	SUBQ    BX, CX
+	VPXOR   Y3, Y3, Y3
+	VPXOR   Y4, Y4, Y4
+	VPXOR   Y5, Y5, Y5
+	VPXOR   Y6, Y6, Y6
+
+es2_loop:
+	VMOVDQU      (AX), Y7
+	VPMAXSD      Y0, Y7, Y8
+	VPADDD       Y8, Y3, Y3
+	VPADDD       Y7, Y4, Y4
+	VMOVDQU      32(AX), Y7
+	VPMAXSD      Y0, Y7, Y8
+	VPADDD       Y8, Y5, Y5
+	VPADDD       Y7, Y6, Y6
+	ADDQ         $0x40, AX
+	DECQ         DX
+	JNZ          es2_loop
+	VPMOVZXDQ    X3, Y7
+	VEXTRACTI128 $0x01, Y3, X3
+	VPMOVZXDQ    X3, Y3
+	VPADDQ       Y7, Y1, Y1
+	VPADDQ       Y3, Y1, Y1
+	VPMOVZXDQ    X4, Y3
+	VEXTRACTI128 $0x01, Y4, X4
+	VPMOVZXDQ    X4, Y4
+	VPADDQ       Y3, Y2, Y2
+	VPADDQ       Y4, Y2, Y2
+	VPMOVZXDQ    X5, Y3
+	VEXTRACTI128 $0x01, Y5, X4
+	VPMOVZXDQ    X4, Y4
+	VPADDQ       Y3, Y1, Y1
+	VPADDQ       Y4, Y1, Y1
+	VPMOVZXDQ    X6, Y3
+	VEXTRACTI128 $0x01, Y6, X4
+	VPMOVZXDQ    X4, Y4
+	VPADDQ       Y3, Y2, Y2
+	VPADDQ       Y4, Y2, Y2
+	JMP          es2_chunk
+
+es2_eight:
+	CMPQ         CX, $0x08
+	JB           es2_tail
+	VMOVDQU      (AX), Y3
+	VPMAXSD      Y0, Y3, Y0
+	VPMOVZXDQ    X0, Y4
+	VEXTRACTI128 $0x01, Y0, X0
+	VPMOVZXDQ    X0, Y0
+	VPADDQ       Y4, Y1, Y1
+	VPADDQ       Y0, Y1, Y1
+	VPMOVZXDQ    X3, Y0
+	VEXTRACTI128 $0x01, Y3, X3
+	VPMOVZXDQ    X3, Y3
+	VPADDQ       Y0, Y2, Y2
+	VPADDQ       Y3, Y2, Y2
+	ADDQ         $0x20, AX
+	SUBQ         $0x08, CX
+
+es2_tail:
+	VEXTRACTI128 $0x01, Y1, X0
+	VPADDQ       X0, X1, X0
+	VPSHUFD      $0x4e, X0, X1
+	VPADDQ       X1, X0, X0
+	VMOVQ        X0, DX
+	VEXTRACTI128 $0x01, Y2, X0
+	VPADDQ       X0, X2, X0
+	VPSHUFD      $0x4e, X0, X1
+	VPADDQ       X1, X0, X0
+	VMOVQ        X0, BX
+	MOVLQSX      c+24(FP), SI
+	MOVLQSX      SI, SI
+	TESTQ        CX, CX
+	JZ           es2_done
+
+es2_tailloop:
+	MOVLQSX (AX), DI
+	ADDQ    DI, BX
+	CMPQ    DI, SI
+	CMOVQLT SI, DI
+	ADDQ    DI, DX
+	ADDQ    $0x04, AX
+	DECQ    CX
+	JNZ     es2_tailloop
+
+es2_done:
+	MOVQ  a_len+8(FP), AX
+	IMULQ SI, AX
+	MOVQ  DX, CX
+	SUBQ  AX, CX
+	SUBQ  BX, DX
+	VZEROUPPER
+	MOVQ  CX, excess+32(FP)
+	MOVQ  DX, slack+40(FP)
+	RET
+
+// func excessSlackAVX512(a []int32, c int32) (excess int64, slack int64)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, BMI2, CMOV
+TEXT ·excessSlackAVX512(SB), NOSPLIT, $0-48
+	VPXORD       Z0, Z0, Z0
+	MOVQ         a_base+0(FP), AX
+	MOVQ         a_len+8(FP), CX
+	MOVL         c+24(FP), DX
+	VMOVD        DX, X1
+	VPBROADCASTD X1, Z1
+	VMOVDQA64    Z0, Z2
+	VMOVDQA64    Z0, Z3
+
+es5_chunk:
+	MOVQ      CX, DX
+	SHRQ      $0x05, DX
+	JZ        es5_sixteen
+	MOVQ      $0x00000100, BX
+	CMPQ      DX, BX
+	CMOVQHI   BX, DX
+	MOVQ      DX, BX
+	SHLQ      $0x05, BX
+	SUBQ      BX, CX
+	VMOVDQA64 Z0, Z4
+	VMOVDQA64 Z0, Z5
+	VMOVDQA64 Z0, Z6
+	VMOVDQA64 Z0, Z7
+
+es5_loop:
+	VMOVDQU32     (AX), Z8
+	VPMAXSD       Z1, Z8, Z9
+	VPADDD        Z9, Z4, Z4
+	VPADDD        Z8, Z5, Z5
+	VMOVDQU32     64(AX), Z8
+	VPMAXSD       Z1, Z8, Z9
+	VPADDD        Z9, Z6, Z6
+	VPADDD        Z8, Z7, Z7
+	ADDQ          $0x00000080, AX
+	DECQ          DX
+	JNZ           es5_loop
+	VPMOVZXDQ     Y4, Z8
+	VEXTRACTI64X4 $0x01, Z4, Y4
+	VPMOVZXDQ     Y4, Z4
+	VPADDQ        Z8, Z2, Z2
+	VPADDQ        Z4, Z2, Z2
+	VPMOVZXDQ     Y5, Z4
+	VEXTRACTI64X4 $0x01, Z5, Y5
+	VPMOVZXDQ     Y5, Z5
+	VPADDQ        Z4, Z3, Z3
+	VPADDQ        Z5, Z3, Z3
+	VPMOVZXDQ     Y6, Z4
+	VEXTRACTI64X4 $0x01, Z6, Y5
+	VPMOVZXDQ     Y5, Z5
+	VPADDQ        Z4, Z2, Z2
+	VPADDQ        Z5, Z2, Z2
+	VPMOVZXDQ     Y7, Z4
+	VEXTRACTI64X4 $0x01, Z7, Y5
+	VPMOVZXDQ     Y5, Z5
+	VPADDQ        Z4, Z3, Z3
+	VPADDQ        Z5, Z3, Z3
+	JMP           es5_chunk
+
+es5_sixteen:
+	VMOVDQA64 Z0, Z4
+	VMOVDQA64 Z0, Z0
+	CMPQ      CX, $0x10
+	JB        es5_tail
+	VMOVDQU32 (AX), Z5
+	VPMAXSD   Z1, Z5, Z6
+	VPADDD    Z6, Z4, Z4
+	VPADDD    Z5, Z0, Z0
+	ADDQ      $0x40, AX
+	SUBQ      $0x10, CX
+
+es5_tail:
+	TESTQ CX, CX
+	JZ    es5_reduce
+	MOVQ  a_len+8(FP), DX
+	MOVQ  $-1, BX
+	BZHIQ CX, BX, BX
+	CMPQ  DX, $0x10
+	JB    es5_tail_short
+	MOVQ  $0x00000010, DX
+	SUBQ  CX, DX
+	SHLXQ DX, BX, BX
+	NEGQ  DX
+	LEAQ  (AX)(DX*4), AX
+
+es5_tail_short:
+	KMOVW       BX, K1
+	VMOVDQU32.Z (AX), K1, Z5
+	VPMAXSD     Z1, Z5, Z1
+	VPADDD      Z1, Z4, K1, Z4
+	VPADDD      Z5, Z0, Z0
+
+es5_reduce:
+	VPMOVZXDQ     Y4, Z1
+	VEXTRACTI64X4 $0x01, Z4, Y4
+	VPMOVZXDQ     Y4, Z4
+	VPADDQ        Z1, Z2, Z2
+	VPADDQ        Z4, Z2, Z2
+	VPMOVZXDQ     Y0, Z1
+	VEXTRACTI64X4 $0x01, Z0, Y0
+	VPMOVZXDQ     Y0, Z0
+	VPADDQ        Z1, Z3, Z3
+	VPADDQ        Z0, Z3, Z3
+	VEXTRACTI64X4 $0x01, Z2, Y0
+	VPADDQ        Y0, Y2, Y0
+	VEXTRACTI32X4 $0x01, Y0, X1
+	VPADDQ        X1, X0, X1
+	VPSHUFD       $0x4e, X1, X0
+	VPADDQ        X0, X1, X1
+	VMOVQ         X1, AX
+	VEXTRACTI64X4 $0x01, Z3, Y0
+	VPADDQ        Y0, Y3, Y0
+	VEXTRACTI32X4 $0x01, Y0, X1
+	VPADDQ        X1, X0, X1
+	VPSHUFD       $0x4e, X1, X0
+	VPADDQ        X0, X1, X1
+	VMOVQ         X1, CX
+	MOVLQSX       c+24(FP), DX
+	MOVLQSX       DX, DX
+	MOVQ          a_len+8(FP), BX
+	IMULQ         DX, BX
+	MOVQ          AX, DX
+	SUBQ          BX, DX
+	SUBQ          CX, AX
+	VZEROUPPER
+	MOVQ          DX, excess+32(FP)
+	MOVQ          AX, slack+40(FP)
+	RET
+
+// func addAVX2(dst []int32, src []int32)
+// Requires: AVX, AVX2
+TEXT ·addAVX2(SB), NOSPLIT, $0-48
+	MOVQ dst_base+0(FP), AX
+	MOVQ src_base+24(FP), CX
+	MOVQ dst_len+8(FP), DX
+
+add2_block:
+	CMPQ    DX, $0x20
+	JB      add2_eight
+	VMOVDQU (CX), Y0
+	VPADDD  (AX), Y0, Y0
+	VMOVDQU Y0, (AX)
+	VMOVDQU 32(CX), Y0
+	VPADDD  32(AX), Y0, Y0
+	VMOVDQU Y0, 32(AX)
+	VMOVDQU 64(CX), Y0
+	VPADDD  64(AX), Y0, Y0
+	VMOVDQU Y0, 64(AX)
+	VMOVDQU 96(CX), Y0
+	VPADDD  96(AX), Y0, Y0
+	VMOVDQU Y0, 96(AX)
+	ADDQ    $0x80, AX
+	ADDQ    $0x80, CX
+	SUBQ    $0x20, DX
+	JMP     add2_block
+
+add2_eight:
+	CMPQ    DX, $0x08
+	JB      add2_tail
+	VMOVDQU (CX), Y0
+	VPADDD  (AX), Y0, Y0
+	VMOVDQU Y0, (AX)
+	ADDQ    $0x20, AX
+	ADDQ    $0x20, CX
+	SUBQ    $0x08, DX
+	JMP     add2_eight
+
+add2_tail:
+	TESTQ DX, DX
+	JZ    add2_done
+
+add2_tailloop:
+	MOVL (CX), BX
+	ADDL BX, (AX)
+	ADDQ $0x04, AX
+	ADDQ $0x04, CX
+	DECQ DX
+	JNZ  add2_tailloop
+
+add2_done:
+	VZEROUPPER
+	RET
+
+// func foldDeltaAVX2(psi []int64, base []int32, v int32, c int32)
+// Requires: AVX, AVX2, CMOV
+TEXT ·foldDeltaAVX2(SB), NOSPLIT, $0-56
+	MOVQ         psi_base+0(FP), AX
+	MOVQ         psi_len+8(FP), CX
+	MOVQ         base_base+24(FP), DX
+	MOVQ         base_len+32(FP), BX
+	MOVL         v+48(FP), SI
+	VMOVD        SI, X0
+	VPBROADCASTD X0, Y0
+	MOVL         c+52(FP), SI
+	VMOVD        SI, X1
+	VPBROADCASTD X1, Y1
+	MOVL         v+48(FP), SI
+	MOVL         c+52(FP), DI
+
+fd2_run:
+	TESTQ   BX, BX
+	JZ      fd2_done
+	MOVQ    CX, R8
+	CMPQ    BX, CX
+	CMOVQLT BX, R8
+	SUBQ    R8, BX
+	MOVQ    AX, R9
+
+fd2_eight:
+	CMPQ         R8, $0x08
+	JB           fd2_tail
+	VMOVDQU      (DX), Y2
+	VPADDD       Y0, Y2, Y3
+	VPMAXSD      Y1, Y3, Y3
+	VPMAXSD      Y1, Y2, Y2
+	VPSUBD       Y2, Y3, Y3
+	VPMOVZXDQ    X3, Y2
+	VEXTRACTI128 $0x01, Y3, X3
+	VPMOVZXDQ    X3, Y3
+	VPADDQ       (R9), Y2, Y2
+	VPADDQ       32(R9), Y3, Y3
+	VMOVDQU      Y2, (R9)
+	VMOVDQU      Y3, 32(R9)
+	ADDQ         $0x20, DX
+	ADDQ         $0x40, R9
+	SUBQ         $0x08, R8
+	JMP          fd2_eight
+
+fd2_tail:
+	TESTQ R8, R8
+	JZ    fd2_run
+
+fd2_tailloop:
+	MOVL    (DX), R10
+	MOVL    R10, R11
+	ADDL    SI, R11
+	CMPL    R11, DI
+	CMOVLLT DI, R11
+	CMPL    R10, DI
+	CMOVLLT DI, R10
+	SUBL    R10, R11
+	MOVL    R11, R10
+	ADDQ    R10, (R9)
+	ADDQ    $0x04, DX
+	ADDQ    $0x08, R9
+	DECQ    R8
+	JNZ     fd2_tailloop
+	JMP     fd2_run
+
+fd2_done:
+	VZEROUPPER
+	RET

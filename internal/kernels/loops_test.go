@@ -18,6 +18,22 @@ func TestLoopKernels(t *testing.T) {
 	}
 	check := func(t *testing.T, name string, es func([]int32, int32) (int64, int64), ar func(dst, tile []int32, t int), fd func([]int64, []int32, int32, int32)) {
 		rng := rand.New(rand.NewPCG(31, 32))
+		// Past every kernel's widening point (256 terms a uint32 lane, up to
+		// 32 lanes a step) with every term at its largest.
+		for _, n := range []int{256*32 + 5, 2*256*32 + 37} {
+			a := misaligned(n, 1)
+			fill(rng, a, 2)
+			for _, c := range []int32{0, 1, MaxValue} {
+				e, s := es(a, c)
+				if we, ws := naiveExcessSlack(a, c); e != we || s != ws {
+					t.Fatalf("%s ExcessSlack n=%d of MaxValue, c=%d: got (%d, %d) want (%d, %d)", name, n, c, e, s, we, ws)
+				}
+			}
+			clear(a)
+			if e, s := es(a, MaxValue); e != 0 || s != int64(n)*MaxValue {
+				t.Fatalf("%s ExcessSlack n=%d of zeros, c=MaxValue: got (%d, %d) want (0, %d)", name, n, e, s, int64(n)*MaxValue)
+			}
+		}
 		for _, n := range lengths {
 			a, tile := misaligned(n, n%4), misaligned(n, (n/4)%4)
 			fill(rng, a, n%5)

@@ -129,3 +129,56 @@ func alongAVX2(dst []int64, base []int32, rotor []int32, c int32, s0 int, k int6
 //
 //go:noescape
 func alongAVX512(dst []int64, base []int32, rotor []int32, c int32, s0 int, k int64)
+
+// excessSlackAVX2 returns the excess of a over c and the room below it
+// (values and c in [0, 2^24)):
+//
+//	for _, v := range a {
+//		excess += int64(max(v-c, 0))
+//		slack += int64(max(c-v, 0))
+//	}
+//
+// Both come from two sums, M = sum max(v, c) and S = sum v (each term below
+// 2^24, so 256 per uint32 lane before widening): excess = M - len(a)*c and
+// slack = M - S.
+//
+//go:noescape
+func excessSlackAVX2(a []int32, c int32) (excess int64, slack int64)
+
+// excessSlackAVX512 returns the excess of a over c and the room below it
+// (values and c in [0, 2^24)):
+//
+//	for _, v := range a {
+//		excess += int64(max(v-c, 0))
+//		slack += int64(max(c-v, 0))
+//	}
+//
+// Both come from two sums, M = sum max(v, c) and S = sum v (each term below
+// 2^24, so 256 per uint32 lane before widening): excess = M - len(a)*c and
+// slack = M - S.
+// The tail is masked (and inside the slice when len(a) >= 16).
+//
+//go:noescape
+func excessSlackAVX512(a []int32, c int32) (excess int64, slack int64)
+
+// addAVX2 adds src to dst (len(src) >= len(dst)), wrapping as Go's int32
+// addition does:
+//
+//	for i := range dst {
+//		dst[i] += src[i]
+//	}
+//
+//go:noescape
+func addAVX2(dst []int32, src []int32)
+
+// foldDeltaAVX2 adds to psi, folded modulo m = len(psi) >= 1, what v adds
+// to the excess of base over c at each tick (values, v and c in [0, 2^24)):
+//
+//	for i, b := range base {
+//		psi[i%m] += int64(max(b+v, c) - max(b, c))
+//	}
+//
+// Each run of m ticks is one pass over psi, 8 ticks a step.
+//
+//go:noescape
+func foldDeltaAVX2(psi []int64, base []int32, v int32, c int32)
