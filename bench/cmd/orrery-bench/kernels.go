@@ -31,7 +31,7 @@ const workerArg = "kernel-worker"
 
 // kernelReq asks a worker for one timed batch.
 type kernelReq struct {
-	Op     string        `json:"op"` // "rotations" or "excess"
+	Op     string        `json:"op"` // "rotations", "excess", or one of loopOps
 	N      int           `json:"n"`  // circle length
 	Shifts int           `json:"shifts"`
 	Plain  bool          `json:"plain"` // the plain Go loop instead of the kernels
@@ -55,7 +55,22 @@ type kernelInput struct {
 	base, rot, rotor []int32
 	out              []int64
 	c                int32
+
+	dst []int32 // AddRotated's target, a copy of base
+	psi []int64 // FoldDelta's fold, len(base)/foldModulus entries
 }
+
+// loopOps are the link search's other loops over the circle (kernels'
+// ExcessSlack, AddRotated, FoldDelta), measured in one section.
+var loopOps = []string{"excess_slack", "add_rotated", "fold_delta"}
+
+// foldModulus: FoldDelta folds n ticks into n/foldModulus residues, as a
+// ranking's run scans do (1443 ticks into 143 on average on the 12-job
+// instance).
+const foldModulus = 10
+
+// foldV is the demand FoldDelta adds (base is below 1000, c = 1000).
+const foldV = 300
 
 func newKernelInput(n int) *kernelInput {
 	rng := rand.New(rand.NewPCG(uint64(n), 7))
@@ -65,7 +80,79 @@ func newKernelInput(n int) *kernelInput {
 		in.rot[i] = rng.Int32N(1000)
 	}
 	in.rotor = kernels.PrepareRotor(nil, in.rot)
+	in.dst = slices.Clone(in.base)
+	in.psi = make([]int64, max(n/foldModulus, 1))
 	return in
+}
+
+// loopOp returns loop kernel op (plain: the loop as its definition reads)
+// on in, and the checksum of one call from a fresh state (equal on every
+// path); pairs is one per tick.
+func loopOp(op string, plain bool, in *kernelInput) (run func(), check func() int64) {
+	switch op {
+	case "excess_slack":
+		es := kernels.ExcessSlack
+		if plain {
+			es = plainExcessSlack
+		}
+		var sink int64
+		return func() { e, s := es(in.base, in.c); sink += e + s }, func() int64 { e, s := es(in.base, in.c); return e ^ s<<1 }
+	case "add_rotated":
+		ar := kernels.AddRotated
+		if plain {
+			ar = plainAddRotated
+		}
+		t := len(in.dst) / 3
+		return func() { ar(in.dst, in.rot, t) }, func() int64 {
+			d := slices.Clone(in.base)
+			ar(d, in.rot, t)
+			return checksum32(d)
+		}
+	default:
+		fd := kernels.FoldDelta
+		if plain {
+			fd = plainFoldDelta
+		}
+		return func() { fd(in.psi, in.base, foldV, in.c) }, func() int64 {
+			psi := make([]int64, len(in.psi))
+			fd(psi, in.base, foldV, in.c)
+			var h int64
+			for i, v := range psi {
+				h += int64(i+1) * v
+			}
+			return h
+		}
+	}
+}
+
+func plainExcessSlack(a []int32, c int32) (excess, slack int64) {
+	for _, v := range a {
+		excess += max(int64(v)-int64(c), 0)
+		slack += max(int64(c)-int64(v), 0)
+	}
+	return excess, slack
+}
+
+func plainAddRotated(dst, tile []int32, t int) {
+	n := len(dst)
+	for i := range dst {
+		dst[i] += tile[(i-t+n)%n]
+	}
+}
+
+func plainFoldDelta(psi []int64, base []int32, v, c int32) {
+	m := len(psi)
+	for i, b := range base {
+		psi[i%m] += max(int64(b)+int64(v)-int64(c), 0) - max(int64(b)-int64(c), 0)
+	}
+}
+
+func checksum32(v []int32) int64 {
+	var h int64
+	for i, x := range v {
+		h += int64(i+1) * int64(x)
+	}
+	return h
 }
 
 // kernelWorker serves kernelReqs on stdin until it closes.
@@ -82,7 +169,7 @@ func kernelWorker() int {
 			enc.Encode(kernelResp{Err: err.Error()})
 			continue
 		}
-		if rq.N < 1 || rq.Shifts < 0 || rq.Shifts > rq.N || rq.Op != "rotations" && rq.Op != "excess" {
+		if rq.N < 1 || rq.Shifts < 0 || rq.Shifts > rq.N || rq.Op != "rotations" && rq.Op != "excess" && !slices.Contains(loopOps, rq.Op) {
 			enc.Encode(kernelResp{Err: fmt.Sprintf("bad request %+v", rq)})
 			continue
 		}
@@ -96,8 +183,12 @@ func kernelWorker() int {
 		}
 		var sum int64
 		var op func()
+		var check func() int64
 		var pairs float64
 		switch {
+		case slices.Contains(loopOps, rq.Op):
+			op, check = loopOp(rq.Op, rq.Plain, in)
+			pairs = float64(rq.N)
 		case rq.Op == "rotations" && rq.Plain:
 			op = func() { cassini.PlainRotations(in.out[:rq.Shifts], in.base, in.rot, in.c) }
 			pairs = float64(rq.N) * float64(rq.Shifts)
@@ -131,11 +222,14 @@ func kernelWorker() int {
 		} else {
 			batch[key] = n
 		}
-		if rq.Op == "rotations" {
+		switch {
+		case check != nil:
+			sum = check()
+		case rq.Op == "rotations":
 			for _, v := range in.out[:rq.Shifts] {
 				sum += v
 			}
-		} else {
+		default:
 			sum /= int64(n)
 		}
 		enc.Encode(kernelResp{Impl: kernels.Implementation(), Pairs: pairs, Ops: n, CPU: int64(cpu), Wall: int64(wall), Sum: sum})
@@ -243,7 +337,7 @@ func kernelSection(ctx context.Context, cfg *config) ([]bench.Section, []bench.G
 	if err != nil {
 		return nil, nil, err
 	}
-	m := kernelRuns{ns: []int{72, 360, 1024, 4096, 46155}, ops: []string{"rotations", "excess"}}
+	m := kernelRuns{ns: []int{72, 360, 1024, 4096, 46155}, ops: append([]string{"rotations", "excess"}, loopOps...)}
 	if cfg.smoke {
 		m.ns, m.ops = []int{4096}, []string{"rotations"}
 	}
@@ -253,7 +347,14 @@ func kernelSection(ctx context.Context, cfg *config) ([]bench.Section, []bench.G
 	var sections []bench.Section
 	var gates []bench.Gate
 	for _, op := range m.ops {
+		if slices.Contains(loopOps, op) {
+			continue
+		}
 		sec, g := m.report(cfg, cols, op)
+		sections, gates = append(sections, sec), append(gates, g...)
+	}
+	if slices.Contains(m.ops, loopOps[0]) {
+		sec, g := m.reportLoops(cfg, cols)
 		sections, gates = append(sections, sec), append(gates, g...)
 	}
 	return sections, gates, nil
@@ -393,6 +494,31 @@ func (m *kernelRuns) report(cfg *config, cols []column, op string) (bench.Sectio
 				g.Detail = fmt.Sprintf("%s (min %s)", bench.Ratio(g.Value), bench.Ratio(row.SIMDOverGeneric.Min))
 			}
 			gates = append(gates, g)
+		}
+	}
+	sec.Data = rows
+	return sec, gates
+}
+
+// reportLoops is the loop kernels' section (one row per kernel and n) and
+// its gates.
+func (m *kernelRuns) reportLoops(cfg *config, cols []column) (bench.Section, []bench.Gate) {
+	sec := bench.Section{ID: "kernels-loops", Title: "Kernels: the link search's other loops (ExcessSlack, AddRotated, FoldDelta)"}
+	sec.Notes = []string{fmt.Sprintf("Billions of ticks per CPU-second: ExcessSlack (the excess and the room below c of one profile: a node's mass bound), AddRotated (adding a job's tile at a shift: building a state's demand), FoldDelta (what a demand of %d adds at each tick, folded modulo n/%d: the run scan's deltas), on the same random profiles as above, each path in its own process. `plain` is each kernel's definition as a Go loop. Median over %d rounds (min–max).", foldV, foldModulus, cfg.rounds)}
+	sec.Header = []string{"kernel", "n"}
+	for _, c := range cols {
+		sec.Header = append(sec.Header, c.name)
+	}
+	sec.Header = append(sec.Header, "SIMD / generic", "generic / plain", "identical")
+	var rows []KernelRow
+	var gates []bench.Gate
+	for _, op := range loopOps {
+		for _, n := range m.ns {
+			row, cells := m.row(cols, kernelKey{op, n})
+			sec.Rows = append(sec.Rows, append([]string{op}, cells...))
+			rows = append(rows, row)
+			gates = append(gates, bench.Gate{Name: fmt.Sprintf("kernels %s n=%d: every path returns the same sums", op, n),
+				Pass: row.Identical, Value: b2f(row.Identical), Threshold: 1, Detail: yesNo(row.Identical)})
 		}
 	}
 	sec.Data = rows
