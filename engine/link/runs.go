@@ -161,7 +161,7 @@ func (w *Workspace) runLeaf(base []int32, j, from0 int, out []int64) {
 	f := w.unplaced() // the other jobs the state does not hold
 	w.in[j] = false   // Φ is over the other jobs' tuples
 	w.psi = grow(w.psi, m)
-	w.pre2 = grow(w.pre2, m+1)
+	w.pre2 = grow(w.pre2, 2*m+1)
 	trivial := w.trivial()
 	var e0 int64
 	if trivial {
@@ -183,30 +183,28 @@ func (w *Workspace) runLeaf(base []int32, j, from0 int, out []int64) {
 			hi++
 		}
 		w.delta(base, v, trivial)
+		// Prefix sums of psi over two turns, pre[m+i] = pre[m] + pre[i], so
+		// that a run's window starting at residue a < m is pre[a+len] -
+		// pre[a] however it wraps.
 		pre := w.pre2
 		pre[0] = 0
 		for i, x := range w.psi {
 			pre[i+1] = pre[i] + x
 		}
+		for i, x := range pre[1 : m+1] {
+			pre[m+1+i] = pre[m] + x
+		}
 		w.evals += int64(m)
-		for s := range out {
-			sh := from0 + s
-			var e int64
-			for _, r := range p.runs[lo:hi] {
-				a := int(r.start) + sh
-				if a >= m {
-					a -= m
-				}
-				b := a + int(r.len)
-				var sum int64
-				if b <= m {
-					sum = pre[b] - pre[a]
-				} else {
-					sum = pre[m] - pre[a] + pre[b-m]
-				}
-				e += r.n * sum
+		for _, r := range p.runs[lo:hi] {
+			// Shift from0+s starts the run at residue a0+s, which wraps
+			// to 0 at s = m-a0 (from0+len(out) <= m: one wrap at most).
+			a0, l := int(r.start)+from0, int(r.len)
+			if a0 >= m {
+				a0 -= m
 			}
-			out[s] += e
+			k := min(len(out), m-a0)
+			addWindows(out[:k], pre[a0:], pre[a0+l:], r.n)
+			addWindows(out[k:], pre, pre[l:], r.n)
 		}
 		w.evals += int64(len(out)) * int64(hi-lo)
 		lo = hi
@@ -216,6 +214,15 @@ func (w *Workspace) runLeaf(base []int32, j, from0 int, out []int64) {
 		for s := range out {
 			out[s] *= f
 		}
+	}
+}
+
+// addWindows adds n times hi[s] - lo[s] to each dst[s]: a run's window
+// sums at consecutive shifts.
+func addWindows(dst, lo, hi []int64, n int64) {
+	lo, hi = lo[:len(dst)], hi[:len(dst)]
+	for s := range dst {
+		dst[s] += n * (hi[s] - lo[s])
 	}
 }
 
