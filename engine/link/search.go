@@ -533,8 +533,14 @@ func (w *Workspace) leafLevel(base []int32, d int) int {
 	j := w.free[d]
 	lo := w.from(j)
 	n := lo + w.leafFrom(base, j, lo, w.out[lo:], true)
-	for m := lo; m < n; m++ {
-		w.offer(w.out[m], j, w.shiftOf(m))
+	// offer refuses a cost above the incumbent's, which only falls: test
+	// it here, in a loop that reads nothing else.
+	best := w.bestCost
+	for m, c := range w.out[lo:n] {
+		if c <= best {
+			w.offer(c, j, w.shiftOf(lo+m))
+			best = w.bestCost
+		}
 	}
 	if n < w.ncand[j] {
 		return -1
