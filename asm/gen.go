@@ -59,8 +59,8 @@ func main() {
 	acrossAVX512()
 	alongAVX2(revIdx8, tailMask)
 	alongAVX512(revIdx16)
-	excessSlackAVX2()
-	excessSlackAVX512()
+	excessSlack(isaAVX2)
+	excessSlack(isaAVX512)
 	addAVX2()
 	foldDeltaAVX2()
 
@@ -1125,74 +1125,143 @@ Both come from two sums, M = sum max(v, c) and S = sum v (each term below
 2^24, so 256 per uint32 lane before widening): excess = M - len(a)*c and
 slack = M - S.`
 
-// excessSlackAVX2 emits the AVX2 ExcessSlack: blocks of 16 values in two
-// pairs of accumulators, then one block of 8, then a scalar tail.
-func excessSlackAVX2() {
-	TEXT("excessSlackAVX2", NOSPLIT, "func(a []int32, c int32) (excess, slack int64)")
+// vecISA is what the ExcessSlack emitter needs of a vector width: AVX2's
+// 8 lanes or AVX-512's 16.
+type vecISA struct {
+	name  string // the function's suffix and its labels' prefix
+	lanes int
+	reg   func() VecVirtual
+	zero  func(v VecVirtual)
+	load  func(m Mem, v VecVirtual)
+	widen func(v, acc VecVirtual)     // uint32 lanes into uint64 lanes
+	hsum  func(v VecVirtual) Register // uint64 lanes
+	// tail adds the last n < lanes values at p into the M and S
+	// accumulators (vector ones for AVX-512's masked block; AVX2 leaves
+	// them to the scalar loop after the reduction and does nothing here).
+	tail func(p, n Register, cv, am, as VecVirtual)
+}
+
+var (
+	isaAVX2 = vecISA{
+		name: "AVX2", lanes: 8, reg: YMM,
+		zero:  func(v VecVirtual) { VPXOR(v, v, v) },
+		load:  func(m Mem, v VecVirtual) { VMOVDQU(m, v) },
+		widen: widen8,
+		hsum:  func(v VecVirtual) Register { return hsumQ256(v, false) },
+		tail:  func(p, n Register, cv, am, as VecVirtual) {},
+	}
+	isaAVX512 = vecISA{
+		name: "AVX512", lanes: 16, reg: ZMM,
+		zero:  zeroZ,
+		load:  func(m Mem, v VecVirtual) { VMOVDQU32(m, v) },
+		widen: widen16,
+		hsum:  hsumQ512,
+		tail: func(p, n Register, cv, am, as VecVirtual) {
+			// Inactive lanes load as zero and are left out of the max's
+			// sum by merge-masking.
+			TESTQ(n, n)
+			JZ(LabelRef("es5_reduce"))
+			k := K()
+			tailMask16(k, n, Load(Param("a").Len(), GP64()), []Register{p}, "es5_tail")
+			x, y := ZMM(), ZMM()
+			VMOVDQU32_Z(Mem{Base: p}, k, x)
+			VPMAXSD(cv, x, y)
+			VPADDD(y, am, k, am)
+			VPADDD(x, as, as)
+			XORQ(n, n)
+			Label("es5_reduce")
+		},
+	}
+)
+
+// excessSlack emits ExcessSlack for one width: blocks of 2*lanes values
+// in two pairs of accumulators (widened every 256 blocks), one block of
+// lanes, the ISA's tail, then a scalar loop over what is left (AVX2's
+// last values; nothing on AVX-512).
+func excessSlack(isa vecISA) {
+	name := "excessSlack" + isa.name
+	pre := "es" + isa.name[3:4] // es2, es5
+	TEXT(name, NOSPLIT, "func(a []int32, c int32) (excess, slack int64)")
 	Pragma("noescape")
-	docLines("excessSlackAVX2", excessSlackDoc)
+	doc := excessSlackDoc
+	if isa.lanes == 16 {
+		doc += "\nThe tail is masked (and inside the slice when len(a) >= 16)."
+		beginZero()
+	}
+	docLines(name, doc)
 	p := Load(Param("a").Base(), GP64())
 	n := Load(Param("a").Len(), GP64())
-	cv := YMM()
+	cv := isa.reg()
 	broadcastParam32("c", cv)
-	m64, s64 := YMM(), YMM()
-	VPXOR(m64, m64, m64)
-	VPXOR(s64, s64, s64)
+	m64, s64 := isa.reg(), isa.reg()
+	isa.zero(m64)
+	isa.zero(s64)
+	block := 4 * isa.lanes // bytes of one register's values
 
-	Label("es2_chunk")
+	Label(pre + "_chunk")
 	cnt := GP64()
 	MOVQ(n, cnt)
-	SHRQ(U8(4), cnt)
-	JZ(LabelRef("es2_eight"))
+	shift := uint8(4)
+	if isa.lanes == 16 {
+		shift = 5
+	}
+	SHRQ(U8(shift), cnt)
+	JZ(LabelRef(pre + "_one"))
 	minQ(cnt, widenEvery)
 	t := GP64()
 	MOVQ(cnt, t)
-	SHLQ(U8(4), t)
+	SHLQ(U8(shift), t)
 	SUBQ(t, n)
 	var am, as [2]VecVirtual
 	for j := range am {
-		am[j], as[j] = YMM(), YMM()
-		VPXOR(am[j], am[j], am[j])
-		VPXOR(as[j], as[j], as[j])
+		am[j], as[j] = isa.reg(), isa.reg()
+		isa.zero(am[j])
+		isa.zero(as[j])
 	}
-	Label("es2_loop")
+	Label(pre + "_loop")
 	for j := range am {
-		v, w := YMM(), YMM()
-		VMOVDQU(Mem{Base: p, Disp: 32 * j}, v)
+		v, w := isa.reg(), isa.reg()
+		isa.load(Mem{Base: p, Disp: block * j}, v)
 		VPMAXSD(cv, v, w)
 		VPADDD(w, am[j], am[j])
 		VPADDD(v, as[j], as[j])
 	}
-	ADDQ(U8(64), p)
+	ADDQ(U32(2*block), p)
 	DECQ(cnt)
-	JNZ(LabelRef("es2_loop"))
+	JNZ(LabelRef(pre + "_loop"))
 	for j := range am {
-		widen8(am[j], m64)
-		widen8(as[j], s64)
+		isa.widen(am[j], m64)
+		isa.widen(as[j], s64)
 	}
-	JMP(LabelRef("es2_chunk"))
+	JMP(LabelRef(pre + "_chunk"))
 
-	// At most one block of 8 is left.
-	Label("es2_eight")
-	CMPQ(n, U8(8))
-	JB(LabelRef("es2_tail"))
-	v, w := YMM(), YMM()
-	VMOVDQU(Mem{Base: p}, v)
+	// At most one block of lanes is left, then the tail.
+	Label(pre + "_one")
+	am1, as1 := isa.reg(), isa.reg()
+	isa.zero(am1)
+	isa.zero(as1)
+	CMPQ(n, U8(isa.lanes))
+	JB(LabelRef(pre + "_tail"))
+	v, w := isa.reg(), isa.reg()
+	isa.load(Mem{Base: p}, v)
 	VPMAXSD(cv, v, w)
-	widen8(w, m64)
-	widen8(v, s64)
-	ADDQ(U8(32), p)
-	SUBQ(U8(8), n)
-
-	Label("es2_tail")
-	msum := hsumQ256(m64, false)
-	ssum := hsumQ256(s64, false)
+	VPADDD(w, am1, am1)
+	VPADDD(v, as1, as1)
+	ADDQ(U8(block), p)
+	SUBQ(U8(isa.lanes), n)
+	Label(pre + "_tail")
+	isa.tail(p, n, cv, am1, as1)
+	isa.widen(am1, m64)
+	isa.widen(as1, s64)
+	msum, ssum := isa.hsum(m64), isa.hsum(s64)
 	c := GP64()
 	Load(Param("c"), c)
 	MOVLQSX(c.As32(), c)
+
+	// Scalar rest (n is zero here on AVX-512).
 	TESTQ(n, n)
-	JZ(LabelRef("es2_done"))
-	Label("es2_tailloop")
+	JZ(LabelRef(pre + "_done"))
+	Label(pre + "_scalar")
 	x, y := GP64(), GP64()
 	MOVLQSX(Mem{Base: p}, x)
 	ADDQ(x, ssum)
@@ -1202,14 +1271,10 @@ func excessSlackAVX2() {
 	ADDQ(y, msum)
 	ADDQ(U8(4), p)
 	DECQ(n)
-	JNZ(LabelRef("es2_tailloop"))
+	JNZ(LabelRef(pre + "_scalar"))
 
-	Label("es2_done")
-	excessSlackStore(msum, ssum, c)
-}
-
-// excessSlackStore turns M and S into the two results (c sign-extended).
-func excessSlackStore(msum, ssum, c Register) {
+	// excess = M - len(a)*c, slack = M - S.
+	Label(pre + "_done")
 	nc := Load(Param("a").Len(), GP64())
 	IMULQ(c, nc)
 	e := GP64()
@@ -1220,92 +1285,6 @@ func excessSlackStore(msum, ssum, c Register) {
 	Store(e, ReturnIndex(0))
 	Store(msum, ReturnIndex(1))
 	RET()
-}
-
-// excessSlackAVX512 emits the AVX-512 ExcessSlack: blocks of 32 values in
-// two pairs of accumulators, one block of 16, then one masked block.
-func excessSlackAVX512() {
-	TEXT("excessSlackAVX512", NOSPLIT, "func(a []int32, c int32) (excess, slack int64)")
-	Pragma("noescape")
-	docLines("excessSlackAVX512", excessSlackDoc+"\nThe tail is masked (and inside the slice when len(a) >= 16).")
-	beginZero()
-	p := Load(Param("a").Base(), GP64())
-	n := Load(Param("a").Len(), GP64())
-	cv := ZMM()
-	broadcastParam32("c", cv)
-	m64, s64 := ZMM(), ZMM()
-	zeroZ(m64)
-	zeroZ(s64)
-
-	Label("es5_chunk")
-	cnt := GP64()
-	MOVQ(n, cnt)
-	SHRQ(U8(5), cnt)
-	JZ(LabelRef("es5_sixteen"))
-	minQ(cnt, widenEvery)
-	t := GP64()
-	MOVQ(cnt, t)
-	SHLQ(U8(5), t)
-	SUBQ(t, n)
-	var am, as [2]VecVirtual
-	for j := range am {
-		am[j], as[j] = ZMM(), ZMM()
-		zeroZ(am[j])
-		zeroZ(as[j])
-	}
-	Label("es5_loop")
-	for j := range am {
-		v, w := ZMM(), ZMM()
-		VMOVDQU32(Mem{Base: p, Disp: 64 * j}, v)
-		VPMAXSD(cv, v, w)
-		VPADDD(w, am[j], am[j])
-		VPADDD(v, as[j], as[j])
-	}
-	ADDQ(U32(128), p)
-	DECQ(cnt)
-	JNZ(LabelRef("es5_loop"))
-	for j := range am {
-		widen16(am[j], m64)
-		widen16(as[j], s64)
-	}
-	JMP(LabelRef("es5_chunk"))
-
-	// At most one block of 16, then the masked rest: inactive lanes are zero
-	// in v and left out of the max's sum by merge-masking.
-	Label("es5_sixteen")
-	am16, as16 := ZMM(), ZMM()
-	zeroZ(am16)
-	zeroZ(as16)
-	CMPQ(n, U8(16))
-	JB(LabelRef("es5_tail"))
-	v, w := ZMM(), ZMM()
-	VMOVDQU32(Mem{Base: p}, v)
-	VPMAXSD(cv, v, w)
-	VPADDD(w, am16, am16)
-	VPADDD(v, as16, as16)
-	ADDQ(U8(64), p)
-	SUBQ(U8(16), n)
-
-	Label("es5_tail")
-	TESTQ(n, n)
-	JZ(LabelRef("es5_reduce"))
-	k := K()
-	tailMask16(k, n, Load(Param("a").Len(), GP64()), []Register{p}, "es5_tail")
-	x, y := ZMM(), ZMM()
-	VMOVDQU32_Z(Mem{Base: p}, k, x)
-	VPMAXSD(cv, x, y)
-	VPADDD(y, am16, k, am16)
-	VPADDD(x, as16, as16)
-
-	Label("es5_reduce")
-	widen16(am16, m64)
-	widen16(as16, s64)
-	msum := hsumQ512(m64)
-	ssum := hsumQ512(s64)
-	c := GP64()
-	Load(Param("c"), c)
-	MOVLQSX(c.As32(), c)
-	excessSlackStore(msum, ssum, c)
 }
 
 // hsumQ512 returns in a new GP register the sum of the eight uint64 lanes of

@@ -9110,7 +9110,7 @@ TEXT ·excessSlackAVX2(SB), NOSPLIT, $0-48
 es2_chunk:
 	MOVQ    CX, DX
 	SHRQ    $0x04, DX
-	JZ      es2_eight
+	JZ      es2_one
 	MOVQ    $0x00000100, BX
 	CMPQ    DX, BX
 	CMOVQHI BX, DX
@@ -9131,7 +9131,7 @@ es2_loop:
 	VPMAXSD      Y0, Y7, Y8
 	VPADDD       Y8, Y5, Y5
 	VPADDD       Y7, Y6, Y6
-	ADDQ         $0x40, AX
+	ADDQ         $0x00000040, AX
 	DECQ         DX
 	JNZ          es2_loop
 	VPMOVZXDQ    X3, Y7
@@ -9156,25 +9156,29 @@ es2_loop:
 	VPADDQ       Y4, Y2, Y2
 	JMP          es2_chunk
 
-es2_eight:
-	CMPQ         CX, $0x08
-	JB           es2_tail
-	VMOVDQU      (AX), Y3
-	VPMAXSD      Y0, Y3, Y0
-	VPMOVZXDQ    X0, Y4
-	VEXTRACTI128 $0x01, Y0, X0
-	VPMOVZXDQ    X0, Y0
-	VPADDQ       Y4, Y1, Y1
-	VPADDQ       Y0, Y1, Y1
+es2_one:
+	VPXOR   Y3, Y3, Y3
+	VPXOR   Y4, Y4, Y4
+	CMPQ    CX, $0x08
+	JB      es2_tail
+	VMOVDQU (AX), Y5
+	VPMAXSD Y0, Y5, Y0
+	VPADDD  Y0, Y3, Y3
+	VPADDD  Y5, Y4, Y4
+	ADDQ    $0x20, AX
+	SUBQ    $0x08, CX
+
+es2_tail:
 	VPMOVZXDQ    X3, Y0
 	VEXTRACTI128 $0x01, Y3, X3
 	VPMOVZXDQ    X3, Y3
+	VPADDQ       Y0, Y1, Y1
+	VPADDQ       Y3, Y1, Y1
+	VPMOVZXDQ    X4, Y0
+	VEXTRACTI128 $0x01, Y4, X3
+	VPMOVZXDQ    X3, Y3
 	VPADDQ       Y0, Y2, Y2
 	VPADDQ       Y3, Y2, Y2
-	ADDQ         $0x20, AX
-	SUBQ         $0x08, CX
-
-es2_tail:
 	VEXTRACTI128 $0x01, Y1, X0
 	VPADDQ       X0, X1, X0
 	VPSHUFD      $0x4e, X0, X1
@@ -9190,7 +9194,7 @@ es2_tail:
 	TESTQ        CX, CX
 	JZ           es2_done
 
-es2_tailloop:
+es2_scalar:
 	MOVLQSX (AX), DI
 	ADDQ    DI, BX
 	CMPQ    DI, SI
@@ -9198,7 +9202,7 @@ es2_tailloop:
 	ADDQ    DI, DX
 	ADDQ    $0x04, AX
 	DECQ    CX
-	JNZ     es2_tailloop
+	JNZ     es2_scalar
 
 es2_done:
 	MOVQ  a_len+8(FP), AX
@@ -9226,7 +9230,7 @@ TEXT ·excessSlackAVX512(SB), NOSPLIT, $0-48
 es5_chunk:
 	MOVQ      CX, DX
 	SHRQ      $0x05, DX
-	JZ        es5_sixteen
+	JZ        es5_one
 	MOVQ      $0x00000100, BX
 	CMPQ      DX, BX
 	CMOVQHI   BX, DX
@@ -9272,7 +9276,7 @@ es5_loop:
 	VPADDQ        Z5, Z3, Z3
 	JMP           es5_chunk
 
-es5_sixteen:
+es5_one:
 	VMOVDQA64 Z0, Z4
 	VMOVDQA64 Z0, Z0
 	CMPQ      CX, $0x10
@@ -9304,6 +9308,7 @@ es5_tail_short:
 	VPMAXSD     Z1, Z5, Z1
 	VPADDD      Z1, Z4, K1, Z4
 	VPADDD      Z5, Z0, Z0
+	XORQ        CX, CX
 
 es5_reduce:
 	VPMOVZXDQ     Y4, Z1
@@ -9322,24 +9327,38 @@ es5_reduce:
 	VPADDQ        X1, X0, X1
 	VPSHUFD       $0x4e, X1, X0
 	VPADDQ        X0, X1, X1
-	VMOVQ         X1, AX
+	VMOVQ         X1, DX
 	VEXTRACTI64X4 $0x01, Z3, Y0
 	VPADDQ        Y0, Y3, Y0
 	VEXTRACTI32X4 $0x01, Y0, X1
 	VPADDQ        X1, X0, X1
 	VPSHUFD       $0x4e, X1, X0
 	VPADDQ        X0, X1, X1
-	VMOVQ         X1, CX
-	MOVLQSX       c+24(FP), DX
-	MOVLQSX       DX, DX
-	MOVQ          a_len+8(FP), BX
-	IMULQ         DX, BX
-	MOVQ          AX, DX
-	SUBQ          BX, DX
-	SUBQ          CX, AX
+	VMOVQ         X1, BX
+	MOVLQSX       c+24(FP), SI
+	MOVLQSX       SI, SI
+	TESTQ         CX, CX
+	JZ            es5_done
+
+es5_scalar:
+	MOVLQSX (AX), DI
+	ADDQ    DI, BX
+	CMPQ    DI, SI
+	CMOVQLT SI, DI
+	ADDQ    DI, DX
+	ADDQ    $0x04, AX
+	DECQ    CX
+	JNZ     es5_scalar
+
+es5_done:
+	MOVQ  a_len+8(FP), AX
+	IMULQ SI, AX
+	MOVQ  DX, CX
+	SUBQ  AX, CX
+	SUBQ  BX, DX
 	VZEROUPPER
-	MOVQ          DX, excess+32(FP)
-	MOVQ          AX, slack+40(FP)
+	MOVQ  CX, excess+32(FP)
+	MOVQ  DX, slack+40(FP)
 	RET
 
 // func addAVX2(dst []int32, src []int32)
