@@ -63,6 +63,7 @@ func main() {
 	excessSlack(isaAVX512)
 	addAVX2()
 	foldDeltaAVX2()
+	reverseAVX2(revIdx8)
 
 	Generate()
 }
@@ -1436,6 +1437,52 @@ func foldDeltaAVX2() {
 	JMP(LabelRef("fd2_run"))
 
 	Label("fd2_done")
+	VZEROUPPER()
+	RET()
+}
+
+// reverseAVX2 emits dst[i] = src[len(src)-1-i] (len(src) = len(dst)):
+// the reversed period of a rotor, 8 values a step through the lane-reversal
+// permutation rev, then a scalar tail.
+func reverseAVX2(rev Mem) {
+	TEXT("reverseAVX2", NOSPLIT, "func(dst, src []int32)")
+	Pragma("noescape")
+	Doc(
+		"reverseAVX2 writes src reversed into dst (len(src) = len(dst)):",
+		"",
+		"\tfor i := range dst {",
+		"\t\tdst[i] = src[len(src)-1-i]",
+		"\t}",
+	)
+	d := Load(Param("dst").Base(), GP64())
+	s := Load(Param("src").Base(), GP64())
+	n := Load(Param("dst").Len(), GP64())
+	// s = &src[n]: each step reads the 8 values before it.
+	LEAQ(Mem{Base: s, Index: n, Scale: 4}, s)
+	rv := YMM()
+	VMOVDQU(rev, rv)
+	Label("rev2_eight")
+	CMPQ(n, U8(8))
+	JB(LabelRef("rev2_tail"))
+	v := YMM()
+	VPERMD(Mem{Base: s, Disp: -32}, rv, v)
+	VMOVDQU(v, Mem{Base: d})
+	ADDQ(U8(32), d)
+	SUBQ(U8(32), s)
+	SUBQ(U8(8), n)
+	JMP(LabelRef("rev2_eight"))
+	Label("rev2_tail")
+	TESTQ(n, n)
+	JZ(LabelRef("rev2_done"))
+	Label("rev2_tailloop")
+	x := GP32()
+	MOVL(Mem{Base: s, Disp: -4}, x)
+	MOVL(x, Mem{Base: d})
+	ADDQ(U8(4), d)
+	SUBQ(U8(4), s)
+	DECQ(n)
+	JNZ(LabelRef("rev2_tailloop"))
+	Label("rev2_done")
 	VZEROUPPER()
 	RET()
 }

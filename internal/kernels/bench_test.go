@@ -121,6 +121,19 @@ func BenchmarkLoops(b *testing.B) {
 	}
 }
 
+// BenchmarkPrepareRotor builds the rotor of a circle of n ticks (the
+// reversal on the path in use, then the copies) and reports ticks per
+// second.
+func BenchmarkPrepareRotor(b *testing.B) {
+	for _, n := range []int{72, 360, 1024, 46155} {
+		_, rot, _, _ := benchInput(n)
+		dst := make([]int32, RotorLen(n))
+		b.Run(fmt.Sprintf("n=%d/%s", n, Implementation()), func(b *testing.B) {
+			runPairs(b, float64(n), func() { PrepareRotor(dst, rot) })
+		})
+	}
+}
+
 // BenchmarkShapes compares the two loop shapes of each vector path (across
 // shifts, along the circle) over a grid of circle lengths n and shift counts
 // m; alongFaster encodes where each wins.

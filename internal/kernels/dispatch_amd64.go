@@ -104,6 +104,15 @@ func addRotated2(dst, tile []int32, t int) {
 	addAVX2(dst[:t], tile[n-t:])
 }
 
+// reverse is PrepareRotor's reversed period (len(src) = len(dst)).
+func reverse(dst, src []int32) {
+	if useAVX2 {
+		reverseAVX2(dst, src)
+		return
+	}
+	reverseGeneric(dst, src)
+}
+
 func foldDelta(psi []int64, base []int32, v, c int32) {
 	if useAVX2 {
 		foldDeltaAVX2(psi, base, v, c)

@@ -12,6 +12,7 @@ func rotations(dst []int64, base, rotor []int32, c int32, s0 int) {
 func excessSlack(a []int32, c int32) (excess, slack int64) { return excessSlackGeneric(a, c) }
 func addRotated(dst, tile []int32, t int)                  { addRotatedGeneric(dst, tile, t) }
 func foldDelta(psi []int64, base []int32, v, c int32)      { foldDeltaGeneric(psi, base, v, c) }
+func reverse(dst, src []int32)                             { reverseGeneric(dst, src) }
 
 // Implementation names the kernel path in use: "avx512", "avx2" or "generic".
 func Implementation() string { return "generic" }

@@ -66,6 +66,9 @@ func foldDelta(psi []int64, base []int32, v, c int32) {
 	foldDeltaGeneric(psi, base, v, c)
 }
 
+// reverse runs in the module: a rotor is built once per job and link.
+func reverse(dst, src []int32) { reverseGeneric(dst, src) }
+
 // hostExcessSlack is excessSlack through the import.
 func hostExcessSlack(a []int32, c int32) (excess, slack int64) {
 	if len(a) == 0 {

@@ -141,6 +141,15 @@ func excessSlackGeneric(a []int32, c int32) (excess, slack int64) {
 	return m - int64(len(a))*int64(c), m - s
 }
 
+// reverseGeneric is the reference for reverse: dst is src reversed
+// (len(src) = len(dst)).
+func reverseGeneric(dst, src []int32) {
+	src = src[:len(dst)]
+	for i := range dst {
+		dst[i] = src[len(src)-1-i]
+	}
+}
+
 // addRotatedGeneric is the reference for [AddRotated]: two straight runs,
 // 0 <= t < n.
 func addRotatedGeneric(dst, tile []int32, t int) {

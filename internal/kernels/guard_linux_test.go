@@ -127,4 +127,13 @@ func guardLoops(t *testing.T, im impl, a, b []int32, atEnd bool) {
 		}
 	}
 	fill(nil, a, 2) // as the caller left it
+	if im.reverse != nil {
+		im.reverse(a, b)
+		for i := range a {
+			if a[i] != b[n-1-i] {
+				t.Fatalf("reverse n=%d: dst[%d] = %d, want %d", n, i, a[i], b[n-1-i])
+			}
+		}
+		fill(nil, a, 2)
+	}
 }

@@ -35,11 +35,11 @@ func along512(dst []int64, base, rotor []int32, c int32, s0 int) {
 func archImpls() []impl {
 	return []impl{
 		{name: "avx2", ok: cpuAVX2, excess: excessAVX2, rotations: rotations2, path: true,
-			excessSlack: excessSlackAVX2, addRotated: addRotated2, foldDelta: foldDeltaAVX2},
+			excessSlack: excessSlackAVX2, addRotated: addRotated2, foldDelta: foldDeltaAVX2, reverse: reverseAVX2},
 		{name: "avx2-across", ok: cpuAVX2, excess: excessAVX2, rotations: across2},
 		{name: "avx2-along", ok: cpuAVX2, excess: excessAVX2, rotations: along2},
 		{name: "avx512", ok: cpuAVX512, excess: excessAVX512, rotations: rotations512, path: true,
-			excessSlack: excessSlackAVX512, addRotated: addRotated2, foldDelta: foldDeltaAVX2},
+			excessSlack: excessSlackAVX512, addRotated: addRotated2, foldDelta: foldDeltaAVX2, reverse: reverseAVX2},
 		{name: "avx512-across", ok: cpuAVX512, excess: excessAVX512, rotations: across512},
 		{name: "avx512-along", ok: cpuAVX512, excess: excessAVX512, rotations: along512},
 	}

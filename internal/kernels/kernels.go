@@ -40,9 +40,7 @@ func PrepareRotor(dst, rot []int32) []int32 {
 	}
 	// One reversed period, then copies of it: no division per entry.
 	dst[0] = rot[0]
-	for j := 1; j < n; j++ {
-		dst[j] = rot[n-j]
-	}
+	reverse(dst[1:n], rot[1:])
 	for j := n; j < m; j += n {
 		copy(dst[j:], dst[:n])
 	}

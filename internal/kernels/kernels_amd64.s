@@ -9484,3 +9484,38 @@ fd2_tailloop:
 fd2_done:
 	VZEROUPPER
 	RET
+
+// func reverseAVX2(dst []int32, src []int32)
+// Requires: AVX, AVX2
+TEXT ·reverseAVX2(SB), NOSPLIT, $0-48
+	MOVQ    dst_base+0(FP), AX
+	MOVQ    src_base+24(FP), CX
+	MOVQ    dst_len+8(FP), DX
+	LEAQ    (CX)(DX*4), CX
+	VMOVDQU revidx8<>+0(SB), Y0
+
+rev2_eight:
+	CMPQ    DX, $0x08
+	JB      rev2_tail
+	VPERMD  -32(CX), Y0, Y1
+	VMOVDQU Y1, (AX)
+	ADDQ    $0x20, AX
+	SUBQ    $0x20, CX
+	SUBQ    $0x08, DX
+	JMP     rev2_eight
+
+rev2_tail:
+	TESTQ DX, DX
+	JZ    rev2_done
+
+rev2_tailloop:
+	MOVL -4(CX), BX
+	MOVL BX, (AX)
+	ADDQ $0x04, AX
+	SUBQ $0x04, CX
+	DECQ DX
+	JNZ  rev2_tailloop
+
+rev2_done:
+	VZEROUPPER
+	RET

@@ -94,6 +94,49 @@ func TestLoopKernels(t *testing.T) {
 	})
 }
 
+// TestReverse checks each path's reversal against its definition on every
+// length to 300 and a few long ones, and PrepareRotor on every path against
+// rotor[j] = rot[(-j) mod n].
+func TestReverse(t *testing.T) {
+	lengths := []int{1023, 1024, 1025, 4099}
+	for n := range 301 {
+		lengths = append(lengths, n)
+	}
+	rng := rand.New(rand.NewPCG(33, 34))
+	forEachImpl(t, func(t *testing.T, im impl) {
+		if im.reverse == nil {
+			t.Skipf("%s: no reversal of its own", im.name)
+		}
+		for _, n := range lengths {
+			src := misaligned(n, n%4)
+			fill(rng, src, 0)
+			dst := misaligned(n, (n/4)%4)
+			im.reverse(dst, src)
+			for i := range dst {
+				if dst[i] != src[n-1-i] {
+					t.Fatalf("%s reverse n=%d: dst[%d] = %d, want %d", im.name, n, i, dst[i], src[n-1-i])
+				}
+			}
+		}
+	})
+	forEachPath(t, func(t *testing.T) {
+		for _, n := range lengths {
+			rot := make([]int32, n)
+			fill(rng, rot, 0)
+			rotor := PrepareRotor(nil, rot)
+			for j := range rotor {
+				want := int32(0)
+				if n > 0 {
+					want = rot[((-j)%n+n)%n]
+				}
+				if rotor[j] != want {
+					t.Fatalf("PrepareRotor n=%d: rotor[%d] = %d, want %d", n, j, rotor[j], want)
+				}
+			}
+		}
+	})
+}
+
 // foldModuli are the moduli FoldDelta is tried with over n ticks.
 func foldModuli(rng *rand.Rand, n int) []int {
 	if n <= 12 {

@@ -182,3 +182,12 @@ func addAVX2(dst []int32, src []int32)
 //
 //go:noescape
 func foldDeltaAVX2(psi []int64, base []int32, v int32, c int32)
+
+// reverseAVX2 writes src reversed into dst (len(src) = len(dst)):
+//
+//	for i := range dst {
+//		dst[i] = src[len(src)-1-i]
+//	}
+//
+//go:noescape
+func reverseAVX2(dst []int32, src []int32)
