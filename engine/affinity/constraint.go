@@ -26,6 +26,11 @@ type constraint struct {
 	rel     []bool        // two jobs: rel[(t_b - t_a) mod mod], at the optimum
 	chk     *link.Checker // three or more jobs
 	mods    []int         // per job of the constraint: its shift matters modulo this
+
+	// Two jobs: rel as bits read forwards (bit i is rel[i mod mod]) and
+	// backwards (bit i is rel[-i mod mod]), each over mod+128 bits, so that
+	// filter reads any 64 consecutive classes from one offset below mod.
+	fwd, rev []uint64
 }
 
 // constrain lists every group's constraints: its smallest capacity (the
@@ -298,6 +303,7 @@ func (a *assigner) prepare(c *constraint) error {
 			}
 		}
 		c.trivial = !slices.Contains(c.rel, false)
+		c.fwd, c.rev = relBits(c.rel, 1), relBits(c.rel, -1)
 		c.mods = []int{c.mod, c.mod}
 		return nil
 	}
@@ -313,4 +319,17 @@ func (a *assigner) prepare(c *constraint) error {
 		c.mods = append(c.mods, m)
 	}
 	return nil
+}
+
+// relBits returns rel's classes as bits, bit i = rel[(dir*i) mod len(rel)]
+// for i below len(rel)+128 (dir is 1 or -1).
+func relBits(rel []bool, dir int) []uint64 {
+	g := len(rel)
+	b := make([]uint64, (g+128+63)/64)
+	for i := range 64 * len(b) {
+		if rel[circle.Mod(dir*i, g)] {
+			b[i/64] |= 1 << (i % 64)
+		}
+	}
+	return b
 }

@@ -165,14 +165,33 @@ func (s *solver) solve(vars []int, depth int, hold bool) bool {
 func (s *solver) branch(vars []int, depth int, hold bool) bool {
 	v := vars[0]
 	pref, period, m := s.a.walked[v], s.a.jobs[v].Period, s.mod[v]
+	// The shift classes r = (pref+d) mod m in order of d, only those in
+	// v's domain (read again after each try, which restores it), found
+	// by scanning its words rather than testing every class.
+	p0 := pref % m
 	tries := m
 	if hold {
 		tries = 1
 	}
-	for d := range tries {
-		r := (pref + d) % m
-		if s.dom[v][r/64]&(1<<(r%64)) == 0 {
-			continue
+	for d := 0; d < tries; d++ {
+		r := p0 + d
+		if r >= m {
+			r -= m
+		}
+		if dom := s.dom[v]; dom[r/64]&(1<<(r%64)) == 0 {
+			next := -1
+			if r >= p0 { // d's first stretch, classes p0 to m-1
+				if next = nextIn(dom, r, m); next >= 0 {
+					d += next - r
+				} else if next = nextIn(dom, 0, p0); next >= 0 {
+					d = m - p0 + next
+				}
+			} else if next = nextIn(dom, r, p0); next >= 0 {
+				d += next - r
+			}
+			if next < 0 || d >= tries {
+				break
+			}
 		}
 		if !s.a.effort.spend(1) {
 			return false
@@ -189,6 +208,21 @@ func (s *solver) branch(vars []int, depth int, hold bool) bool {
 		}
 	}
 	return false
+}
+
+// nextIn returns the first r' in [r, hi) whose bit is set in dom, or -1.
+func nextIn(dom []uint64, r, hi int) int {
+	for r < hi {
+		w := dom[r/64] >> (r % 64)
+		if w != 0 {
+			if r += bits.TrailingZeros64(w); r < hi {
+				return r
+			}
+			return -1
+		}
+		r = (r/64 + 1) * 64
+	}
+	return -1
 }
 
 // split groups vars (in walk order) into the parts that constraints with
@@ -303,19 +337,23 @@ func (s *solver) filter(c *constraint, k int) bool {
 	switch {
 	case c.rel != nil:
 		// Shift class r is allowed if rel[(r - t_a) mod g] (k = 1) or
-		// rel[(t_b - r) mod g] (k = 0): walk the index along r.
+		// rel[(t_b - r) mod g] = rel[-(r - t_b) mod g] (k = 0): 64
+		// classes at a time from the forward or backward bits.
 		g := c.mod
-		at, step := circle.Mod(-s.t[c.jobs[0]], g), 1
+		bits, off := c.fwd, circle.Mod(-s.t[c.jobs[0]], g)
 		if k == 0 {
-			at, step = circle.Mod(s.t[c.jobs[1]], g), g-1
+			bits, off = c.rev, circle.Mod(-s.t[c.jobs[1]], g)
 		}
-		keepWhere(dom, m, func() bool {
-			ok := c.rel[at]
-			if at += step; at >= g {
-				at -= g
+		for w := range dom {
+			keep := window(bits, off)
+			if n := m - 64*w; n < 64 {
+				keep &= 1<<n - 1
 			}
-			return ok
-		})
+			dom[w] &= keep
+			if off += 64; off >= g {
+				off %= g
+			}
+		}
 	case s.a.lopt.Mode == link.Exact:
 		// One scan of the job's shifts; class r is scan entry r mod mods[k].
 		s.gatherPlaced(c)
@@ -348,6 +386,16 @@ func (s *solver) filter(c *constraint, k int) bool {
 		any |= x
 	}
 	return s.a.effort.spend(0) && any != 0
+}
+
+// window returns bits off to off+63 of b (off+64 < 64*len(b)).
+func window(b []uint64, off int) uint64 {
+	w, sh := off/64, off%64
+	x := b[w] >> sh
+	if sh != 0 {
+		x |= b[w+1] << (64 - sh)
+	}
+	return x
 }
 
 // keepWhere clears bit r of dom, for r in [0, m) in increasing order, where
