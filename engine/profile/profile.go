@@ -281,10 +281,10 @@ func (p Profile) Validate() error {
 		return fmt.Errorf("%w: %d demands for a period of %d ticks", ErrPeriodMismatch, len(p.Demand), p.Period)
 	}
 	for i, d := range p.Demand {
-		if d < 0 {
-			return &PhaseError{i, ErrInvalidBandwidth}
-		}
-		if d > MaxUnits {
+		if uint32(d) > MaxUnits { // one test for both sides: a negative d is above too
+			if d < 0 {
+				return &PhaseError{i, ErrInvalidBandwidth}
+			}
 			return &PhaseError{i, ErrDemandTooLarge}
 		}
 	}
