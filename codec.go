@@ -709,9 +709,7 @@ func (d *decoder) slice(v reflect.Value, st *schemaType) error {
 			continue
 		}
 		if n >= v.Cap() {
-			grown := reflect.MakeSlice(st.t, n+1, max(4, 2*v.Cap()))
-			reflect.Copy(grown, v)
-			v.Set(grown)
+			v.Grow(max(4, v.Cap())) // in place: MakeSlice would allocate a header too
 		}
 		v.SetLen(n + 1)
 		if err := d.value(v.Index(n), st.elem); err != nil {
@@ -726,13 +724,34 @@ var (
 	intSlice     = reflect.TypeFor[[]int]()
 )
 
+// count returns the number of elements of the array of numbers at d.i
+// (which the key scan accepted), so that it is decoded into one
+// allocation rather than appended to one element at a time.
+func (d *decoder) count() int {
+	n, empty := 0, true
+	for _, c := range d.data[d.i+1:] {
+		switch {
+		case c == ']':
+			if empty {
+				return 0
+			}
+			return n + 1
+		case c == ',':
+			n++
+		case !isSpace(c):
+			empty = false
+		}
+	}
+	return n
+}
+
 // elements decodes an array of numbers into *p with parse.
 func elements[T any](d *decoder, p *[]T, parse func([]byte) (T, error)) error {
-	d.i++
 	out := (*p)[:0]
-	if out == nil {
-		out = []T{}
+	if n := d.count(); cap(out) < n || out == nil {
+		out = make([]T, 0, n)
 	}
+	d.i++
 	for {
 		d.space()
 		if d.i >= len(d.data) {

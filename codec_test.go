@@ -366,3 +366,99 @@ func FuzzCodecMatchesEncodingJSON(f *testing.F) {
 		c.check(t, "fuzz", env, nil, false)
 	})
 }
+
+// TestEnvelopeMatchesSteps: Handle opens the envelope in one scan
+// (openEnvelope: the request a slice of it, its syntax checked with the
+// envelope's) and decodes the request without checking its syntax again;
+// on every corpus envelope, every malformed case and byte-level damage of
+// a few envelopes, that gives what decoding the envelope and then its
+// request, each checked in full, gives: the same error, or the same op
+// and the same decoded request.
+func TestEnvelopeMatchesSteps(t *testing.T) {
+	var envs [][]byte
+	files, _ := filepath.Glob(filepath.Join("testdata", "corpus", "*", "*.json*"))
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasSuffix(f, ".jsonl") {
+			envs = append(envs, bytes.Split(b, []byte("\n"))...)
+		} else {
+			envs = append(envs, b)
+		}
+	}
+	corpus, err := malformed.Load(filepath.Join("testdata", "corpus", "ok"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for mc, err := range corpus.Cases() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		envs = append(envs, mc.Envelope)
+	}
+	alphabet := []byte("{}[]:,\"\\ -0.e\x00\xffx")
+	for _, env := range []string{
+		`{"op": "cassini.link", "request": {"capacity_gbps": 25, "jobs": [{"id": "solo", "phases": [{"ms": 20, "gbps": 40}]}]}}`,
+		` { "request" : {"gpus": 4, "config": {"rounds": 4}, "jobs": []} , "op" : "shockwave.plan" } `,
+		`{"op": "cassini\u002elink", "request": {}}`,
+	} {
+		b := []byte(env)
+		for i := 0; i <= len(b); i++ {
+			envs = append(envs, b[:i])
+			for _, c := range alphabet {
+				if i < len(b) {
+					envs = append(envs, slices.Concat(b[:i], []byte{c}, b[i+1:]))
+				}
+				envs = append(envs, slices.Concat(b[:i], []byte{c}, b[i:]))
+			}
+		}
+	}
+	same := func(env []byte, what string, want, got error) bool {
+		t.Helper()
+		if want == nil && got == nil {
+			return true
+		}
+		if want == nil || got == nil {
+			t.Errorf("%.200q: %s: %v, by steps %v", env, what, got, want)
+			return false
+		}
+		if w, g := asError(want), asError(got); w.Code != g.Code || w.Field != g.Field || w.Message != g.Message {
+			t.Errorf("%.200q: %s: %v, by steps %v", env, what, got, want)
+			return false
+		}
+		return true
+	}
+	for _, env := range envs {
+		var e envelope
+		want := decode(env, &e)
+		o, name, request, err := openEnvelope(env)
+		if want == nil {
+			if _, ok := lookup(e.Op); !ok {
+				want = unknownOp(e.Op)
+			}
+		}
+		if !same(env, "envelope", want, err) {
+			continue
+		}
+		if want != nil {
+			if name != e.Op {
+				t.Errorf("%.200q: op %q, by steps %q", env, name, e.Op)
+			}
+			continue
+		}
+		if name != e.Op || o.Name != e.Op || !bytes.Equal(request, e.Request) {
+			t.Errorf("%.200q: op %q (%q), request %.200q; by steps %q, %.200q", env, name, o.Name, request, e.Op, e.Request)
+			continue
+		}
+		mine, theirs := reflect.New(o.req), reflect.New(o.req)
+		if !same(env, "request", decode(e.Request, theirs.Interface()), decodeRequest(request, mine.Interface(), true)) {
+			continue
+		}
+		if !reflect.DeepEqual(mine.Interface(), theirs.Interface()) {
+			t.Errorf("%.200q: decoded request differs from the steps'", env)
+		}
+	}
+	t.Logf("%d envelopes", len(envs))
+}

@@ -33,8 +33,15 @@ import (
 // element count), so that a request's sizes can be checked before anything
 // is allocated for them.
 func checkKeys(data []byte, t reflect.Type, m *measures) error {
-	k := keyScanner{data: data, m: m}
-	if path, ok := k.value(schemaOf(t)); !ok {
+	k := keyScanner{data: data}
+	if m != nil {
+		k.m = *m // a copy in k, which stays on the stack: *m may too
+	}
+	path, ok := k.value(schemaOf(t))
+	if m != nil {
+		*m = k.m
+	}
+	if !ok {
 		code := k.code
 		if code == "" {
 			code = CodeMalformed
@@ -56,13 +63,17 @@ type keyScanner struct {
 	data []byte
 	i    int
 	why  string
-	code string   // of the error, when not malformed_json
-	keys [][2]int // raw keys of the open objects, a stack
+	code string // of the error, when not malformed_json
+	// The raw keys of the open objects (offsets in data), a stack: the
+	// first ones in shallow, which needs no allocation, the rest in deep.
+	nkeys   int
+	shallow [32][2]int
+	deep    [][2]int
 
-	m     *measures // values to measure, or nil
-	depth int       // objects open, the root one is 1
-	top   []byte    // the raw key of the root object's value being scanned
-	elems int       // element count of the array scanned last
+	m     measures // values to measure (none: m.paths is empty)
+	depth int      // objects open, the root one is 1
+	top   []byte   // the raw key of the root object's value being scanned
+	elems int      // element count of the array scanned last
 }
 
 // measures names values of a request (a top-level key, "jobs", or a key of
@@ -70,12 +81,19 @@ type keyScanner struct {
 // them: the raw bytes of each, and the element count of an array.
 type measures struct {
 	paths []string
-	raw   [][]byte
-	count []int
+	raw   [maxMeasures][]byte
+	count [maxMeasures]int
 }
 
+// maxMeasures bounds the values a request type measures (RankRequest
+// measures three), so that measures needs no allocation of its own.
+const maxMeasures = 4
+
 func newMeasures(paths ...string) *measures {
-	return &measures{paths: paths, raw: make([][]byte, len(paths)), count: make([]int, len(paths))}
+	if len(paths) > maxMeasures {
+		panic("orrery: a request measures more than maxMeasures values")
+	}
+	return &measures{paths: paths}
 }
 
 // get returns the raw value at path and, for an array, its element count;
@@ -100,7 +118,7 @@ func (m *measures) int(path string) (int, bool) {
 // measured returns the index in k.m of the value of key raw in the object
 // at the current depth, or -1.
 func (k *keyScanner) measured(raw []byte) int {
-	if k.m == nil || k.depth > 2 {
+	if len(k.m.paths) == 0 || k.depth > 2 {
 		return -1
 	}
 	key := raw[1 : len(raw)-1]
@@ -437,9 +455,9 @@ func (k *keyScanner) object(st *schemaType) (string, bool) {
 	} else {
 		elem = st.elem
 	}
-	base := len(k.keys)
+	base := k.nkeys
 	k.depth++
-	defer func() { k.keys = k.keys[:base]; k.depth-- }()
+	defer func() { k.nkeys = base; k.depth-- }()
 	var set map[string]bool
 	for {
 		k.space()
@@ -515,19 +533,38 @@ func (k *keyScanner) seen(set *map[string]bool, base, a int, raw []byte) bool {
 		(*set)[key] = true
 		return false
 	}
-	for _, prev := range k.keys[base:] {
-		if sameKey(k.data[prev[0]:prev[1]], raw) {
+	for j := base; j < k.nkeys; j++ {
+		if sameKey(k.rawKey(j), raw) {
 			return true
 		}
 	}
-	k.keys = append(k.keys, [2]int{a, a + len(raw)})
-	if len(k.keys)-base > 32 {
-		*set = make(map[string]bool, 2*(len(k.keys)-base))
-		for _, prev := range k.keys[base:] {
-			(*set)[unquote(k.data[prev[0]:prev[1]])] = true
+	k.pushKey(a, a+len(raw))
+	if n := k.nkeys - base; n > 32 {
+		*set = make(map[string]bool, 2*n)
+		for j := base; j < k.nkeys; j++ {
+			(*set)[unquote(k.rawKey(j))] = true
 		}
 	}
 	return false
+}
+
+// pushKey puts the key at data[a:b] on the stack of keys.
+func (k *keyScanner) pushKey(a, b int) {
+	if k.nkeys < len(k.shallow) {
+		k.shallow[k.nkeys] = [2]int{a, b}
+	} else {
+		k.deep = append(k.deep[:k.nkeys-len(k.shallow)], [2]int{a, b})
+	}
+	k.nkeys++
+}
+
+// rawKey returns key j of the stack.
+func (k *keyScanner) rawKey(j int) []byte {
+	ab := k.shallow[min(j, len(k.shallow)-1)]
+	if j >= len(k.shallow) {
+		ab = k.deep[j-len(k.shallow)]
+	}
+	return k.data[ab[0]:ab[1]]
 }
 
 // str skips a JSON string starting at the opening quote.

@@ -26,10 +26,17 @@ type op struct {
 }
 
 // handler runs an operation on a JSON request; req and resp are its
-// request and response types, for the published JSON Schema.
+// request and response types, for the published JSON Schema. exec's
+// checked says the request's syntax was checked already, with the
+// envelope around it (see decodeRequest).
 type handler struct {
-	run       func(ctx context.Context, s *Session, request []byte) (any, error)
+	exec      func(ctx context.Context, s *Session, request []byte, checked bool) (any, error)
 	req, resp reflect.Type
+}
+
+// run runs the operation on a request nothing has checked yet.
+func (h handler) run(ctx context.Context, s *Session, request []byte) (any, error) {
+	return h.exec(ctx, s, request, false)
 }
 
 // registry is the one table of operations. Call and Handle dispatch through
@@ -67,9 +74,9 @@ var registry = []op{
 // key scan refused already); the JSON form adds nothing but decoding, so
 // the two have the same semantics by construction.
 func jsonOp[Req, Resp any](f func(context.Context, Req) (Resp, error)) handler {
-	return handler{req: reflect.TypeFor[Req](), resp: reflect.TypeFor[Resp](), run: func(ctx context.Context, _ *Session, data []byte) (any, error) {
+	return handler{req: reflect.TypeFor[Req](), resp: reflect.TypeFor[Resp](), exec: func(ctx context.Context, _ *Session, data []byte, checked bool) (any, error) {
 		var req Req
-		if err := decode(data, &req); err != nil {
+		if err := decodeRequest(data, &req, checked); err != nil {
 			return nil, err
 		}
 		resp, err := f(ctx, req)
@@ -84,12 +91,12 @@ func jsonOp[Req, Resp any](f func(context.Context, Req) (Resp, error)) handler {
 // function answers a Resp (declared for the schema; TestSessionResponses
 // decodes every session answer of the corpus into it strictly).
 func sessionOp[Req, Resp any, F any](f func(context.Context, *Session, Req) (F, error)) handler {
-	return handler{req: reflect.TypeFor[Req](), resp: reflect.TypeFor[Resp](), run: func(ctx context.Context, s *Session, data []byte) (any, error) {
+	return handler{req: reflect.TypeFor[Req](), resp: reflect.TypeFor[Resp](), exec: func(ctx context.Context, s *Session, data []byte, checked bool) (any, error) {
 		if s == nil {
 			return nil, &Error{Code: CodeInvalid, Field: "op", Message: "a stateful operation keeps its scheduler between calls: run it on a Session (orrery.NewSession), as the WebAssembly module, the C library and the bindings do"}
 		}
 		var req Req
-		if err := decode(data, &req); err != nil {
+		if err := decodeRequest(data, &req, checked); err != nil {
 			return nil, err
 		}
 		resp, err := f(ctx, s, req)

@@ -15,10 +15,11 @@ import (
 func syntaxCheck(data []byte) *Error {
 	s := syntaxScanner{data: data}
 	msg, at := s.scan()
+	if at < 0 {
+		return nil
+	}
 	e := &Error{Code: CodeMalformed}
 	switch {
-	case at < 0:
-		return nil
 	case at == len(data):
 		line, col := position(data, int64(len(data)))
 		e.Message = fmt.Sprintf("unexpected end of the request (byte %d, line %d, column %d)", len(data), line, col)
@@ -37,9 +38,29 @@ const maxNesting = 10000
 // syntaxScanner checks JSON syntax with encoding/json's scanner's rules
 // and messages, without its package.
 type syntaxScanner struct {
-	data  []byte
-	i     int
-	stack []byte // '{' or '[' of each open container
+	data []byte
+	i    int
+	// '{' or '[' of each open container, a stack: the first ones in
+	// shallow, which needs no allocation, the rest in deep.
+	depth   int
+	shallow [64]byte
+	deep    []byte
+}
+
+func (s *syntaxScanner) push(c byte) {
+	if s.depth < len(s.shallow) {
+		s.shallow[s.depth] = c
+	} else {
+		s.deep = append(s.deep[:s.depth-len(s.shallow)], c)
+	}
+	s.depth++
+}
+
+func (s *syntaxScanner) top() byte {
+	if s.depth <= len(s.shallow) {
+		return s.shallow[s.depth-1]
+	}
+	return s.deep[s.depth-1-len(s.shallow)]
 }
 
 // scan returns (_, -1) for one valid value; ("", i) for a complete value
@@ -78,16 +99,16 @@ func (s *syntaxScanner) value() (string, bool) {
 		c := s.data[s.i]
 		switch {
 		case c == '{' || c == '[':
-			if len(s.stack) >= maxNesting {
+			if s.depth >= maxNesting {
 				return "exceeded max depth", false
 			}
-			s.stack = append(s.stack, c)
+			s.push(c)
 			s.i++
 			if !s.skipSpace() {
 				return "", false
 			}
 			if closer := s.data[s.i]; (c == '{' && closer == '}') || (c == '[' && closer == ']') {
-				s.stack = s.stack[:len(s.stack)-1]
+				s.depth--
 				s.i++
 				break
 			}
@@ -122,14 +143,14 @@ func (s *syntaxScanner) value() (string, bool) {
 		}
 		// A value ended: close containers or go on to the next one.
 		for {
-			if len(s.stack) == 0 {
+			if s.depth == 0 {
 				return "", true
 			}
 			if !s.skipSpace() {
 				return "", false
 			}
 			c := s.data[s.i]
-			top := s.stack[len(s.stack)-1]
+			top := s.top()
 			switch {
 			case c == ',' && top == '{':
 				s.i++
@@ -139,7 +160,7 @@ func (s *syntaxScanner) value() (string, bool) {
 			case c == ',':
 				s.i++
 			case (c == '}' && top == '{') || (c == ']' && top == '['):
-				s.stack = s.stack[:len(s.stack)-1]
+				s.depth--
 				s.i++
 				continue
 			case top == '{':

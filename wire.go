@@ -133,12 +133,30 @@ func Call(ctx context.Context, op string, request []byte) ([]byte, error) {
 func call(ctx context.Context, s *Session, op string, request []byte) ([]byte, error) {
 	o, ok := lookup(op)
 	if !ok {
-		return nil, &Error{Code: CodeUnknownOp, Field: "op", Message: fmt.Sprintf("unknown operation %q (known: %s)", op, strings.Join(opNames(), ", "))}
+		return nil, unknownOp(op)
 	}
+	resp, err := runOp(ctx, s, o, request, false)
+	if err != nil {
+		return nil, err
+	}
+	out, err := marshal(resp)
+	if err != nil {
+		return nil, &Error{Code: CodeInternal, Message: message(err), err: err}
+	}
+	return out, nil
+}
+
+func unknownOp(op string) *Error {
+	return &Error{Code: CodeUnknownOp, Field: "op", Message: fmt.Sprintf("unknown operation %q (known: %s)", op, strings.Join(opNames(), ", "))}
+}
+
+// runOp runs o on request (checked: its syntax was checked with the
+// envelope's) and returns the response to encode.
+func runOp(ctx context.Context, s *Session, o op, request []byte, checked bool) (any, error) {
 	if len(request) > MaxRequestBytes {
 		return nil, &Error{Code: CodeLimit, Message: fmt.Sprintf("request is %d bytes, above the %d byte limit", len(request), MaxRequestBytes)}
 	}
-	resp, err := o.run(ctx, s, request)
+	resp, err := o.exec(ctx, s, request, checked)
 	if err != nil {
 		var we *Error
 		if !errors.As(err, &we) {
@@ -146,11 +164,7 @@ func call(ctx context.Context, s *Session, op string, request []byte) ([]byte, e
 		}
 		return nil, we
 	}
-	out, err := marshal(resp)
-	if err != nil {
-		return nil, &Error{Code: CodeInternal, Message: message(err), err: err}
-	}
-	return out, nil
+	return resp, nil
 }
 
 // envelope is the request envelope of [Handle].
@@ -190,22 +204,77 @@ func handle(ctx context.Context, s *Session, env []byte) (out []byte) {
 			out, _ = marshal(r)
 		}
 	}()
-	var e envelope
 	if len(env) > MaxRequestBytes {
 		r.Error = &Error{Code: CodeLimit, Message: fmt.Sprintf("request is %d bytes, above the %d byte limit", len(env), MaxRequestBytes)}
-	} else if err := decode(env, &e); err != nil {
+	} else if o, name, request, err := openEnvelope(env); err != nil {
+		r.Op = name
 		r.Error = asError(err)
 	} else {
-		r.Op = e.Op
-		resp, err := call(ctx, s, e.Op, e.Request)
-		if err != nil {
+		r.Op = name
+		if resp, err := runOp(ctx, s, o, request, true); err != nil {
 			r.Error = asError(err)
-		} else {
-			r.Response = resp
+		} else if r.Response, err = marshal(resp); err != nil {
+			r.Error = &Error{Code: CodeInternal, Message: message(err), err: err}
 		}
 	}
 	out, _ = marshal(r)
 	return out
+}
+
+var (
+	envelopeType     = reflect.TypeFor[envelope]()
+	envelopeMeasures = []string{"op", "request"}
+)
+
+// openEnvelope checks env as decode would decode it into an envelope, and
+// returns the operation it names (name: the op as given, when it names
+// none, with an unknown_op error) and the request's bytes, a slice of env:
+// the one scan of the envelope's syntax checked the request's too, and
+// nothing copies it.
+func openEnvelope(env []byte) (o op, name string, request []byte, err error) {
+	if len(bytes.TrimSpace(env)) == 0 {
+		return op{}, "", nil, &Error{Code: CodeMalformed, Message: "empty request"}
+	}
+	if se := syntaxCheck(env); se != nil {
+		return op{}, "", nil, se
+	}
+	m := measures{paths: envelopeMeasures}
+	if err := checkKeys(env, envelopeType, &m); err != nil {
+		return op{}, "", nil, err
+	}
+	rawOp, _ := m.get("op")
+	request, _ = m.get("request")
+	request = bytes.TrimSpace(request)
+	if rawOp = bytes.TrimSpace(rawOp); plain(rawOp) {
+		if o, ok := lookupRaw(rawOp[1 : len(rawOp)-1]); ok {
+			return o, o.Name, request, nil
+		}
+	}
+	if rawOp != nil {
+		name = unquote(rawOp)
+	}
+	if o, ok := lookup(name); ok {
+		return o, o.Name, request, nil
+	}
+	return op{}, name, nil, unknownOp(name)
+}
+
+// lookupRaw is lookup by the bytes of the name, without making it a
+// string.
+func lookupRaw(name []byte) (op, bool) {
+	lo, hi := 0, len(registry)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if registry[m].Name < string(name) {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	if lo < len(registry) && registry[lo].Name == string(name) {
+		return registry[lo], true
+	}
+	return op{}, false
 }
 
 func asError(err error) *Error {
@@ -218,12 +287,19 @@ func asError(err error) *Error {
 
 // decode unmarshals data into v strictly: unknown fields, trailing data and
 // type mismatches are *Error values with code malformed_json naming the field.
-func decode(data []byte, v any) error {
+func decode(data []byte, v any) error { return decodeRequest(data, v, false) }
+
+// decodeRequest is decode; checked says data's syntax was checked already
+// (it is a value of an envelope syntaxCheck accepted, so it would accept
+// data too) and is not checked again.
+func decodeRequest(data []byte, v any, checked bool) error {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return &Error{Code: CodeMalformed, Message: "empty request"}
 	}
-	if se := syntaxCheck(data); se != nil {
-		return se
+	if !checked {
+		if se := syntaxCheck(data); se != nil {
+			return se
+		}
 	}
 	t := reflect.TypeOf(v)
 	sz, _ := v.(sized)
