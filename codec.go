@@ -58,6 +58,7 @@ var (
 // index path through embedded structs) and whether omitempty drops it.
 type codecField struct {
 	name      string
+	key       []byte // the encoded key and its colon, "name":
 	index     []int
 	omitEmpty bool
 	typ       *schemaType
@@ -77,7 +78,6 @@ type schemaType struct {
 	anyValue, custom bool
 	elem             *schemaType            // of a pointer, slice, array or map
 	fields           []codecField           // of a struct, in encoding/json's order
-	byKey            map[string]int         // index in fields by key
 	keyTypes         map[string]*schemaType // field type by key, for the scan
 }
 
@@ -120,16 +120,34 @@ func buildSchema(t reflect.Type, fresh map[reflect.Type]*schemaType) *schemaType
 		st.elem = buildSchema(t.Elem(), fresh)
 	case reflect.Struct:
 		st.fields = jsonFields(t)
-		st.byKey = make(map[string]int, len(st.fields))
 		st.keyTypes = make(map[string]*schemaType, len(st.fields))
 		for i := range st.fields {
 			f := &st.fields[i]
 			f.typ = buildSchema(t.FieldByIndex(f.index).Type, fresh)
-			st.byKey[f.name] = i
+			f.key = append(appendJSONString(nil, f.name), ':')
 			st.keyTypes[f.name] = f.typ
 		}
 	}
 	return st
+}
+
+// fieldIndex returns the index in st.fields of the field of key name, or
+// -1: it compares from hint on, round, since a request's keys mostly come
+// in the fields' order (a hash of the key, in a map, costs more than the
+// one or two comparisons that then find it).
+func (st *schemaType) fieldIndex(name []byte, hint int) int {
+	n := len(st.fields)
+	i := min(max(hint, 0), n)
+	for range n {
+		if i == n {
+			i = 0
+		}
+		if st.fields[i].name == string(name) {
+			return i
+		}
+		i++
+	}
+	return -1
 }
 
 // jsonFields returns the JSON fields of struct t in encoding/json's order
@@ -189,21 +207,59 @@ func hasOption(opts, name string) bool {
 type encoder struct {
 	buf []byte
 	err error
+
+	// Scratch of mapping, reused: the entries of the maps being written
+	// (a stack: a map inside a map puts its own above), and their bytes.
+	entries []mapEntry
+	tmp     []byte
+}
+
+// mapEntry is a map's entry as the encoder wrote it, in map order:
+// buf[a:b] is its key, colon and value.
+type mapEntry struct {
+	key  string
+	a, b int
+}
+
+// encoders keeps encoders between calls (as encoding/json keeps its
+// encodeState), so that a call's encoding grows no buffer in the steady
+// state: the caller gets a copy of the right size.
+var encoders = sync.Pool{New: func() any { return new(encoder) }}
+
+// maxKeptBuffer bounds the buffers an encoder keeps in encoders: a rare
+// huge response is not held on to.
+const maxKeptBuffer = 64 << 10
+
+func getEncoder() *encoder { return encoders.Get().(*encoder) }
+
+func putEncoder(e *encoder) {
+	if cap(e.buf) > maxKeptBuffer || cap(e.tmp) > maxKeptBuffer {
+		return
+	}
+	e.buf, e.err, e.entries, e.tmp = e.buf[:0], nil, e.entries[:0], e.tmp[:0]
+	encoders.Put(e)
 }
 
 // marshal returns the JSON encoding of v, byte for byte what json.Marshal
 // returns for the schema's types.
 func marshal(v any) ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 512)}
-	rv := reflect.ValueOf(v)
-	if !rv.IsValid() {
-		return []byte("null"), nil
-	}
-	e.value(rv, schemaOf(rv.Type()))
+	e := getEncoder()
+	defer putEncoder(e)
+	e.any(v)
 	if e.err != nil {
 		return nil, e.err
 	}
-	return e.buf, nil
+	return slices.Clone(e.buf), nil
+}
+
+// any writes v, of any type.
+func (e *encoder) any(v any) {
+	rv := reflect.ValueOf(v)
+	if !rv.IsValid() {
+		e.buf = append(e.buf, "null"...)
+		return
+	}
+	e.value(rv, schemaOf(rv.Type()))
 }
 
 func (e *encoder) fail(err error) {
@@ -309,17 +365,25 @@ func (e *encoder) custom(v reflect.Value) {
 func (e *encoder) object(v reflect.Value, st *schemaType) {
 	e.buf = append(e.buf, '{')
 	first := true
-	for _, f := range st.fields {
-		fv, err := v.FieldByIndexErr(f.index)
-		if err != nil || (f.omitEmpty && empty(fv)) {
-			continue // behind a nil embedded pointer, or empty
+	for i := range st.fields {
+		f := &st.fields[i]
+		var fv reflect.Value
+		if len(f.index) == 1 {
+			fv = v.Field(f.index[0])
+		} else {
+			var err error
+			if fv, err = v.FieldByIndexErr(f.index); err != nil {
+				continue // behind a nil embedded pointer
+			}
+		}
+		if f.omitEmpty && empty(fv) {
+			continue
 		}
 		if !first {
 			e.buf = append(e.buf, ',')
 		}
 		first = false
-		e.buf = appendJSONString(e.buf, f.name)
-		e.buf = append(e.buf, ':')
+		e.buf = append(e.buf, f.key...)
 		e.value(fv, f.typ)
 	}
 	e.buf = append(e.buf, '}')
@@ -338,6 +402,10 @@ func empty(v reflect.Value) bool {
 	return false
 }
 
+// mapping writes a map with its keys sorted, as encoding/json does: each
+// entry is written in map order, then the entries are put in key order.
+// A map[string]float64 (the responses' maps) is read without reflect;
+// another map through one reused key and value, not a copy of each.
 func (e *encoder) mapping(v reflect.Value, st *schemaType) {
 	if v.IsNil() {
 		e.buf = append(e.buf, "null"...)
@@ -347,17 +415,40 @@ func (e *encoder) mapping(v reflect.Value, st *schemaType) {
 		e.fail(errors.New("json: unsupported type: " + v.Type().String()))
 		return
 	}
-	keys := v.MapKeys()
-	slices.SortFunc(keys, func(a, b reflect.Value) int { return strings.Compare(a.String(), b.String()) })
 	e.buf = append(e.buf, '{')
-	for i, k := range keys {
+	start, base := len(e.buf), len(e.entries)
+	if m, ok := reflect.TypeAssert[map[string]float64](v); ok {
+		for k, x := range m {
+			a := len(e.buf)
+			e.buf = append(appendJSONString(e.buf, k), ':')
+			e.float(x, 64)
+			e.entries = append(e.entries, mapEntry{k, a, len(e.buf)})
+		}
+	} else {
+		key := reflect.New(v.Type().Key()).Elem()
+		elem := reflect.New(v.Type().Elem()).Elem()
+		var it reflect.MapIter
+		it.Reset(v)
+		for it.Next() {
+			key.SetIterKey(&it)
+			elem.SetIterValue(&it)
+			a := len(e.buf)
+			e.buf = append(appendJSONString(e.buf, key.String()), ':')
+			e.value(elem, st.elem)
+			e.entries = append(e.entries, mapEntry{key.String(), a, len(e.buf)})
+		}
+	}
+	entries := e.entries[base:]
+	slices.SortFunc(entries, func(a, b mapEntry) int { return strings.Compare(a.key, b.key) })
+	e.tmp = append(e.tmp[:0], e.buf[start:]...)
+	e.buf = e.buf[:start]
+	for i, en := range entries {
 		if i > 0 {
 			e.buf = append(e.buf, ',')
 		}
-		e.buf = appendJSONString(e.buf, k.String())
-		e.buf = append(e.buf, ':')
-		e.value(v.MapIndex(k), st.elem)
+		e.buf = append(e.buf, e.tmp[en.a-start:en.b-start]...)
 	}
+	e.entries = e.entries[:base]
 	e.buf = append(e.buf, '}')
 }
 
@@ -634,17 +725,18 @@ func (d *decoder) members(f func(key []byte) error) error {
 }
 
 func (d *decoder) object(v reflect.Value, st *schemaType) error {
+	next := 0
 	return d.members(func(key []byte) error {
 		var i int
-		var ok bool
 		if plain(key) {
-			i, ok = st.byKey[string(key[1:len(key)-1])] // no allocation
+			i = st.fieldIndex(key[1:len(key)-1], next)
 		} else {
-			i, ok = st.byKey[unquote(key)]
+			i = st.fieldIndex([]byte(unquote(key)), next)
 		}
-		if !ok {
+		if i < 0 {
 			return errDecode
 		}
+		next = i + 1
 		f := &st.fields[i]
 		fv := v.Field(f.index[0])
 		if len(f.index) > 1 {

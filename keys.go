@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -89,11 +90,24 @@ type measures struct {
 // measures three), so that measures needs no allocation of its own.
 const maxMeasures = 4
 
-func newMeasures(paths ...string) *measures {
+// measuresKept keeps measures between calls: sized.limits, an interface
+// method, would make each call's escape to the heap.
+var measuresKept = sync.Pool{New: func() any { return new(measures) }}
+
+// getMeasures returns measures of paths, until putMeasures.
+func getMeasures(paths []string) *measures {
 	if len(paths) > maxMeasures {
 		panic("orrery: a request measures more than maxMeasures values")
 	}
-	return &measures{paths: paths}
+	m := measuresKept.Get().(*measures)
+	m.paths = paths
+	return m
+}
+
+// putMeasures forgets what m saw (slices of a request) and keeps it.
+func putMeasures(m *measures) {
+	*m = measures{}
+	measuresKept.Put(m)
 }
 
 // get returns the raw value at path and, for an array, its element count;
@@ -459,6 +473,7 @@ func (k *keyScanner) object(st *schemaType) (string, bool) {
 	k.depth++
 	defer func() { k.nkeys = base; k.depth-- }()
 	var set map[string]bool
+	next := 0 // the field after the last key's: where the next key most likely is
 	for {
 		k.space()
 		if k.i >= len(k.data) || k.data[k.i] == '}' {
@@ -484,13 +499,15 @@ func (k *keyScanner) object(st *schemaType) (string, bool) {
 			return unquote(raw), false
 		}
 		if fields != nil {
-			var ok bool
+			var f int
 			if plain(raw) {
-				ft, ok = fields[string(raw[1:len(raw)-1])] // no allocation
+				f = st.fieldIndex(raw[1:len(raw)-1], next)
 			} else {
-				ft, ok = fields[unquote(raw)]
+				f = st.fieldIndex([]byte(unquote(raw)), next)
 			}
-			if !ok {
+			if f >= 0 {
+				ft, next = st.fields[f].typ, f+1
+			} else {
 				key := unquote(raw)
 				k.why = "unknown field"
 				if _, name, ok := structField(st.t, key); ok {

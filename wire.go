@@ -29,6 +29,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -211,14 +212,32 @@ func handle(ctx context.Context, s *Session, env []byte) (out []byte) {
 		r.Error = asError(err)
 	} else {
 		r.Op = name
-		if resp, err := runOp(ctx, s, o, request, true); err != nil {
-			r.Error = asError(err)
-		} else if r.Response, err = marshal(resp); err != nil {
-			r.Error = &Error{Code: CodeInternal, Message: message(err), err: err}
+		resp, err := runOp(ctx, s, o, request, true)
+		if err == nil {
+			if out, err = encodeReply(name, resp); err == nil {
+				return out
+			}
+			err = &Error{Code: CodeInternal, Message: message(err), err: err}
 		}
+		r.Error = asError(err)
 	}
 	out, _ = marshal(r)
 	return out
+}
+
+// encodeReply returns marshal(reply{Version: Version, Op: op, Response:
+// resp's encoding}): the response is written in place, in the one buffer.
+func encodeReply(op string, resp any) ([]byte, error) {
+	e := getEncoder()
+	defer putEncoder(e)
+	e.buf = strconv.AppendInt(append(e.buf, `{"version":`...), Version, 10)
+	e.buf = append(appendJSONString(append(e.buf, `,"op":`...), op), `,"response":`...)
+	e.any(resp)
+	if e.err != nil {
+		return nil, e.err
+	}
+	e.buf = append(e.buf, '}')
+	return slices.Clone(e.buf), nil
 }
 
 var (
@@ -305,7 +324,8 @@ func decodeRequest(data []byte, v any, checked bool) error {
 	sz, _ := v.(sized)
 	var m *measures
 	if sz != nil {
-		m = newMeasures(sz.measure()...)
+		m = getMeasures(sz.measure())
+		defer putMeasures(m)
 	}
 	if err := checkKeys(data, t, m); err != nil {
 		return err
