@@ -403,6 +403,7 @@ func TestEnvelopeMatchesSteps(t *testing.T) {
 		`{"op": "cassini.link", "request": {"capacity_gbps": 25, "jobs": [{"id": "solo", "phases": [{"ms": 20, "gbps": 40}]}]}}`,
 		` { "request" : {"gpus": 4, "config": {"rounds": 4}, "jobs": []} , "op" : "shockwave.plan" } `,
 		`{"op": "cassini\u002elink", "request": {}}`,
+		`{"\u006fp": "shockwave.plan", "req\u0075est": {"gpus": 4, "c\u006enfig": {"r\u006funds": 4}, "jobs": []}}`,
 	} {
 		b := []byte(env)
 		for i := 0; i <= len(b); i++ {

@@ -68,8 +68,8 @@ type keyScanner struct {
 	// The raw keys of the open objects (offsets in data), a stack: the
 	// first ones in shallow, which needs no allocation, the rest in deep.
 	nkeys   int
-	shallow [32][2]int
-	deep    [][2]int
+	shallow [32]keyRef
+	deep    []keyRef
 
 	m     measures // values to measure (none: m.paths is empty)
 	depth int      // objects open, the root one is 1
@@ -130,22 +130,34 @@ func (m *measures) int(path string) (int, bool) {
 }
 
 // measured returns the index in k.m of the value of key raw in the object
-// at the current depth, or -1.
-func (k *keyScanner) measured(raw []byte) int {
+// at the current depth, or -1. Keys compare by their text: "j\u006fbs" is
+// measured as "jobs" is.
+func (k *keyScanner) measured(raw []byte, isPlain bool) int {
 	if len(k.m.paths) == 0 || k.depth > 2 {
 		return -1
 	}
 	key := raw[1 : len(raw)-1]
+	if !isPlain {
+		key = []byte(unquote(raw))
+	}
 	for i, p := range k.m.paths {
 		parent, name, nested := strings.Cut(p, ".")
 		switch {
 		case k.depth == 1 && !nested && parent == string(key):
 			return i
-		case k.depth == 2 && nested && name == string(key) && bytes.Equal(k.top[1:len(k.top)-1], []byte(parent)):
+		case k.depth == 2 && nested && name == string(key) && sameText(k.top, parent):
 			return i
 		}
 	}
 	return -1
+}
+
+// sameText reports whether the raw JSON string raw's text is s.
+func sameText(raw []byte, s string) bool {
+	if plain(raw) {
+		return string(raw[1:len(raw)-1]) == s
+	}
+	return unquote(raw) == s
 }
 
 // value scans one value decoding into st (nil: anything, unchecked). On a
@@ -164,9 +176,13 @@ func (k *keyScanner) value(st *schemaType) (string, bool) {
 	kind := reflect.Invalid
 	if st != nil {
 		kind = st.kind
-		if why := k.scalar(st.t); why != "" {
+		why, done := k.scalar(st)
+		if why != "" {
 			k.why = why
 			return "", false
+		}
+		if done {
+			return "", true
 		}
 	}
 	switch {
@@ -198,64 +214,83 @@ func (k *keyScanner) value(st *schemaType) (string, bool) {
 	return "", true
 }
 
-// scalar checks the value at k.i against t: null is never a value, the
-// JSON type must be the one t decodes from, a string must be valid text and
-// a number must fit t. It returns why not, or "".
-func (k *keyScanner) scalar(t reflect.Type) string {
+// scalar checks the value at k.i against st's type: null is never a
+// value, the JSON type must be the one it decodes from, a string must be
+// valid text and a number must fit it. It returns why not, or "", and
+// whether it moved past the value (a string, number or bool it checked).
+func (k *keyScanner) scalar(st *schemaType) (string, bool) {
 	c := k.data[k.i]
-	kind := t.Kind()
+	kind := st.kind
 	if c == 'n' {
-		return "null is not a value: give one, or omit the key where it is optional"
+		return "null is not a value: give one, or omit the key where it is optional", false
 	}
 	got := jsonKind(c)
 	switch kind {
 	case reflect.Interface:
-		return ""
+		return "", false
 	case reflect.Bool:
 		if got == "bool" {
-			return ""
+			k.i += len("true")
+			if c == 'f' {
+				k.i++
+			}
+			return "", true
 		}
 	case reflect.String:
 		if got == "string" {
-			a := k.i
-			k.str()
-			raw := k.data[a:k.i]
-			k.i = a
-			if !validString(raw) {
-				return "string is not valid UTF-8 (or holds an unpaired surrogate)"
-			}
-			if n := textLen(raw); n > MaxStringBytes {
-				k.code = CodeLimit
-				return fmt.Sprintf("a string of %d bytes, above the %d-byte limit", n, MaxStringBytes)
-			}
-			return ""
+			return k.text()
 		}
 	case reflect.Struct, reflect.Map:
 		if got == "object" {
-			return ""
+			return "", false
 		}
 	case reflect.Slice, reflect.Array:
 		if got == "array" {
-			return ""
+			return "", false
 		}
 	case reflect.Float32, reflect.Float64, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
 		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		if got != "number" {
-			break
+		if got == "number" {
+			return k.numberFits(st)
 		}
-		lit := k.number()
-		if !fits(lit, t) {
-			return fmt.Sprintf("expected %s, got JSON number %s", t, lit)
-		}
-		if (kind == reflect.Float32 || kind == reflect.Float64) && tiny(lit) {
-			k.code = CodeInvalid
-			return fmt.Sprintf("%s is below the smallest normal number (%v) in magnitude: no quantity of the schema is that small", lit, minNormal)
-		}
-		return ""
 	default:
-		return ""
+		return "", false
 	}
-	return fmt.Sprintf("expected %s, got JSON %s", t, got)
+	return fmt.Sprintf("expected %s, got JSON %s", st.t, got), false
+}
+
+// text checks the string at k.i and moves past it.
+func (k *keyScanner) text() (string, bool) {
+	a := k.i
+	k.str()
+	raw := k.data[a:k.i]
+	n := len(raw) - 2
+	if !plain(raw) {
+		if !validString(raw) {
+			return "string is not valid UTF-8 (or holds an unpaired surrogate)", false
+		}
+		n = textLen(raw)
+	}
+	if n > MaxStringBytes {
+		k.code = CodeLimit
+		return fmt.Sprintf("a string of %d bytes, above the %d-byte limit", n, MaxStringBytes), false
+	}
+	return "", true
+}
+
+// numberFits checks the number at k.i against st's type and moves past
+// it.
+func (k *keyScanner) numberFits(st *schemaType) (string, bool) {
+	lit := k.number()
+	if !fits(lit, st.t) {
+		return fmt.Sprintf("expected %s, got JSON number %s", st.t, lit), false
+	}
+	if (st.kind == reflect.Float32 || st.kind == reflect.Float64) && tiny(lit) {
+		k.code = CodeInvalid
+		return fmt.Sprintf("%s is below the smallest normal number (%v) in magnitude: no quantity of the schema is that small", lit, minNormal), false
+	}
+	k.i += len(lit)
+	return "", true
 }
 
 // jsonKind names the JSON type of the value that starts with c.
@@ -278,7 +313,7 @@ func jsonKind(c byte) string {
 // number returns the number literal at k.i, leaving k.i there.
 func (k *keyScanner) number() []byte {
 	end := k.i
-	for end < len(k.data) && strings.IndexByte("+-.0123456789eE", k.data[end]) >= 0 {
+	for end < len(k.data) && (isDigit(k.data[end]) || k.data[end] == '-' || k.data[end] == '+' || k.data[end] == '.' || k.data[end] == 'e' || k.data[end] == 'E') {
 		end++
 	}
 	return k.data[k.i:end]
@@ -290,7 +325,16 @@ func (k *keyScanner) number() []byte {
 // from their shape, without parsing (or allocating); the rest are parsed.
 func fits(lit []byte, t reflect.Type) bool {
 	kind := t.Kind()
-	frac := bytes.ContainsAny(lit, ".eE")
+	point, exp := false, false
+	for _, c := range lit {
+		switch c {
+		case '.':
+			point = true
+		case 'e', 'E':
+			exp = true
+		}
+	}
+	frac := point || exp
 	digits := len(lit)
 	if lit[0] == '-' {
 		digits--
@@ -298,7 +342,7 @@ func fits(lit []byte, t reflect.Type) bool {
 	switch {
 	case kind == reflect.Float32 || kind == reflect.Float64:
 		// Without an exponent a float64 overflows only past 309 digits.
-		if kind == reflect.Float64 && !bytes.ContainsAny(lit, "eE") && len(lit) < 300 {
+		if kind == reflect.Float64 && !exp && len(lit) < 300 {
 			return true
 		}
 		_, err := strconv.ParseFloat(string(lit), t.Bits())
@@ -331,7 +375,7 @@ const minNormal = 0x1p-1022
 // subnormal (1e-320), or a literal that parses as 0 (1e-400). Literals
 // without an exponent under 300 bytes are at least 1e-298: not parsed.
 func tiny(lit []byte) bool {
-	if !bytes.ContainsAny(lit, "eE") && len(lit) < 300 {
+	if len(lit) < 300 && bytes.IndexByte(lit, 'e') < 0 && bytes.IndexByte(lit, 'E') < 0 {
 		return false
 	}
 	v, err := strconv.ParseFloat(string(lit), 64)
@@ -486,21 +530,26 @@ func (k *keyScanner) object(st *schemaType) (string, bool) {
 		k.space()
 		k.i++ // the colon
 		ft := elem
-		if !validString(raw) {
-			k.why = "key is not valid UTF-8"
-			return unquote(raw), false
+		isPlain := plain(raw) // then valid, and its text is its bytes
+		n := len(raw) - 2
+		if !isPlain {
+			if !validString(raw) {
+				k.why = "key is not valid UTF-8"
+				return unquote(raw), false
+			}
+			n = textLen(raw)
 		}
-		if n := textLen(raw); n > MaxStringBytes {
+		if n > MaxStringBytes {
 			k.why, k.code = fmt.Sprintf("a key of %d bytes, above the %d-byte limit", n, MaxStringBytes), CodeLimit
 			return "", false // named by the object that holds it
 		}
-		if k.seen(&set, base, a, raw) {
+		if k.seen(&set, base, a, raw, isPlain) {
 			k.why = "duplicate key"
 			return unquote(raw), false
 		}
 		if fields != nil {
 			var f int
-			if plain(raw) {
+			if isPlain {
 				f = st.fieldIndex(raw[1:len(raw)-1], next)
 			} else {
 				f = st.fieldIndex([]byte(unquote(raw)), next)
@@ -521,7 +570,7 @@ func (k *keyScanner) object(st *schemaType) (string, bool) {
 		if k.depth == 1 {
 			k.top = raw
 		}
-		mi := k.measured(raw)
+		mi := k.measured(raw, isPlain)
 		start := k.i
 		k.elems = 0
 		if p, ok := k.value(ft); !ok {
@@ -541,7 +590,7 @@ func (k *keyScanner) object(st *schemaType) (string, bool) {
 // seen reports whether the object's key raw (at offset a) came before in
 // it, and records it: a linear scan of the keys on the stack from base while the object is
 // small, a set once it is large, so a huge map stays linear.
-func (k *keyScanner) seen(set *map[string]bool, base, a int, raw []byte) bool {
+func (k *keyScanner) seen(set *map[string]bool, base, a int, raw []byte, isPlain bool) bool {
 	if *set != nil {
 		key := unquote(raw)
 		if (*set)[key] {
@@ -551,37 +600,49 @@ func (k *keyScanner) seen(set *map[string]bool, base, a int, raw []byte) bool {
 		return false
 	}
 	for j := base; j < k.nkeys; j++ {
-		if sameKey(k.rawKey(j), raw) {
+		prev, prevPlain := k.rawKey(j)
+		if isPlain && prevPlain {
+			if bytes.Equal(prev, raw) {
+				return true
+			}
+		} else if unquote(prev) == unquote(raw) {
 			return true
 		}
 	}
-	k.pushKey(a, a+len(raw))
+	k.pushKey(keyRef{a, a + len(raw), isPlain})
 	if n := k.nkeys - base; n > 32 {
 		*set = make(map[string]bool, 2*n)
 		for j := base; j < k.nkeys; j++ {
-			(*set)[unquote(k.rawKey(j))] = true
+			prev, _ := k.rawKey(j)
+			(*set)[unquote(prev)] = true
 		}
 	}
 	return false
 }
 
+// keyRef is a key on the stack: data[a:b], and whether it is plain.
+type keyRef struct {
+	a, b  int
+	plain bool
+}
+
 // pushKey puts the key at data[a:b] on the stack of keys.
-func (k *keyScanner) pushKey(a, b int) {
+func (k *keyScanner) pushKey(ref keyRef) {
 	if k.nkeys < len(k.shallow) {
-		k.shallow[k.nkeys] = [2]int{a, b}
+		k.shallow[k.nkeys] = ref
 	} else {
-		k.deep = append(k.deep[:k.nkeys-len(k.shallow)], [2]int{a, b})
+		k.deep = append(k.deep[:k.nkeys-len(k.shallow)], ref)
 	}
 	k.nkeys++
 }
 
-// rawKey returns key j of the stack.
-func (k *keyScanner) rawKey(j int) []byte {
-	ab := k.shallow[min(j, len(k.shallow)-1)]
+// rawKey returns key j of the stack and whether it is plain.
+func (k *keyScanner) rawKey(j int) ([]byte, bool) {
+	ref := k.shallow[min(j, len(k.shallow)-1)]
 	if j >= len(k.shallow) {
-		ab = k.deep[j-len(k.shallow)]
+		ref = k.deep[j-len(k.shallow)]
 	}
-	return k.data[ab[0]:ab[1]]
+	return k.data[ref.a:ref.b], ref.plain
 }
 
 // str skips a JSON string starting at the opening quote.
@@ -604,14 +665,6 @@ func (k *keyScanner) space() {
 	for k.i < len(k.data) && (k.data[k.i] == ' ' || k.data[k.i] == '\t' || k.data[k.i] == '\r' || k.data[k.i] == '\n') {
 		k.i++
 	}
-}
-
-// sameKey compares two raw JSON strings by their decoded text.
-func sameKey(a, b []byte) bool {
-	if plain(a) && plain(b) {
-		return bytes.Equal(a, b)
-	}
-	return unquote(a) == unquote(b)
 }
 
 // plain reports whether raw is a whole JSON string of ASCII without
