@@ -608,10 +608,9 @@ func (d *decoder) space() {
 
 // raw returns the bytes of the value at d.i and moves past it.
 func (d *decoder) raw() []byte {
-	k := keyScanner{data: d.data, i: d.i}
-	k.skip()
-	b := d.data[d.i:k.i]
-	d.i = k.i
+	end := skipValue(d.data, d.i)
+	b := d.data[d.i:end]
+	d.i = end
 	return b
 }
 

@@ -473,14 +473,17 @@ func hex4(b []byte) (rune, bool) {
 }
 
 // skip passes over one value.
-func (k *keyScanner) skip() {
+func (k *keyScanner) skip() { k.i = skipValue(k.data, k.i) }
+
+// skipValue returns the offset past the value of valid JSON at data[i:].
+func skipValue(data []byte, i int) int {
 	depth := 0
-	for k.i < len(k.data) {
-		switch k.data[k.i] {
+	for i < len(data) {
+		switch data[i] {
 		case '"':
-			k.str()
+			i = skipString(data, i)
 			if depth == 0 {
-				return
+				return i
 			}
 			continue
 		case '{', '[':
@@ -488,19 +491,19 @@ func (k *keyScanner) skip() {
 		case '}', ']':
 			depth--
 			if depth < 0 {
-				return // the enclosing value's end: nothing was here
+				return i // the enclosing value's end: nothing was here
 			}
 			if depth == 0 {
-				k.i++
-				return
+				return i + 1
 			}
 		case ',', ' ', '\t', '\r', '\n':
 			if depth == 0 {
-				return
+				return i
 			}
 		}
-		k.i++
+		i++
 	}
+	return i
 }
 
 // object scans an object decoding into st, a struct or a map.
@@ -646,19 +649,19 @@ func (k *keyScanner) rawKey(j int) ([]byte, bool) {
 }
 
 // str skips a JSON string starting at the opening quote.
-func (k *keyScanner) str() {
-	k.i++
-	for k.i < len(k.data) {
-		switch k.data[k.i] {
+func (k *keyScanner) str() { k.i = skipString(k.data, k.i) }
+
+// skipString returns the offset past the JSON string at data[i:].
+func skipString(data []byte, i int) int {
+	for i++; i < len(data); i++ {
+		switch data[i] {
 		case '\\':
-			k.i += 2
-			continue
+			i++
 		case '"':
-			k.i++
-			return
+			return i + 1
 		}
-		k.i++
 	}
+	return i
 }
 
 func (k *keyScanner) space() {

@@ -14,6 +14,12 @@ import (
 // to encoding/json's answers.
 func syntaxCheck(data []byte) *Error {
 	s := syntaxScanner{data: data}
+	return s.check()
+}
+
+// check is syntaxCheck of s.data.
+func (s *syntaxScanner) check() *Error {
+	data := s.data
 	msg, at := s.scan()
 	if at < 0 {
 		return nil
@@ -45,6 +51,19 @@ type syntaxScanner struct {
 	depth   int
 	shallow [64]byte
 	deep    []byte
+
+	// record asks for the root object's members: the first ones in
+	// members, the count of all in nmembers.
+	record   bool
+	nmembers int
+	members  [2]member
+}
+
+// member is a member of the root object as the syntax scan passed it:
+// its raw key is data[keyA:keyB], its raw value data[valA:valB] (from
+// after the colon, spaces included).
+type member struct {
+	keyA, keyB, valA, valB int
 }
 
 func (s *syntaxScanner) push(c byte) {
@@ -146,6 +165,9 @@ func (s *syntaxScanner) value() (string, bool) {
 			if s.depth == 0 {
 				return "", true
 			}
+			if s.record && s.depth == 1 && s.shallow[0] == '{' {
+				s.memberEnd()
+			}
 			if !s.skipSpace() {
 				return "", false
 			}
@@ -181,9 +203,11 @@ func (s *syntaxScanner) key() (string, bool) {
 	if s.data[s.i] != '"' {
 		return "looking for beginning of object key string", false
 	}
+	a := s.i
 	if msg, ok := s.str(); !ok {
 		return msg, false
 	}
+	b := s.i
 	if !s.skipSpace() {
 		return "", false
 	}
@@ -191,7 +215,19 @@ func (s *syntaxScanner) key() (string, bool) {
 		return "after object key", false
 	}
 	s.i++
+	if s.record && s.depth == 1 && s.nmembers < len(s.members) {
+		s.members[s.nmembers] = member{keyA: a, keyB: b, valA: s.i}
+	}
 	return "", true
+}
+
+// memberEnd notes that the value of the root object's member being
+// scanned ends at s.i.
+func (s *syntaxScanner) memberEnd() {
+	if s.nmembers < len(s.members) {
+		s.members[s.nmembers].valB = s.i
+	}
+	s.nmembers++
 }
 
 // str scans a string from its opening quote.

@@ -254,15 +254,19 @@ func openEnvelope(env []byte) (o op, name string, request []byte, err error) {
 	if len(bytes.TrimSpace(env)) == 0 {
 		return op{}, "", nil, &Error{Code: CodeMalformed, Message: "empty request"}
 	}
-	if se := syntaxCheck(env); se != nil {
+	s := syntaxScanner{data: env, record: true}
+	if se := s.check(); se != nil {
 		return op{}, "", nil, se
 	}
-	m := measures{paths: envelopeMeasures}
-	if err := checkKeys(env, envelopeType, &m); err != nil {
-		return op{}, "", nil, err
+	rawOp, request, ok := plainEnvelope(&s)
+	if !ok {
+		m := measures{paths: envelopeMeasures}
+		if err := checkKeys(env, envelopeType, &m); err != nil {
+			return op{}, "", nil, err
+		}
+		rawOp, _ = m.get("op")
+		request, _ = m.get("request")
 	}
-	rawOp, _ := m.get("op")
-	request, _ = m.get("request")
 	request = bytes.TrimSpace(request)
 	if rawOp = bytes.TrimSpace(rawOp); plain(rawOp) {
 		if o, ok := lookupRaw(rawOp[1 : len(rawOp)-1]); ok {
@@ -276,6 +280,29 @@ func openEnvelope(env []byte) (o op, name string, request []byte, err error) {
 		return o, o.Name, request, nil
 	}
 	return op{}, name, nil, unknownOp(name)
+}
+
+// plainEnvelope returns the raw op and request of the envelope s's syntax
+// scan passed, when the scan alone shows that the key scan accepts it: an
+// object of two members, "op" a plain string within MaxStringBytes and
+// "request" (any value), with plain keys. Then the envelope's bytes are
+// scanned once; any other envelope, right or wrong, is left to checkKeys.
+func plainEnvelope(s *syntaxScanner) (rawOp, request []byte, ok bool) {
+	if s.nmembers != 2 || s.shallow[0] != '{' {
+		return nil, nil, false
+	}
+	for _, m := range s.members {
+		switch string(s.data[m.keyA:m.keyB]) {
+		case `"op"`:
+			rawOp = bytes.TrimSpace(s.data[m.valA:m.valB])
+		case `"request"`:
+			request = s.data[m.valA:m.valB]
+		}
+	}
+	if rawOp == nil || request == nil || rawOp[0] != '"' || !plain(rawOp) || len(rawOp)-2 > MaxStringBytes {
+		return nil, nil, false
+	}
+	return rawOp, request, true
 }
 
 // lookupRaw is lookup by the bytes of the name, without making it a
