@@ -337,6 +337,12 @@ func (e *encoder) float(f float64, bits int) {
 		return
 	}
 	abs := math.Abs(f)
+	if bits == 64 && abs < 1e15 && f == math.Trunc(f) && (f != 0 || !math.Signbit(f)) {
+		// An integral float64 of at most 15 digits: its shortest form is
+		// its integer's digits (-0 has its sign bit: not here).
+		e.buf = strconv.AppendInt(e.buf, int64(f), 10)
+		return
+	}
 	format := byte('f')
 	if abs != 0 && (bits == 64 && (abs < 1e-6 || abs >= 1e21) || bits == 32 && (float32(abs) < 1e-6 || float32(abs) >= 1e21)) {
 		format = 'e'
@@ -439,6 +445,11 @@ func (e *encoder) mapping(v reflect.Value, st *schemaType) {
 		}
 	}
 	entries := e.entries[base:]
+	if len(entries) <= 1 {
+		e.entries = e.entries[:base]
+		e.buf = append(e.buf, '}')
+		return // in order already
+	}
 	slices.SortFunc(entries, func(a, b mapEntry) int { return strings.Compare(a.key, b.key) })
 	e.tmp = append(e.tmp[:0], e.buf[start:]...)
 	e.buf = e.buf[:start]

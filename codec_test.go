@@ -179,6 +179,24 @@ func TestCodecStrings(t *testing.T) {
 	}
 }
 
+// TestCodecIntegralFloats: integral float64s, which the encoder writes as
+// integers below 1e15, are written as encoding/json writes them, at the
+// edge and past it, with either sign.
+func TestCodecIntegralFloats(t *testing.T) {
+	fs := []float64{0, math.Copysign(0, -1), 1e15, 1e15 - 1, 1e15 + 1, 1 << 53, 1<<53 + 2, 1e20, 1e21}
+	for i := range 2000 {
+		fs = append(fs, float64(i), float64(i*i*i*i)+0.5, math.Ldexp(1, i%64), math.Pow(10, float64(i%22)), float64(i)*12345678901.0)
+	}
+	for _, f := range fs {
+		for _, x := range []float64{f, -f, math.Nextafter(f, math.Inf(1)), math.Nextafter(f, math.Inf(-1))} {
+			got, _ := marshal(x)
+			if want, _ := json.Marshal(x); !bytes.Equal(got, want) {
+				t.Errorf("%v: codec %s, encoding/json %s", x, got, want)
+			}
+		}
+	}
+}
+
 // BenchmarkCodec: the codec against encoding/json on corpus requests and
 // their responses, in one process:
 //
