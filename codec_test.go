@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -193,6 +194,49 @@ func TestCodecIntegralFloats(t *testing.T) {
 			if want, _ := json.Marshal(x); !bytes.Equal(got, want) {
 				t.Errorf("%v: codec %s, encoding/json %s", x, got, want)
 			}
+		}
+	}
+}
+
+// TestParseNumbers: the decoder's number parsing is strconv's, bit for
+// bit, on literals of every length around its exact path's (15 digits,
+// 18 for integers), with and without a sign, a fraction or an exponent.
+func TestParseNumbers(t *testing.T) {
+	var lits []string
+	digits := "9071845362"
+	for n := 1; n <= 20; n++ {
+		for p := 0; p <= n; p++ {
+			for off := range 10 {
+				d := strings.Repeat(digits[off:]+digits[:off], 3)[:n]
+				lit := d
+				if p > 0 {
+					lit = d[:n-p] + "." + d[n-p:]
+					if n == p {
+						lit = "0." + d
+					}
+				} else if len(d) > 1 && d[0] == '0' {
+					lit = d[1:]
+				}
+				lits = append(lits, lit, "-"+lit, lit+"e3", lit+"E-7")
+			}
+		}
+	}
+	lits = append(lits, "0", "-0", "0.0", "-0.0", "0.000001", "123456789012345", "1234567890123456", "999999999999999999", "9223372036854775807", "-9223372036854775808", "9223372036854775808", "0.1", "0.2", "0.3")
+	for _, lit := range lits {
+		if !json.Valid([]byte(lit)) {
+			continue
+		}
+		for _, bits := range []int{32, 64} {
+			got, gerr := parseFloat([]byte(lit), bits)
+			want, werr := strconv.ParseFloat(lit, bits)
+			if math.Float64bits(got) != math.Float64bits(want) || (gerr == nil) != (werr == nil) {
+				t.Errorf("parseFloat(%s, %d) = %v, %v; strconv %v, %v", lit, bits, got, gerr, want, werr)
+			}
+		}
+		got, gerr := parseInt([]byte(lit))
+		want, werr := strconv.ParseInt(lit, 10, 64)
+		if got != want || (gerr == nil) != (werr == nil) {
+			t.Errorf("parseInt(%s) = %v, %v; strconv %v, %v", lit, got, gerr, want, werr)
 		}
 	}
 }
