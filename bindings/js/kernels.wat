@@ -1,6 +1,6 @@
 ;; orrery's kernels in WebAssembly SIMD (128-bit), for hosts without native
 ;; ones (the JavaScript binding): excess, rotations, excess_slack,
-;; add_rotated and fold_delta. The Go module imports them as
+;; add_rotated, fold_delta and residues. The Go module imports them as
 ;; "orrery_kernels" (package internal/kernels documents the imports; the
 ;; reference loops are excessGeneric and rotationsGeneric in generic.go), and
 ;; this module runs them on the Go module's memory, imported as
@@ -291,4 +291,138 @@
             (local.set $p (i32.add (local.get $p) (i32.const 8)))
             (br $tail)))
         (br $periods))))
+
+  ;; residues(tab, m, base, n, v, c, lv, dst, out): the residue walk of the
+  ;; link search (kernels.Residues; the reference is residuesGeneric in
+  ;; residues.go). tab holds m rows of 8 i32s, one per class structure:
+  ;; mod, at (the class it shows at residue 0, advanced in place residue by
+  ;; residue), and the addresses of its off (mod+1 i32s), val (i32), cnt
+  ;; and sum (i64) arrays. lv is scratch of 4(m+1) i64s: per structure l,
+  ;; for the structures from l on, the sums of their classes' smallest and
+  ;; largest demands, the tuple count and the summed demand. For each
+  ;; residue i < n it adds the excess over c of base[i] + v plus every tuple
+  ;; of the classes shown there (each weighted by its count), stores it at
+  ;; dst[i] unless dst is 0, and writes out[0] = the sum, out[1] = the
+  ;; evaluations. Scalar i64, as the Go reference computes it.
+  (global $wtab (mut i32) (i32.const 0))
+  (global $wlast (mut i32) (i32.const 0))
+  (global $wlv (mut i32) (i32.const 0))
+  (global $wc (mut i64) (i64.const 0))
+  (global $wevals (mut i64) (i64.const 0))
+
+  (func (export "residues") (param $tab i32) (param $m i32) (param $base i32) (param $n i32)
+      (param $v i32) (param $c i32) (param $lv i32) (param $dst i32) (param $out i32)
+    (local $i i32) (local $row i32) (local $cur i32) (local $offp i32) (local $lo i32) (local $hi i32)
+    (local $val i32) (local $e i64) (local $x i64) (local $cl i64) (local $nn i64) (local $at i32)
+    (global.set $wtab (local.get $tab))
+    (global.set $wlast (i32.sub (local.get $m) (i32.const 1)))
+    (global.set $wlv (local.get $lv))
+    (global.set $wc (i64.extend_i32_s (local.get $c)))
+    (global.set $wevals (i64.const 0))
+    ;; lv[m] = (0, 0, 1, 0)
+    (local.set $cur (i32.add (local.get $lv) (i32.shl (local.get $m) (i32.const 5))))
+    (i64.store (local.get $cur) (i64.const 0))
+    (i64.store offset=8 (local.get $cur) (i64.const 0))
+    (i64.store offset=16 (local.get $cur) (i64.const 1))
+    (i64.store offset=24 (local.get $cur) (i64.const 0))
+    (block $done
+      (loop $residue
+        (br_if $done (i32.ge_u (local.get $i) (local.get $n)))
+        ;; the levels, from the last structure up: cur = lv[l], cur+32 = lv[l+1]
+        (local.set $row (i32.add (local.get $tab) (i32.shl (local.get $m) (i32.const 5))))
+        (local.set $cur (i32.add (local.get $lv) (i32.shl (local.get $m) (i32.const 5))))
+        (loop $levels
+          (local.set $row (i32.sub (local.get $row) (i32.const 32)))
+          (local.set $cur (i32.sub (local.get $cur) (i32.const 32)))
+          (local.set $offp (i32.add (i32.load offset=8 (local.get $row)) (i32.shl (i32.load offset=4 (local.get $row)) (i32.const 2))))
+          (local.set $lo (i32.load (local.get $offp)))
+          (local.set $hi (i32.load offset=4 (local.get $offp)))
+          (local.set $val (i32.load offset=12 (local.get $row)))
+          (local.set $cl (i64.load (i32.add (i32.load offset=16 (local.get $row)) (i32.shl (local.get $lo) (i32.const 3)))))
+          (local.set $nn (i64.load offset=48 (local.get $cur)))
+          (i64.store (local.get $cur) (i64.add (i64.load offset=32 (local.get $cur))
+            (i64.extend_i32_s (i32.load (i32.add (local.get $val) (i32.shl (local.get $lo) (i32.const 2)))))))
+          (i64.store offset=8 (local.get $cur) (i64.add (i64.load offset=40 (local.get $cur))
+            (i64.extend_i32_s (i32.load (i32.add (local.get $val) (i32.shl (i32.sub (local.get $hi) (i32.const 1)) (i32.const 2)))))))
+          (i64.store offset=16 (local.get $cur) (i64.mul (local.get $cl) (local.get $nn)))
+          (i64.store offset=24 (local.get $cur) (i64.add
+            (i64.mul (i64.load (i32.add (i32.load offset=20 (local.get $row)) (i32.shl (local.get $lo) (i32.const 3)))) (local.get $nn))
+            (i64.mul (local.get $cl) (i64.load offset=56 (local.get $cur)))))
+          (br_if $levels (i32.gt_u (local.get $row) (local.get $tab))))
+        (local.set $x (call $product (i32.const 0)
+          (i64.add (i64.extend_i32_s (i32.load (i32.add (local.get $base) (i32.shl (local.get $i) (i32.const 2)))))
+                   (i64.extend_i32_s (local.get $v)))
+          (i64.const 1)))
+        (if (local.get $dst) (then
+          (i64.store (i32.add (local.get $dst) (i32.shl (local.get $i) (i32.const 3))) (local.get $x))))
+        (local.set $e (i64.add (local.get $e) (local.get $x)))
+        ;; every structure shows its next class
+        (local.set $row (local.get $tab))
+        (local.set $cur (i32.add (local.get $tab) (i32.shl (local.get $m) (i32.const 5))))
+        (loop $advance
+          (local.set $at (i32.add (i32.load offset=4 (local.get $row)) (i32.const 1)))
+          (if (i32.eq (local.get $at) (i32.load (local.get $row))) (then (local.set $at (i32.const 0))))
+          (i32.store offset=4 (local.get $row) (local.get $at))
+          (local.set $row (i32.add (local.get $row) (i32.const 32)))
+          (br_if $advance (i32.lt_u (local.get $row) (local.get $cur))))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br $residue)))
+    (i64.store (local.get $out) (local.get $e))
+    (i64.store offset=8 (local.get $out) (global.get $wevals)))
+
+  ;; product(l, p, mult) is mult times the excess over every tuple of the
+  ;; classes structures l.. show, on top of the partial sum p: nothing if
+  ;; p plus their largest demands stays within c, the closed form if p
+  ;; plus their smallest passes it, else one level deeper per entry of
+  ;; structure l; the last structure is one binary search over its suffix
+  ;; counts and sums.
+  (func $product (param $l i32) (param $p i64) (param $mult i64) (result i64)
+    (local $row i32) (local $offp i32) (local $lo i32) (local $hi i32) (local $val i32) (local $cnt i32)
+    (local $i i32) (local $j i32) (local $h i32) (local $r i32) (local $e i64) (local $k i64)
+    (local.set $row (i32.add (global.get $wtab) (i32.shl (local.get $l) (i32.const 5))))
+    (local.set $offp (i32.add (i32.load offset=8 (local.get $row)) (i32.shl (i32.load offset=4 (local.get $row)) (i32.const 2))))
+    (local.set $lo (i32.load (local.get $offp)))
+    (local.set $hi (i32.load offset=4 (local.get $offp)))
+    (local.set $val (i32.load offset=12 (local.get $row)))
+    (local.set $cnt (i32.load offset=16 (local.get $row)))
+    (global.set $wevals (i64.add (global.get $wevals) (i64.const 1)))
+    (if (i32.eq (local.get $l) (global.get $wlast)) (then
+      ;; the first entry with p + val > c
+      (local.set $i (local.get $lo))
+      (local.set $j (local.get $hi))
+      (block $found
+        (loop $search
+          (br_if $found (i32.ge_s (local.get $i) (local.get $j)))
+          (local.set $h (i32.shr_u (i32.add (local.get $i) (local.get $j)) (i32.const 1)))
+          (if (i64.le_s (i64.add (local.get $p) (i64.extend_i32_s (i32.load (i32.add (local.get $val) (i32.shl (local.get $h) (i32.const 2))))))
+                        (global.get $wc))
+            (then (local.set $i (i32.add (local.get $h) (i32.const 1))))
+            (else (local.set $j (local.get $h))))
+          (br $search)))
+      (if (i32.eq (local.get $i) (local.get $hi)) (then (return (i64.const 0))))
+      (return (i64.mul (local.get $mult) (i64.add
+        (i64.mul (i64.load (i32.add (local.get $cnt) (i32.shl (local.get $i) (i32.const 3))))
+                 (i64.sub (local.get $p) (global.get $wc)))
+        (i64.load (i32.add (i32.load offset=20 (local.get $row)) (i32.shl (local.get $i) (i32.const 3)))))))))
+    (local.set $r (i32.add (global.get $wlv) (i32.shl (local.get $l) (i32.const 5))))
+    (if (i64.le_s (i64.add (local.get $p) (i64.load offset=8 (local.get $r))) (global.get $wc))
+      (then (return (i64.const 0))))
+    (if (i64.ge_s (i64.add (local.get $p) (i64.load (local.get $r))) (global.get $wc))
+      (then (return (i64.mul (local.get $mult) (i64.add
+        (i64.mul (i64.load offset=16 (local.get $r)) (i64.sub (local.get $p) (global.get $wc)))
+        (i64.load offset=24 (local.get $r)))))))
+    (local.set $i (local.get $lo))
+    (block $walked
+      (loop $walk
+        (br_if $walked (i32.ge_s (local.get $i) (local.get $hi)))
+        (local.set $k (i64.load (i32.add (local.get $cnt) (i32.shl (local.get $i) (i32.const 3)))))
+        (if (i32.lt_s (i32.add (local.get $i) (i32.const 1)) (local.get $hi)) (then
+          (local.set $k (i64.sub (local.get $k) (i64.load offset=8 (i32.add (local.get $cnt) (i32.shl (local.get $i) (i32.const 3))))))))
+        (local.set $e (i64.add (local.get $e) (call $product (i32.add (local.get $l) (i32.const 1))
+          (i64.add (local.get $p) (i64.extend_i32_s (i32.load (i32.add (local.get $val) (i32.shl (local.get $i) (i32.const 2))))))
+          (i64.mul (local.get $mult) (local.get $k)))))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br $walk)))
+    (global.set $wevals (i64.add (global.get $wevals) (i64.extend_i32_s (i32.sub (local.get $hi) (local.get $lo)))))
+    (local.get $e))
 )

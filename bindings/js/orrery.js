@@ -97,8 +97,8 @@ export const MODULE_URL = new URL('./orrery.wasm', import.meta.url);
 
 /**
  * The SIMD kernel module this package carries (kernels.wasm, assembled from
- * kernels.wat): excess, rotations, excess_slack, add_rotated and fold_delta
- * in WebAssembly SIMD, the imports
+ * kernels.wat): excess, rotations, excess_slack, add_rotated, fold_delta
+ * and residues in WebAssembly (SIMD where it pays), the imports
  * "orrery_kernels" of the module (package internal/kernels of the Go
  * sources documents them), run on the module's own memory.
  */
@@ -277,6 +277,7 @@ export class Orrery {
         excess_slack: (a, n, c, out) => k.excess_slack(a, n, c, out),
         add_rotated: (dst, tile, n, t) => k.add_rotated(dst, tile, n, t),
         fold_delta: (psi, m, base, n, v, c) => k.fold_delta(psi, m, base, n, v, c),
+        residues: (tab, m, base, n, v, c, lv, dst, out) => k.residues(tab, m, base, n, v, c, lv, dst, out),
       };
     }
     const instance = new WebAssembly.Instance(this.#module, imports);

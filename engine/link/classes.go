@@ -225,20 +225,11 @@ func (w *Workspace) merge(c *classes) bool {
 }
 
 // slot is one class structure active in an evaluation: job j's classes (or
-// the static histogram, j = -1), delayed by shift ticks, and the class it
-// shows at the current residue.
+// the static histogram, j = -1), delayed by shift ticks.
 type slot struct {
 	c     *classes
 	j     int
 	shift int
-	at    int
-}
-
-// level holds, for the active classes from one on, at one residue, the sum
-// of their smallest and largest demands and, over all their tick tuples, the
-// tuple count and summed demand.
-type level struct {
-	min, max, n, s int64
 }
 
 // activate lists the class structures an evaluation of the included jobs
@@ -330,94 +321,19 @@ func (w *Workspace) perResidue(base []int32) int64 {
 	return w.residues(base, 0, nil)
 }
 
-// residues is perResidue with off added to every residue's base, writing
-// each residue's excess into dst when it is not nil.
-func (w *Workspace) residues(base []int32, off int64, dst []int64) int64 {
-	act := w.act
-	m := len(act)
-	capa := int64(w.capacity)
-	var e int64
-	if m == 0 {
-		for i, b := range base {
-			x := max(int64(b)+off-capa, 0)
-			if dst != nil {
-				dst[i] = x
-			}
-			e += x
-		}
-		w.evals += int64(len(base))
-		return e
+// residues is perResidue with v added to every residue's base, writing
+// each residue's excess into dst when it is not nil: the walk over the
+// product of the active classes at each residue is the kernel
+// kernels.Residues, which counts its evaluations.
+func (w *Workspace) residues(base []int32, v int32, dst []int64) int64 {
+	w.kc = w.kc[:0]
+	for _, a := range w.act {
+		c := a.c
+		w.kc = append(w.kc, kernels.Classes{Off: c.off[:c.mod+1], Val: c.val, Cnt: c.cnt, Sum: c.sum, At: circle.Mod(-a.shift, c.mod)})
 	}
-	for i := range act {
-		act[i].at = circle.Mod(-act[i].shift, act[i].c.mod)
-	}
-	w.lv = grow(w.lv, m+1)
-	lv := w.lv
-	lv[m] = level{n: 1}
-	for i, b := range base {
-		for l := m - 1; l >= 0; l-- {
-			c, r := act[l].c, act[l].at
-			lo, hi := c.off[r], c.off[r+1]
-			nx := &lv[l+1]
-			lv[l] = level{
-				min: nx.min + int64(c.val[lo]),
-				max: nx.max + int64(c.val[hi-1]),
-				n:   c.cnt[lo] * nx.n,
-				s:   c.sum[lo]*nx.n + c.cnt[lo]*nx.s,
-			}
-		}
-		x := w.product(0, int64(b)+off, 1)
-		if dst != nil {
-			dst[i] = x
-		}
-		e += x
-		for i := range act {
-			if act[i].at++; act[i].at == act[i].c.mod {
-				act[i].at = 0
-			}
-		}
-	}
-	return e
-}
-
-// product returns mult times the excess over every tuple of demands of the
-// active classes from l on, on top of the partial sum p: below the capacity
-// whatever the rest adds, nothing; above it whatever the rest adds, a closed
-// form; otherwise one level deeper for each distinct demand, and at the
-// last class one binary search over its suffix sums.
-func (w *Workspace) product(l int, p, mult int64) int64 {
-	a := &w.act[l]
-	c, capa := a.c, int64(w.capacity)
-	lo, hi := int(c.off[a.at]), int(c.off[a.at+1])
-	w.evals++
-	if l == len(w.act)-1 {
-		// First entry with p + v > C.
-		i, j := lo, hi
-		for i < j {
-			h := int(uint(i+j) >> 1)
-			if p+int64(c.val[h]) <= capa {
-				i = h + 1
-			} else {
-				j = h
-			}
-		}
-		if i == hi {
-			return 0
-		}
-		return mult * (c.cnt[i]*(p-capa) + c.sum[i])
-	}
-	r := &w.lv[l]
-	if p+r.max <= capa {
-		return 0
-	}
-	if p+r.min >= capa {
-		return mult * (r.n*(p-capa) + r.s)
-	}
-	var e int64
-	for i := lo; i < hi; i++ {
-		e += w.product(l+1, p+int64(c.val[i]), mult*c.count(i, hi))
-	}
-	w.evals += int64(hi - lo)
+	w.ks = grow(w.ks, kernels.ResiduesScratch(len(w.kc)))
+	e, evals := kernels.Residues(dst, w.kc, base, v, w.capacity, w.ks)
+	w.evals += evals
 	return e
 }
 

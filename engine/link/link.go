@@ -329,7 +329,12 @@ type Workspace struct {
 	order    []int     // Exact: inClasses jobs, by increasing distinct demands per class
 	in       []bool    // Exact: jobs whose demand the current partial state holds
 	act      []slot    // Exact: scratch, the classes active in one evaluation
-	lv       []level   // Exact: scratch, per active class at one residue
+
+	// Exact: scratch of the walk, the active classes as kernels.Residues
+	// reads them and its own scratch.
+	kc []kernels.Classes
+	ks []int64
+
 	pairs    []pairEntry
 	mergeV   []int32 // scratch of merge
 	mergeN   []int64

@@ -261,6 +261,6 @@ func (w *Workspace) phi(dst []int64, base []int32, v int32) []int64 {
 		return dst
 	}
 	w.activate(w.cur, true)
-	w.residues(base, int64(v), dst)
+	w.residues(base, v, dst)
 	return dst
 }

@@ -29,6 +29,12 @@ func TestZeroAllocs(t *testing.T) {
 			if a := testing.AllocsPerRun(20, func() { FoldDelta(psi, base, 3, c) }); a != 0 {
 				t.Errorf("FoldDelta n=%d: %v allocs", n, a)
 			}
+			spec := classSpec{vals: [][]int32{{0, c / 2}, {c}}, cnts: [][]int64{{1, 2}, {3}}, at: 1}
+			cls := []Classes{spec.classes(), spec.classes()}
+			scratch := make([]int64, ResiduesScratch(2))
+			if a := testing.AllocsPerRun(20, func() { e, ev := Residues(dst[:n], cls, base, 1, c, scratch); sink += e + ev }); a != 0 {
+				t.Errorf("Residues n=%d: %v allocs", n, a)
+			}
 			if a := testing.AllocsPerRun(20, func() { PrepareRotor(buf, rot) }); a != 0 {
 				t.Errorf("PrepareRotor n=%d: %v allocs", n, a)
 			}

@@ -121,6 +121,11 @@ func foldDelta(psi []int64, base []int32, v, c int32) {
 	foldDeltaGeneric(psi, base, v, c)
 }
 
+// The residue walk has no vector path of its own natively.
+func residues(dst []int64, cls []Classes, base []int32, v, c int32, scratch []int64) (excess, evals int64) {
+	return residuesGeneric(dst, cls, base, v, c, scratch)
+}
+
 // Implementation names the kernel path in use: "avx512", "avx2" or "generic".
 // The AVX-512 path hands slices shorter than 16 to the AVX2 kernels.
 func Implementation() string {

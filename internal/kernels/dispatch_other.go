@@ -13,6 +13,9 @@ func excessSlack(a []int32, c int32) (excess, slack int64) { return excessSlackG
 func addRotated(dst, tile []int32, t int)                  { addRotatedGeneric(dst, tile, t) }
 func foldDelta(psi []int64, base []int32, v, c int32)      { foldDeltaGeneric(psi, base, v, c) }
 func reverse(dst, src []int32)                             { reverseGeneric(dst, src) }
+func residues(dst []int64, cls []Classes, base []int32, v, c int32, scratch []int64) (excess, evals int64) {
+	return residuesGeneric(dst, cls, base, v, c, scratch)
+}
 
 // Implementation names the kernel path in use: "avx512", "avx2" or "generic".
 func Implementation() string { return "generic" }

@@ -28,6 +28,10 @@ func importAddRotated(dst, tile *int32, n, t int32)
 //go:noescape
 func importFoldDelta(psi *int64, m int32, base *int32, n, v, c int32)
 
+//go:wasmimport orrery_kernels residues
+//go:noescape
+func importResidues(tab *int32, m int32, base *int32, n, v, c int32, lv, dst *int64, out *[2]int64)
+
 func excess(a, b []int32, c int32) int64 {
 	if useImports {
 		return hostExcess(a, b, c)
@@ -68,6 +72,42 @@ func foldDelta(psi []int64, base []int32, v, c int32) {
 
 // reverse runs in the module: a rotor is built once per job and link.
 func reverse(dst, src []int32) { reverseGeneric(dst, src) }
+
+func residues(dst []int64, cls []Classes, base []int32, v, c int32, scratch []int64) (excess, evals int64) {
+	if useImports {
+		return hostResidues(dst, cls, base, v, c, scratch)
+	}
+	return residuesGeneric(dst, cls, base, v, c, scratch)
+}
+
+// hostResidues is residues through the import (len(cls), len(base) >= 1):
+// scratch holds the walk's levels (4 int64s per structure and one more)
+// and then the table of the structures, ResidueRow int32s each (see the
+// package documentation).
+func hostResidues(dst []int64, cls []Classes, base []int32, v, c int32, scratch []int64) (excess, evals int64) {
+	m := len(cls)
+	lv := scratch[:4*(m+1)]
+	tab := unsafe.Slice((*int32)(unsafe.Pointer(&scratch[4*(m+1)])), ResidueRow*m)
+	for l := range cls {
+		k := &cls[l]
+		row := tab[ResidueRow*l : ResidueRow*l+ResidueRow : ResidueRow*l+ResidueRow]
+		row[0], row[1] = int32(len(k.Off)-1), int32(k.At)
+		row[2], row[3] = addr(unsafe.Pointer(unsafe.SliceData(k.Off))), addr(unsafe.Pointer(unsafe.SliceData(k.Val)))
+		row[4], row[5] = addr(unsafe.Pointer(unsafe.SliceData(k.Cnt))), addr(unsafe.Pointer(unsafe.SliceData(k.Sum)))
+		row[6], row[7] = 0, 0
+	}
+	var d *int64
+	if dst != nil {
+		d = unsafe.SliceData(dst)
+	}
+	var out [2]int64
+	importResidues(unsafe.SliceData(tab), int32(m), unsafe.SliceData(base), int32(len(base)), v, c, unsafe.SliceData(lv), d, &out)
+	return out[0], out[1]
+}
+
+// addr is p as an offset into the module's linear memory, where the
+// kernels' hosts read it.
+func addr(p unsafe.Pointer) int32 { return int32(uintptr(p)) }
 
 // hostExcessSlack is excessSlack through the import.
 func hostExcessSlack(a []int32, c int32) (excess, slack int64) {

@@ -15,14 +15,15 @@ type impl struct {
 	excessSlack func(a []int32, c int32) (excess, slack int64)
 	addRotated  func(dst, tile []int32, t int) // 0 <= t < n
 	foldDelta   func(psi []int64, base []int32, v, c int32)
-	reverse     func(dst, src []int32) // PrepareRotor's; nil: the generic one
+	reverse     func(dst, src []int32)                                                                            // PrepareRotor's; nil: the generic one
+	residues    func(dst []int64, cls []Classes, base []int32, v, c int32, scratch []int64) (excess, evals int64) // len(cls), len(base) >= 1
 }
 
 // impls lists the generic implementation and every vector one.
 func impls() []impl {
 	generic := impl{name: "generic", ok: true, excess: excessGeneric, rotations: rotationsGeneric, path: true,
 		excessSlack: excessSlackGeneric, addRotated: addRotatedGeneric, foldDelta: foldDeltaGeneric,
-		reverse: reverseGeneric}
+		reverse: reverseGeneric, residues: residuesGeneric}
 	return append([]impl{generic}, archImpls()...)
 }
 

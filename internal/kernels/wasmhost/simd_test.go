@@ -31,10 +31,10 @@ var memoryModule = []byte{
 
 // simdKernels is the kernel module instantiated on a memory of its own.
 type simdKernels struct {
-	mem                                               api.Memory
-	excess, rotations, excessSlack, addRot, foldDelta api.Function
-	stack                                             [8]uint64
-	next                                              uint32 // bump allocator over the memory
+	mem                                                         api.Memory
+	excess, rotations, excessSlack, addRot, foldDelta, residues api.Function
+	stack                                                       [9]uint64
+	next                                                        uint32 // bump allocator over the memory
 }
 
 func newSIMD(t *testing.T) *simdKernels {
@@ -55,7 +55,8 @@ func newSIMD(t *testing.T) *simdKernels {
 		t.Fatal(err)
 	}
 	return &simdKernels{mem: mm.Memory(), excess: km.ExportedFunction("excess"), rotations: km.ExportedFunction("rotations"),
-		excessSlack: km.ExportedFunction("excess_slack"), addRot: km.ExportedFunction("add_rotated"), foldDelta: km.ExportedFunction("fold_delta")}
+		excessSlack: km.ExportedFunction("excess_slack"), addRot: km.ExportedFunction("add_rotated"), foldDelta: km.ExportedFunction("fold_delta"),
+		residues: km.ExportedFunction("residues")}
 }
 
 // put copies v into the memory at a fresh offset (misaligned by skew
@@ -187,6 +188,105 @@ func TestSIMDLoopKernels(t *testing.T) {
 			if got := s.get(pd, n+1); !slices.Equal(got[:n], want) || got[n] != 0 {
 				t.Fatalf("add_rotated n=%d t=%d: got %v want %v (and 0 past it)", n, sh, got, want)
 			}
+		}
+	}
+}
+
+// put64 is put for int64s (8-aligned).
+func (s *simdKernels) put64(t *testing.T, v []int64) uint32 {
+	t.Helper()
+	if len(v) == 0 {
+		return s.put(t, nil, 0)
+	}
+	return s.put(t, unsafe.Slice((*int32)(unsafe.Pointer(&v[0])), 2*len(v)), 0)
+}
+
+// drawClasses draws a class structure of mod classes, each with 1 to per
+// distinct demands around c, for Residues.
+func drawClasses(rng *rand.Rand, mod, per int, c int32) kernels.Classes {
+	k := kernels.Classes{Off: []int32{0}, At: rng.IntN(mod)}
+	for range mod {
+		vals := map[int32]bool{}
+		for n := 1 + rng.IntN(per); len(vals) < n; {
+			switch rng.IntN(4) {
+			case 0:
+				vals[0] = true
+			case 1:
+				vals[rng.Int32N(c/2+1)] = true
+			case 2:
+				vals[c/2+rng.Int32N(c+1)] = true
+			default:
+				vals[rng.Int32N(2*c+64)] = true // enough values for any per
+			}
+		}
+		vs := make([]int32, 0, len(vals))
+		for v := range vals {
+			vs = append(vs, v)
+		}
+		slices.Sort(vs)
+		start := len(k.Val)
+		k.Val = append(k.Val, vs...)
+		k.Cnt = append(k.Cnt, make([]int64, len(vs))...)
+		k.Sum = append(k.Sum, make([]int64, len(vs))...)
+		var n, sum int64
+		for i := len(vs) - 1; i >= 0; i-- {
+			cnt := 1 + rng.Int64N(4)
+			n, sum = n+cnt, sum+cnt*int64(vs[i])
+			k.Cnt[start+i], k.Sum[start+i] = n, sum
+		}
+		k.Off = append(k.Off, int32(len(k.Val)))
+	}
+	return k
+}
+
+// TestSIMDResidues checks the kernel module's residue walk against the Go
+// kernel: the excess of every residue, the sum and the evaluations, with
+// one to four structures of moduli to 9 and up to 6 entries per class.
+func TestSIMDResidues(t *testing.T) {
+	s := newSIMD(t)
+	rng := rand.New(rand.NewPCG(25, 26))
+	for it := range 2000 {
+		s.next = 0
+		c := []int32{1, 40, 1000, kernels.MaxValue / 2}[it%4]
+		m := 1 + rng.IntN(4)
+		cls := make([]kernels.Classes, m)
+		tab := make([]int32, kernels.ResidueRow*m)
+		for l := range cls {
+			k := drawClasses(rng, 1+rng.IntN(9), 1+rng.IntN(6), c)
+			cls[l] = k
+			row := tab[kernels.ResidueRow*l:]
+			row[0], row[1] = int32(len(k.Off)-1), int32(k.At)
+			row[2], row[3] = int32(s.put(t, k.Off, 0)), int32(s.put(t, k.Val, 1))
+			row[4], row[5] = int32(s.put64(t, k.Cnt)), int32(s.put64(t, k.Sum))
+		}
+		base := make([]int32, 1+rng.IntN(80))
+		for i := range base {
+			base[i] = rng.Int32N(c/2 + 2)
+		}
+		v := rng.Int32N(c/4 + 1)
+		want := make([]int64, len(base))
+		wantE, wantEvals := kernels.Residues(want, cls, base, v, c, make([]int64, kernels.ResiduesScratch(m)))
+		pt, pb := s.put(t, tab, 0), s.put(t, base, it%4)
+		plv := s.put64(t, make([]int64, 4*(m+1)))
+		pd := s.put64(t, make([]int64, len(base)+1)) // and a sentinel
+		po := s.put64(t, make([]int64, 2))
+		dst := uint64(pd)
+		if it%5 == 4 {
+			dst = 0 // no per-residue excess asked for
+		}
+		s.call(t, s.residues, uint64(pt), uint64(m), uint64(pb), uint64(len(base)), uint64(v), uint64(c), uint64(plv), dst, uint64(po))
+		raw := s.get(po, 4)
+		out := unsafe.Slice((*int64)(unsafe.Pointer(&raw[0])), 2)
+		if out[0] != wantE || out[1] != wantEvals {
+			t.Fatalf("residues #%d m=%d n=%d v=%d c=%d: (%d, %d evals), want (%d, %d)", it, m, len(base), v, c, out[0], out[1], wantE, wantEvals)
+		}
+		raw = s.get(pd, 2*len(base)+2)
+		got := unsafe.Slice((*int64)(unsafe.Pointer(&raw[0])), len(base)+1)
+		if dst == 0 {
+			want = make([]int64, len(base))
+		}
+		if !slices.Equal(got[:len(base)], want) || got[len(base)] != 0 {
+			t.Fatalf("residues #%d m=%d n=%d: dst %v, want %v (and 0 past it)", it, m, len(base), got, want)
 		}
 	}
 }

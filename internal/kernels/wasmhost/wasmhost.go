@@ -50,6 +50,10 @@ func Instantiate(ctx context.Context, r wazero.Runtime) (api.Module, error) {
 		WithGoModuleFunction(api.GoModuleFunc(foldDelta), []api.ValueType{i32, i32, i32, i32, i32, i32}, nil).
 		WithParameterNames("psi", "m", "base", "n", "v", "c").
 		Export("fold_delta").
+		NewFunctionBuilder().
+		WithGoModuleFunction(api.GoModuleFunc(residues), []api.ValueType{i32, i32, i32, i32, i32, i32, i32, i32, i32}, nil).
+		WithParameterNames("tab", "m", "base", "n", "v", "c", "lv", "dst", "out").
+		Export("residues").
 		Instantiate(ctx)
 }
 
@@ -113,6 +117,56 @@ func foldDelta(_ context.Context, mod api.Module, stack []uint64) {
 	p := int64s(mem, psi, m)
 	kernels.FoldDelta(p, int32s(mem, base, n), checkValue(v), checkValue(c))
 	store64(mem, psi, p)
+}
+
+// maxStack is the most class structures whose walk scratch the host keeps
+// on its stack (a link of that many class jobs is far past any the search
+// lays out in classes).
+const maxStack = 16
+
+// residues is residues(tab *int32, m i32, base *int32, n, v, c i32, lv,
+// dst, out *int64). The host walks with scratch of its own and leaves lv
+// alone; tab's rows are read, not written.
+func residues(_ context.Context, mod api.Module, stack []uint64) {
+	tab, m, base := uint32(stack[0]), int(api.DecodeI32(stack[1])), uint32(stack[2])
+	n, v, c := int(api.DecodeI32(stack[3])), api.DecodeI32(stack[4]), api.DecodeI32(stack[5])
+	dst, out := uint32(stack[7]), uint32(stack[8])
+	if m < 1 || n < 1 || m >= 1<<20 {
+		panic("orrery_kernels.residues: length below 1")
+	}
+	mem := mod.Memory()
+	rows := int32s(mem, tab, kernels.ResidueRow*m)
+	var clsBuf [maxStack]kernels.Classes
+	var scrBuf [8*maxStack + 4]int64
+	cls, scratch := clsBuf[:0], scrBuf[:]
+	if m > maxStack {
+		cls, scratch = make([]kernels.Classes, 0, m), make([]int64, kernels.ResiduesScratch(m))
+	}
+	for l := range m {
+		row := rows[kernels.ResidueRow*l:]
+		k := int(row[0])
+		if k < 1 || k >= 1<<28 {
+			panic("orrery_kernels.residues: modulus below 1")
+		}
+		off := int32s(mem, uint32(row[2]), k+1)
+		e := int(off[k])
+		cls = append(cls, kernels.Classes{
+			Off: off, At: int(row[1]),
+			Val: int32s(mem, uint32(row[3]), e),
+			Cnt: int64s(mem, uint32(row[4]), e),
+			Sum: int64s(mem, uint32(row[5]), e),
+		})
+	}
+	var d []int64
+	if dst != 0 {
+		d = int64s(mem, dst, n)
+	}
+	res := int64s(mem, out, 2)
+	res[0], res[1] = kernels.Residues(d, cls, int32s(mem, base, n), checkValue(v), checkValue(c), scratch)
+	if d != nil {
+		store64(mem, dst, d)
+	}
+	store64(mem, out, res)
 }
 
 // checkValue panics unless c is a valid threshold: values past the range
