@@ -1,6 +1,7 @@
 // Package kernels holds the integer vector kernels behind CASSINI's link
 // rotation search: excess-bandwidth sums, the across-shift rotation scan and
-// the search's other loops over the circle.
+// the search's other loops over the circle, its residue walk ([Residues])
+// among them.
 //
 // # Model
 //
@@ -70,16 +71,26 @@
 //	    AddRotated(dst[:n], tile[:n], t), 0 <= t < n.
 //	fold_delta(psi *int64, m i32, base *int32, n, v, c i32)
 //	    FoldDelta(psi[:m], base[:n], v, c), m >= 1, n >= 1.
+//	residues(tab *int32, m i32, base *int32, n, v, c i32, lv, dst, out *int64)
+//	    out[0], out[1] = Residues(dst[:n], cls, base[:n], v, c, _), m >= 1,
+//	    n >= 1, dst 0 for nil. The m class structures cls are the rows of
+//	    tab, ResidueRow (8) int32s each: mod, at, then the addresses of
+//	    off (mod+1 int32s), val (int32s), cnt and sum (int64s, off[mod]
+//	    entries each), and two zeros. The walk may advance each row's at
+//	    in place; lv is its scratch of 4(m+1) int64s (a host may walk
+//	    with its own).
 //
 // Pointers are byte offsets into the module's memory, which holds
 // little-endian int32s and int64s; every value and c lie in [0, MaxValue].
 // All are exact integer functions, so a host's answer is the generic
 // path's bit for bit: the reference loops are the *Generic functions of
-// generic.go, and the definitions in each function's documentation. The
-// last three are the link search's other loops over the circle (adding a
-// job's tile, its mass bound, its run scan's deltas): scalar Go under
-// WebAssembly runs them 5-15 times slower than natively, so they are
-// imports too. The Go
+// generic.go and residues.go, and the definitions in each function's
+// documentation. excess_slack, add_rotated and fold_delta are the link
+// search's other loops over the circle (adding a job's tile, its mass
+// bound, its run scan's deltas), and residues its walk over the residue
+// classes of the jobs it lays out in classes (most of a three-job link's
+// time): scalar Go under WebAssembly runs them 5-15 times slower than
+// natively, so they are imports too. The Go
 // binding (bindings/go) provides them natively through package wasmhost,
 // the JavaScript binding as a WebAssembly SIMD module sharing the
 // module's memory. A WebAssembly import is mandatory at instantiation, so

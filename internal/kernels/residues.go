@@ -1,5 +1,7 @@
 package kernels
 
+import "unsafe"
+
 // Classes is one class structure of a residue walk ([Residues]): a job's
 // ticks (or a histogram's entries) grouped into Mod = len(Off)-1 classes.
 // Class r is entries Off[r] to Off[r+1] of Val, Cnt and Sum; every class
@@ -87,14 +89,19 @@ func residuesFlat(dst []int64, base []int32, v, c int32) int64 {
 	return e
 }
 
-// walk is the state of residuesGeneric: per structure, the class it shows
+// level is the walk's state at one class structure l: the class it shows
 // (at) and, for the structures from l on, the sum of their classes'
 // smallest and largest demands and, over all their entry tuples, the tuple
-// count and summed demand (lv[4l:4l+4]: min, max, n, s).
+// count and summed demand. The scratch of Residues holds one per structure
+// and one more, five int64s each.
+type level struct {
+	min, max, n, s, at int64
+}
+
+// walk is the state of residuesGeneric.
 type walk struct {
 	cls   []Classes
-	lv    []int64
-	at    []int64
+	lv    []level
 	c     int64
 	evals int64
 }
@@ -103,25 +110,24 @@ type walk struct {
 // len(base) >= 1.
 func residuesGeneric(dst []int64, cls []Classes, base []int32, v, c int32, scratch []int64) (excess, evals int64) {
 	m := len(cls)
-	w := walk{cls: cls, lv: scratch[:4*(m+1)], at: scratch[4*(m+1) : 5*m+4], c: int64(c)}
-	for l := range cls {
-		w.at[l] = int64(cls[l].At)
-	}
+	_ = scratch[5*(m+1)-1]
+	w := walk{cls: cls, lv: unsafe.Slice((*level)(unsafe.Pointer(unsafe.SliceData(scratch))), m+1), c: int64(c)}
 	lv := w.lv
-	lv[4*m], lv[4*m+1], lv[4*m+2], lv[4*m+3] = 0, 0, 1, 0
+	for l := range cls {
+		lv[l].at = int64(cls[l].At)
+	}
+	lv[m] = level{n: 1}
 	var e int64
 	for i, b := range base {
 		for l := m - 1; l >= 0; l-- {
 			k := &cls[l]
-			r := w.at[l]
-			lo, hi := k.Off[r], k.Off[r+1]
-			nx := lv[4*l+4 : 4*l+8 : 4*l+8]
-			cur := lv[4*l : 4*l+4 : 4*l+4]
+			cur, nx := &lv[l], &lv[l+1]
+			lo, hi := k.Off[cur.at], k.Off[cur.at+1]
 			cl := k.Cnt[lo]
-			cur[0] = nx[0] + int64(k.Val[lo])
-			cur[1] = nx[1] + int64(k.Val[hi-1])
-			cur[2] = cl * nx[2]
-			cur[3] = k.Sum[lo]*nx[2] + cl*nx[3]
+			cur.min = nx.min + int64(k.Val[lo])
+			cur.max = nx.max + int64(k.Val[hi-1])
+			cur.n = cl * nx.n
+			cur.s = k.Sum[lo]*nx.n + cl*nx.s
 		}
 		x := w.product(0, int64(b)+int64(v), 1)
 		if dst != nil {
@@ -129,8 +135,8 @@ func residuesGeneric(dst []int64, cls []Classes, base []int32, v, c int32, scrat
 		}
 		e += x
 		for l := range cls {
-			if w.at[l]++; w.at[l] == int64(len(cls[l].Off)-1) {
-				w.at[l] = 0
+			if lv[l].at++; lv[l].at == int64(len(cls[l].Off)-1) {
+				lv[l].at = 0
 			}
 		}
 	}
@@ -143,9 +149,8 @@ func residuesGeneric(dst []int64, cls []Classes, base []int32, v, c int32, scrat
 // closed form; otherwise one level deeper for each entry, and at the last
 // structure one binary search over its suffix sums.
 func (w *walk) product(l int, p, mult int64) int64 {
-	k := &w.cls[l]
-	r := w.at[l]
-	lo, hi := int(k.Off[r]), int(k.Off[r+1])
+	k, r := &w.cls[l], &w.lv[l]
+	lo, hi := int(k.Off[r.at]), int(k.Off[r.at+1])
 	w.evals++
 	if l == len(w.cls)-1 {
 		// First entry with p + v > c.
@@ -163,12 +168,11 @@ func (w *walk) product(l int, p, mult int64) int64 {
 		}
 		return mult * (k.Cnt[i]*(p-w.c) + k.Sum[i])
 	}
-	lv := w.lv[4*l : 4*l+4 : 4*l+4]
-	if p+lv[1] <= w.c {
+	if p+r.max <= w.c {
 		return 0
 	}
-	if p+lv[0] >= w.c {
-		return mult * (lv[2]*(p-w.c) + lv[3])
+	if p+r.min >= w.c {
+		return mult * (r.n*(p-w.c) + r.s)
 	}
 	var e int64
 	for i := lo; i < hi; i++ {

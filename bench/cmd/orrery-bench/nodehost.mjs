@@ -7,7 +7,8 @@
 // {"ready": true} and then answers one request per stdin line,
 // {"name": NAME, "target_ms": T}, with one timed batch:
 // {"name", "ops", "wall_ns", "cpu_ns", "digest"}. NAME is "search" (the
-// linkSearch fast path on two jobs of 255 and 181 ticks) or a request file
+// linkSearch fast path on two jobs of 255 and 181 ticks), "search3" (the
+// same on the three jobs of ok/link_exact_three_jobs.json) or a request file
 // under CORPUS_DIR. The first request for a name warms up and sizes the
 // batch; digest is the SHA-256 of the response bytes ("" for search).
 import { readFileSync } from 'node:fs';
@@ -28,12 +29,22 @@ function searchProblem() {
   return { periods: [255, 181], demand, capacity: 50000 };
 }
 
+// threeJobs is ok/link_exact_three_jobs.json as the engine sees it: 1 ms
+// ticks, 180/200/240-tick periods, 30/25/20 Gbps from each period's start.
+function threeJobs() {
+  const demand = new Int32Array(180 + 200 + 240);
+  demand.fill(30000, 0, 60);
+  demand.fill(25000, 180, 180 + 70);
+  demand.fill(20000, 380, 380 + 90);
+  return { periods: [180, 200, 240], demand, capacity: 50000 };
+}
+
 const calls = new Map();
 function call(name) {
   let c = calls.get(name);
   if (c) return c;
-  if (name === 'search') {
-    const p = searchProblem();
+  if (name === 'search' || name === 'search3') {
+    const p = name === 'search' ? searchProblem() : threeJobs();
     c = { fn: () => orrery.linkSearch(p), digest: () => '' };
   } else {
     const env = readFileSync(join(dir, name));

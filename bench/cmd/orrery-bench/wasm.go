@@ -34,6 +34,7 @@ var wasmCalls = []struct{ name, what string }{
 	{"search", "link_search fast path: two jobs, 255 and 181 ticks (46155-tick circle), exact"},
 	{"ok/link_exact_coprime_periods.json", "cassini.link, the same two jobs, through JSON"},
 	{"ok/link_exact_three_jobs.json", "cassini.link, three jobs of 180/200/240 ms, exact"},
+	{"search3", "link_search fast path: the same three jobs, exact"},
 	{"ok/link_paper_three_jobs.json", "cassini.link, the same, paper mode"},
 	{"ok/rank_twelve_jobs.json", "cassini.rank, 12 jobs, 8 links, 10 candidates"},
 	{"ok/plan_24_jobs.json", "shockwave.plan, 24 jobs, 10 rounds"},
@@ -232,18 +233,29 @@ func (w *wasmHosts) prepare(ctx context.Context, cfg *config) ([]wasmCall, error
 	if err != nil {
 		return nil, err
 	}
+	pr3, err := corpusProblem(corpus, "link_exact_three_jobs.json")
+	if err != nil {
+		return nil, err
+	}
 	var nw link.Workspace
-	dst := make([]int, 2)
 	opt := bench.Options{Target: cfg.target}
 	calls := make([]wasmCall, len(wasmCalls))
 	for i, c := range wasmCalls {
 		st := &calls[i]
 		st.cases, st.ops, st.raw = map[string]bench.Case{}, map[string]int{}, map[string][]bench.Sample{}
 		st.row = WasmRow{Call: c.name, What: c.what, Times: map[string]bench.Stats{}, OverNative: map[string]bench.Stats{}, SameBytes: map[string]bool{}}
-		if c.name == "search" {
-			st.cases["native"] = bench.Case{Name: "native", Op: func() error { _, err := nw.Search(ctx, pr, link.Options{}, dst); return err }}
-			st.cases["wazero"] = bench.Case{Name: "wazero", Op: func() error { _, err := w.mod.Search(ctx, pr, link.Options{}, dst); return err }}
-			st.cases["wazero-portable"] = bench.Case{Name: "wazero-portable", Op: func() error { _, err := w.portable.Search(ctx, pr, link.Options{}, dst); return err }}
+		if c.name == "search" || c.name == "search3" {
+			p := pr
+			if c.name == "search3" {
+				p = pr3
+			}
+			dst := make([]int, len(p.Jobs))
+			st.cases["native"] = bench.Case{Name: "native", Op: func() error { _, err := nw.Search(ctx, p, link.Options{}, dst); return err }}
+			st.cases["wazero"] = bench.Case{Name: "wazero", Op: func() error { _, err := w.mod.Search(ctx, p, link.Options{}, dst); return err }}
+			st.cases["wazero-portable"] = bench.Case{Name: "wazero-portable", Op: func() error { _, err := w.portable.Search(ctx, p, link.Options{}, dst); return err }}
+			if err := sameSearch(ctx, p, w); err != nil {
+				return nil, fmt.Errorf("%s: %w", c.name, err)
+			}
 		} else {
 			env, err := os.ReadFile(filepath.Join(corpus, filepath.FromSlash(c.name)))
 			if err != nil {
@@ -275,6 +287,41 @@ func (w *wasmHosts) prepare(ctx context.Context, cfg *config) ([]wasmCall, error
 		}
 	}
 	return calls, nil
+}
+
+// corpusProblem is the link problem of the cassini.link request in the
+// corpus file ok/name.
+func corpusProblem(corpus, name string) (link.Problem, error) {
+	var env struct{ Request orrery.LinkRequest }
+	b, err := os.ReadFile(filepath.Join(corpus, "ok", name))
+	if err == nil {
+		err = json.Unmarshal(b, &env)
+	}
+	if err != nil {
+		return link.Problem{}, err
+	}
+	pr, _, err := env.Request.Problem()
+	return pr, err
+}
+
+// sameSearch checks that both modules answer the flat search p as the
+// engine does natively: the whole result, evaluations included.
+func sameSearch(ctx context.Context, p link.Problem, w *wasmHosts) error {
+	var nw link.Workspace
+	want, err := nw.Search(ctx, p, link.Options{}, nil)
+	if err != nil {
+		return err
+	}
+	for _, m := range []*orrerywasm.Module{w.mod, w.portable} {
+		got, err := m.Search(ctx, p, link.Options{}, nil)
+		if err != nil {
+			return err
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			return fmt.Errorf("the module answers %+v, native %+v", got, want)
+		}
+	}
+	return nil
 }
 
 // measure runs cfg.rounds rounds, every call on every host in each,
@@ -340,8 +387,8 @@ func (w *wasmHosts) report(cfg *config, calls []wasmCall) (bench.Section, []benc
 			gates = append(gates, bench.Gate{Name: "wasm cassini.rank: the kernel imports make wazero at least 2x faster than the purego build",
 				Pass: r.Median >= 2, Value: r.Median, Threshold: 2, Detail: bench.Ratio(r.Median)})
 		}
-		if row.Call == "search" {
-			continue // a flat result, not response bytes
+		if row.Call == "search" || row.Call == "search3" {
+			continue // a flat result, not response bytes (sameSearch compared it)
 		}
 		for _, h := range w.names[1:] {
 			ok := row.SameBytes[h]

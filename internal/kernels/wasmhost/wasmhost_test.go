@@ -13,8 +13,8 @@ import (
 	"github.com/orrery/orrery/internal/kernels/wasmhost"
 )
 
-// guestModule is a guest of one memory page that imports excess and
-// rotations from orrery_kernels and exports them as they are, so a test
+// guestModule is a guest of one memory page that imports excess,
+// rotations and residues from orrery_kernels and exports them as they are, so a test
 // can pass any arguments (a Go module passes only valid ones).
 func guestModule() []byte {
 	str := func(s string) []byte { return append([]byte{byte(len(s))}, s...) }
@@ -26,11 +26,14 @@ func guestModule() []byte {
 		return append([]byte{id, byte(len(b))}, b...)
 	}
 	i32 := byte(0x7f)
-	types := sec(1, []byte{2, 0x60, 4, i32, i32, i32, i32, 1, 0x7e, 0x60, 7, i32, i32, i32, i32, i32, i32, i32, 0})
-	imports := sec(2, []byte{2}, str("orrery_kernels"), str("excess"), []byte{0, 0}, str("orrery_kernels"), str("rotations"), []byte{0, 1})
-	funcs := sec(3, []byte{2, 0, 1})
+	types := sec(1, []byte{3, 0x60, 4, i32, i32, i32, i32, 1, 0x7e, 0x60, 7, i32, i32, i32, i32, i32, i32, i32, 0,
+		0x60, 9, i32, i32, i32, i32, i32, i32, i32, i32, i32, 0})
+	imports := sec(2, []byte{3}, str("orrery_kernels"), str("excess"), []byte{0, 0}, str("orrery_kernels"), str("rotations"), []byte{0, 1},
+		str("orrery_kernels"), str("residues"), []byte{0, 2})
+	funcs := sec(3, []byte{3, 0, 1, 2})
 	memory := sec(5, []byte{1, 0, 1})
-	exports := sec(7, []byte{3}, str("memory"), []byte{2, 0}, str("excess"), []byte{0, 2}, str("rotations"), []byte{0, 3})
+	exports := sec(7, []byte{4}, str("memory"), []byte{2, 0}, str("excess"), []byte{0, 3}, str("rotations"), []byte{0, 4},
+		str("residues"), []byte{0, 5})
 	body := func(params, callee byte) []byte {
 		b := []byte{0} // no locals
 		for p := range params {
@@ -39,7 +42,7 @@ func guestModule() []byte {
 		b = append(b, 0x10, callee, 0x0b) // call, end
 		return append([]byte{byte(len(b))}, b...)
 	}
-	code := sec(10, []byte{2}, body(4, 0), body(7, 1))
+	code := sec(10, []byte{3}, body(4, 0), body(7, 1), body(9, 2))
 	out := []byte{0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00}
 	for _, s := range [][]byte{types, imports, funcs, memory, exports, code} {
 		out = append(out, s...)
@@ -120,12 +123,91 @@ func TestHostRefuses(t *testing.T) {
 		{"range wraps", "rotations", []uint64{0, 1024, 2048, 10, 1, 5, 6}, "shifts outside"},
 		{"no shifts", "rotations", []uint64{0, 1024, 2048, 10, 1, 0, 0}, "shifts outside"},
 		{"rotor past the memory", "rotations", []uint64{0, 1024, page - 64, 10, 1, 0, 1}, "outside the module's memory"},
+		// residues(tab, m, base, n, v, c, lv, dst, out) with a zeroed table
+		// at 0: every row's modulus is 0.
+		{"no structures", "residues", []uint64{0, 0, 1024, 4, 0, 1, 0, 0, 8192}, "length below 1"},
+		{"no residues", "residues", []uint64{0, 1, 1024, 0, 0, 1, 0, 0, 8192}, "length below 1"},
+		{"modulus 0", "residues", []uint64{0, 1, 1024, 4, 0, 1, 0, 0, 8192}, "modulus below 1"},
+		{"table past the memory", "residues", []uint64{page - 16, 1, 1024, 4, 0, 1, 0, 0, 8192}, "outside the module's memory"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := newGuest(t)
 			_, err := g.ExportedFunction(tc.fn).Call(ctx, tc.args...)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("%s%v: error %v, want one containing %q", tc.fn, tc.args, err, tc.want)
+			}
+		})
+	}
+}
+
+// TestHostResidues checks the host's residue walk on a table written in
+// the guest's memory, and that a table whose classes reach outside the
+// memory fails the guest's call.
+func TestHostResidues(t *testing.T) {
+	ctx := context.Background()
+	const page = 65536
+	put := func(g api.Module, off uint32, p unsafe.Pointer, size int) {
+		g.Memory().Write(off, unsafe.Slice((*byte)(p), size))
+	}
+	// Two structures: mod 2 with classes {0, 5} and {7}; mod 3 with {2},
+	// {4, 9} and {1}.
+	k1 := kernels.Classes{Off: []int32{0, 2, 3}, Val: []int32{0, 5, 7}, Cnt: []int64{3, 1, 2}, Sum: []int64{5, 5, 14}, At: 1}
+	k2 := kernels.Classes{Off: []int32{0, 1, 3, 4}, Val: []int32{2, 4, 9, 1}, Cnt: []int64{1, 2, 1, 1}, Sum: []int64{2, 13, 9, 1}, At: 2}
+	base := []int32{3, 0, 6, 1, 8, 2, 4}
+	want := make([]int64, len(base))
+	wantE, wantEvals := kernels.Residues(want, []kernels.Classes{k1, k2}, base, 1, 9, make([]int64, kernels.ResiduesScratch(2)))
+	setup := func(t *testing.T, mod1 int32, off1 uint32) api.Module {
+		g := newGuest(t)
+		tab := []int32{mod1, 1, int32(off1), 1100, 1200, 1300, 0, 0, 3, 2, 1400, 1500, 1600, 1700, 0, 0}
+		put(g, 0, unsafe.Pointer(&tab[0]), 4*len(tab))
+		put(g, 1000, unsafe.Pointer(&k1.Off[0]), 12)
+		put(g, 1100, unsafe.Pointer(&k1.Val[0]), 12)
+		put(g, 1200, unsafe.Pointer(&k1.Cnt[0]), 24)
+		put(g, 1300, unsafe.Pointer(&k1.Sum[0]), 24)
+		put(g, 1400, unsafe.Pointer(&k2.Off[0]), 16)
+		put(g, 1500, unsafe.Pointer(&k2.Val[0]), 16)
+		put(g, 1600, unsafe.Pointer(&k2.Cnt[0]), 32)
+		put(g, 1700, unsafe.Pointer(&k2.Sum[0]), 32)
+		put(g, 2000, unsafe.Pointer(&base[0]), 4*len(base))
+		return g
+	}
+	call := func(g api.Module, dst uint64) error {
+		_, err := g.ExportedFunction("residues").Call(ctx, 0, 2, 2000, uint64(len(base)), 1, 9, 4000, dst, 8192)
+		return err
+	}
+	g := setup(t, 2, 1000)
+	if err := call(g, 3000); err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := g.Memory().Read(3000, uint32(8*len(base)))
+	got := unsafe.Slice((*int64)(unsafe.Pointer(&raw[0])), len(base))
+	out, _ := g.Memory().Read(8192, 16)
+	res := unsafe.Slice((*int64)(unsafe.Pointer(&out[0])), 2)
+	if res[0] != wantE || res[1] != wantEvals {
+		t.Errorf("residues = (%d, %d evals), want (%d, %d)", res[0], res[1], wantE, wantEvals)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("residues dst[%d] = %d, want %d", i, got[i], want[i])
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		mod  int32
+		off  uint32
+		want string
+	}{
+		{"offsets past the memory", 2, page - 8, "outside the module's memory"},
+		{"modulus past the classes", 1 << 20, 1000, "outside the module's memory"},
+		{"entries past the memory", 2, 1000, "outside the module's memory"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := setup(t, tc.mod, tc.off)
+			if tc.name == "entries past the memory" {
+				g.Memory().WriteUint32Le(1008, 1<<20) // off = {0, 2, 2^20}
+			}
+			if err := call(g, 0); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want one containing %q", err, tc.want)
 			}
 		})
 	}
