@@ -70,7 +70,7 @@ type jobRun struct {
 	idx      int // arrival order
 	job      workload.Job
 	model    workload.Model
-	noise    workload.Noise
+	noise    workload.Series
 	place    alloc
 	steps    []workload.Step
 	routes   [][][]int         // per step, per flow: links
@@ -223,10 +223,11 @@ func newSim(ctx context.Context, cfg Config) (*sim, error) {
 		}
 		return cmpInt(int64(ja.ID), int64(jb.ID))
 	})
+	dealer := cfg.Noise.Dealer() // jobs share worker-trace series
 	for k, i := range order {
 		j := cfg.Jobs[i]
 		m, _ := workload.Lookup(j.Model) // validated
-		noise, err := cfg.Noise.For(j.ID, workload.Servers(j.GPUs, cfg.GPUsPerServer))
+		noise, err := dealer.For(j.ID, workload.Servers(j.GPUs, cfg.GPUsPerServer))
 		if err != nil {
 			return nil, fmt.Errorf("jobs[%d]: noise: %w", i, err)
 		}

@@ -266,11 +266,30 @@ var expectedMax = [...]float64{0, 0, 0.5642, 0.8463, 1.0294, 1.1630, 1.2672, 1.3
 // slowest of n workers whose times spread with that coefficient, relative to
 // a typical iteration. One worker has no jitter from this source.
 func (c CoV) Jitter(row, n int) (Noise, error) {
+	j, err := c.jitter(row, n)
+	if err != nil {
+		return nil, err
+	}
+	out := make(Noise, len(j.cv))
+	for i := range out {
+		out[i] = j.at(i)
+	}
+	return out, nil
+}
+
+// jitter is the multiplier series of a row for n workers, computed when
+// asked: at(i) is entry i of what Jitter returns.
+type jitter struct {
+	cv      []float64 // the row (the CoV's: read only)
+	e, base float64
+}
+
+func (c CoV) jitter(row, n int) (jitter, error) {
 	if row < 0 || row >= len(c.Values) {
-		return nil, fmt.Errorf("%w: row %d of %d", ErrInvalid, row, len(c.Values))
+		return jitter{}, fmt.Errorf("%w: row %d of %d", ErrInvalid, row, len(c.Values))
 	}
 	if n < 1 {
-		return nil, fmt.Errorf("%w: %d workers", ErrInvalid, n)
+		return jitter{}, fmt.Errorf("%w: %d workers", ErrInvalid, n)
 	}
 	e := expectedMax[min(n, 10)]
 	cv := c.Values[row]
@@ -280,13 +299,10 @@ func (c CoV) Jitter(row, n int) (Noise, error) {
 	} else {
 		m = median(cv)
 	}
-	base := 1 + float64(e*m)
-	out := make(Noise, len(cv))
-	for i, v := range cv {
-		out[i] = (1 + float64(e*v)) / base
-	}
-	return out, nil
+	return jitter{cv: cv, e: e, base: 1 + float64(e*m)}, nil
 }
+
+func (j jitter) at(i int) float64 { return (1 + float64(j.e*j.cv[i])) / j.base }
 
 func median(v []float64) float64 {
 	s := slices.Clone(v)
@@ -447,6 +463,106 @@ func (r Replay) For(id, n int) (Noise, error) {
 			return nil, err
 		}
 		out = out.Mul(j)
+	}
+	return out, nil
+}
+
+// A Dealer deals a [Replay]'s noise to the jobs of a simulation: its
+// [Dealer.For] gives, bit for bit, the multipliers of the Replay's For,
+// but computes a worker-trace series once for every job that shares it (a
+// simulation of many jobs draws on a few traces, worker windows and sizes)
+// and the CoV jitter, and the product of the two, only for the iterations
+// asked for. Create it with [Replay.Dealer]; it is not safe for concurrent
+// use.
+type Dealer struct {
+	r     Replay
+	syncs map[syncKey]syncSeries
+}
+
+// syncKey names the workers of a trace a job's series syncs: workers
+// first, first+1, ... (mod the trace's), k of them.
+type syncKey struct{ trace, first, k int }
+
+type syncSeries struct {
+	s   Noise
+	err error
+}
+
+// Dealer returns a Dealer of r's noise. It reads r's traces and CoV rows,
+// which must not change while it is in use.
+func (r Replay) Dealer() *Dealer { return &Dealer{r: r} }
+
+// Series is a job's noise as a [Dealer] deals it. The zero value has no
+// noise (every factor 1).
+type Series struct {
+	base Noise // the worker traces' series, or the Gauss one (shared: read only)
+	j    jitter
+	// period is the product's: the longer of base and the jitter, when
+	// both have entries.
+	period int
+}
+
+// Factor returns iteration i's multiplier (i >= 0): Noise.Factor(i) of
+// what [Replay.For] returns for the job.
+func (s Series) Factor(i int) float64 {
+	lb, lj := len(s.base), len(s.j.cv)
+	switch {
+	case lj == 0 && lb == 0:
+		return 1
+	case lj == 0:
+		return s.base[i%lb]
+	case lb == 0:
+		return s.j.at(i % lj)
+	}
+	// As Noise.Mul: the product over the longer period, the shorter
+	// repeating.
+	k := i % s.period
+	return s.base[k%lb] * s.j.at(k%lj)
+}
+
+// For returns the noise of simulated job id running on n workers, as
+// [Replay.For] does (the same errors).
+func (d *Dealer) For(id, n int) (Series, error) {
+	r := d.r
+	if id < 0 || n < 1 || r.Offset < 0 || r.Offset > 1<<30 {
+		return Series{}, fmt.Errorf("%w: job %d on %d workers, offset %d", ErrInvalid, id, n, r.Offset)
+	}
+	if r.Source == Gauss {
+		g, err := gauss(r.CV, r.Seed, id)
+		return Series{base: g}, err
+	}
+	id += r.Offset
+	var out Series
+	if (r.Source == Both || r.Source == Traces) && len(r.Traces) > 0 {
+		t := id % len(r.Traces)
+		wt := r.Traces[t]
+		key := syncKey{t, 0, min(n, len(wt.Workers))}
+		if len(wt.Workers) > 0 {
+			key.first = id % len(wt.Workers)
+		}
+		e, ok := d.syncs[key]
+		if !ok {
+			workers := make([]int, key.k)
+			for i := range workers {
+				workers[i] = (key.first + i) % len(wt.Workers)
+			}
+			e.s, e.err = wt.Sync(workers)
+			if d.syncs == nil {
+				d.syncs = map[syncKey]syncSeries{}
+			}
+			d.syncs[key] = e
+		}
+		if e.err != nil {
+			return Series{}, e.err
+		}
+		out.base = e.s
+	}
+	if (r.Source == Both || r.Source == Jitter) && len(r.CoV.Values) > 0 {
+		j, err := r.CoV.jitter(id%len(r.CoV.Values), n)
+		if err != nil {
+			return Series{}, err
+		}
+		out.j, out.period = j, max(len(out.base), len(j.cv))
 	}
 	return out, nil
 }

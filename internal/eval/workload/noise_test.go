@@ -370,3 +370,55 @@ func FuzzParseNoise(f *testing.F) {
 		}
 	})
 }
+
+// TestDealerAsFor checks that a Dealer deals every job, bit for bit, the
+// multipliers Replay.For gives it, with the same errors, for every source,
+// with offsets, on the real release and on small hand-made series whose
+// periods differ (so the product's wrap is exercised), jobs asking in any
+// order so that cached worker-trace series are reused.
+func TestDealerAsFor(t *testing.T) {
+	real, err := LoadReplay(os.DirFS(alibaba), Both)
+	if err != nil {
+		t.Fatal(err)
+	}
+	small := Replay{
+		Traces: []WorkerTimes{
+			{Workers: []int{0, 1, 2}, Iter: []int{0, 2, 3}, Times: [][]float64{{1, 2, math.NaN()}, {3, 1, 2}, {2, 2, 5}}},
+			{Workers: []int{4}, Iter: []int{0}, Times: [][]float64{{7}}},
+		},
+		CoV: CoV{Values: [][]float64{{0.1, 0.3}, {0.2, 0.5, 0.1, 0.4, 0.7, 0.2, 0.3}}}, // no Medians: computed
+	}
+	noTrace := small
+	noTrace.Traces = []WorkerTimes{{Workers: []int{0}, Iter: []int{0}, Times: [][]float64{{math.NaN()}}}} // no samples: an error
+	var cases []Replay
+	for _, base := range []Replay{real, small, noTrace} {
+		for _, src := range []Source{Both, Traces, Jitter, None} {
+			for _, off := range []int{0, 7} {
+				r := base
+				r.Source, r.Offset = src, off
+				cases = append(cases, r)
+			}
+		}
+	}
+	cases = append(cases, Replay{Source: Gauss, CV: 0.2, Seed: 3}, Replay{Source: Gauss}, Replay{Source: Both, Offset: -1})
+	for c, r := range cases {
+		d := r.Dealer()
+		for _, id := range []int{5, 0, 1, 2, 31, 5, 61, 3, -1} { // 5, 31 and 61 share windows
+			for _, n := range []int{0, 1, 2, 3, 10, 12} {
+				want, werr := r.For(id, n)
+				got, gerr := d.For(id, n)
+				if (werr == nil) != (gerr == nil) || werr != nil && werr.Error() != gerr.Error() {
+					t.Fatalf("case %d, job %d on %d: errors %v and %v", c, id, n, werr, gerr)
+				}
+				if werr != nil {
+					continue
+				}
+				for i := range 3*len(want) + 20 {
+					if w, g := want.Factor(i), got.Factor(i); math.Float64bits(w) != math.Float64bits(g) {
+						t.Fatalf("case %d, job %d on %d, iteration %d: For %v, Dealer %v", c, id, n, i, w, g)
+					}
+				}
+			}
+		}
+	}
+}
