@@ -14,8 +14,8 @@ type filler struct {
 	frozen   []float64 // load of the link's frozen connections (F)
 	n        []int32   // unfrozen connections
 	m        []int32   // connections frozen this round
-	key      []float64 // share, while in the heap
-	heap     []int32   // local links, least share first
+	key      []float64 // share, while in the heap (or, scanning, while it has unfrozen connections)
+	heap     []int32   // local links, least share first (scanning: those with unfrozen connections)
 	pos      []int32   // place in the heap, -1 once popped
 	adjOff   []int32   // local link l's crossings are adj[adjOff[l]:adjOff[l+1]]
 	adj      []int32   // local flows, once per crossing
@@ -121,9 +121,14 @@ func (w *filler) run(dst []float64, fs []int32) {
 	w.flowOff = append(w.flowOff, int32(len(w.flowHot)))
 	nl := len(w.n)
 	w.key = grow(w.key, nl)
-	w.pos = grow(w.pos, nl)
 	w.sortByPeak()
 	w.link()
+	if nl <= scanLinks {
+		w.scan(dst, fs)
+		return
+	}
+	w.pos = grow(w.pos, nl)
+	w.heapify()
 	next := 0 // into byPeak
 	for left := len(w.peak); left > 0; {
 		level := math.Inf(1)
@@ -133,33 +138,100 @@ func (w *filler) run(dst []float64, fs []int32) {
 		if len(w.heap) > 0 {
 			level = w.key[w.heap[0]]
 		}
-		for next < len(w.byPeak) && w.done[w.byPeak[next]] {
-			next++
-		}
+		next = w.nextPeak(next)
 		if next < len(w.byPeak) {
 			level = min(level, w.peak[w.byPeak[next]])
 		}
 		// Every link at the level saturates: its unfrozen flows freeze.
 		// Shares are those of the round's start: updates wait for apply.
 		for len(w.heap) > 0 && w.key[w.heap[0]] <= level {
-			l := w.pop()
-			for _, f := range w.adj[w.adjOff[l]:w.adjOff[l+1]] {
-				if !w.done[f] {
-					left -= w.freeze(dst, fs, f, level)
-				}
-			}
+			left -= w.saturate(dst, fs, w.pop(), level)
 		}
-		for ; next < len(w.byPeak); next++ {
-			f := w.byPeak[next]
-			if !w.done[f] {
-				if w.peak[f] > level {
-					break
-				}
-				left -= w.freeze(dst, fs, f, level)
-			}
-		}
-		w.apply(level)
+		var k int
+		next, k = w.peaks(dst, fs, next, level)
+		left -= k
+		w.apply(level, true)
 	}
+}
+
+// scanLinks is the most links whose component run fills by scanning them
+// every round (a few dozen instructions a link) rather than keeping their
+// shares in a heap; the rounds are the same, so are the rates. A variable
+// for the tests, which run both ways.
+var scanLinks = 48
+
+// scan is run's rounds without the heap: act holds the links with
+// unfrozen connections, and each round's level is the least of their
+// shares and of the unfrozen flows' peaks, as the heap gives it.
+func (w *filler) scan(dst []float64, fs []int32) {
+	act := w.heap[:0] // the heap's buffer: unused on this path
+	for i := range int32(len(w.n)) {
+		act = append(act, i) // every link has a crossing
+	}
+	next := 0 // into byPeak
+	for left := len(w.peak); left > 0; {
+		level := math.Inf(1)
+		k := 0
+		for _, l := range act {
+			if w.n[l] > 0 {
+				act[k] = l
+				k++
+				if w.key[l] < level {
+					level = w.key[l]
+				}
+			}
+		}
+		act = act[:k]
+		next = w.nextPeak(next)
+		if next < len(w.byPeak) {
+			level = min(level, w.peak[w.byPeak[next]])
+		}
+		for _, l := range act {
+			if w.key[l] <= level {
+				left -= w.saturate(dst, fs, l, level)
+			}
+		}
+		next, k = w.peaks(dst, fs, next, level)
+		left -= k
+		w.apply(level, false)
+	}
+	w.heap = act[:0]
+}
+
+// nextPeak skips the frozen flows of byPeak from next.
+func (w *filler) nextPeak(next int) int {
+	for next < len(w.byPeak) && w.done[w.byPeak[next]] {
+		next++
+	}
+	return next
+}
+
+// saturate freezes the unfrozen flows of local link l at level and
+// returns how many.
+func (w *filler) saturate(dst []float64, fs []int32, l int32, level float64) int {
+	k := 0
+	for _, f := range w.adj[w.adjOff[l]:w.adjOff[l+1]] {
+		if !w.done[f] {
+			k += w.freeze(dst, fs, f, level)
+		}
+	}
+	return k
+}
+
+// peaks freezes, from byPeak[next], the unfrozen flows whose peak is at
+// most level, and returns where it stopped and how many froze.
+func (w *filler) peaks(dst []float64, fs []int32, next int, level float64) (int, int) {
+	k := 0
+	for ; next < len(w.byPeak); next++ {
+		f := w.byPeak[next]
+		if !w.done[f] {
+			if w.peak[f] > level {
+				break
+			}
+			k += w.freeze(dst, fs, f, level)
+		}
+	}
+	return next, k
 }
 
 // sortByPeak sorts byPeak by peak, least first; ties in any order (flows
@@ -242,16 +314,23 @@ func (w *filler) link() {
 		}
 		clear(w.m)
 	}
-	w.heap = grow(w.heap, nl)
 	for i := range nl { // every link has a crossing
 		w.key[i] = share(w.capacity[i], 0, w.n[i])
+	}
+	w.hit = w.hit[:0]
+}
+
+// heapify puts every link in the heap of shares.
+func (w *filler) heapify() {
+	nl := len(w.n)
+	w.heap = grow(w.heap, nl)
+	for i := range nl {
 		w.pos[i] = int32(i)
 		w.heap[i] = int32(i)
 	}
 	for i := nl/2 - 1; i >= 0; i-- {
 		w.down(i)
 	}
-	w.hit = w.hit[:0]
 }
 
 // freeze freezes local flow f at level and returns 1.
@@ -268,9 +347,10 @@ func (w *filler) freeze(dst []float64, fs []int32, f int32, level float64) int {
 }
 
 // apply moves this round's frozen connections into the links' loads and
-// updates their shares. A link left with no unfrozen connection keeps a
-// stale key; solve discards it when it reaches the top.
-func (w *filler) apply(level float64) {
+// updates their shares, and their places in the heap if heap. A link left
+// with no unfrozen connection keeps a stale key; run discards it when it
+// reaches the top, scan at its next round.
+func (w *filler) apply(level float64, heap bool) {
 	for _, l := range w.hit {
 		// The conversion keeps the compiler from fusing the
 		// multiply-add, so every platform rounds alike.
@@ -279,7 +359,9 @@ func (w *filler) apply(level float64) {
 		w.m[l] = 0
 		if w.n[l] > 0 {
 			w.key[l] = share(w.capacity[l], w.frozen[l], w.n[l])
-			w.fix(int(w.pos[l]))
+			if heap {
+				w.fix(int(w.pos[l]))
+			}
 		}
 	}
 	w.hit = w.hit[:0]

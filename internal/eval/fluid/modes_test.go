@@ -264,3 +264,23 @@ func TestOffered(t *testing.T) {
 		}
 	}
 }
+
+// The filler's two ways of finding a round's level, scanning the links or
+// keeping their shares in a heap, give the same rates: the equivalence
+// tests, with every component filled one way and then the other.
+func TestFillPaths(t *testing.T) {
+	defer func(v int) { scanLinks = v }(scanLinks)
+	for _, p := range []struct {
+		name string
+		max  int
+	}{{"heap", 0}, {"scan", math.MaxInt}} {
+		t.Run(p.name, func(t *testing.T) {
+			scanLinks = p.max
+			TestModesAgree(t)
+			TestSolverSequences(t)
+			TestColdLinksNeverSaturate(t)
+			TestNetworkMatchesScratch(t)
+			TestRatesHandComputed(t)
+		})
+	}
+}
