@@ -129,24 +129,25 @@ type sim struct {
 	ready   []*jobRun  // scratch of process
 	dirty   bool
 
-	net        fluid.Network // the flows sharing the network (not under Ideal)
-	byID       []*flowRun    // the flows in net, by ID
-	byLow      []*flowRun    // the same, a heap by low
-	near       []*flowRun    // the flows whose finish the last updateRates computed
-	sweptAt    int64         // s.res.Events at the last sweep of old anchors
-	stack      []int32       // scratch of nearest
-	minFinish  int64         // the flows' earliest finish, as of the last updateRates
-	timerAt    int64         // the running jobs' earliest step or slot timer (nextEvent)
-	timers     []*jobRun     // the jobs waiting or computing, a heap by until
-	tdirty     []*jobRun     // jobs whose state or until may have changed since nextEvent
-	scheduleAt int64         // nextSchedule (nextEvent)
-	solver     fluid.Solver
-	fbuf       []fluid.Flow
-	rates      []float64
-	over       []bool  // per link: offered past capacity (scratch of solve)
-	excessRate float64 // bits/s above capacity, summed over links
-	excessBits float64
-	sentBits   float64
+	net         fluid.Network // the flows sharing the network (not under Ideal)
+	byID        []*flowRun    // the flows in net, by ID
+	byLow       []*flowRun    // the same, a heap by low
+	near        []*flowRun    // the flows whose finish the last updateRates computed
+	sweptAt     int64         // s.res.Events at the last sweep of old anchors
+	stack       []int32       // scratch of nearest
+	minFinish   int64         // the flows' earliest finish, as of the last updateRates
+	timerAt     int64         // the running jobs' earliest step or slot timer (nextEvent)
+	timers      []*jobRun     // the jobs waiting or computing, a heap by until
+	tdirty      []*jobRun     // jobs whose state or until may have changed since nextEvent
+	scheduleAt  int64         // nextSchedule (nextEvent)
+	leasesMoved bool          // the running jobs or their leases may have changed since nextEvent
+	solver      fluid.Solver
+	fbuf        []fluid.Flow
+	rates       []float64
+	over        []bool  // per link: offered past capacity (scratch of solve)
+	excessRate  float64 // bits/s above capacity, summed over links
+	excessBits  float64
+	sentBits    float64
 
 	rounds    *rounds // Gavel, Shockwave
 	nextRound int64
@@ -186,15 +187,16 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 func newSim(ctx context.Context, cfg Config) (*sim, error) {
 	t := cfg.Topology
 	s := &sim{
-		cfg:      cfg,
-		ctx:      ctx,
-		topo:     t,
-		capacity: make([]float64, len(t.Links)),
-		over:     make([]bool, len(t.Links)),
-		cl:       newCluster(t.Servers, cfg.GPUsPerServer),
-		rng:      rand.New(rand.NewPCG(cfg.Seed, 0xca551)),
-		quantum:  profile.Quantum{Tick: cfg.Cassini.Tick, Unit: profile.DefaultUnit},
-		res:      Result{Policy: cfg.Policy},
+		cfg:         cfg,
+		ctx:         ctx,
+		topo:        t,
+		capacity:    make([]float64, len(t.Links)),
+		over:        make([]bool, len(t.Links)),
+		cl:          newCluster(t.Servers, cfg.GPUsPerServer),
+		rng:         rand.New(rand.NewPCG(cfg.Seed, 0xca551)),
+		quantum:     profile.Quantum{Tick: cfg.Cassini.Tick, Unit: profile.DefaultUnit},
+		res:         Result{Policy: cfg.Policy},
+		leasesMoved: true,
 		// Most links carry the same jobs from one arrival to the next.
 		ranker: candidate.Workspace{Cache: 4096},
 	}
@@ -304,7 +306,12 @@ func (s *sim) nextEvent() int64 {
 		timer = s.timers[0].until
 	}
 	s.timerAt = timer
-	s.scheduleAt = s.nextSchedule() // Themis: the earliest lease's end
+	if s.leasesMoved || s.cfg.Scheduler != Themis {
+		// Themis's leases and running jobs change only where process
+		// sets leasesMoved: its scheduling, and jobs that finish.
+		s.scheduleAt = s.nextSchedule() // Themis: the earliest lease's end
+		s.leasesMoved = false
+	}
 	t = min(t, timer)
 	if len(s.flows) > 0 {
 		t = min(t, s.minFinish) // the flows changed: updateRates set it
@@ -361,6 +368,7 @@ func (s *sim) process() error {
 	s.ready = ready[:0]
 	if freed {
 		s.running = slices.DeleteFunc(s.running, func(j *jobRun) bool { return j.st == done })
+		s.leasesMoved = true
 	}
 	arrived := false
 	for s.next < len(s.jobs) && int64(s.jobs[s.next].job.Arrival) <= s.now {
@@ -369,6 +377,7 @@ func (s *sim) process() error {
 	}
 	// scheduleAt is still nextSchedule's value unless a job finished.
 	if freed || arrived || s.scheduleAt <= s.now || s.roundDue() {
+		s.leasesMoved = true
 		if err := s.schedule(); err != nil {
 			return err
 		}
