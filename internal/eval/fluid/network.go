@@ -39,30 +39,12 @@ type Network struct {
 	capacity []float64
 	err      error // of an Add, returned by the next Solve
 
-	// Per flow ID.
-	flows []Flow
-	seq   []uint64 // order of addition; 0 for a free ID
-	rate  []float64
-	overN []int32 // crossings of links offered past their capacity
-	seen  []uint32
-	at    []int32   // its local index in the component being filled
-	chgAt []uint32  // stamp of the Solve that listed it in chg
-	hotOf [][]int32 // the hot links it crosses, once per crossing, unless stale
-	stale []bool    // a link it crosses changed heat since hotOf was listed
+	fl    []flowState // per flow ID
+	rate  []float64   // per flow ID, as of the last Solve
 	free  []FlowID
 	added uint64   // flows added so far
 	live  []FlowID // in order of addition (from scratch only)
-
-	// Per link.
-	cross   [][]FlowID // crossings, once per crossing, in order of addition
-	load    []float64  // their peaks summed, in that order
-	hotL    []bool
-	over    []bool   // load > capacity
-	inOver  []bool   // listed in overs
-	firstF  []uint64 // over links: first crossing's flow's seq
-	firstP  []int32  // and its place in that flow's links
-	changed []bool   // listed in dirty
-	linkAt  []uint32 // stamp of the Solve that reached it
+	ln    []linkState
 
 	chg    []FlowID // flows whose rate or mark the last Solve may have changed
 	dirty  []int32  // links whose crossings changed since the last Solve
@@ -74,11 +56,43 @@ type Network struct {
 
 	// Scratch of Solve.
 	queue []int32
-	local []int32
 	fill  filler
 	solve Solver
 	fbuf  []Flow
 	rbuf  []float64
+}
+
+// flowState is what a Network keeps of a flow.
+type flowState struct {
+	links []int
+	peak  float64
+	seq   uint64  // order of addition; 0 for a free ID
+	hotOf []int32 // the hot links it crosses, once per crossing, unless stale
+	overN int32   // crossings of links offered past their capacity
+	seen  uint32  // stamp of the Solve that reached it
+	at    int32   // its local index in the component being filled
+	chgAt uint32  // stamp of the Solve that listed it in chg
+	stale bool    // a link it crosses changed heat since hotOf was listed
+}
+
+// linkState is what a Network keeps of a link.
+type linkState struct {
+	cross    []FlowID // crossings, once per crossing, in order of addition
+	load     float64  // their peaks summed, in that order
+	capacity float64
+	firstF   uint64 // over links: first crossing's flow's seq
+	firstP   int32  // and its place in that flow's links
+	linkAt   uint32 // stamp of the Solve that reached it
+	local    int32  // its local index in the component being filled
+	ok       bool   // its capacity is a positive finite number
+	hot      bool
+	over     bool // load > capacity
+	inOver   bool // listed in overs
+	changed  bool // listed in dirty
+	// resum: a crossing was removed since load was summed. An addition
+	// alone adds its peak to load, which is the sum in order of addition
+	// bit for bit: the new crossing comes last.
+	resum bool
 }
 
 // Reset empties n and gives it links of the given capacities (> 0, finite),
@@ -86,27 +100,13 @@ type Network struct {
 func (n *Network) Reset(capacity []float64) {
 	n.capacity = capacity
 	n.err = nil
-	n.flows, n.seq, n.rate, n.overN, n.seen = n.flows[:0], n.seq[:0], n.rate[:0], n.overN[:0], n.seen[:0]
-	n.at = n.at[:0]
-	n.chgAt, n.chg = n.chgAt[:0], n.chg[:0]
-	n.hotOf, n.stale = n.hotOf[:0], n.stale[:0]
+	n.fl, n.rate = n.fl[:0], n.rate[:0]
+	n.chg = n.chg[:0]
 	n.free, n.live, n.added = n.free[:0], n.live[:0], 0
-	k := len(capacity)
-	n.cross = grow(n.cross, k)
-	for l := range n.cross {
-		n.cross[l] = n.cross[l][:0]
+	n.ln = grow(n.ln, len(capacity))
+	for l, c := range capacity {
+		n.ln[l] = linkState{cross: n.ln[l].cross[:0], capacity: c, ok: c > 0 && !math.IsInf(c, 1)}
 	}
-	n.load = grow(n.load, k)
-	clear(n.load)
-	for _, b := range []*[]bool{&n.hotL, &n.over, &n.inOver, &n.changed} {
-		*b = grow(*b, k)
-		clear(*b)
-	}
-	n.firstF = grow(n.firstF, k)
-	n.firstP = grow(n.firstP, k)
-	n.linkAt = grow(n.linkAt, k)
-	clear(n.linkAt)
-	n.local = grow(n.local, k)
 	n.dirty, n.fresh, n.seeds = n.dirty[:0], n.fresh[:0], n.seeds[:0]
 	n.overs, n.excess, n.stamp = n.overs[:0], 0, 0
 }
@@ -125,31 +125,28 @@ func (n *Network) Add(links []int, peak float64) FlowID {
 	if k := len(n.free); k > 0 {
 		id, n.free = n.free[k-1], n.free[:k-1]
 	} else {
-		id = FlowID(len(n.flows))
-		n.flows = append(n.flows, Flow{})
-		n.seq = append(n.seq, 0)
+		id = FlowID(len(n.fl))
+		n.fl = append(n.fl, flowState{})
 		n.rate = append(n.rate, 0)
-		n.overN = append(n.overN, 0)
-		n.seen = append(n.seen, 0)
-		n.at = append(n.at, 0)
-		n.chgAt = append(n.chgAt, 0)
-		n.hotOf = append(n.hotOf, nil)
-		n.stale = append(n.stale, true)
 	}
 	n.added++
-	n.flows[id] = Flow{Links: links, Peak: peak}
-	n.seq[id], n.overN[id], n.stale[id] = n.added, 0, true
+	f := &n.fl[id]
+	*f = flowState{links: links, peak: peak, seq: n.added, hotOf: f.hotOf[:0], seen: f.seen, chgAt: f.chgAt, stale: true}
 	if n.scratch() {
 		n.live = append(n.live, id)
 		return id
 	}
 	n.fresh = append(n.fresh, id)
 	for _, l := range links {
-		n.cross[l] = append(n.cross[l], id)
-		if n.over[l] {
-			n.overN[id]++
+		L := &n.ln[l]
+		L.cross = append(L.cross, id)
+		if !L.resum {
+			L.load += peak
 		}
-		n.touch(l)
+		if L.over {
+			f.overN++
+		}
+		n.touch(L, l)
 	}
 	return id
 }
@@ -165,8 +162,8 @@ func (n *Network) check(links []int, peak float64) error {
 		if l < 0 || l >= len(n.capacity) {
 			return fmt.Errorf("%w: flow %d crosses link %d, there are %d", ErrInvalid, n.added, l, len(n.capacity))
 		}
-		if c := n.capacity[l]; !(c > 0) || math.IsInf(c, 1) {
-			return fmt.Errorf("%w: link %d: capacity %v is not a positive finite number", ErrInvalid, l, c)
+		if !n.ln[l].ok {
+			return fmt.Errorf("%w: link %d: capacity %v is not a positive finite number", ErrInvalid, l, n.capacity[l])
 		}
 	}
 	return nil
@@ -175,22 +172,25 @@ func (n *Network) check(links []int, peak float64) error {
 // Remove removes flow id; an ID of no flow (-1 from a rejected Add) is
 // ignored.
 func (n *Network) Remove(id FlowID) {
-	if id < 0 || int(id) >= len(n.seq) || n.seq[id] == 0 {
+	if id < 0 || int(id) >= len(n.fl) || n.fl[id].seq == 0 {
 		return
 	}
+	f := &n.fl[id]
 	if n.scratch() {
 		n.live = deleteID(n.live, id)
 	} else {
-		for _, l := range n.flows[id].Links {
-			if c := n.cross[l]; len(c) > 0 && c[len(c)-1] == id {
-				n.cross[l] = c[:len(c)-1] // it crosses l several times, or came last
+		for _, l := range f.links {
+			L := &n.ln[l]
+			if c := L.cross; len(c) > 0 && c[len(c)-1] == id {
+				L.cross = c[:len(c)-1] // it crosses l several times, or came last
 			} else {
-				n.cross[l] = deleteID(c, id)
+				L.cross = deleteID(c, id)
 			}
-			n.touch(l)
+			L.resum = true
+			n.touch(L, l)
 		}
 	}
-	n.flows[id], n.seq[id] = Flow{}, 0
+	f.links, f.seq = nil, 0
 	n.free = append(n.free, id)
 }
 
@@ -205,9 +205,9 @@ func deleteID(s []FlowID, id FlowID) []FlowID {
 	return s
 }
 
-func (n *Network) touch(l int) {
-	if !n.changed[l] {
-		n.changed[l] = true
+func (n *Network) touch(L *linkState, l int) {
+	if !L.changed {
+		L.changed = true
 		n.dirty = append(n.dirty, int32(l))
 	}
 }
@@ -229,7 +229,7 @@ func (n *Network) Rate(id FlowID) float64 { return n.rate[id] }
 // Marked reports whether, as of the last Solve, a link flow id crosses is
 // offered more traffic than its capacity: the sum of the peaks of its
 // crossings exceeds it.
-func (n *Network) Marked(id FlowID) bool { return n.overN[id] > 0 }
+func (n *Network) Marked(id FlowID) bool { return n.fl[id].overN > 0 }
 
 // Changed returns the flows whose rate or mark the last Solve may have
 // changed, each once, in no particular order: every other flow's are as
@@ -238,8 +238,8 @@ func (n *Network) Changed() []FlowID { return n.chg }
 
 // note lists flow f in chg.
 func (n *Network) note(f FlowID) {
-	if n.chgAt[f] != n.stamp {
-		n.chgAt[f] = n.stamp
+	if s := &n.fl[f]; s.chgAt != n.stamp {
+		s.chgAt = n.stamp
 		n.chg = append(n.chg, f)
 	}
 }
@@ -264,9 +264,12 @@ func (n *Network) Solve() error {
 	}
 	n.stamp++
 	if n.stamp == 0 { // wrapped
-		clear(n.seen)
-		clear(n.chgAt)
-		clear(n.linkAt)
+		for i := range n.fl {
+			n.fl[i].seen, n.fl[i].chgAt = 0, 0
+		}
+		for i := range n.ln {
+			n.ln[i].linkAt = 0
+		}
 		n.stamp = 1
 	}
 	n.seeds = n.seeds[:0]
@@ -275,24 +278,24 @@ func (n *Network) Solve() error {
 	}
 	n.excess = 0
 	for _, l := range n.overs {
-		n.excess += n.load[l] - n.capacity[l]
+		n.excess += n.ln[l].load - n.capacity[l]
 	}
 	// What changed reaches the flows of the links that are or were hot
 	// (a cold link takes no part in the filling) and the new flows.
 	for _, l := range n.seeds {
-		for _, f := range n.cross[l] {
-			if n.seen[f] != n.stamp {
+		for _, f := range n.ln[l].cross {
+			if n.fl[f].seen != n.stamp {
 				n.component(f)
 			}
 		}
 	}
 	for _, f := range n.fresh {
-		if n.seq[f] != 0 && n.seen[f] != n.stamp {
+		if s := &n.fl[f]; s.seq != 0 && s.seen != n.stamp {
 			n.component(f)
 		}
 	}
 	for _, l := range n.dirty {
-		n.changed[l] = false
+		n.ln[l].changed = false
 	}
 	n.dirty, n.fresh = n.dirty[:0], n.fresh[:0]
 	if observe != nil {
@@ -304,17 +307,17 @@ func (n *Network) Solve() error {
 // show shows the tests' observer every flow present, in order of
 // addition, and its rate.
 func (n *Network) show() {
-	ids := make([]FlowID, 0, len(n.flows))
-	for id, q := range n.seq {
-		if q != 0 {
+	ids := make([]FlowID, 0, len(n.fl))
+	for id := range n.fl {
+		if n.fl[id].seq != 0 {
 			ids = append(ids, FlowID(id))
 		}
 	}
-	slices.SortFunc(ids, func(a, b FlowID) int { return cmp.Compare(n.seq[a], n.seq[b]) })
+	slices.SortFunc(ids, func(a, b FlowID) int { return cmp.Compare(n.fl[a].seq, n.fl[b].seq) })
 	flows := make([]Flow, len(ids))
 	rates := make([]float64, len(ids))
 	for i, id := range ids {
-		flows[i], rates[i] = n.flows[id], n.rate[id]
+		flows[i], rates[i] = Flow{Links: n.fl[id].links, Peak: n.fl[id].peak}, n.rate[id]
 	}
 	observe(n.capacity, flows, rates)
 }
@@ -322,28 +325,30 @@ func (n *Network) show() {
 // relink brings link l's load, heat and mark up to date with its
 // crossings.
 func (n *Network) relink(l int32) {
-	c := n.cross[l]
-	load := 0.0
-	for _, f := range c {
-		load += n.flows[f].Peak
+	L := &n.ln[l]
+	c := L.cross
+	if L.resum {
+		load := 0.0
+		for _, f := range c {
+			load += n.fl[f].peak
+		}
+		L.load, L.resum = load, false
 	}
-	k := len(c)
-	capacity := n.capacity[l]
-	n.load[l] = load
+	load, k, capacity := L.load, len(c), L.capacity
 	// Per link, the margin's counts are the link's: its crossings bound
 	// the terms of its load and the rounds that update its frozen load.
 	h := k > 0 && hot(capacity, load, margin(k, k))
-	if h || n.hotL[l] {
+	if h || L.hot {
 		n.seeds = append(n.seeds, l)
 	}
-	if h != n.hotL[l] {
+	if h != L.hot {
 		for _, f := range c {
-			n.stale[f] = true
+			n.fl[f].stale = true
 		}
 	}
-	n.hotL[l] = h
+	L.hot = h
 	over := load > capacity
-	if over != n.over[l] {
+	if over != L.over {
 		d := int32(1)
 		if !over {
 			d = -1
@@ -351,21 +356,24 @@ func (n *Network) relink(l int32) {
 		// A link offered past capacity is hot, so Solve fills its
 		// flows again, and lists them in chg.
 		for _, f := range c {
-			n.overN[f] += d
+			n.fl[f].overN += d
 		}
-		n.over[l] = over
+		L.over = over
 	}
-	if n.inOver[l] {
+	if !over && !L.inOver {
+		return
+	}
+	if L.inOver {
 		n.overs = deleteLink(n.overs, l)
-		n.inOver[l] = false
+		L.inOver = false
 	}
 	if over {
-		f := c[0]
+		f := &n.fl[c[0]]
 		place := 0
-		for n.flows[f].Links[place] != int(l) {
+		for f.links[place] != int(l) {
 			place++
 		}
-		n.firstF[l], n.firstP[l] = n.seq[f], int32(place)
+		L.firstF, L.firstP = f.seq, int32(place)
 		i := len(n.overs)
 		for i > 0 && n.after(n.overs[i-1], l) {
 			i--
@@ -373,16 +381,17 @@ func (n *Network) relink(l int32) {
 		n.overs = append(n.overs, 0)
 		copy(n.overs[i+1:], n.overs[i:])
 		n.overs[i] = l
-		n.inOver[l] = true
+		L.inOver = true
 	}
 }
 
 // after reports whether link a's first crossing comes after link b's.
 func (n *Network) after(a, b int32) bool {
-	if n.firstF[a] != n.firstF[b] {
-		return n.firstF[a] > n.firstF[b]
+	A, B := &n.ln[a], &n.ln[b]
+	if A.firstF != B.firstF {
+		return A.firstF > B.firstF
 	}
-	return n.firstP[a] > n.firstP[b]
+	return A.firstP > B.firstP
 }
 
 func deleteLink(s []int32, l int32) []int32 {
@@ -401,39 +410,42 @@ func deleteLink(s []int32, l int32) []int32 {
 // filler's adjacency, given as the walk reads it). A flow that crosses no
 // hot link sends at its peak.
 func (n *Network) component(f FlowID) {
-	if n.stale[f] {
-		n.listHot(int32(f))
+	fs := &n.fl[f]
+	if fs.stale {
+		n.listHot(fs)
 	}
-	if len(n.hotOf[f]) == 0 { // most new flows, in a NIC-limited fabric
-		n.seen[f] = n.stamp
+	if len(fs.hotOf) == 0 { // most new flows, in a NIC-limited fabric
+		fs.seen = n.stamp
 		n.note(f)
-		n.rate[f] = n.flows[f].Peak
+		n.rate[f] = fs.peak
 		return
 	}
 	w := &n.fill
 	w.reset()
 	q := n.queue[:0]
-	n.seen[f], n.at[f] = n.stamp, 0
+	fs.seen, fs.at = n.stamp, 0
 	q = append(q, int32(f))
 	for i := 0; i < len(q); i++ {
-		g := q[i]
-		w.addFlow(n.flows[g].Peak)
-		if n.stale[g] {
+		g := &n.fl[q[i]]
+		w.addFlow(g.peak)
+		if g.stale {
 			n.listHot(g)
 		}
-		for _, l := range n.hotOf[g] {
-			if n.linkAt[l] != n.stamp {
-				n.linkAt[l] = n.stamp
-				n.local[l] = w.addLink(n.capacity[l])
-				for _, h := range n.cross[l] {
-					if n.seen[h] != n.stamp {
-						n.seen[h], n.at[h] = n.stamp, int32(len(q))
+		for _, l := range g.hotOf {
+			L := &n.ln[l]
+			if L.linkAt != n.stamp {
+				L.linkAt = n.stamp
+				L.local = w.addLink(L.capacity)
+				for _, h := range L.cross {
+					hs := &n.fl[h]
+					if hs.seen != n.stamp {
+						hs.seen, hs.at = n.stamp, int32(len(q))
 						q = append(q, int32(h))
 					}
-					w.adj = append(w.adj, n.at[h])
+					w.adj = append(w.adj, hs.at)
 				}
 			}
-			w.cross(n.local[l])
+			w.cross(L.local)
 		}
 	}
 	w.built = true
@@ -441,22 +453,18 @@ func (n *Network) component(f FlowID) {
 	for _, g := range q {
 		n.note(FlowID(g))
 	}
-	if len(w.n) == 0 {
-		n.rate[f] = n.flows[f].Peak
-		return
-	}
 	w.run(n.rate, q)
 }
 
 // listHot lists the hot links flow f crosses.
-func (n *Network) listHot(f int32) {
-	h := n.hotOf[f][:0]
-	for _, l := range n.flows[f].Links {
-		if n.hotL[l] {
+func (n *Network) listHot(f *flowState) {
+	h := f.hotOf[:0]
+	for _, l := range f.links {
+		if n.ln[l].hot {
 			h = append(h, int32(l))
 		}
 	}
-	n.hotOf[f], n.stale[f] = h, false
+	f.hotOf, f.stale = h, false
 }
 
 // solveAll solves every flow with a Solver, in order of addition, and
@@ -464,7 +472,7 @@ func (n *Network) listHot(f int32) {
 func (n *Network) solveAll() error {
 	n.fbuf = n.fbuf[:0]
 	for _, id := range n.live {
-		n.fbuf = append(n.fbuf, n.flows[id])
+		n.fbuf = append(n.fbuf, Flow{Links: n.fl[id].links, Peak: n.fl[id].peak})
 	}
 	n.solve.mode = n.effMode()
 	var err error
@@ -475,20 +483,21 @@ func (n *Network) solveAll() error {
 	offered := n.solve.Offered()
 	for _, o := range offered {
 		n.excess += max(o.Load-n.capacity[o.Link], 0)
-		n.over[o.Link] = o.Load > n.capacity[o.Link]
+		n.ln[o.Link].over = o.Load > n.capacity[o.Link]
 	}
 	n.chg = append(n.chg, n.live...)
 	for i, id := range n.live {
+		f := &n.fl[id]
 		n.rate[id] = n.rbuf[i]
-		n.overN[id] = 0
-		for _, l := range n.flows[id].Links {
-			if n.over[l] {
-				n.overN[id] = 1
+		f.overN = 0
+		for _, l := range f.links {
+			if n.ln[l].over {
+				f.overN = 1
 			}
 		}
 	}
 	for _, o := range offered {
-		n.over[o.Link] = false
+		n.ln[o.Link].over = false
 	}
 	return nil
 }
