@@ -57,7 +57,11 @@
 // link in order of addition. A link's heat there uses its own crossing
 // count in the margin (its crossings bound the terms of its load and the
 // rounds that update its frozen load, which is what the problem's counts
-// bound above), so it changes only when the link's own flows do.
+// bound above), so it changes only when the link's own flows do. It fills
+// a component in place, the rounds running on its own records of the
+// flows and links that the walk finding the component lists; there, as in
+// a Solver, a component of at most 48 hot links takes each round's level
+// from a scan of them rather than from a heap (the same rounds either way).
 //
 // The environment variable ORRERY_FLUID, read once at program start, selects
 // the algorithm for ablations: "full" fills each connected component with

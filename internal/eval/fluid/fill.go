@@ -28,7 +28,6 @@ type filler struct {
 	count    [maxPeaks]int32 // flows of each distinct peak
 	bucket   []int8          // per local flow: its peak's index in distinct, -1 for +Inf
 	hit      []int32         // local links on which something froze this round
-	built    bool            // adj came with the links (each link's crossings after its addLink)
 }
 
 // solve fills the hot component of flows fs (indices into flows, each
@@ -62,13 +61,11 @@ func (w *filler) reset() {
 	w.distinct, w.bucket = w.distinct[:0], w.bucket[:0]
 	w.count = [maxPeaks]int32{}
 	w.flowOff, w.flowHot = w.flowOff[:0], w.flowHot[:0]
-	w.adjOff, w.adj, w.built = w.adjOff[:0], w.adj[:0], false
+	w.adjOff, w.adj = w.adjOff[:0], w.adj[:0]
 }
 
-// addLink adds a link of capacity c and returns its local index. Its
-// crossings may follow in adj (then built is set before run).
+// addLink adds a link of capacity c and returns its local index.
 func (w *filler) addLink(c float64) int32 {
-	w.adjOff = append(w.adjOff, int32(len(w.adj)))
 	w.capacity = append(w.capacity, c)
 	w.frozen = append(w.frozen, 0)
 	w.n = append(w.n, 0)
@@ -290,30 +287,25 @@ func margin(crossings, flows int) float64 {
 	return 1 - float64(float64(3*crossings+2*flows+8)*0x1p-52) // no fused multiply-subtract
 }
 
-// link builds the hot links' crossings, unless given (built), and the
-// heap of their shares. The order of a link's crossings plays no part in
+// link builds the hot links' crossings and their shares. The order of a link's crossings plays no part in
 // the rates: the flows that freeze in a round all freeze at its level, and
 // each link's update depends only on how many of its connections froze.
 func (w *filler) link() {
 	nl := len(w.n)
-	if w.built {
-		w.adjOff = append(w.adjOff, int32(len(w.adj)))
-	} else {
-		w.adjOff = grow(w.adjOff, nl+1)
-		w.adjOff[0] = 0
-		for i := range nl {
-			w.adjOff[i+1] = w.adjOff[i] + w.n[i]
-		}
-		w.adj = grow(w.adj, int(w.adjOff[nl]))
-		copy(w.m, w.adjOff[:nl]) // m as the fill cursor, zeroed again below
-		for i := range len(w.flowOff) - 1 {
-			for _, j := range w.flowHot[w.flowOff[i]:w.flowOff[i+1]] {
-				w.adj[w.m[j]] = int32(i)
-				w.m[j]++
-			}
-		}
-		clear(w.m)
+	w.adjOff = grow(w.adjOff, nl+1)
+	w.adjOff[0] = 0
+	for i := range nl {
+		w.adjOff[i+1] = w.adjOff[i] + w.n[i]
 	}
+	w.adj = grow(w.adj, int(w.adjOff[nl]))
+	copy(w.m, w.adjOff[:nl]) // m as the fill cursor, zeroed again below
+	for i := range len(w.flowOff) - 1 {
+		for _, j := range w.flowHot[w.flowOff[i]:w.flowOff[i+1]] {
+			w.adj[w.m[j]] = int32(i)
+			w.m[j]++
+		}
+	}
+	clear(w.m)
 	for i := range nl { // every link has a crossing
 		w.key[i] = share(w.capacity[i], 0, w.n[i])
 	}

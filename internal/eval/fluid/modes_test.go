@@ -267,15 +267,17 @@ func TestOffered(t *testing.T) {
 
 // The filler's two ways of finding a round's level, scanning the links or
 // keeping their shares in a heap, give the same rates: the equivalence
-// tests, with every component filled one way and then the other.
+// tests, with every component filled one way and then the other. A
+// Network's sorting of flows by peak, by counting or not, plays no part
+// either.
 func TestFillPaths(t *testing.T) {
-	defer func(v int) { scanLinks = v }(scanLinks)
+	defer func(v, r int) { scanLinks, maxRanks = v, r }(scanLinks, maxRanks)
 	for _, p := range []struct {
-		name string
-		max  int
-	}{{"heap", 0}, {"scan", math.MaxInt}} {
+		name       string
+		max, ranks int
+	}{{"heap", 0, 256}, {"scan", math.MaxInt, 256}, {"heap, sorted", 0, 0}, {"scan, sorted", math.MaxInt, 0}} {
 		t.Run(p.name, func(t *testing.T) {
-			scanLinks = p.max
+			scanLinks, maxRanks = p.max, p.ranks
 			TestModesAgree(t)
 			TestSolverSequences(t)
 			TestColdLinksNeverSaturate(t)

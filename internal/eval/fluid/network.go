@@ -55,11 +55,23 @@ type Network struct {
 	stamp  uint32
 
 	// Scratch of Solve.
-	queue []int32
-	fill  filler
-	solve Solver
-	fbuf  []Flow
-	rbuf  []float64
+	queue  []int32 // the component's flows
+	comp   []int32 // its hot links
+	byPeak []int32 // its flows with a finite peak, least first
+	sorted []int32 // scratch of sortByPeak
+	rankAt []int32 // scratch of sortByPeak and rank
+
+	// The distinct finite peaks of the flows added since Reset.
+	peakVals   []float64
+	peakOf     map[float64]int32 // index in peakVals
+	peakRank   []int32           // per peakVals entry, its rank, least first
+	ranksStale bool              // peakRank is not up to date
+	lastPeak   int32             // the last peakIndex, -1 for none
+	hit        []int32           // links on which something froze this round
+	heap       []int32           // links by share, least first (large components)
+	solve      Solver
+	fbuf       []Flow
+	rbuf       []float64
 }
 
 // flowState is what a Network keeps of a flow.
@@ -70,9 +82,10 @@ type flowState struct {
 	hotOf []int32 // the hot links it crosses, once per crossing, unless stale
 	overN int32   // crossings of links offered past their capacity
 	seen  uint32  // stamp of the Solve that reached it
-	at    int32   // its local index in the component being filled
 	chgAt uint32  // stamp of the Solve that listed it in chg
 	stale bool    // a link it crosses changed heat since hotOf was listed
+	done  bool    // frozen, in the component being filled
+	pk    int32   // its peak's index in peakVals, -1 for +Inf
 }
 
 // linkState is what a Network keeps of a link.
@@ -83,12 +96,17 @@ type linkState struct {
 	firstF   uint64 // over links: first crossing's flow's seq
 	firstP   int32  // and its place in that flow's links
 	linkAt   uint32 // stamp of the Solve that reached it
-	local    int32  // its local index in the component being filled
-	ok       bool   // its capacity is a positive finite number
-	hot      bool
-	over     bool // load > capacity
-	inOver   bool // listed in overs
-	changed  bool // listed in dirty
+	// The filling's state, while its component is filled (see filler).
+	frozen  float64 // load of its frozen connections (F)
+	key     float64 // share
+	un      int32   // unfrozen connections (n)
+	m       int32   // connections frozen this round
+	pos     int32   // place in heap
+	ok      bool    // its capacity is a positive finite number
+	hot     bool
+	over    bool // load > capacity
+	inOver  bool // listed in overs
+	changed bool // listed in dirty
 	// resum: a crossing was removed since load was summed. An addition
 	// alone adds its peak to load, which is the sum in order of addition
 	// bit for bit: the new crossing comes last.
@@ -109,6 +127,8 @@ func (n *Network) Reset(capacity []float64) {
 	}
 	n.dirty, n.fresh, n.seeds = n.dirty[:0], n.fresh[:0], n.seeds[:0]
 	n.overs, n.excess, n.stamp = n.overs[:0], 0, 0
+	n.peakVals, n.ranksStale, n.lastPeak = n.peakVals[:0], false, -1
+	clear(n.peakOf)
 }
 
 // Add adds a flow and returns its ID. links must not change while the flow
@@ -131,7 +151,10 @@ func (n *Network) Add(links []int, peak float64) FlowID {
 	}
 	n.added++
 	f := &n.fl[id]
-	*f = flowState{links: links, peak: peak, seq: n.added, hotOf: f.hotOf[:0], seen: f.seen, chgAt: f.chgAt, stale: true}
+	*f = flowState{links: links, peak: peak, seq: n.added, hotOf: f.hotOf[:0], seen: f.seen, chgAt: f.chgAt, stale: true, pk: -1}
+	if !math.IsInf(peak, 1) {
+		f.pk = n.peakIndex(peak)
+	}
 	if n.scratch() {
 		n.live = append(n.live, id)
 		return id
@@ -420,40 +443,34 @@ func (n *Network) component(f FlowID) {
 		n.rate[f] = fs.peak
 		return
 	}
-	w := &n.fill
-	w.reset()
-	q := n.queue[:0]
-	fs.seen, fs.at = n.stamp, 0
+	q, ls := n.queue[:0], n.comp[:0]
+	fs.seen = n.stamp
 	q = append(q, int32(f))
 	for i := 0; i < len(q); i++ {
 		g := &n.fl[q[i]]
-		w.addFlow(g.peak)
 		if g.stale {
 			n.listHot(g)
 		}
 		for _, l := range g.hotOf {
 			L := &n.ln[l]
-			if L.linkAt != n.stamp {
-				L.linkAt = n.stamp
-				L.local = w.addLink(L.capacity)
-				for _, h := range L.cross {
-					hs := &n.fl[h]
-					if hs.seen != n.stamp {
-						hs.seen, hs.at = n.stamp, int32(len(q))
-						q = append(q, int32(h))
-					}
-					w.adj = append(w.adj, hs.at)
+			if L.linkAt == n.stamp {
+				continue
+			}
+			L.linkAt = n.stamp
+			ls = append(ls, l)
+			for _, h := range L.cross {
+				if hs := &n.fl[h]; hs.seen != n.stamp {
+					hs.seen = n.stamp
+					q = append(q, int32(h))
 				}
 			}
-			w.cross(L.local)
 		}
 	}
-	w.built = true
-	n.queue = q
+	n.queue, n.comp = q, ls
 	for _, g := range q {
 		n.note(FlowID(g))
 	}
-	w.run(n.rate, q)
+	n.fillComponent(q, ls)
 }
 
 // listHot lists the hot links flow f crosses.

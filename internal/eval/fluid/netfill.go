@@ -1,0 +1,299 @@
+package fluid
+
+import (
+	"cmp"
+	"math"
+	"slices"
+)
+
+// A Network fills a hot component in place: the filler's rounds (fill.go),
+// with the state of the component's flows and links kept in the Network's
+// own records of them, so the walk that finds the component lists its
+// flows and links and nothing is copied. Every link of the component has
+// all its crossings in it (the walk takes every flow crossing a hot link
+// it reaches), and every flow lists its hot links, so the filler's
+// adjacency is the Network's. The rounds are those of the package doc, in
+// the same arithmetic as the filler's, so the rates are its, bit for bit.
+
+// fillComponent fills the component of flows q on hot links ls and writes
+// the flows' rates.
+func (n *Network) fillComponent(q, ls []int32) {
+	for _, l := range ls {
+		L := &n.ln[l]
+		L.frozen, L.un, L.m = 0, int32(len(L.cross)), 0
+		L.key = share(L.capacity, 0, L.un)
+	}
+	for _, g := range q {
+		n.fl[g].done = false
+	}
+	n.sortByPeak(q)
+	n.hit = n.hit[:0]
+	if len(ls) <= scanLinks {
+		n.scanRounds(len(q), ls)
+	} else {
+		n.heapRounds(len(q), ls)
+	}
+}
+
+// sortByPeak lists the flows of q with a finite peak in byPeak, least peak
+// first; ties in any order (flows of equal peak freeze in the same round).
+// A NIC-limited fabric has few distinct peaks: up to maxRanks of them, the
+// flows are placed by counting, by the rank of their peak among every peak
+// the Network has seen.
+func (n *Network) sortByPeak(q []int32) {
+	b := n.byPeak[:0]
+	for _, g := range q {
+		if n.fl[g].pk >= 0 {
+			b = append(b, g)
+		}
+	}
+	n.byPeak = b
+	if len(n.peakVals) > maxRanks {
+		slices.SortFunc(b, func(x, y int32) int { return cmp.Compare(n.fl[x].peak, n.fl[y].peak) })
+		return
+	}
+	if n.ranksStale {
+		n.rank()
+	}
+	at := grow(n.rankAt, len(n.peakVals))
+	clear(at)
+	for _, g := range b {
+		at[n.peakRank[n.fl[g].pk]]++
+	}
+	next := int32(0)
+	for r, c := range at { // counts into first slots
+		at[r] = next
+		next += c
+	}
+	out := grow(n.sorted, len(b))
+	for _, g := range b {
+		r := n.peakRank[n.fl[g].pk]
+		out[at[r]] = g
+		at[r]++
+	}
+	n.rankAt, n.sorted, n.byPeak = at, b, out
+}
+
+// maxRanks is how many distinct finite peaks sortByPeak ranks; past it, it
+// sorts. A variable for the tests, which run both ways.
+var maxRanks = 256
+
+// peakIndex returns the index of peak (finite) in peakVals, adding it if
+// new.
+func (n *Network) peakIndex(peak float64) int32 {
+	if k := n.lastPeak; k >= 0 && int(k) < len(n.peakVals) && n.peakVals[k] == peak {
+		return k // a step's flows share their peak
+	}
+	k, ok := n.peakOf[peak]
+	if !ok {
+		k = int32(len(n.peakVals))
+		n.peakVals = append(n.peakVals, peak)
+		if n.peakOf == nil {
+			n.peakOf = map[float64]int32{}
+		}
+		n.peakOf[peak] = k
+		n.ranksStale = true
+	}
+	n.lastPeak = k
+	return k
+}
+
+// rank computes each peak's rank among peakVals, least first.
+func (n *Network) rank() {
+	ord := n.rankAt[:0]
+	for k := range n.peakVals {
+		ord = append(ord, int32(k))
+	}
+	slices.SortFunc(ord, func(x, y int32) int { return cmp.Compare(n.peakVals[x], n.peakVals[y]) })
+	n.peakRank = grow(n.peakRank, len(ord))
+	for r, k := range ord {
+		n.peakRank[k] = int32(r)
+	}
+	n.rankAt, n.ranksStale = ord, false
+}
+
+// scanRounds fills by scanning the links every round (filler.scan); left
+// flows are unfrozen. ls is consumed.
+func (n *Network) scanRounds(left int, act []int32) {
+	next := 0 // into byPeak
+	for left > 0 {
+		level := math.Inf(1)
+		k := 0
+		for _, l := range act {
+			if L := &n.ln[l]; L.un > 0 {
+				act[k] = l
+				k++
+				if L.key < level {
+					level = L.key
+				}
+			}
+		}
+		act = act[:k]
+		level = n.peakLevel(&next, level)
+		for _, l := range act {
+			if n.ln[l].key <= level {
+				left -= n.saturate(l, level)
+			}
+		}
+		left -= n.peaks(&next, level)
+		n.apply(level, false)
+	}
+}
+
+// heapRounds fills with the links' shares in a heap (filler.run).
+func (n *Network) heapRounds(left int, ls []int32) {
+	h := append(n.heap[:0], ls...)
+	for i, l := range h {
+		n.ln[l].pos = int32(i)
+	}
+	n.heap = h
+	for i := len(h)/2 - 1; i >= 0; i-- {
+		n.down(i)
+	}
+	next := 0
+	for left > 0 {
+		level := math.Inf(1)
+		for len(n.heap) > 0 && n.ln[n.heap[0]].un == 0 {
+			n.pop() // every flow on it froze elsewhere: its key is stale
+		}
+		if len(n.heap) > 0 {
+			level = n.ln[n.heap[0]].key
+		}
+		level = n.peakLevel(&next, level)
+		for len(n.heap) > 0 && n.ln[n.heap[0]].key <= level {
+			left -= n.saturate(n.pop(), level)
+		}
+		left -= n.peaks(&next, level)
+		n.apply(level, true)
+	}
+}
+
+// peakLevel skips the frozen flows of byPeak from *next and returns the
+// least of level and the next unfrozen flow's peak.
+func (n *Network) peakLevel(next *int, level float64) float64 {
+	b := n.byPeak
+	i := *next
+	for i < len(b) && n.fl[b[i]].done {
+		i++
+	}
+	*next = i
+	if i < len(b) {
+		level = min(level, n.fl[b[i]].peak)
+	}
+	return level
+}
+
+// saturate freezes the unfrozen flows of link l at level and returns how
+// many.
+func (n *Network) saturate(l int32, level float64) int {
+	k := 0
+	for _, f := range n.ln[l].cross {
+		if !n.fl[f].done {
+			n.freeze(f, level)
+			k++
+		}
+	}
+	return k
+}
+
+// peaks freezes, from byPeak[*next], the unfrozen flows whose peak is at
+// most level, and returns how many.
+func (n *Network) peaks(next *int, level float64) int {
+	b := n.byPeak
+	i, k := *next, 0
+	for ; i < len(b); i++ {
+		F := &n.fl[b[i]]
+		if !F.done {
+			if F.peak > level {
+				break
+			}
+			n.freeze(FlowID(b[i]), level)
+			k++
+		}
+	}
+	*next = i
+	return k
+}
+
+// freeze freezes flow f at level.
+func (n *Network) freeze(f FlowID, level float64) {
+	F := &n.fl[f]
+	F.done = true
+	n.rate[f] = level
+	for _, l := range F.hotOf {
+		L := &n.ln[l]
+		if L.m == 0 {
+			n.hit = append(n.hit, l)
+		}
+		L.m++
+	}
+}
+
+// apply is filler.apply: this round's frozen connections move into the
+// links' loads, and their shares are updated (in the heap if heap).
+func (n *Network) apply(level float64, heap bool) {
+	for _, l := range n.hit {
+		L := &n.ln[l]
+		// The conversion keeps the compiler from fusing the
+		// multiply-add, so every platform rounds alike.
+		L.frozen += float64(float64(L.m) * level)
+		L.un -= L.m
+		L.m = 0
+		if L.un > 0 {
+			L.key = share(L.capacity, L.frozen, L.un)
+			if heap {
+				n.up(int(L.pos))
+				n.down(int(L.pos))
+			}
+		}
+	}
+	n.hit = n.hit[:0]
+}
+
+// The heap of links by share (filler's).
+
+func (n *Network) less(i, j int) bool { return n.ln[n.heap[i]].key < n.ln[n.heap[j]].key }
+
+func (n *Network) swap(i, j int) {
+	h := n.heap
+	h[i], h[j] = h[j], h[i]
+	n.ln[h[i]].pos, n.ln[h[j]].pos = int32(i), int32(j)
+}
+
+func (n *Network) up(i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if !n.less(i, p) {
+			return
+		}
+		n.swap(i, p)
+		i = p
+	}
+}
+
+func (n *Network) down(i int) {
+	for {
+		c := 2*i + 1
+		if c >= len(n.heap) {
+			return
+		}
+		if c+1 < len(n.heap) && n.less(c+1, c) {
+			c++
+		}
+		if !n.less(c, i) {
+			return
+		}
+		n.swap(i, c)
+		i = c
+	}
+}
+
+func (n *Network) pop() int32 {
+	l := n.heap[0]
+	last := len(n.heap) - 1
+	n.swap(0, last)
+	n.heap = n.heap[:last]
+	n.ln[l].pos = -1
+	n.down(0)
+	return l
+}
