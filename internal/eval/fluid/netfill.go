@@ -117,21 +117,28 @@ func (n *Network) rank() {
 func (n *Network) scanRounds(left int, act []int32) {
 	next := 0 // into byPeak
 	for left > 0 {
-		level := math.Inf(1)
+		// The least share, and the links that have it: the ones that
+		// saturate if it is the level (no link's share is below it).
+		least := math.Inf(1)
+		mins := n.mins[:0]
 		k := 0
 		for _, l := range act {
-			if L := &n.ln[l]; L.un > 0 {
-				act[k] = l
-				k++
-				if L.key < level {
-					level = L.key
-				}
+			L := &n.ln[l]
+			if L.un == 0 {
+				continue
+			}
+			act[k] = l
+			k++
+			if L.key < least {
+				least, mins = L.key, append(mins[:0], l)
+			} else if L.key == least {
+				mins = append(mins, l)
 			}
 		}
-		act = act[:k]
-		level = n.peakLevel(&next, level)
-		for _, l := range act {
-			if n.ln[l].key <= level {
+		act, n.mins = act[:k], mins
+		level := n.peakLevel(&next, least)
+		if level == least {
+			for _, l := range mins {
 				left -= n.saturate(l, level)
 			}
 		}
