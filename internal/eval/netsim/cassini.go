@@ -802,7 +802,7 @@ func (s *sim) result() Result {
 	r.Scheduler = s.cfg.Scheduler
 	r.End = time.Duration(s.now)
 	sent := s.sentBits
-	for _, f := range s.flows {
+	for f := s.head; f != nil; f = f.next {
 		sent += f.sent
 	}
 	r.SentGbit = sent / 1e9

@@ -377,16 +377,14 @@ func (s *sim) nextSchedule() int64 {
 // preempt stops a running job at once: its iteration in progress is lost,
 // its GPUs are freed, its agent leaves its group.
 func (s *sim) preempt(j *jobRun) {
-	s.flows = slices.DeleteFunc(s.flows, func(f *flowRun) bool {
-		if f.job != j {
-			return false
+	for f := s.head; f != nil; {
+		next := f.next
+		if f.job == j {
+			s.sentBits += f.sent
+			s.retire(f)
 		}
-		s.sentBits += f.sent
-		s.drop(f)
-		*f = flowRun{}
-		s.spare = append(s.spare, f)
-		return true
-	})
+		f = next
+	}
 	s.near = s.near[:0] // updateRates lists them again
 	s.dirty = true
 	s.cl.release(j.place)

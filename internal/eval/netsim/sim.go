@@ -63,7 +63,9 @@ type flowRun struct {
 	low      int64
 	anchorAt int64 // s.res.Events when it was anchored
 	hpos     int32 // in sim.byLow, -1 if not there
-	ending   bool  // it finishes now (finishFlows)
+
+	prev, next *flowRun // in sim's list of flows
+	order      uint64   // the list's order: increasing
 }
 
 type jobRun struct {
@@ -124,10 +126,14 @@ type sim struct {
 	jobs    []*jobRun // arrival order
 	next    int       // next arrival
 	running []*jobRun // by idx
-	flows   []*flowRun
-	spare   []*flowRun // finished flows, for reuse
-	ready   []*jobRun  // scratch of process
-	dirty   bool
+	// The active flows, a list in the order they started (sums over
+	// them, and each job's, add in that order).
+	head, tail *flowRun
+	flowSeq    uint64     // the last flow's order
+	ending     []*flowRun // scratch of finishFlows
+	spare      []*flowRun // finished flows, for reuse
+	ready      []*jobRun  // scratch of process
+	dirty      bool
 
 	net         fluid.Network // the flows sharing the network (not under Ideal)
 	byID        []*flowRun    // the flows in net, by ID
@@ -313,7 +319,7 @@ func (s *sim) nextEvent() int64 {
 		s.leasesMoved = false
 	}
 	t = min(t, timer)
-	if len(s.flows) > 0 {
+	if s.head != nil {
 		t = min(t, s.minFinish) // the flows changed: updateRates set it
 	}
 	if len(s.groups) > 0 && len(s.running) > 0 && s.cfg.SampleEvery > 0 {
@@ -328,7 +334,7 @@ func (s *sim) advance(t int64) {
 		return
 	}
 	dt := float64(t-s.now) / 1e9
-	for _, f := range s.flows {
+	for f := s.head; f != nil; f = f.next {
 		x := float64(f.rate * dt)
 		f.rem -= x
 		f.sent += x
@@ -483,37 +489,59 @@ func (s *sim) timerFix(i int) {
 // finishFlows retires the flows that finish now, appending to ready the
 // jobs whose step they end.
 func (s *sim) finishFlows(ready []*jobRun) []*jobRun {
-	if len(s.flows) == 0 || s.minFinish > s.now {
+	if s.head == nil || s.minFinish > s.now {
 		return ready
 	}
 	// Every other flow's finish is past minFinish (see nearest).
+	end := s.ending[:0]
 	for _, f := range s.near {
-		f.ending = f.finish <= s.now
+		if f.finish <= s.now {
+			end = append(end, f)
+		}
 	}
 	s.near = s.near[:0]
-	i := 0 // the flows before the first that ends stay where they are
-	for i < len(s.flows) && !s.flows[i].ending {
-		i++
-	}
-	kept := s.flows[:i]
-	for _, f := range s.flows[i:] {
-		if !f.ending {
-			kept = append(kept, f)
-			continue
-		}
+	slices.SortFunc(end, func(a, b *flowRun) int { return cmpInt(int64(a.order), int64(b.order)) }) // as listed
+	for _, f := range end {
 		s.sentBits += f.sent
 		f.job.pending--
 		if f.job.pending == 0 {
 			ready = append(ready, f.job)
 		}
 		s.dirty = true
-		s.drop(f)
-		*f = flowRun{}
-		s.spare = append(s.spare, f)
+		s.retire(f)
 	}
-	clear(s.flows[len(kept):])
-	s.flows = kept
+	clear(end)
+	s.ending = end[:0]
 	return ready
+}
+
+// pushFlow lists f last among the flows.
+func (s *sim) pushFlow(f *flowRun) {
+	s.flowSeq++
+	f.order, f.prev, f.next = s.flowSeq, s.tail, nil
+	if s.tail != nil {
+		s.tail.next = f
+	} else {
+		s.head = f
+	}
+	s.tail = f
+}
+
+// retire takes f out of the network and the list, for reuse.
+func (s *sim) retire(f *flowRun) {
+	s.drop(f)
+	if f.prev != nil {
+		f.prev.next = f.next
+	} else {
+		s.head = f.next
+	}
+	if f.next != nil {
+		f.next.prev = f.prev
+	} else {
+		s.tail = f.prev
+	}
+	*f = flowRun{}
+	s.spare = append(s.spare, f)
 }
 
 // request is what placing j asks of the cluster.
@@ -704,7 +732,7 @@ func (s *sim) enterStep(j *jobRun) {
 					s.byID[f.id] = f
 				}
 			}
-			s.flows = append(s.flows, f)
+			s.pushFlow(f)
 		}
 		j.st, j.pending = communicating, len(flows)
 		s.dirty = true
@@ -765,22 +793,26 @@ func (s *sim) updateRates() error {
 // updateIdeal solves each job's flows alone and computes every flow's
 // finish.
 func (s *sim) updateIdeal() error {
-	for lo := 0; lo < len(s.flows); {
+	flows := s.near[:0] // every flow, in order
+	for f := s.head; f != nil; f = f.next {
+		flows = append(flows, f)
+	}
+	s.near = flows
+	for lo := 0; lo < len(flows); {
 		hi := lo
-		for hi < len(s.flows) && s.flows[hi].job == s.flows[lo].job {
+		for hi < len(flows) && flows[hi].job == flows[lo].job {
 			hi++
 		}
-		if err := s.solve(s.flows[lo:hi]); err != nil {
+		if err := s.solve(flows[lo:hi]); err != nil {
 			return err
 		}
 		lo = hi
 	}
 	s.minFinish = never
-	for _, f := range s.flows {
+	for _, f := range flows {
 		f.finish = s.finishOf(f)
 		s.minFinish = min(s.minFinish, f.finish)
 	}
-	s.near = append(s.near[:0], s.flows...)
 	return nil
 }
 
@@ -835,7 +867,7 @@ func (s *sim) anchor(f *flowRun) {
 // so that no anchor is older than anchorAge at the next sweep.
 func (s *sim) sweep() {
 	s.sweptAt = s.res.Events
-	for _, f := range s.flows {
+	for f := s.head; f != nil; f = f.next {
 		if f.hpos >= 0 && s.res.Events-f.anchorAt >= anchorAge/2 {
 			s.anchor(f)
 		}
