@@ -52,7 +52,10 @@ type Network struct {
 	seeds  []int32  // dirty links hot before or after the change
 	overs  []int32  // links offered past capacity, by first crossing
 	excess float64
-	stamp  uint32
+	// oversMoved: a link offered past capacity, or no longer, was relinked
+	// since excess was summed.
+	oversMoved bool
+	stamp      uint32
 
 	// Scratch of Solve.
 	queue  []int32 // the component's flows
@@ -127,7 +130,7 @@ func (n *Network) Reset(capacity []float64) {
 		n.ln[l] = linkState{cross: n.ln[l].cross[:0], capacity: c, ok: c > 0 && !math.IsInf(c, 1)}
 	}
 	n.dirty, n.fresh, n.seeds = n.dirty[:0], n.fresh[:0], n.seeds[:0]
-	n.overs, n.excess, n.stamp = n.overs[:0], 0, 0
+	n.overs, n.excess, n.oversMoved, n.stamp = n.overs[:0], 0, false, 0
 	n.peakVals, n.ranksStale, n.lastPeak = n.peakVals[:0], false, -1
 	clear(n.peakOf)
 }
@@ -300,9 +303,13 @@ func (n *Network) Solve() error {
 	for _, l := range n.dirty {
 		n.relink(l)
 	}
-	n.excess = 0
-	for _, l := range n.overs {
-		n.excess += n.ln[l].load - n.capacity[l]
+	if n.oversMoved {
+		// Otherwise the same terms in the same order: the same sum.
+		n.excess = 0
+		for _, l := range n.overs {
+			n.excess += n.ln[l].load - n.capacity[l]
+		}
+		n.oversMoved = false
 	}
 	// What changed reaches the flows of the links that are or were hot
 	// (a cold link takes no part in the filling) and the new flows.
@@ -387,6 +394,7 @@ func (n *Network) relink(l int32) {
 	if !over && !L.inOver {
 		return
 	}
+	n.oversMoved = true
 	if L.inOver {
 		n.overs = deleteLink(n.overs, l)
 		L.inOver = false
