@@ -167,15 +167,28 @@ func (n *Network) Add(links []int, peak float64) FlowID {
 	for _, l := range links {
 		L := &n.ln[l]
 		L.cross = append(L.cross, id)
-		if !L.resum {
-			L.load += peak
-		}
 		if L.over {
 			f.overN++
+		}
+		if !L.resum {
+			L.load += peak
+			if L.quiet() {
+				continue
+			}
 		}
 		n.touch(L, l)
 	}
 	return id
+}
+
+// quiet reports whether relinking L, its load exact (not resum), would
+// change nothing: it was cold and not offered past capacity, and still is
+// (so it is no seed, marks no flow, and takes no part in the excess).
+// Such a link is left out of dirty. A link in dirty may have been
+// relinked last before changes that are pending; it stays in dirty.
+func (L *linkState) quiet() bool {
+	k := len(L.cross)
+	return !L.hot && !L.over && !L.inOver && !(L.load > L.capacity) && !hot(L.capacity, L.load, margin(k, k))
 }
 
 func (n *Network) check(links []int, peak float64) error {
@@ -214,7 +227,15 @@ func (n *Network) Remove(id FlowID) {
 				L.cross = deleteID(c, id)
 			}
 			L.resum = true
-			n.touch(L, l)
+			// A cold link not offered past capacity stays so without
+			// a crossing: the rounded sum of fewer positive terms,
+			// each partial sum rounding what a larger one does, is no
+			// more, and the margin grows with fewer crossings.
+			// Relinking it would only sum its load again, which resum
+			// leaves to the next relink.
+			if L.hot || L.over || L.inOver {
+				n.touch(L, l)
+			}
 		}
 	}
 	f.links, f.seq = nil, 0
