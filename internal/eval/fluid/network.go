@@ -86,7 +86,6 @@ type flowState struct {
 	hotOf []int32 // the hot links it crosses, once per crossing, unless stale
 	overN int32   // crossings of links offered past their capacity
 	seen  uint32  // stamp of the Solve that reached it
-	chgAt uint32  // stamp of the Solve that listed it in chg
 	stale bool    // a link it crosses changed heat since hotOf was listed
 	done  bool    // frozen, in the component being filled
 	pk    int32   // its peak's index in peakVals, -1 for +Inf
@@ -155,7 +154,7 @@ func (n *Network) Add(links []int, peak float64) FlowID {
 	}
 	n.added++
 	f := &n.fl[id]
-	*f = flowState{links: links, peak: peak, seq: n.added, hotOf: f.hotOf[:0], seen: f.seen, chgAt: f.chgAt, stale: true, pk: -1}
+	*f = flowState{links: links, peak: peak, seq: n.added, hotOf: f.hotOf[:0], seen: f.seen, stale: true, pk: -1}
 	if !math.IsInf(peak, 1) {
 		f.pk = n.peakIndex(peak)
 	}
@@ -284,13 +283,9 @@ func (n *Network) Marked(id FlowID) bool { return n.fl[id].overN > 0 }
 // they were before it. The slice is n's, valid until the next Solve.
 func (n *Network) Changed() []FlowID { return n.chg }
 
-// note lists flow f in chg.
-func (n *Network) note(f FlowID) {
-	if s := &n.fl[f]; s.chgAt != n.stamp {
-		s.chgAt = n.stamp
-		n.chg = append(n.chg, f)
-	}
-}
+// note lists flow f in chg. A Solve reaches each flow once (seen), so
+// lists it at most once.
+func (n *Network) note(f FlowID) { n.chg = append(n.chg, f) }
 
 // Excess returns, as of the last Solve, the traffic offered above capacity
 // summed over links (each link's load minus its capacity, when positive),
@@ -313,7 +308,7 @@ func (n *Network) Solve() error {
 	n.stamp++
 	if n.stamp == 0 { // wrapped
 		for i := range n.fl {
-			n.fl[i].seen, n.fl[i].chgAt = 0, 0
+			n.fl[i].seen = 0
 		}
 		for i := range n.ln {
 			n.ln[i].linkAt = 0
