@@ -149,9 +149,10 @@ func (n *Network) scanRounds(left int, act []int32) {
 
 // heapRounds fills with the links' shares in a heap (filler.run).
 func (n *Network) heapRounds(left int, ls []int32) {
-	h := append(n.heap[:0], ls...)
-	for i, l := range h {
+	h := n.heap[:0]
+	for i, l := range ls {
 		n.ln[l].pos = int32(i)
+		h = append(h, heapItem{n.ln[l].key, l})
 	}
 	n.heap = h
 	for i := len(h)/2 - 1; i >= 0; i-- {
@@ -160,14 +161,14 @@ func (n *Network) heapRounds(left int, ls []int32) {
 	next := 0
 	for left > 0 {
 		level := math.Inf(1)
-		for len(n.heap) > 0 && n.ln[n.heap[0]].un == 0 {
+		for len(n.heap) > 0 && n.ln[n.heap[0].l].un == 0 {
 			n.pop() // every flow on it froze elsewhere: its key is stale
 		}
 		if len(n.heap) > 0 {
-			level = n.ln[n.heap[0]].key
+			level = n.heap[0].key
 		}
 		level = n.peakLevel(&next, level)
-		for len(n.heap) > 0 && n.ln[n.heap[0]].key <= level {
+		for len(n.heap) > 0 && n.heap[0].key <= level {
 			left -= n.saturate(n.pop(), level)
 		}
 		left -= n.peaks(&next, level)
@@ -249,6 +250,7 @@ func (n *Network) apply(level float64, heap bool) {
 		if L.un > 0 {
 			L.key = share(L.capacity, L.frozen, L.un)
 			if heap {
+				n.heap[L.pos].key = L.key
 				n.up(int(L.pos))
 				n.down(int(L.pos))
 			}
@@ -257,14 +259,20 @@ func (n *Network) apply(level float64, heap bool) {
 	n.hit = n.hit[:0]
 }
 
-// The heap of links by share (filler's).
+// The heap of links by share (filler's), each with its key, which the
+// comparisons read without visiting the link.
 
-func (n *Network) less(i, j int) bool { return n.ln[n.heap[i]].key < n.ln[n.heap[j]].key }
+type heapItem struct {
+	key float64 // the link's share
+	l   int32
+}
+
+func (n *Network) less(i, j int) bool { return n.heap[i].key < n.heap[j].key }
 
 func (n *Network) swap(i, j int) {
 	h := n.heap
 	h[i], h[j] = h[j], h[i]
-	n.ln[h[i]].pos, n.ln[h[j]].pos = int32(i), int32(j)
+	n.ln[h[i].l].pos, n.ln[h[j].l].pos = int32(i), int32(j)
 }
 
 func (n *Network) up(i int) {
@@ -296,7 +304,7 @@ func (n *Network) down(i int) {
 }
 
 func (n *Network) pop() int32 {
-	l := n.heap[0]
+	l := n.heap[0].l
 	last := len(n.heap) - 1
 	n.swap(0, last)
 	n.heap = n.heap[:last]

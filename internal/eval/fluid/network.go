@@ -71,7 +71,7 @@ type Network struct {
 	ranksStale bool              // peakRank is not up to date
 	lastPeak   int32             // the last peakIndex, -1 for none
 	hit        []int32           // links on which something froze this round
-	heap       []int32           // links by share, least first (large components)
+	heap       []heapItem        // links by share, least first (large components)
 	mins       []int32           // scratch of scanRounds
 	solve      Solver
 	fbuf       []Flow
