@@ -58,11 +58,17 @@ type Network struct {
 	stamp      uint32
 
 	// Scratch of Solve.
-	queue  []int32 // the component's flows
-	comp   []int32 // its hot links
-	byPeak []int32 // its flows with a finite peak, least first
-	sorted []int32 // scratch of sortByPeak
-	rankAt []int32 // scratch of sortByPeak and rank
+	queue  []int32    // the component's flows
+	comp   []int32    // its hot links
+	byPeak []int32    // its flows with a finite peak, least first
+	sorted []int32    // scratch of sortByPeak
+	rankAt []int32    // scratch of sortByPeak and rank
+	hit    []int32    // links on which something froze this round
+	heap   []heapItem // links by share, least first (large components)
+	mins   []int32    // scratch of scanRounds
+	solve  Solver
+	fbuf   []Flow
+	rbuf   []float64
 
 	// The distinct finite peaks of the flows added since Reset.
 	peakVals   []float64
@@ -70,12 +76,6 @@ type Network struct {
 	peakRank   []int32           // per peakVals entry, its rank, least first
 	ranksStale bool              // peakRank is not up to date
 	lastPeak   int32             // the last peakIndex, -1 for none
-	hit        []int32           // links on which something froze this round
-	heap       []heapItem        // links by share, least first (large components)
-	mins       []int32           // scratch of scanRounds
-	solve      Solver
-	fbuf       []Flow
-	rbuf       []float64
 }
 
 // flowState is what a Network keeps of a flow.
