@@ -51,5 +51,7 @@
 // coefficient of variation across workers into the multiplier its slowest of
 // n workers implies, (1 + e_n*cv_i)/(1 + e_n*median cv), e_n the expected
 // maximum of n standard normal variables. [Replay] deals these out to
-// simulated jobs deterministically.
+// simulated jobs deterministically; a [Dealer] deals the same multipliers
+// to a whole simulation's jobs, syncing each worker window once and
+// computing a job's product only for the iterations it runs.
 package workload
