@@ -163,9 +163,15 @@ func (n *Network) Add(links []int, peak float64) FlowID {
 		return id
 	}
 	n.fresh = append(n.fresh, id)
+	// Its hot links as they are now: relinking a link whose heat changes
+	// marks its flows stale, this one with them.
+	f.stale = false
 	for _, l := range links {
 		L := &n.ln[l]
 		L.cross = append(L.cross, id)
+		if L.hot {
+			f.hotOf = append(f.hotOf, int32(l))
+		}
 		if L.over {
 			f.overN++
 		}
