@@ -37,6 +37,7 @@ type Network struct {
 
 	mode     mode // 0: the package default (ORRERY_FLUID)
 	capacity []float64
+	allOK    bool  // every capacity is a positive finite number
 	err      error // of an Add, returned by the next Solve
 
 	fl    []flowState // per flow ID
@@ -125,8 +126,10 @@ func (n *Network) Reset(capacity []float64) {
 	n.chg = n.chg[:0]
 	n.free, n.live, n.added = n.free[:0], n.live[:0], 0
 	n.ln = grow(n.ln, len(capacity))
+	n.allOK = true
 	for l, c := range capacity {
 		n.ln[l] = linkState{cross: n.ln[l].cross[:0], capacity: c, ok: c > 0 && !math.IsInf(c, 1)}
+		n.allOK = n.allOK && n.ln[l].ok
 	}
 	n.dirty, n.fresh, n.seeds = n.dirty[:0], n.fresh[:0], n.seeds[:0]
 	n.overs, n.excess, n.oversMoved, n.stamp = n.overs[:0], 0, false, 0
@@ -207,7 +210,7 @@ func (n *Network) check(links []int, peak float64) error {
 		if l < 0 || l >= len(n.capacity) {
 			return fmt.Errorf("%w: flow %d crosses link %d, there are %d", ErrInvalid, n.added, l, len(n.capacity))
 		}
-		if !n.ln[l].ok {
+		if !n.allOK && !n.ln[l].ok {
 			return fmt.Errorf("%w: link %d: capacity %v is not a positive finite number", ErrInvalid, l, n.capacity[l])
 		}
 	}
