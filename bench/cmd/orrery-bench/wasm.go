@@ -233,7 +233,7 @@ func (w *wasmHosts) prepare(ctx context.Context, cfg *config) ([]wasmCall, error
 	if err != nil {
 		return nil, err
 	}
-	pr3, err := corpusProblem(corpus, "link_exact_three_jobs.json")
+	pr3, err := cassini.CorpusProblem(corpus, "link_exact_three_jobs.json")
 	if err != nil {
 		return nil, err
 	}
@@ -287,21 +287,6 @@ func (w *wasmHosts) prepare(ctx context.Context, cfg *config) ([]wasmCall, error
 		}
 	}
 	return calls, nil
-}
-
-// corpusProblem is the link problem of the cassini.link request in the
-// corpus file ok/name.
-func corpusProblem(corpus, name string) (link.Problem, error) {
-	var env struct{ Request orrery.LinkRequest }
-	b, err := os.ReadFile(filepath.Join(corpus, "ok", name))
-	if err == nil {
-		err = json.Unmarshal(b, &env)
-	}
-	if err != nil {
-		return link.Problem{}, err
-	}
-	pr, _, err := env.Request.Problem()
-	return pr, err
 }
 
 // sameSearch checks that both modules answer the flat search p as the

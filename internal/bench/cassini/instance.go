@@ -251,13 +251,19 @@ func (in *Instance) place(rng *rand.Rand, held []bool, g, n int) error {
 	return nil
 }
 
-// CorpusSearchProblem is the flat link search the hosts are benchmarked on:
-// the request testdata/corpus/ok/link_exact_coprime_periods.json (two jobs
-// of 255 and 181 ms, a 46155-tick circle) quantized as cassini.link does.
-// corpus is the corpus directory.
+// CorpusSearchProblem returns the link problem the fast-path benchmarks
+// share: the request testdata/corpus/ok/link_exact_coprime_periods.json (two
+// jobs of 255 and 181 ms, a 46155-tick circle) quantized as cassini.link
+// does. corpus is the corpus directory.
 func CorpusSearchProblem(corpus string) (link.Problem, error) {
+	return CorpusProblem(corpus, "link_exact_coprime_periods.json")
+}
+
+// CorpusProblem returns the link problem of the cassini.link request in the
+// corpus file ok/name, quantized as cassini.link does.
+func CorpusProblem(corpus, name string) (link.Problem, error) {
 	var env struct{ Request orrery.LinkRequest }
-	b, err := os.ReadFile(filepath.Join(corpus, "ok", "link_exact_coprime_periods.json"))
+	b, err := os.ReadFile(filepath.Join(corpus, "ok", name))
 	if err == nil {
 		err = json.Unmarshal(b, &env)
 	}
