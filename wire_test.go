@@ -597,14 +597,15 @@ func setFloat(v reflect.Value, k int, n *int, x float64, path string) (string, b
 
 // BenchmarkHandle: a whole call through Handle (the envelope, the
 // request's checks and decoding, the operation, the response), on the
-// corpus's one-job and three-job links and a plan. A call's fixed cost is
+// corpus's one-job and three-job links, a plan and the 12-job ranking
+// (whose time is the link searches'). A call's fixed cost is
 // the codec's, and WebAssembly hosts run it 13-24x slower than native, so
 // its time and allocations are the figures to watch:
 //
 //	go test -run '^$' -bench 'Handle$' -count 6 .
 func BenchmarkHandle(b *testing.B) {
 	ctx := context.Background()
-	for _, name := range []string{"link_single_job", "link_exact_three_jobs", "plan_small"} {
+	for _, name := range []string{"link_single_job", "link_exact_three_jobs", "plan_small", "rank_twelve_jobs"} {
 		env, err := os.ReadFile(filepath.Join("testdata", "corpus", "ok", name+".json"))
 		if err != nil {
 			b.Fatal(err)
