@@ -15,24 +15,19 @@ import (
 // the answer.)
 const runWeight = 24
 
-// run is a stretch of a job's pattern (its ticks, or its classes, modulo
-// its pattern length) with the same count of ticks at one nonzero demand.
-type run struct {
-	v     int32 // demand
-	start int32 // first class
-	len   int32 // classes
-	n     int64 // ticks at demand v in each of them
-}
-
 // pattern is a job's demand as runs, for the run scan of its shifts: m is
 // the pattern's length (its period on the dense circle, its modulus on the
 // shared one), size the ticks of one class, vals the distinct nonzero
-// demands, and runs sorted by demand.
+// demands in ascending order, and runs the stretches of the pattern (its
+// ticks, or its classes, modulo m) with the same count of ticks at one
+// demand: those at vals[i] are runs[ends[i-1]:ends[i]] (from 0 for i = 0),
+// in the layout kernels.Windows reads in place.
 type pattern struct {
 	m     int
 	size  int64
 	vals  []int32
-	runs  []run
+	ends  []int32
+	runs  []kernels.Run
 	built bool
 }
 
@@ -65,7 +60,7 @@ func (w *Workspace) pattern(j int) *pattern {
 func (w *Workspace) buildPattern(j int) {
 	{
 		p := &w.pat[j]
-		p.vals, p.runs = p.vals[:0], p.runs[:0]
+		p.vals, p.ends, p.runs = p.vals[:0], p.ends[:0], p.runs[:0]
 		w.ents = w.ents[:0]
 		switch {
 		case w.kind[j] == onCircle:
@@ -99,16 +94,19 @@ func (w *Workspace) buildPattern(j int) {
 			return int(a.c) - int(b.c)
 		})
 		for _, e := range w.ents {
-			if len(p.vals) == 0 || p.vals[len(p.vals)-1] != e.v {
-				p.vals = append(p.vals, e.v)
-			}
-			if k := len(p.runs) - 1; k >= 0 {
-				if r := &p.runs[k]; r.v == e.v && r.n == e.n && r.start+r.len == e.c {
-					r.len++
-					continue
+			if k := len(p.vals); k == 0 || p.vals[k-1] != e.v {
+				if k > 0 {
+					p.ends = append(p.ends, int32(len(p.runs)))
 				}
+				p.vals = append(p.vals, e.v)
+			} else if r := &p.runs[len(p.runs)-1]; r.N == e.n && r.Start+r.Len == e.c {
+				r.Len++ // the last run is this demand's
+				continue
 			}
-			p.runs = append(p.runs, run{v: e.v, start: e.c, len: 1, n: e.n})
+			p.runs = append(p.runs, kernels.Run{Start: e.c, Len: 1, N: e.n})
+		}
+		if len(p.vals) > 0 {
+			p.ends = append(p.ends, int32(len(p.runs)))
 		}
 	}
 }
@@ -152,7 +150,8 @@ func (w *Workspace) useRuns(j, from0 int) bool {
 //
 //	E(s) = size·Σ Ψ_0 + Σ_runs n·Σ_{c in run} (Ψ_v - Ψ_0)[(c+s) mod m],
 //
-// each inner sum one difference of prefix sums.
+// each inner sum one difference of prefix sums (kernels.Windows, over the
+// runs of each demand in turn).
 func (w *Workspace) runLeaf(base []int32, j, from0 int, out []int64) {
 	p := w.pattern(j)
 	m := p.m
@@ -161,7 +160,7 @@ func (w *Workspace) runLeaf(base []int32, j, from0 int, out []int64) {
 	f := w.unplaced() // the other jobs the state does not hold
 	w.in[j] = false   // Φ is over the other jobs' tuples
 	w.psi = grow(w.psi, m)
-	w.pre2 = grow(w.pre2, 2*m+1)
+	w.pre2 = grow(w.pre2, kernels.WindowsScratch(m))
 	trivial := w.trivial()
 	var e0 int64
 	if trivial {
@@ -177,36 +176,11 @@ func (w *Workspace) runLeaf(base []int32, j, from0 int, out []int64) {
 		out[s] = p.size * e0
 	}
 	lo := 0
-	for _, v := range p.vals {
-		hi := lo
-		for hi < len(p.runs) && p.runs[hi].v == v {
-			hi++
-		}
+	for i, v := range p.vals {
+		hi := int(p.ends[i])
 		w.delta(base, v, trivial)
-		// Prefix sums of psi over two turns, pre[m+i] = pre[m] + pre[i], so
-		// that a run's window starting at residue a < m is pre[a+len] -
-		// pre[a] however it wraps.
-		pre := w.pre2
-		pre[0] = 0
-		for i, x := range w.psi {
-			pre[i+1] = pre[i] + x
-		}
-		for i, x := range pre[1 : m+1] {
-			pre[m+1+i] = pre[m] + x
-		}
-		w.evals += int64(m)
-		for _, r := range p.runs[lo:hi] {
-			// Shift from0+s starts the run at residue a0+s, which wraps
-			// to 0 at s = m-a0 (from0+len(out) <= m: one wrap at most).
-			a0, l := int(r.start)+from0, int(r.len)
-			if a0 >= m {
-				a0 -= m
-			}
-			k := min(len(out), m-a0)
-			addWindows(out[:k], pre[a0:], pre[a0+l:], r.n)
-			addWindows(out[k:], pre, pre[l:], r.n)
-		}
-		w.evals += int64(len(out)) * int64(hi-lo)
+		kernels.Windows(out, w.psi, p.runs[lo:hi], from0, w.pre2)
+		w.evals += int64(m) + int64(len(out))*int64(hi-lo)
 		lo = hi
 	}
 	w.in[j] = was
@@ -214,15 +188,6 @@ func (w *Workspace) runLeaf(base []int32, j, from0 int, out []int64) {
 		for s := range out {
 			out[s] *= f
 		}
-	}
-}
-
-// addWindows adds n times hi[s] - lo[s] to each dst[s]: a run's window
-// sums at consecutive shifts.
-func addWindows(dst, lo, hi []int64, n int64) {
-	lo, hi = lo[:len(dst)], hi[:len(dst)]
-	for s := range dst {
-		dst[s] += n * (hi[s] - lo[s])
 	}
 }
 

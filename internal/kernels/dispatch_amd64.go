@@ -126,6 +126,11 @@ func residues(dst []int64, cls []Classes, base []int32, v, c int32, scratch []in
 	return residuesGeneric(dst, cls, base, v, c, scratch)
 }
 
+// The window scan has no vector path of its own natively.
+func windows(out, psi []int64, runs []Run, from0 int, pre []int64) {
+	windowsGeneric(out, psi, runs, from0, pre)
+}
+
 // Implementation names the kernel path in use: "avx512", "avx2" or "generic".
 // The AVX-512 path hands slices shorter than 16 to the AVX2 kernels.
 func Implementation() string {

@@ -1,7 +1,7 @@
 // Package kernels holds the integer vector kernels behind CASSINI's link
 // rotation search: excess-bandwidth sums, the across-shift rotation scan and
 // the search's other loops over the circle, its residue walk ([Residues])
-// among them.
+// and its run scan's window sums ([Windows]) among them.
 //
 // # Model
 //
@@ -79,18 +79,26 @@
 //	    entries each), and two zeros. The walk may advance each row's at
 //	    in place; lv is its scratch of 4(m+1) int64s (a host may walk
 //	    with its own).
+//	windows(out *int64, k i32, psi *int64, m i32, runs *int32, r, from0 i32, pre *int64)
+//	    Windows(out[:k], psi[:m], rs, from0, pre[:2m+1]), m >= 1,
+//	    0 <= from0 < m, 0 <= k <= m, r >= 0. The r runs rs are the rows
+//	    of runs, 16 bytes each (8-aligned): start and len as int32s at
+//	    offsets 0 and 4 (0 <= start < m, 0 <= len <= m), then n as an
+//	    int64 at 8, as [Run] lies in memory. pre is the scratch of the
+//	    prefix sums (a host may keep its own).
 //
 // Pointers are byte offsets into the module's memory, which holds
 // little-endian int32s and int64s; every value and c lie in [0, MaxValue].
 // All are exact integer functions, so a host's answer is the generic
 // path's bit for bit: the reference loops are the *Generic functions of
-// generic.go and residues.go, and the definitions in each function's
-// documentation. excess_slack, add_rotated and fold_delta are the link
+// generic.go, residues.go and windows.go, and the definitions in each
+// function's documentation. excess_slack, add_rotated and fold_delta are the link
 // search's other loops over the circle (adding a job's tile, its mass
-// bound, its run scan's deltas), and residues its walk over the residue
-// classes of the jobs it lays out in classes (most of a three-job link's
-// time): scalar Go under WebAssembly runs them 5-15 times slower than
-// natively, so they are imports too. The Go
+// bound, its run scan's deltas), windows its run scan's prefix sums and
+// window sums, and residues its walk over the residue classes of the jobs
+// it lays out in classes (most of a three-job link's time): scalar Go
+// under WebAssembly runs them 5-15 times slower than natively, so they
+// are imports too. The Go
 // binding (bindings/go) provides them natively through package wasmhost,
 // the JavaScript binding as a WebAssembly SIMD module sharing the
 // module's memory. A WebAssembly import is mandatory at instantiation, so

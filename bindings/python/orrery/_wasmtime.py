@@ -3,8 +3,8 @@ package wasm/abi) hosted by the wasmtime package. Used when wasmtime is
 installed and no shared library is found, or when asked for.
 
 The module imports its kernels as "orrery_kernels" (excess, rotations,
-excess_slack, add_rotated, fold_delta, residues; the Go package internal/kernels
-documents them). They are provided here by the
+excess_slack, add_rotated, fold_delta, residues, windows; the Go package
+internal/kernels documents them). They are provided here by the
 JavaScript binding's SIMD kernel module (kernels.wasm), instantiated on the
 module's memory, as the JavaScript binding does. A module built with the
 purego tag imports none and needs no kernel module."""
@@ -99,7 +99,7 @@ class WasmtimeEngine(Engine):
             _KERNELS, "excess", wasmtime.FuncType([i32] * 4, [i64]),
             lambda caller, a, b, n, c: k["excess"](caller, a, b, n, c), access_caller=True,
         )
-        for name, params in (("rotations", 7), ("excess_slack", 4), ("add_rotated", 4), ("fold_delta", 6), ("residues", 9)):
+        for name, params in (("rotations", 7), ("excess_slack", 4), ("add_rotated", 4), ("fold_delta", 6), ("residues", 9), ("windows", 8)):
             linker.define_func(
                 _KERNELS, name, wasmtime.FuncType([i32] * params, []),
                 lambda caller, *args, name=name: k[name](caller, *args), access_caller=True,
@@ -116,7 +116,7 @@ class WasmtimeEngine(Engine):
         x = inst.exports(store)
         if k is not None:
             kx = wasmtime.Instance(store, self._kernels, [x["memory"]]).exports(store)
-            for name in ("excess", "rotations", "excess_slack", "add_rotated", "fold_delta", "residues"):
+            for name in ("excess", "rotations", "excess_slack", "add_rotated", "fold_delta", "residues", "windows"):
                 k[name] = kx[name]
         x["_initialize"](store)
         self._store = store

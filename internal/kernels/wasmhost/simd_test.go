@@ -31,10 +31,10 @@ var memoryModule = []byte{
 
 // simdKernels is the kernel module instantiated on a memory of its own.
 type simdKernels struct {
-	mem                                                         api.Memory
-	excess, rotations, excessSlack, addRot, foldDelta, residues api.Function
-	stack                                                       [9]uint64
-	next                                                        uint32 // bump allocator over the memory
+	mem                                                                  api.Memory
+	excess, rotations, excessSlack, addRot, foldDelta, residues, windows api.Function
+	stack                                                                [9]uint64
+	next                                                                 uint32 // bump allocator over the memory
 }
 
 func newSIMD(t *testing.T) *simdKernels {
@@ -56,7 +56,7 @@ func newSIMD(t *testing.T) *simdKernels {
 	}
 	return &simdKernels{mem: mm.Memory(), excess: km.ExportedFunction("excess"), rotations: km.ExportedFunction("rotations"),
 		excessSlack: km.ExportedFunction("excess_slack"), addRot: km.ExportedFunction("add_rotated"), foldDelta: km.ExportedFunction("fold_delta"),
-		residues: km.ExportedFunction("residues")}
+		residues: km.ExportedFunction("residues"), windows: km.ExportedFunction("windows")}
 }
 
 // put copies v into the memory at a fresh offset (misaligned by skew
@@ -287,6 +287,52 @@ func TestSIMDResidues(t *testing.T) {
 		}
 		if !slices.Equal(got[:len(base)], want) || got[len(base)] != 0 {
 			t.Fatalf("residues #%d m=%d n=%d: dst %v, want %v (and 0 past it)", it, m, len(base), got, want)
+		}
+	}
+}
+
+// TestSIMDWindows checks the kernel module's window scan against the Go
+// kernel on circles of 1 to 300 residues and a few longer ones, with runs
+// anywhere on them (windows that wrap, starts that from0 moves past m),
+// every count of shifts to m, and a sentinel past out.
+func TestSIMDWindows(t *testing.T) {
+	s := newSIMD(t)
+	rng := rand.New(rand.NewPCG(27, 28))
+	lengths := []int{511, 1024, 2049}
+	for m := 1; m <= 300; m++ {
+		lengths = append(lengths, m)
+	}
+	for it, m := range lengths {
+		for rep := range 4 {
+			s.next = 0
+			psi := make([]int64, m)
+			for i := range psi {
+				psi[i] = rng.Int64N(1<<41) - 1<<40
+			}
+			runs := make([]kernels.Run, rng.IntN(6))
+			for i := range runs {
+				runs[i] = kernels.Run{Start: rng.Int32N(int32(m)), Len: rng.Int32N(int32(m) + 1), N: rng.Int64N(1<<16) - 1<<8}
+			}
+			from0 := rng.IntN(m)
+			k := []int{m - from0, rng.IntN(m + 1), m, 0}[rep]
+			out := make([]int64, k+1) // and a sentinel
+			for i := range out {
+				out[i] = rng.Int64()
+			}
+			want := slices.Clone(out)
+			kernels.Windows(want[:k], psi, runs, from0, make([]int64, kernels.WindowsScratch(m)))
+			po, pp := s.put64(t, out), s.put64(t, psi)
+			pr := s.put64(t, unsafe.Slice((*int64)(unsafe.Pointer(unsafe.SliceData(append(runs, kernels.Run{})))), 2*len(runs)))
+			pre := make([]int64, kernels.WindowsScratch(m))
+			for i := range pre {
+				pre[i] = rng.Int64() // whatever the scratch held
+			}
+			ps := s.put64(t, pre)
+			s.call(t, s.windows, uint64(po), uint64(k), uint64(pp), uint64(m), uint64(pr), uint64(len(runs)), uint64(from0), uint64(ps))
+			raw := s.get(po, 2*(k+1))
+			if got := unsafe.Slice((*int64)(unsafe.Pointer(&raw[0])), k+1); !slices.Equal(got, want) {
+				t.Fatalf("windows #%d m=%d k=%d from0=%d runs %v: got %v, want %v (the last past out)", it, m, k, from0, runs, got, want)
+			}
 		}
 	}
 }

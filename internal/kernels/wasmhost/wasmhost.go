@@ -54,6 +54,10 @@ func Instantiate(ctx context.Context, r wazero.Runtime) (api.Module, error) {
 		WithGoModuleFunction(api.GoModuleFunc(residues), []api.ValueType{i32, i32, i32, i32, i32, i32, i32, i32, i32}, nil).
 		WithParameterNames("tab", "m", "base", "n", "v", "c", "lv", "dst", "out").
 		Export("residues").
+		NewFunctionBuilder().
+		WithGoModuleFunction(api.GoModuleFunc(windows), []api.ValueType{i32, i32, i32, i32, i32, i32, i32, i32}, nil).
+		WithParameterNames("out", "k", "psi", "m", "runs", "r", "from0", "pre").
+		Export("windows").
 		Instantiate(ctx)
 }
 
@@ -167,6 +171,52 @@ func residues(_ context.Context, mod api.Module, stack []uint64) {
 		store64(mem, dst, d)
 	}
 	store64(mem, out, res)
+}
+
+// windows is windows(out *int64, k i32, psi *int64, m i32, runs *int32, r,
+// from0 i32, pre *int64); kernels.Windows refuses runs off the circle.
+func windows(_ context.Context, mod api.Module, stack []uint64) {
+	out, k, psi, m := uint32(stack[0]), int(api.DecodeI32(stack[1])), uint32(stack[2]), int(api.DecodeI32(stack[3]))
+	runs, r, from0, pre := uint32(stack[4]), int(api.DecodeI32(stack[5])), int(api.DecodeI32(stack[6])), uint32(stack[7])
+	if m < 1 || m >= 1<<28 || k < 0 || r < 0 {
+		panic("orrery_kernels.windows: length below 1")
+	}
+	if from0 < 0 || from0 >= m || k > m {
+		panic("orrery_kernels.windows: shifts outside [0, m)")
+	}
+	mem := mod.Memory()
+	o, p := int64s(mem, out, k), int64s(mem, pre, kernels.WindowsScratch(m))
+	kernels.Windows(o, int64s(mem, psi, m), runsAt(mem, runs, r), from0, p)
+	store64(mem, out, o)
+	store64(mem, pre, p)
+}
+
+// runsAt returns n kernels.Runs of mem at off (16 bytes each, 8-aligned),
+// as int64s does.
+func runsAt(mem api.Memory, off uint32, n int) []kernels.Run {
+	if n == 0 {
+		return nil
+	}
+	if off%8 != 0 {
+		panic("orrery_kernels.windows: runs not 8-aligned")
+	}
+	if n >= 1<<27 { // 16n must not wrap the uint32 Read takes
+		panic("orrery_kernels: block outside the module's memory")
+	}
+	b, ok := mem.Read(off, uint32(16*n))
+	if !ok {
+		panic("orrery_kernels: block outside the module's memory")
+	}
+	if littleEndian {
+		return unsafe.Slice((*kernels.Run)(unsafe.Pointer(unsafe.SliceData(b))), n)
+	}
+	v := make([]kernels.Run, n)
+	for i := range v {
+		x := b[16*i:]
+		v[i] = kernels.Run{Start: int32(binary.LittleEndian.Uint32(x)), Len: int32(binary.LittleEndian.Uint32(x[4:])),
+			N: int64(binary.LittleEndian.Uint64(x[8:]))}
+	}
+	return v
 }
 
 // checkValue panics unless c is a valid threshold: values past the range

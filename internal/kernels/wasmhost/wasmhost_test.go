@@ -14,8 +14,9 @@ import (
 )
 
 // guestModule is a guest of one memory page that imports excess,
-// rotations and residues from orrery_kernels and exports them as they are, so a test
-// can pass any arguments (a Go module passes only valid ones).
+// rotations, residues and windows from orrery_kernels and exports them as
+// they are, so a test can pass any arguments (a Go module passes only
+// valid ones).
 func guestModule() []byte {
 	str := func(s string) []byte { return append([]byte{byte(len(s))}, s...) }
 	sec := func(id byte, body ...[]byte) []byte {
@@ -26,14 +27,14 @@ func guestModule() []byte {
 		return append([]byte{id, byte(len(b))}, b...)
 	}
 	i32 := byte(0x7f)
-	types := sec(1, []byte{3, 0x60, 4, i32, i32, i32, i32, 1, 0x7e, 0x60, 7, i32, i32, i32, i32, i32, i32, i32, 0,
-		0x60, 9, i32, i32, i32, i32, i32, i32, i32, i32, i32, 0})
-	imports := sec(2, []byte{3}, str("orrery_kernels"), str("excess"), []byte{0, 0}, str("orrery_kernels"), str("rotations"), []byte{0, 1},
-		str("orrery_kernels"), str("residues"), []byte{0, 2})
-	funcs := sec(3, []byte{3, 0, 1, 2})
+	types := sec(1, []byte{4, 0x60, 4, i32, i32, i32, i32, 1, 0x7e, 0x60, 7, i32, i32, i32, i32, i32, i32, i32, 0,
+		0x60, 9, i32, i32, i32, i32, i32, i32, i32, i32, i32, 0, 0x60, 8, i32, i32, i32, i32, i32, i32, i32, i32, 0})
+	imports := sec(2, []byte{4}, str("orrery_kernels"), str("excess"), []byte{0, 0}, str("orrery_kernels"), str("rotations"), []byte{0, 1},
+		str("orrery_kernels"), str("residues"), []byte{0, 2}, str("orrery_kernels"), str("windows"), []byte{0, 3})
+	funcs := sec(3, []byte{4, 0, 1, 2, 3})
 	memory := sec(5, []byte{1, 0, 1})
-	exports := sec(7, []byte{4}, str("memory"), []byte{2, 0}, str("excess"), []byte{0, 3}, str("rotations"), []byte{0, 4},
-		str("residues"), []byte{0, 5})
+	exports := sec(7, []byte{5}, str("memory"), []byte{2, 0}, str("excess"), []byte{0, 4}, str("rotations"), []byte{0, 5},
+		str("residues"), []byte{0, 6}, str("windows"), []byte{0, 7})
 	body := func(params, callee byte) []byte {
 		b := []byte{0} // no locals
 		for p := range params {
@@ -42,7 +43,7 @@ func guestModule() []byte {
 		b = append(b, 0x10, callee, 0x0b) // call, end
 		return append([]byte{byte(len(b))}, b...)
 	}
-	code := sec(10, []byte{3}, body(4, 0), body(7, 1), body(9, 2))
+	code := sec(10, []byte{4}, body(4, 0), body(7, 1), body(9, 2), body(8, 3))
 	out := []byte{0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00}
 	for _, s := range [][]byte{types, imports, funcs, memory, exports, code} {
 		out = append(out, s...)
@@ -208,6 +209,77 @@ func TestHostResidues(t *testing.T) {
 			}
 			if err := call(g, 0); err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("error %v, want one containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestHostWindows checks the host's window scan on runs written in the
+// guest's memory (runs that wrap, from0 > 0), and that bad lengths, runs
+// off the circle and blocks outside the memory fail the guest's call.
+func TestHostWindows(t *testing.T) {
+	ctx := context.Background()
+	const page = 65536
+	m := 50
+	psi := make([]int64, m)
+	for i := range psi {
+		psi[i] = int64(i*i%17) - 5
+	}
+	runs := []kernels.Run{{Start: 45, Len: 9, N: 3}, {Start: 0, Len: 50, N: -1}, {Start: 20, Len: 1, N: 7}}
+	k, from0 := 30, 12
+	want := make([]int64, k)
+	for s := range want {
+		want[s] = int64(s)
+	}
+	kernels.Windows(want, psi, runs, from0, make([]int64, kernels.WindowsScratch(m)))
+	// out at 0, psi at 1024, runs at 2048, pre at 4096.
+	setup := func(t *testing.T) api.Module {
+		g := newGuest(t)
+		out := make([]int64, k)
+		for s := range out {
+			out[s] = int64(s)
+		}
+		g.Memory().Write(0, unsafe.Slice((*byte)(unsafe.Pointer(&out[0])), 8*k))
+		g.Memory().Write(1024, unsafe.Slice((*byte)(unsafe.Pointer(&psi[0])), 8*m))
+		g.Memory().Write(2048, unsafe.Slice((*byte)(unsafe.Pointer(&runs[0])), 16*len(runs)))
+		return g
+	}
+	call := func(g api.Module, args ...uint64) error {
+		_, err := g.ExportedFunction("windows").Call(ctx, args...)
+		return err
+	}
+	g := setup(t)
+	if err := call(g, 0, uint64(k), 1024, uint64(m), 2048, uint64(len(runs)), uint64(from0), 4096); err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := g.Memory().Read(0, uint32(8*k))
+	got := unsafe.Slice((*int64)(unsafe.Pointer(&raw[0])), k)
+	for s := range want {
+		if got[s] != want[s] {
+			t.Fatalf("windows out[%d] = %d, want %d", s, got[s], want[s])
+		}
+	}
+	neg := uint64(uint32(0xffffffff))
+	for _, tc := range []struct {
+		name string
+		args []uint64 // out, k, psi, m, runs, r, from0, pre
+		want string
+	}{
+		{"empty circle", []uint64{0, 0, 1024, 0, 2048, 1, 0, 4096}, "length below 1"},
+		{"negative shifts", []uint64{0, neg, 1024, 50, 2048, 1, 0, 4096}, "length below 1"},
+		{"negative runs", []uint64{0, 3, 1024, 50, 2048, neg, 0, 4096}, "length below 1"},
+		{"from0 past the circle", []uint64{0, 3, 1024, 50, 2048, 1, 50, 4096}, "shifts outside"},
+		{"more shifts than the circle", []uint64{0, 51, 1024, 50, 2048, 1, 0, 4096}, "shifts outside"},
+		{"run past the circle", []uint64{0, 3, 1024, 40, 2048, 1, 0, 4096}, "run outside the circle"},
+		{"runs misaligned", []uint64{0, 3, 1024, 50, 2052, 1, 0, 4096}, "not 8-aligned"},
+		{"runs past the memory", []uint64{0, 3, 1024, 50, page - 16, 2, 0, 4096}, "outside the module's memory"},
+		{"scratch past the memory", []uint64{0, 3, 1024, 50, 2048, 1, 0, page - 800}, "outside the module's memory"},
+		{"psi past the memory", []uint64{0, 3, page - 8, 50, 2048, 1, 0, 4096}, "outside the module's memory"},
+		{"out past the memory", []uint64{page - 8, 3, 1024, 50, 2048, 1, 0, 4096}, "outside the module's memory"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := call(setup(t), tc.args...); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("windows%v: error %v, want one containing %q", tc.args, err, tc.want)
 			}
 		})
 	}
