@@ -188,3 +188,44 @@ func FuzzWindows(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkWindows times a window scan on each path (forcing the generic
+// loop under the host shows what the import saves): a circle of 720
+// residues, 240 shifts from 300 and one or eight runs (the link search's
+// run scan has about one per demand on the 12-job ranking), and a call
+// with nothing to do, the cost of the call itself.
+func BenchmarkWindows(b *testing.B) {
+	psi := make([]int64, 720)
+	for i := range psi {
+		psi[i] = int64(i%13) - 6
+	}
+	out, pre := make([]int64, 240), make([]int64, WindowsScratch(len(psi)))
+	runs := []Run{{500, 300, 2}, {10, 40, 3}, {200, 1, 5}, {600, 119, 1}, {0, 720, 1}, {333, 333, 4}, {700, 19, 7}, {90, 90, 9}}
+	for _, tc := range []struct {
+		name  string
+		runs  []Run
+		out   []int64
+		psi   []int64
+		from0 int
+	}{
+		{"m=720/runs=1", runs[:1], out, psi, 300},
+		{"m=720/runs=8", runs, out, psi, 300},
+		{"empty", nil, nil, psi[:1], 0},
+	} {
+		for _, im := range impls() {
+			if !im.path {
+				continue
+			}
+			b.Run(tc.name+"/"+im.name, func(b *testing.B) {
+				if !im.ok {
+					b.Skipf("%s: not supported by this CPU", im.name)
+				}
+				defer forcePath(im.name)()
+				b.ReportAllocs()
+				for b.Loop() {
+					Windows(tc.out, tc.psi, tc.runs, tc.from0, pre)
+				}
+			})
+		}
+	}
+}
