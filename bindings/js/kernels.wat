@@ -426,18 +426,21 @@
     (global.set $wevals (i64.add (global.get $wevals) (i64.extend_i32_s (i32.sub (local.get $hi) (local.get $lo)))))
     (local.get $e))
 
-  ;; windows(out, k, psi, m, runs, r, from0, pre): the link search's run
-  ;; scan (kernels.Windows; the reference is windowsGeneric in windows.go).
-  ;; runs holds r rows of 16 bytes: start and len (i32), then n (i64). For
-  ;; each shift s < k (k <= m) it adds to out[s], per run, n times the sum
-  ;; of psi (m i64s) over the run's residues moved by from0+s, as one
+  ;; windows(out, k, x0lo, x0hi, psi, m, runs, r, from0, pre): the link
+  ;; search's run scan (kernels.Windows; the reference is windowsGeneric in
+  ;; windows.go). runs holds r rows of 16 bytes: start and len (i32), then
+  ;; n (i64). For each shift s < k (k <= m) it adds to out[s] x0 (its two
+  ;; i32 halves, low first) and, per run, n times the sum of psi (m i64s)
+  ;; over the run's residues moved by from0+s, as one
   ;; difference of the prefix sums pre (2m+1 i64s, over two turns of the
   ;; circle, written as far as the windows reach). The prefix sum is
   ;; serial; the second turn and the windows go two i64 lanes at a time.
-  (func (export "windows") (param $out i32) (param $k i32) (param $psi i32) (param $m i32)
-      (param $runs i32) (param $r i32) (param $from0 i32) (param $pre i32)
+  (func (export "windows") (param $out i32) (param $k i32) (param $x0lo i32) (param $x0hi i32)
+      (param $psi i32) (param $m i32) (param $runs i32) (param $r i32) (param $from0 i32) (param $pre i32)
     (local $reach i32) (local $q i32) (local $p i32) (local $end i32) (local $a i32) (local $l i32)
-    (local $n i32) (local $x i64) (local $tv v128)
+    (local $n i32) (local $x i64) (local $tv v128) (local $xv v128)
+    (local.set $xv (i64x2.splat (i64.or (i64.extend_i32_u (local.get $x0lo))
+                                        (i64.shl (i64.extend_i32_u (local.get $x0hi)) (i64.const 32)))))
     ;; how far the windows reach: per run, its start plus its length at
     ;; the last shift before the start wraps (after it, the windows lie
     ;; lower); nothing without shifts
@@ -484,8 +487,13 @@
           (br $turn)))
       (if (i32.lt_u (local.get $q) (local.get $end)) (then
         (i64.store (local.get $p) (i64.add (local.get $x) (i64.load (local.get $q))))))))
+    ;; with no runs, x0 alone: windows of length 0 at pre (within the
+    ;; scratch, k <= m), whatever it holds
+    (if (i32.eqz (local.get $r)) (then
+      (call $addwin (local.get $out) (local.get $pre) (local.get $pre) (local.get $k) (v128.const i64x2 0 0) (local.get $xv))
+      (return)))
     ;; the windows, run by run: the shifts before its start wraps, then
-    ;; those after
+    ;; those after; the first run adds x0 too
     (local.set $q (local.get $runs))
     (local.set $end (i32.add (local.get $runs) (i32.shl (local.get $r) (i32.const 4))))
     (block $wdone
@@ -497,9 +505,12 @@
         (local.set $n (i32.sub (local.get $m) (local.get $a)))
         (if (i32.gt_s (local.get $n) (local.get $k)) (then (local.set $n (local.get $k))))
         (local.set $p (i32.add (local.get $pre) (i32.shl (local.get $a) (i32.const 3))))
-        (call $addwin (local.get $out) (local.get $p) (i32.add (local.get $p) (local.get $l)) (local.get $n) (local.get $tv))
+        (call $addwin (local.get $out) (local.get $p) (i32.add (local.get $p) (local.get $l)) (local.get $n)
+          (local.get $tv) (local.get $xv))
         (call $addwin (i32.add (local.get $out) (i32.shl (local.get $n) (i32.const 3)))
-          (local.get $pre) (i32.add (local.get $pre) (local.get $l)) (i32.sub (local.get $k) (local.get $n)) (local.get $tv))
+          (local.get $pre) (i32.add (local.get $pre) (local.get $l)) (i32.sub (local.get $k) (local.get $n))
+          (local.get $tv) (local.get $xv))
+        (local.set $xv (v128.const i64x2 0 0))
         (local.set $q (i32.add (local.get $q) (i32.const 16)))
         (br $wruns))))
 
@@ -514,29 +525,29 @@
   (func $imax (param $a i32) (param $b i32) (result i32)
     (select (local.get $a) (local.get $b) (i32.gt_s (local.get $a) (local.get $b))))
 
-  ;; addwin adds n times hi[s] - lo[s] to dst[s] for s < cnt (nv: n in both
-  ;; i64 lanes): four shifts at a time, then two, then one.
-  (func $addwin (param $dst i32) (param $lo i32) (param $hi i32) (param $cnt i32) (param $nv v128)
+  ;; addwin adds x plus n times hi[s] - lo[s] to dst[s] for s < cnt (nv, xv:
+  ;; n and x in both i64 lanes): four shifts at a time, then two, then one.
+  (func $addwin (param $dst i32) (param $lo i32) (param $hi i32) (param $cnt i32) (param $nv v128) (param $xv v128)
     (local $end i32)
     (local.set $end (i32.add (local.get $dst) (i32.shl (local.get $cnt) (i32.const 3))))
     (block $done4
       (loop $four
         (br_if $done4 (i32.gt_u (i32.add (local.get $dst) (i32.const 32)) (local.get $end)))
-        (v128.store (local.get $dst) (i64x2.add (v128.load (local.get $dst))
+        (v128.store (local.get $dst) (i64x2.add (i64x2.add (v128.load (local.get $dst)) (local.get $xv))
           (i64x2.mul (local.get $nv) (i64x2.sub (v128.load (local.get $hi)) (v128.load (local.get $lo))))))
-        (v128.store offset=16 (local.get $dst) (i64x2.add (v128.load offset=16 (local.get $dst))
+        (v128.store offset=16 (local.get $dst) (i64x2.add (i64x2.add (v128.load offset=16 (local.get $dst)) (local.get $xv))
           (i64x2.mul (local.get $nv) (i64x2.sub (v128.load offset=16 (local.get $hi)) (v128.load offset=16 (local.get $lo))))))
         (local.set $dst (i32.add (local.get $dst) (i32.const 32)))
         (local.set $lo (i32.add (local.get $lo) (i32.const 32)))
         (local.set $hi (i32.add (local.get $hi) (i32.const 32)))
         (br $four)))
     (if (i32.le_u (i32.add (local.get $dst) (i32.const 16)) (local.get $end)) (then
-      (v128.store (local.get $dst) (i64x2.add (v128.load (local.get $dst))
+      (v128.store (local.get $dst) (i64x2.add (i64x2.add (v128.load (local.get $dst)) (local.get $xv))
         (i64x2.mul (local.get $nv) (i64x2.sub (v128.load (local.get $hi)) (v128.load (local.get $lo))))))
       (local.set $dst (i32.add (local.get $dst) (i32.const 16)))
       (local.set $lo (i32.add (local.get $lo) (i32.const 16)))
       (local.set $hi (i32.add (local.get $hi) (i32.const 16)))))
     (if (i32.lt_u (local.get $dst) (local.get $end)) (then
-      (i64.store (local.get $dst) (i64.add (i64.load (local.get $dst))
+      (i64.store (local.get $dst) (i64.add (i64.add (i64.load (local.get $dst)) (i64x2.extract_lane 0 (local.get $xv)))
         (i64.mul (i64x2.extract_lane 0 (local.get $nv)) (i64.sub (i64.load (local.get $hi)) (i64.load (local.get $lo)))))))))
 )

@@ -278,7 +278,7 @@ export class Orrery {
         add_rotated: (dst, tile, n, t) => k.add_rotated(dst, tile, n, t),
         fold_delta: (psi, m, base, n, v, c) => k.fold_delta(psi, m, base, n, v, c),
         residues: (tab, m, base, n, v, c, lv, dst, out) => k.residues(tab, m, base, n, v, c, lv, dst, out),
-        windows: (out, n, psi, m, runs, r, from0, pre) => k.windows(out, n, psi, m, runs, r, from0, pre),
+        windows: (out, n, x0lo, x0hi, psi, m, runs, r, from0, pre) => k.windows(out, n, x0lo, x0hi, psi, m, runs, r, from0, pre),
       };
     }
     const instance = new WebAssembly.Instance(this.#module, imports);

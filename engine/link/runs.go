@@ -172,16 +172,22 @@ func (w *Workspace) runLeaf(base []int32, j, from0 int, out []int64) {
 			e0 += x
 		}
 	}
-	for s := range out {
-		out[s] = p.size * e0
+	if len(p.vals) == 0 {
+		for s := range out {
+			out[s] = p.size * e0
+		}
+	} else {
+		// The first scan adds size·e0: clearing out is one memory fill
+		// under WebAssembly, where a loop of stores is not.
+		clear(out)
 	}
-	lo := 0
+	lo, x0 := 0, p.size*e0
 	for i, v := range p.vals {
 		hi := int(p.ends[i])
 		w.delta(base, v, trivial)
-		kernels.Windows(out, w.psi, p.runs[lo:hi], from0, w.pre2)
+		kernels.Windows(out, x0, w.psi, p.runs[lo:hi], from0, w.pre2)
 		w.evals += int64(m) + int64(len(out))*int64(hi-lo)
-		lo = hi
+		lo, x0 = hi, 0
 	}
 	w.in[j] = was
 	if f != 1 {

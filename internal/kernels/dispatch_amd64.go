@@ -127,8 +127,8 @@ func residues(dst []int64, cls []Classes, base []int32, v, c int32, scratch []in
 }
 
 // The window scan has no vector path of its own natively.
-func windows(out, psi []int64, runs []Run, from0 int, pre []int64) {
-	windowsGeneric(out, psi, runs, from0, pre)
+func windows(out []int64, x0 int64, psi []int64, runs []Run, from0 int, pre []int64) {
+	windowsGeneric(out, x0, psi, runs, from0, pre)
 }
 
 // Implementation names the kernel path in use: "avx512", "avx2" or "generic".

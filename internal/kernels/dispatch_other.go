@@ -16,8 +16,8 @@ func reverse(dst, src []int32)                             { reverseGeneric(dst,
 func residues(dst []int64, cls []Classes, base []int32, v, c int32, scratch []int64) (excess, evals int64) {
 	return residuesGeneric(dst, cls, base, v, c, scratch)
 }
-func windows(out, psi []int64, runs []Run, from0 int, pre []int64) {
-	windowsGeneric(out, psi, runs, from0, pre)
+func windows(out []int64, x0 int64, psi []int64, runs []Run, from0 int, pre []int64) {
+	windowsGeneric(out, x0, psi, runs, from0, pre)
 }
 
 // Implementation names the kernel path in use: "avx512", "avx2" or "generic".

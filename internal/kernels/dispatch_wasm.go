@@ -34,7 +34,7 @@ func importResidues(tab *int32, m int32, base *int32, n, v, c int32, lv, dst *in
 
 //go:wasmimport orrery_kernels windows
 //go:noescape
-func importWindows(out *int64, k int32, psi *int64, m int32, runs *int32, r, from0 int32, pre *int64)
+func importWindows(out *int64, k int32, x0lo, x0hi uint32, psi *int64, m int32, runs *int32, r, from0 int32, pre *int64)
 
 func excess(a, b []int32, c int32) int64 {
 	if useImports {
@@ -85,18 +85,18 @@ func residues(dst []int64, cls []Classes, base []int32, v, c int32, scratch []in
 	return residuesGeneric(dst, cls, base, v, c, scratch)
 }
 
-func windows(out, psi []int64, runs []Run, from0 int, pre []int64) {
+func windows(out []int64, x0 int64, psi []int64, runs []Run, from0 int, pre []int64) {
 	if useImports {
-		hostWindows(out, psi, runs, from0, pre)
+		hostWindows(out, x0, psi, runs, from0, pre)
 		return
 	}
-	windowsGeneric(out, psi, runs, from0, pre)
+	windowsGeneric(out, x0, psi, runs, from0, pre)
 }
 
 // hostWindows is windows through the import: runs is read in place, 16
-// bytes a run (see [Run]).
-func hostWindows(out, psi []int64, runs []Run, from0 int, pre []int64) {
-	importWindows(unsafe.SliceData(out), int32(len(out)), unsafe.SliceData(psi), int32(len(psi)),
+// bytes a run (see [Run]), and x0 goes as two 32-bit halves.
+func hostWindows(out []int64, x0 int64, psi []int64, runs []Run, from0 int, pre []int64) {
+	importWindows(unsafe.SliceData(out), int32(len(out)), uint32(x0), uint32(uint64(x0)>>32), unsafe.SliceData(psi), int32(len(psi)),
 		(*int32)(unsafe.Pointer(unsafe.SliceData(runs))), int32(len(runs)), int32(from0), unsafe.SliceData(pre))
 }
 

@@ -79,13 +79,15 @@
 //	    entries each), and two zeros. The walk may advance each row's at
 //	    in place; lv is its scratch of 4(m+1) int64s (a host may walk
 //	    with its own).
-//	windows(out *int64, k i32, psi *int64, m i32, runs *int32, r, from0 i32, pre *int64)
-//	    Windows(out[:k], psi[:m], rs, from0, pre[:2m+1]), m >= 1,
-//	    0 <= from0 < m, 0 <= k <= m, r >= 0. The r runs rs are the rows
-//	    of runs, 16 bytes each (8-aligned): start and len as int32s at
-//	    offsets 0 and 4 (0 <= start < m, 0 <= len <= m), then n as an
-//	    int64 at 8, as [Run] lies in memory. pre is the scratch of the
-//	    prefix sums (a host may keep its own).
+//	windows(out *int64, k, x0lo, x0hi i32, psi *int64, m i32, runs *int32, r, from0 i32, pre *int64)
+//	    Windows(out[:k], x0, psi[:m], rs, from0, pre[:2m+1]), m >= 1,
+//	    0 <= from0 < m, 0 <= k <= m, r >= 0. x0 is the int64 whose low
+//	    and high 32 bits are x0lo and x0hi (all-i32 arguments keep a
+//	    JavaScript host from boxing a BigInt a call). The r runs rs are
+//	    the rows of runs, 16 bytes each (8-aligned): start and len as
+//	    int32s at offsets 0 and 4 (0 <= start < m, 0 <= len <= m), then
+//	    n as an int64 at 8, as [Run] lies in memory. pre is the scratch
+//	    of the prefix sums (a host may keep its own).
 //
 // Pointers are byte offsets into the module's memory, which holds
 // little-endian int32s and int64s; every value and c lie in [0, MaxValue].

@@ -13,10 +13,12 @@ type Run struct {
 // circle of m residues: its prefix sums over two turns.
 func WindowsScratch(m int) int { return 2*m + 1 }
 
-// Windows adds to out[s], for every run, N times the sum of psi over the
-// run's residues moved by from0+s, on a circle of m = len(psi) residues:
+// Windows adds to out[s] x0 and, for every run, N times the sum of psi
+// over the run's residues moved by from0+s, on a circle of m = len(psi)
+// residues:
 //
 //	for s := range out {
+//		out[s] += x0
 //		for _, r := range runs {
 //			for c := r.Start; c < r.Start+r.Len; c++ {
 //				out[s] += r.N * psi[(int(c)+from0+s)%m]
@@ -25,7 +27,8 @@ func WindowsScratch(m int) int { return 2*m + 1 }
 //	}
 //
 // (the link search's run scan: a job whose pattern is runs, delayed by
-// from0+s). It takes each inner sum as one difference of the prefix sums
+// from0+s, on top of the excess x0 it leaves where it shows no demand;
+// adding x0 here spares the caller a pass over out). It takes each inner sum as one difference of the prefix sums
 // of psi over two turns, which it writes into pre (as far as the windows
 // reach), so the cost is at most 2m plus one step per run and shift. pre
 // must hold WindowsScratch(m) entries; Windows uses them as scratch.
@@ -34,7 +37,7 @@ func WindowsScratch(m int) int { return 2*m + 1 }
 // len(out) > m, or a run starts outside [0, m) or is longer than m. Sums
 // and products wrap as int64 arithmetic does; keeping them within int64
 // is the caller's contract.
-func Windows(out, psi []int64, runs []Run, from0 int, pre []int64) {
+func Windows(out []int64, x0 int64, psi []int64, runs []Run, from0 int, pre []int64) {
 	m := len(psi)
 	if m == 0 {
 		panic("kernels: Windows with an empty psi")
@@ -50,14 +53,20 @@ func Windows(out, psi []int64, runs []Run, from0 int, pre []int64) {
 			panic("kernels: Windows run outside the circle")
 		}
 	}
-	windows(out, psi, runs, from0, pre)
+	windows(out, x0, psi, runs, from0, pre)
 }
 
 // windowsGeneric is the reference for [Windows], its arguments checked.
-func windowsGeneric(out, psi []int64, runs []Run, from0 int, pre []int64) {
+func windowsGeneric(out []int64, x0 int64, psi []int64, runs []Run, from0 int, pre []int64) {
 	m := len(psi)
 	prefix(pre[:2*m+1], psi, windowsReach(len(out), m, runs, from0))
-	for _, r := range runs {
+	if len(runs) == 0 {
+		for s := range out {
+			out[s] += x0
+		}
+		return
+	}
+	for i, r := range runs {
 		// Shift from0+s starts the run at residue a0+s, which wraps to 0
 		// at s = m-a0 (len(out) <= m: one wrap at most).
 		a0, l := int(r.Start)+from0, int(r.Len)
@@ -65,6 +74,12 @@ func windowsGeneric(out, psi []int64, runs []Run, from0 int, pre []int64) {
 			a0 -= m
 		}
 		k := min(len(out), m-a0)
+		if i == 0 {
+			// The first run adds x0 too.
+			addWindowsX(out[:k], pre[a0:], pre[a0+l:], r.N, x0)
+			addWindowsX(out[k:], pre, pre[l:], r.N, x0)
+			continue
+		}
 		addWindows(out[:k], pre[a0:], pre[a0+l:], r.N)
 		addWindows(out[k:], pre, pre[l:], r.N)
 	}
@@ -105,6 +120,14 @@ func prefix(pre, psi []int64, reach int) {
 	}
 	for i, v := range pre[1 : reach-m+1] {
 		pre[m+1+i] = x + v
+	}
+}
+
+// addWindowsX adds x0 and n times hi[s] - lo[s] to each dst[s].
+func addWindowsX(dst, lo, hi []int64, n, x0 int64) {
+	lo, hi = lo[:len(dst)], hi[:len(dst)]
+	for s := range dst {
+		dst[s] += x0 + n*(hi[s]-lo[s])
 	}
 }
 

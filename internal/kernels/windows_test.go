@@ -11,9 +11,10 @@ import (
 
 // naiveWindows is Windows by its definition: every residue of every run
 // at every shift.
-func naiveWindows(out, psi []int64, runs []Run, from0 int) {
+func naiveWindows(out []int64, x0 int64, psi []int64, runs []Run, from0 int) {
 	m := len(psi)
 	for s := range out {
+		out[s] += x0
 		for _, r := range runs {
 			for c := int(r.Start); c < int(r.Start+r.Len); c++ {
 				out[s] += r.N * psi[(c+from0+s)%m]
@@ -27,6 +28,7 @@ type windowsCase struct {
 	psi   []int64
 	runs  []Run
 	from0 int
+	x0    int64
 	out   []int64 // what out holds before the call
 }
 
@@ -51,6 +53,9 @@ func drawWindows(rng *rand.Rand) windowsCase {
 	if rng.IntN(2) == 0 {
 		k = rng.IntN(m - wc.from0 + 1) // the link search's: no shift past m
 	}
+	if rng.IntN(2) == 0 {
+		wc.x0 = rng.Int64N(1<<45) - 1<<44
+	}
 	wc.out = make([]int64, k)
 	for s := range wc.out {
 		wc.out[s] = rng.Int64N(1<<50) - 1<<49
@@ -64,18 +69,18 @@ func drawWindows(rng *rand.Rand) windowsCase {
 // out (leaving what lies past it) and reads nothing of pre but what it
 // wrote.
 func TestWindows(t *testing.T) {
-	check := func(t *testing.T, name string, f func(out, psi []int64, runs []Run, from0 int, pre []int64)) {
+	check := func(t *testing.T, name string, f func(out []int64, x0 int64, psi []int64, runs []Run, from0 int, pre []int64)) {
 		rng := rand.New(rand.NewPCG(51, 52))
 		for it := range 5000 {
 			wc := drawWindows(rng)
 			want := slices.Clone(wc.out)
-			naiveWindows(want, wc.psi, wc.runs, wc.from0)
+			naiveWindows(want, wc.x0, wc.psi, wc.runs, wc.from0)
 			pre := make([]int64, WindowsScratch(len(wc.psi)))
 			for i := range pre {
 				pre[i] = rng.Int64() // whatever the scratch held before
 			}
 			buf := append(slices.Clone(wc.out), 77) // past out: untouched
-			f(buf[:len(wc.out)], wc.psi, wc.runs, wc.from0, pre)
+			f(buf[:len(wc.out)], wc.x0, wc.psi, wc.runs, wc.from0, pre)
 			if d := cmp.Diff(append(want, 77), buf); d != "" {
 				t.Fatalf("%s #%d (m=%d, from0=%d, runs %v): out (-want +got)\n%s", name, it, len(wc.psi), wc.from0, wc.runs, d)
 			}
@@ -87,14 +92,19 @@ func TestWindows(t *testing.T) {
 
 // TestWindowsWorked pins one case worked by hand: psi = 1, 2, 3, 4 on a
 // circle of 4, a run of 3 residues from 2 counted twice and one of 1 from
-// 0 counted -1, two shifts from 3. At shift 3 the first run covers
-// residues 1, 2, 3 (9) and the second residue 3 (4): 2*9 - 4 = 14; at
-// shift 4 = 0 residues 2, 3, 0 (8) and 0 (1): 16 - 1 = 15.
+// 0 counted -1, two shifts from 3, x0 = 1000. At shift 3 the first run
+// covers residues 1, 2, 3 (9) and the second residue 3 (4): 2*9 - 4 = 14;
+// at shift 4 = 0 residues 2, 3, 0 (8) and 0 (1): 16 - 1 = 15. With no
+// runs only x0 is added.
 func TestWindowsWorked(t *testing.T) {
 	out := []int64{100, 200}
-	Windows(out, []int64{1, 2, 3, 4}, []Run{{2, 3, 2}, {0, 1, -1}}, 3, make([]int64, WindowsScratch(4)))
-	if d := cmp.Diff([]int64{114, 215}, out); d != "" {
+	Windows(out, 1000, []int64{1, 2, 3, 4}, []Run{{2, 3, 2}, {0, 1, -1}}, 3, make([]int64, WindowsScratch(4)))
+	if d := cmp.Diff([]int64{1114, 1215}, out); d != "" {
 		t.Fatalf("Windows (-want +got)\n%s", d)
+	}
+	Windows(out, -1, []int64{1, 2, 3, 4}, nil, 3, make([]int64, WindowsScratch(4)))
+	if d := cmp.Diff([]int64{1113, 1214}, out); d != "" {
+		t.Fatalf("Windows without runs (-want +got)\n%s", d)
 	}
 }
 
@@ -112,15 +122,15 @@ func TestWindowsPanics(t *testing.T) {
 	psi := []int64{1, 2, 3}
 	pre := make([]int64, WindowsScratch(3))
 	for name, f := range map[string]func(){
-		"empty psi":      func() { Windows(nil, nil, nil, 0, pre) },
-		"scratch":        func() { Windows(nil, psi, nil, 0, pre[:6]) },
-		"from0":          func() { Windows(nil, psi, nil, 3, pre) },
-		"negative from0": func() { Windows(nil, psi, nil, -1, pre) },
-		"shifts":         func() { Windows(make([]int64, 4), psi, nil, 0, pre) },
-		"start":          func() { Windows(nil, psi, []Run{{3, 1, 1}}, 0, pre) },
-		"negative start": func() { Windows(nil, psi, []Run{{-1, 1, 1}}, 0, pre) },
-		"length":         func() { Windows(nil, psi, []Run{{0, 4, 1}}, 0, pre) },
-		"negative len":   func() { Windows(nil, psi, []Run{{0, -1, 1}}, 0, pre) },
+		"empty psi":      func() { Windows(nil, 0, nil, nil, 0, pre) },
+		"scratch":        func() { Windows(nil, 0, psi, nil, 0, pre[:6]) },
+		"from0":          func() { Windows(nil, 0, psi, nil, 3, pre) },
+		"negative from0": func() { Windows(nil, 0, psi, nil, -1, pre) },
+		"shifts":         func() { Windows(make([]int64, 4), 0, psi, nil, 0, pre) },
+		"start":          func() { Windows(nil, 0, psi, []Run{{3, 1, 1}}, 0, pre) },
+		"negative start": func() { Windows(nil, 0, psi, []Run{{-1, 1, 1}}, 0, pre) },
+		"length":         func() { Windows(nil, 0, psi, []Run{{0, 4, 1}}, 0, pre) },
+		"negative len":   func() { Windows(nil, 0, psi, []Run{{0, -1, 1}}, 0, pre) },
 	} {
 		func() {
 			defer func() {
@@ -142,7 +152,7 @@ func TestWindowsZeroAllocs(t *testing.T) {
 		}
 		runs := []Run{{10, 40, 3}, {490, 30, 1}, {200, 1, 5}}
 		out, pre := make([]int64, 300), make([]int64, WindowsScratch(500))
-		if a := testing.AllocsPerRun(20, func() { Windows(out, psi, runs, 150, pre) }); a != 0 {
+		if a := testing.AllocsPerRun(20, func() { Windows(out, 7, psi, runs, 150, pre) }); a != 0 {
 			t.Errorf("Windows: %v allocs", a)
 		}
 	})
@@ -151,11 +161,11 @@ func TestWindowsZeroAllocs(t *testing.T) {
 // FuzzWindows compares Windows on the current path, and the generic loop,
 // with the definition on inputs built from the fuzzer's bytes: the circle
 // from mRaw, then per run three bytes (start, length, count), then psi,
-// two bytes a residue.
+// two bytes a residue; x0 as drawn.
 func FuzzWindows(f *testing.F) {
-	f.Add([]byte{2, 3, 2, 0, 1, 255, 1, 0, 2, 0, 3, 0, 4, 0}, uint8(4), uint8(3), uint8(2), uint8(2))
-	f.Add(make([]byte, 64), uint8(0), uint8(0), uint8(0), uint8(0))
-	f.Fuzz(func(t *testing.T, data []byte, mRaw, fromRaw, kRaw, nRuns uint8) {
+	f.Add([]byte{2, 3, 2, 0, 1, 255, 1, 0, 2, 0, 3, 0, 4, 0}, uint8(4), uint8(3), uint8(2), uint8(2), int64(1000))
+	f.Add(make([]byte, 64), uint8(0), uint8(0), uint8(0), uint8(0), int64(0))
+	f.Fuzz(func(t *testing.T, data []byte, mRaw, fromRaw, kRaw, nRuns uint8, x0 int64) {
 		m := 1 + int(mRaw%64)
 		from0, k := int(fromRaw)%m, int(kRaw)%(m+1)
 		runs := make([]Run, 0, nRuns%8)
@@ -174,15 +184,15 @@ func FuzzWindows(f *testing.F) {
 			}
 		}
 		want := make([]int64, k)
-		naiveWindows(want, psi, runs, from0)
+		naiveWindows(want, x0, psi, runs, from0)
 		pre := make([]int64, WindowsScratch(m))
 		got := make([]int64, k)
-		Windows(got, psi, runs, from0, pre)
+		Windows(got, x0, psi, runs, from0, pre)
 		if !slices.Equal(got, want) {
 			t.Fatalf("Windows (%s) m=%d from0=%d runs %v: %v, want %v", Implementation(), m, from0, runs, got, want)
 		}
 		clear(got)
-		windowsGeneric(got, psi, runs, from0, pre)
+		windowsGeneric(got, x0, psi, runs, from0, pre)
 		if !slices.Equal(got, want) {
 			t.Fatalf("windowsGeneric m=%d from0=%d runs %v: %v, want %v", m, from0, runs, got, want)
 		}
@@ -223,7 +233,7 @@ func BenchmarkWindows(b *testing.B) {
 				defer forcePath(im.name)()
 				b.ReportAllocs()
 				for b.Loop() {
-					Windows(tc.out, tc.psi, tc.runs, tc.from0, pre)
+					Windows(tc.out, 7, tc.psi, tc.runs, tc.from0, pre)
 				}
 			})
 		}

@@ -99,7 +99,7 @@ class WasmtimeEngine(Engine):
             _KERNELS, "excess", wasmtime.FuncType([i32] * 4, [i64]),
             lambda caller, a, b, n, c: k["excess"](caller, a, b, n, c), access_caller=True,
         )
-        for name, params in (("rotations", 7), ("excess_slack", 4), ("add_rotated", 4), ("fold_delta", 6), ("residues", 9), ("windows", 8)):
+        for name, params in (("rotations", 7), ("excess_slack", 4), ("add_rotated", 4), ("fold_delta", 6), ("residues", 9), ("windows", 10)):
             linker.define_func(
                 _KERNELS, name, wasmtime.FuncType([i32] * params, []),
                 lambda caller, *args, name=name: k[name](caller, *args), access_caller=True,

@@ -33,7 +33,7 @@ var memoryModule = []byte{
 type simdKernels struct {
 	mem                                                                  api.Memory
 	excess, rotations, excessSlack, addRot, foldDelta, residues, windows api.Function
-	stack                                                                [9]uint64
+	stack                                                                [10]uint64
 	next                                                                 uint32 // bump allocator over the memory
 }
 
@@ -320,7 +320,8 @@ func TestSIMDWindows(t *testing.T) {
 				out[i] = rng.Int64()
 			}
 			want := slices.Clone(out)
-			kernels.Windows(want[:k], psi, runs, from0, make([]int64, kernels.WindowsScratch(m)))
+			x0 := []int64{0, -1, rng.Int64(), int64(m) << 40}[rep]
+			kernels.Windows(want[:k], x0, psi, runs, from0, make([]int64, kernels.WindowsScratch(m)))
 			po, pp := s.put64(t, out), s.put64(t, psi)
 			pr := s.put64(t, unsafe.Slice((*int64)(unsafe.Pointer(unsafe.SliceData(append(runs, kernels.Run{})))), 2*len(runs)))
 			pre := make([]int64, kernels.WindowsScratch(m))
@@ -328,10 +329,10 @@ func TestSIMDWindows(t *testing.T) {
 				pre[i] = rng.Int64() // whatever the scratch held
 			}
 			ps := s.put64(t, pre)
-			s.call(t, s.windows, uint64(po), uint64(k), uint64(pp), uint64(m), uint64(pr), uint64(len(runs)), uint64(from0), uint64(ps))
+			s.call(t, s.windows, uint64(po), uint64(k), uint64(uint32(x0)), uint64(x0)>>32, uint64(pp), uint64(m), uint64(pr), uint64(len(runs)), uint64(from0), uint64(ps))
 			raw := s.get(po, 2*(k+1))
 			if got := unsafe.Slice((*int64)(unsafe.Pointer(&raw[0])), k+1); !slices.Equal(got, want) {
-				t.Fatalf("windows #%d m=%d k=%d from0=%d runs %v: got %v, want %v (the last past out)", it, m, k, from0, runs, got, want)
+				t.Fatalf("windows #%d m=%d k=%d from0=%d x0=%d runs %v: got %v, want %v (the last past out)", it, m, k, from0, x0, runs, got, want)
 			}
 		}
 	}

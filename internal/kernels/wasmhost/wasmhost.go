@@ -55,8 +55,8 @@ func Instantiate(ctx context.Context, r wazero.Runtime) (api.Module, error) {
 		WithParameterNames("tab", "m", "base", "n", "v", "c", "lv", "dst", "out").
 		Export("residues").
 		NewFunctionBuilder().
-		WithGoModuleFunction(api.GoModuleFunc(windows), []api.ValueType{i32, i32, i32, i32, i32, i32, i32, i32}, nil).
-		WithParameterNames("out", "k", "psi", "m", "runs", "r", "from0", "pre").
+		WithGoModuleFunction(api.GoModuleFunc(windows), []api.ValueType{i32, i32, i32, i32, i32, i32, i32, i32, i32, i32}, nil).
+		WithParameterNames("out", "k", "x0lo", "x0hi", "psi", "m", "runs", "r", "from0", "pre").
 		Export("windows").
 		Instantiate(ctx)
 }
@@ -173,11 +173,14 @@ func residues(_ context.Context, mod api.Module, stack []uint64) {
 	store64(mem, out, res)
 }
 
-// windows is windows(out *int64, k i32, psi *int64, m i32, runs *int32, r,
-// from0 i32, pre *int64); kernels.Windows refuses runs off the circle.
+// windows is windows(out *int64, k, x0lo, x0hi i32, psi *int64, m i32,
+// runs *int32, r, from0 i32, pre *int64); kernels.Windows refuses runs off
+// the circle.
 func windows(_ context.Context, mod api.Module, stack []uint64) {
-	out, k, psi, m := uint32(stack[0]), int(api.DecodeI32(stack[1])), uint32(stack[2]), int(api.DecodeI32(stack[3]))
-	runs, r, from0, pre := uint32(stack[4]), int(api.DecodeI32(stack[5])), int(api.DecodeI32(stack[6])), uint32(stack[7])
+	out, k := uint32(stack[0]), int(api.DecodeI32(stack[1]))
+	x0 := int64(uint32(stack[2])) | int64(uint32(stack[3]))<<32
+	psi, m := uint32(stack[4]), int(api.DecodeI32(stack[5]))
+	runs, r, from0, pre := uint32(stack[6]), int(api.DecodeI32(stack[7])), int(api.DecodeI32(stack[8])), uint32(stack[9])
 	if m < 1 || m >= 1<<28 || k < 0 || r < 0 {
 		panic("orrery_kernels.windows: length below 1")
 	}
@@ -186,7 +189,7 @@ func windows(_ context.Context, mod api.Module, stack []uint64) {
 	}
 	mem := mod.Memory()
 	o, p := int64s(mem, out, k), int64s(mem, pre, kernels.WindowsScratch(m))
-	kernels.Windows(o, int64s(mem, psi, m), runsAt(mem, runs, r), from0, p)
+	kernels.Windows(o, x0, int64s(mem, psi, m), runsAt(mem, runs, r), from0, p)
 	store64(mem, out, o)
 	store64(mem, pre, p)
 }

@@ -28,7 +28,7 @@ func guestModule() []byte {
 	}
 	i32 := byte(0x7f)
 	types := sec(1, []byte{4, 0x60, 4, i32, i32, i32, i32, 1, 0x7e, 0x60, 7, i32, i32, i32, i32, i32, i32, i32, 0,
-		0x60, 9, i32, i32, i32, i32, i32, i32, i32, i32, i32, 0, 0x60, 8, i32, i32, i32, i32, i32, i32, i32, i32, 0})
+		0x60, 9, i32, i32, i32, i32, i32, i32, i32, i32, i32, 0, 0x60, 10, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, 0})
 	imports := sec(2, []byte{4}, str("orrery_kernels"), str("excess"), []byte{0, 0}, str("orrery_kernels"), str("rotations"), []byte{0, 1},
 		str("orrery_kernels"), str("residues"), []byte{0, 2}, str("orrery_kernels"), str("windows"), []byte{0, 3})
 	funcs := sec(3, []byte{4, 0, 1, 2, 3})
@@ -43,7 +43,7 @@ func guestModule() []byte {
 		b = append(b, 0x10, callee, 0x0b) // call, end
 		return append([]byte{byte(len(b))}, b...)
 	}
-	code := sec(10, []byte{4}, body(4, 0), body(7, 1), body(9, 2), body(8, 3))
+	code := sec(10, []byte{4}, body(4, 0), body(7, 1), body(9, 2), body(10, 3))
 	out := []byte{0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00}
 	for _, s := range [][]byte{types, imports, funcs, memory, exports, code} {
 		out = append(out, s...)
@@ -231,7 +231,8 @@ func TestHostWindows(t *testing.T) {
 	for s := range want {
 		want[s] = int64(s)
 	}
-	kernels.Windows(want, psi, runs, from0, make([]int64, kernels.WindowsScratch(m)))
+	x0 := int64(-3) << 33 // both halves matter
+	kernels.Windows(want, x0, psi, runs, from0, make([]int64, kernels.WindowsScratch(m)))
 	// out at 0, psi at 1024, runs at 2048, pre at 4096.
 	setup := func(t *testing.T) api.Module {
 		g := newGuest(t)
@@ -249,7 +250,7 @@ func TestHostWindows(t *testing.T) {
 		return err
 	}
 	g := setup(t)
-	if err := call(g, 0, uint64(k), 1024, uint64(m), 2048, uint64(len(runs)), uint64(from0), 4096); err != nil {
+	if err := call(g, 0, uint64(k), uint64(uint32(x0)), uint64(uint64(x0)>>32), 1024, uint64(m), 2048, uint64(len(runs)), uint64(from0), 4096); err != nil {
 		t.Fatal(err)
 	}
 	raw, _ := g.Memory().Read(0, uint32(8*k))
@@ -262,20 +263,20 @@ func TestHostWindows(t *testing.T) {
 	neg := uint64(uint32(0xffffffff))
 	for _, tc := range []struct {
 		name string
-		args []uint64 // out, k, psi, m, runs, r, from0, pre
+		args []uint64 // out, k, x0lo, x0hi, psi, m, runs, r, from0, pre
 		want string
 	}{
-		{"empty circle", []uint64{0, 0, 1024, 0, 2048, 1, 0, 4096}, "length below 1"},
-		{"negative shifts", []uint64{0, neg, 1024, 50, 2048, 1, 0, 4096}, "length below 1"},
-		{"negative runs", []uint64{0, 3, 1024, 50, 2048, neg, 0, 4096}, "length below 1"},
-		{"from0 past the circle", []uint64{0, 3, 1024, 50, 2048, 1, 50, 4096}, "shifts outside"},
-		{"more shifts than the circle", []uint64{0, 51, 1024, 50, 2048, 1, 0, 4096}, "shifts outside"},
-		{"run past the circle", []uint64{0, 3, 1024, 40, 2048, 1, 0, 4096}, "run outside the circle"},
-		{"runs misaligned", []uint64{0, 3, 1024, 50, 2052, 1, 0, 4096}, "not 8-aligned"},
-		{"runs past the memory", []uint64{0, 3, 1024, 50, page - 16, 2, 0, 4096}, "outside the module's memory"},
-		{"scratch past the memory", []uint64{0, 3, 1024, 50, 2048, 1, 0, page - 800}, "outside the module's memory"},
-		{"psi past the memory", []uint64{0, 3, page - 8, 50, 2048, 1, 0, 4096}, "outside the module's memory"},
-		{"out past the memory", []uint64{page - 8, 3, 1024, 50, 2048, 1, 0, 4096}, "outside the module's memory"},
+		{"empty circle", []uint64{0, 0, 0, 0, 1024, 0, 2048, 1, 0, 4096}, "length below 1"},
+		{"negative shifts", []uint64{0, neg, 0, 0, 1024, 50, 2048, 1, 0, 4096}, "length below 1"},
+		{"negative runs", []uint64{0, 3, 0, 0, 1024, 50, 2048, neg, 0, 4096}, "length below 1"},
+		{"from0 past the circle", []uint64{0, 3, 0, 0, 1024, 50, 2048, 1, 50, 4096}, "shifts outside"},
+		{"more shifts than the circle", []uint64{0, 51, 0, 0, 1024, 50, 2048, 1, 0, 4096}, "shifts outside"},
+		{"run past the circle", []uint64{0, 3, 0, 0, 1024, 40, 2048, 1, 0, 4096}, "run outside the circle"},
+		{"runs misaligned", []uint64{0, 3, 0, 0, 1024, 50, 2052, 1, 0, 4096}, "not 8-aligned"},
+		{"runs past the memory", []uint64{0, 3, 0, 0, 1024, 50, page - 16, 2, 0, 4096}, "outside the module's memory"},
+		{"scratch past the memory", []uint64{0, 3, 0, 0, 1024, 50, 2048, 1, 0, page - 800}, "outside the module's memory"},
+		{"psi past the memory", []uint64{0, 3, 0, 0, page - 8, 50, 2048, 1, 0, 4096}, "outside the module's memory"},
+		{"out past the memory", []uint64{page - 8, 3, 0, 0, 1024, 50, 2048, 1, 0, 4096}, "outside the module's memory"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if err := call(setup(t), tc.args...); err == nil || !strings.Contains(err.Error(), tc.want) {
