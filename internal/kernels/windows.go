@@ -26,12 +26,13 @@ func WindowsScratch(m int) int { return 2*m + 1 }
 //		}
 //	}
 //
-// (the link search's run scan: a job whose pattern is runs, delayed by
-// from0+s, on top of the excess x0 it leaves where it shows no demand;
-// adding x0 here spares the caller a pass over out). It takes each inner sum as one difference of the prefix sums
-// of psi over two turns, which it writes into pre (as far as the windows
-// reach), so the cost is at most 2m plus one step per run and shift. pre
-// must hold WindowsScratch(m) entries; Windows uses them as scratch.
+// (the link search's run scan: the excess of a job whose pattern is runs
+// delayed by from0+s, on top of x0, the excess without its demand; adding
+// x0 here spares the caller a pass over out). It takes each inner sum as
+// one difference of the prefix sums of psi over two turns, which it
+// writes into pre (as far as the windows reach), so the cost is at most
+// 2m plus one step per run and shift. pre must hold WindowsScratch(m)
+// entries; Windows uses them as scratch.
 //
 // It panics if psi is empty, pre is too short, from0 is outside [0, m),
 // len(out) > m, or a run starts outside [0, m) or is longer than m. Sums
