@@ -85,7 +85,9 @@
 // shift (two equal periods of 2550 ticks: 4x faster; 100000 ticks: 10^10
 // pairs become 6·10^5 steps). A partial state counts the class jobs it does
 // not hold as if they showed no demand, so that states with and without a
-// job compare in one unit. When the search would cost more than the budget,
+// job compare in one unit. Unless the proof would cost little even with
+// nothing pruned (within the budget and 64 rounds of descent: then it runs
+// from the unshifted shifts, and ends at the same optimum for less),
 // coordinate descent with restarts supplies an incumbent first; if the
 // budget or the context's deadline ends the proof, the result is the best
 // found, with status [Budget] or [TimeLimit] and an upper bound on the

@@ -102,10 +102,12 @@ type Options struct {
 	Circle circle.Options
 
 	// Budget is the number of pair evaluations the search may spend. While
-	// the exhaustive cost is within it the search runs branch and bound
-	// directly; past it, coordinate descent runs first and the proof stops
-	// when the budget is spent. 0 means DefaultBudget; negative, no limit
-	// (the context still applies).
+	// the exhaustive cost (nothing pruned) is within it, and within 64
+	// rounds of coordinate descent, the search runs branch and bound
+	// directly; past either, coordinate descent runs first, and the proof
+	// stops when the budget is spent. 0 means DefaultBudget; negative, no
+	// limit (the context still applies; the rule above then takes
+	// DefaultBudget).
 	Budget int64
 
 	Restarts int    // coordinate-descent starts (the first is unshifted); 0 means DefaultRestarts
@@ -358,6 +360,7 @@ type Workspace struct {
 	spare    []classes
 	pts      []int     // Paper: sample ticks
 	free     []int     // free jobs in input order
+	descent  bool      // tests: descend before every proof, as before descends
 	ncand    []int     // candidates per job
 	masses   []int64   // lower bound on each job's demand mass over the points
 	rotors   [][]int32 // Exact: rotor of each free onCircle job
@@ -470,7 +473,9 @@ func (w *Workspace) solve() int64 {
 		unshifted = w.evaluate(w.cur)
 		w.bestCost = unshifted
 		if len(w.free) > 1 {
-			w.descend() // a strong incumbent makes the bounds prune
+			if w.descends() {
+				w.descend() // a strong incumbent makes the bounds prune
+			}
 			w.branch()
 		}
 	}
