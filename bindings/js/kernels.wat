@@ -1,9 +1,9 @@
 ;; orrery's kernels in WebAssembly SIMD (128-bit), for hosts without native
 ;; ones (the JavaScript binding): excess, rotations, excess_slack,
-;; add_rotated, fold_delta and residues. The Go module imports them as
-;; "orrery_kernels" (package internal/kernels documents the imports; the
-;; reference loops are excessGeneric and rotationsGeneric in generic.go), and
-;; this module runs them on the Go module's memory, imported as
+;; add_rotated, fold_delta, residues, windows, place and below. The Go
+;; module imports them as "orrery_kernels" (package internal/kernels
+;; documents the imports; the reference loops are the *Generic functions of
+;; its generic.go, residues.go and windows.go), and this module runs them on the Go module's memory, imported as
 ;; ("orrery" "memory"). Exact integer arithmetic: the answers are the Go
 ;; kernels' bit for bit.
 ;;
@@ -184,7 +184,7 @@
   ;; excess_slack(a, n, c, out): out[0] = sum_{i<n} max(a[i] - c, 0) and
   ;; out[1] = sum_{i<n} max(c - a[i], 0), each term below 2^24: u32 lanes of
   ;; at most 256 terms per block of 1024.
-  (func (export "excess_slack") (param $a i32) (param $n i32) (param $c i32) (param $out i32)
+  (func $excess_slack (export "excess_slack") (param $a i32) (param $n i32) (param $c i32) (param $out i32)
     (local $e i64) (local $s i64) (local $end i32) (local $n4 i32) (local $x i32)
     (local $cv v128) (local $v v128) (local $ea v128) (local $sa v128)
     (local.set $cv (i32x4.splat (local.get $c)))
@@ -248,7 +248,64 @@
     (call $addrun (local.get $dst)
       (i32.add (local.get $tile) (i32.shl (i32.sub (local.get $n) (local.get $t)) (i32.const 2))) (local.get $t)))
 
-  ;; fold_delta(psi, m, base, n, v, c): psi[i mod m] += max(base[i] + v, c)
+;; sumrun sets the n int32s at d to those at a plus those at b.
+  (func $sumrun (param $d i32) (param $a i32) (param $b i32) (param $n i32)
+    (local $end i32) (local $n4 i32)
+    (local.set $n4 (i32.add (local.get $d) (i32.shl (i32.and (local.get $n) (i32.const -4)) (i32.const 2))))
+    (local.set $end (i32.add (local.get $d) (i32.shl (local.get $n) (i32.const 2))))
+    (block $vdone
+      (loop $vec
+        (br_if $vdone (i32.ge_u (local.get $d) (local.get $n4)))
+        (v128.store (local.get $d) (i32x4.add (v128.load (local.get $a)) (v128.load (local.get $b))))
+        (local.set $d (i32.add (local.get $d) (i32.const 16)))
+        (local.set $a (i32.add (local.get $a) (i32.const 16)))
+        (local.set $b (i32.add (local.get $b) (i32.const 16)))
+        (br $vec)))
+    (block $tdone
+      (loop $tail
+        (br_if $tdone (i32.ge_u (local.get $d) (local.get $end)))
+        (i32.store (local.get $d) (i32.add (i32.load (local.get $a)) (i32.load (local.get $b))))
+        (local.set $d (i32.add (local.get $d) (i32.const 4)))
+        (local.set $a (i32.add (local.get $a) (i32.const 4)))
+        (local.set $b (i32.add (local.get $b) (i32.const 4)))
+        (br $tail))))
+
+  ;; place(dst, base, tile, n, t, c, out): dst[i] = base[i] + tile[(i - t)
+  ;; mod n] for i < n (0 <= t < n), in two straight runs, then out[0], out[1]
+  ;; = excess_slack(dst, n, c): the link search's branch-and-bound node.
+  (func (export "place") (param $dst i32) (param $base i32) (param $tile i32) (param $n i32) (param $t i32) (param $c i32) (param $out i32)
+    (local $ht i32)
+    (local.set $ht (i32.shl (local.get $t) (i32.const 2)))
+    (call $sumrun (i32.add (local.get $dst) (local.get $ht)) (i32.add (local.get $base) (local.get $ht))
+      (local.get $tile) (i32.sub (local.get $n) (local.get $t)))
+    (call $sumrun (local.get $dst) (local.get $base)
+      (i32.add (local.get $tile) (i32.shl (i32.sub (local.get $n) (local.get $t)) (i32.const 2))) (local.get $t))
+    (call $excess_slack (local.get $dst) (local.get $n) (local.get $c) (local.get $out)))
+
+  ;; below(a, n, xlo, xhi) is the index of the first of the n i64s at a that
+  ;; is at most x (its two i32 halves, low first), or n: two lanes a step.
+  (func (export "below") (param $a i32) (param $n i32) (param $xlo i32) (param $xhi i32) (result i32)
+    (local $x i64) (local $xv v128) (local $p i32) (local $end i32) (local $n2 i32)
+    (local.set $x (i64.or (i64.extend_i32_u (local.get $xlo)) (i64.shl (i64.extend_i32_u (local.get $xhi)) (i64.const 32))))
+    (local.set $xv (i64x2.splat (local.get $x)))
+    (local.set $p (local.get $a))
+    (local.set $n2 (i32.add (local.get $a) (i32.shl (i32.and (local.get $n) (i32.const -2)) (i32.const 3))))
+    (local.set $end (i32.add (local.get $a) (i32.shl (local.get $n) (i32.const 3))))
+    (block $vdone
+      (loop $vec
+        (br_if $vdone (i32.ge_u (local.get $p) (local.get $n2)))
+        (br_if $vdone (v128.any_true (i64x2.le_s (v128.load (local.get $p)) (local.get $xv))))
+        (local.set $p (i32.add (local.get $p) (i32.const 16)))
+        (br $vec)))
+    (block $found
+      (loop $one
+        (br_if $found (i32.ge_u (local.get $p) (local.get $end)))
+        (br_if $found (i64.le_s (i64.load (local.get $p)) (local.get $x)))
+        (local.set $p (i32.add (local.get $p) (i32.const 8)))
+        (br $one)))
+    (i32.shr_u (i32.sub (local.get $p) (local.get $a)) (i32.const 3)))
+
+    ;; fold_delta(psi, m, base, n, v, c): psi[i mod m] += max(base[i] + v, c)
   ;; - max(base[i], c) for i < n (m >= 1), which is what demand v adds to
   ;; the excess over c at tick i. The circle goes in periods of m ticks;
   ;; four at a time within a period, widened to the i64 psi.

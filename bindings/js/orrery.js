@@ -97,8 +97,8 @@ export const MODULE_URL = new URL('./orrery.wasm', import.meta.url);
 
 /**
  * The SIMD kernel module this package carries (kernels.wasm, assembled from
- * kernels.wat): excess, rotations, excess_slack, add_rotated, fold_delta
- * and residues in WebAssembly (SIMD where it pays), the imports
+ * kernels.wat): excess, rotations, excess_slack, add_rotated, fold_delta,
+ * residues, windows, place and below in WebAssembly (SIMD where it pays), the imports
  * "orrery_kernels" of the module (package internal/kernels of the Go
  * sources documents them), run on the module's own memory.
  */
@@ -279,6 +279,8 @@ export class Orrery {
         fold_delta: (psi, m, base, n, v, c) => k.fold_delta(psi, m, base, n, v, c),
         residues: (tab, m, base, n, v, c, lv, dst, out) => k.residues(tab, m, base, n, v, c, lv, dst, out),
         windows: (out, n, x0lo, x0hi, psi, m, runs, r, from0, pre) => k.windows(out, n, x0lo, x0hi, psi, m, runs, r, from0, pre),
+        place: (dst, base, tile, n, t, c, out) => k.place(dst, base, tile, n, t, c, out),
+        below: (a, n, xlo, xhi) => k.below(a, n, xlo, xhi),
       };
     }
     const instance = new WebAssembly.Instance(this.#module, imports);

@@ -383,6 +383,29 @@ func (w *Workspace) restMass(d int) int64 {
 	return m
 }
 
+// place sets next to base plus job j delayed by t ticks and returns the
+// node's lower bound (see lowerBound) when the search has no classes (ok):
+// a tiled job in one kernel pass, which sums what the bound needs as it
+// adds.
+func (w *Workspace) place(next, base []int32, j, t, d int) (lb int64, ok bool) {
+	if w.mode != Exact || w.kind[j] != onCircle {
+		copy(next, base)
+		w.addView(next, j, t)
+		if !w.trivial() {
+			return 0, false
+		}
+		return w.lowerBound(next, d), true
+	}
+	n := w.n
+	e, slack := kernels.Place(next[:n], base[:n], w.tiles[j][:n], t%n, w.capacity)
+	w.evals += int64(n)
+	if !w.trivial() {
+		return 0, false
+	}
+	w.evals += int64(n)
+	return e + max(0, w.restMass(d)-slack), true
+}
+
 // lowerBound bounds the excess of any completion of a node whose placed
 // demand is base and whose free jobs from depth d on are still unplaced:
 // demand added where the capacity has room costs nothing at best, and the
@@ -507,10 +530,8 @@ func (w *Workspace) dfs(d int) int {
 	for m := w.from(j); m < w.ncand[j]; m++ {
 		t := w.shiftOf(m)
 		w.cur[j] = t
-		copy(next, base)
-		w.addView(next, j, t)
 		w.in[j] = true
-		if w.trivial() && w.prune(w.lowerBound(next, d+1), d) {
+		if lb, ok := w.place(next, base, j, t, d+1); ok && w.prune(lb, d) {
 			w.in[j] = false
 			continue
 		}
@@ -535,12 +556,9 @@ func (w *Workspace) leafLevel(base []int32, d int) int {
 	n := lo + w.leafFrom(base, j, lo, w.out[lo:], true)
 	// offer refuses a cost above the incumbent's, which only falls: test
 	// it here, in a loop that reads nothing else.
-	best := w.bestCost
-	for m, c := range w.out[lo:n] {
-		if c <= best {
-			w.offer(c, j, w.shiftOf(lo+m))
-			best = w.bestCost
-		}
+	out := w.out[lo:n]
+	for m := kernels.Below(out, w.bestCost); m < len(out); m += 1 + kernels.Below(out[m+1:], w.bestCost) {
+		w.offer(out[m], j, w.shiftOf(lo+m))
 	}
 	if n < w.ncand[j] {
 		return -1

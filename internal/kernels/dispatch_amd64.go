@@ -160,3 +160,11 @@ func alongFaster(n, m, lanes int) bool {
 	}
 	return false
 }
+
+// Place and Below are compositions and a scan natively: the copy, AddRotated
+// and ExcessSlack on their vector paths, and one compare a value.
+func place(dst, base, tile []int32, t int, c int32) (excess, slack int64) {
+	return placeGeneric(dst, base, tile, t, c)
+}
+
+func below(a []int64, x int64) int { return belowGeneric(a, x) }

@@ -16,6 +16,10 @@ func reverse(dst, src []int32)                             { reverseGeneric(dst,
 func residues(dst []int64, cls []Classes, base []int32, v, c int32, scratch []int64) (excess, evals int64) {
 	return residuesGeneric(dst, cls, base, v, c, scratch)
 }
+func place(dst, base, tile []int32, t int, c int32) (excess, slack int64) {
+	return placeGeneric(dst, base, tile, t, c)
+}
+func below(a []int64, x int64) int { return belowGeneric(a, x) }
 func windows(out []int64, x0 int64, psi []int64, runs []Run, from0 int, pre []int64) {
 	windowsGeneric(out, x0, psi, runs, from0, pre)
 }

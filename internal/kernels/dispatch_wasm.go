@@ -36,6 +36,14 @@ func importResidues(tab *int32, m int32, base *int32, n, v, c int32, lv, dst *in
 //go:noescape
 func importWindows(out *int64, k int32, x0lo, x0hi uint32, psi *int64, m int32, runs *int32, r, from0 int32, pre *int64)
 
+//go:wasmimport orrery_kernels place
+//go:noescape
+func importPlace(dst, base, tile *int32, n, t, c int32, out *[2]int64)
+
+//go:wasmimport orrery_kernels below
+//go:noescape
+func importBelow(a *int64, n int32, xlo, xhi uint32) int32
+
 func excess(a, b []int32, c int32) int64 {
 	if useImports {
 		return hostExcess(a, b, c)
@@ -91,6 +99,25 @@ func windows(out []int64, x0 int64, psi []int64, runs []Run, from0 int, pre []in
 		return
 	}
 	windowsGeneric(out, x0, psi, runs, from0, pre)
+}
+
+func place(dst, base, tile []int32, t int, c int32) (excess, slack int64) {
+	if useImports {
+		var out [2]int64
+		importPlace(unsafe.SliceData(dst), unsafe.SliceData(base), unsafe.SliceData(tile), int32(len(dst)), int32(t), c, &out)
+		return out[0], out[1]
+	}
+	return placeGeneric(dst, base, tile, t, c)
+}
+
+func below(a []int64, x int64) int {
+	if useImports {
+		if len(a) == 0 {
+			return 0
+		}
+		return int(importBelow(unsafe.SliceData(a), int32(len(a)), uint32(x), uint32(uint64(x)>>32)))
+	}
+	return belowGeneric(a, x)
 }
 
 // hostWindows is windows through the import: runs is read in place, 16

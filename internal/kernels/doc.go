@@ -88,6 +88,11 @@
 //	    int32s at offsets 0 and 4 (0 <= start < m, 0 <= len <= m), then
 //	    n as an int64 at 8, as [Run] lies in memory. pre is the scratch
 //	    of the prefix sums (a host may keep its own).
+//	place(dst, base, tile *int32, n, t, c i32, out *int64)
+//	    out[0], out[1] = Place(dst[:n], base[:n], tile[:n], t, c),
+//	    0 <= t < n.
+//	below(a *int64, n, xlo, xhi i32) -> i32
+//	    Below(a[:n], x), n >= 1, x in two halves as windows' x0.
 //
 // Pointers are byte offsets into the module's memory, which holds
 // little-endian int32s and int64s; every value and c lie in [0, MaxValue].
@@ -100,7 +105,11 @@
 // window sums, and residues its walk over the residue classes of the jobs
 // it lays out in classes (most of a three-job link's time): scalar Go
 // under WebAssembly runs them 5-15 times slower than natively, so they
-// are imports too. The Go
+// are imports too. place and below take a branch-and-bound node (a copy,
+// a tile added, its excess and slack) and a leaf's offers (the shifts at
+// most the incumbent) in one crossing each: natively they are the other
+// kernels composed and one compare a value, but in WebAssembly the Go
+// calls and loops around those kernels cost more than the kernels. The Go
 // binding (bindings/go) provides them natively through package wasmhost,
 // the JavaScript binding as a WebAssembly SIMD module sharing the
 // module's memory. A WebAssembly import is mandatory at instantiation, so

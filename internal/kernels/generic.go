@@ -175,3 +175,23 @@ func foldDeltaGeneric(psi []int64, base []int32, v, c int32) {
 		}
 	}
 }
+
+// placeGeneric is the reference for [Place]: the copy, the tile's two
+// straight runs and the excess and slack of the sum, each by its own
+// kernel on this path (so the vector paths' [AddRotated] and
+// [ExcessSlack] serve it natively).
+func placeGeneric(dst, base, tile []int32, t int, c int32) (excess, slack int64) {
+	copy(dst, base)
+	addRotated(dst, tile, t)
+	return excessSlack(dst, c)
+}
+
+// belowGeneric is the reference for [Below].
+func belowGeneric(a []int64, x int64) int {
+	for i, v := range a {
+		if v <= x {
+			return i
+		}
+	}
+	return len(a)
+}

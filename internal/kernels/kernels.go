@@ -145,3 +145,47 @@ func FoldDelta(psi []int64, base []int32, v, c int32) {
 	}
 	foldDelta(psi, base, v, c)
 }
+
+// Place writes base plus tile delayed by t ticks into dst, on a circle of
+// n = len(dst) ticks, and returns the excess of the sum over the threshold
+// c and the room left below it:
+//
+//	for i := range dst {
+//		dst[i] = base[i] + tile[(i-t+n)%n]
+//	}
+//	excess, slack = ExcessSlack(dst, c)
+//
+// It is a branch-and-bound node of the link search: a job placed at a
+// shift on top of the others, and its mass bound. It panics if base or
+// tile is not n long or t is outside [0, n) (t = 0 with n = 0 is
+// allowed); dst may not overlap base or tile. Sums past MaxValue wrap, as
+// in [AddRotated].
+func Place(dst, base, tile []int32, t int, c int32) (excess, slack int64) {
+	n := len(dst)
+	if len(base) != n || len(tile) != n {
+		panic("kernels: Place with len(base) or len(tile) != len(dst)")
+	}
+	if n == 0 && t == 0 {
+		return 0, 0
+	}
+	if t < 0 || t >= n {
+		panic("kernels: Place shift outside [0, n)")
+	}
+	return place(dst, base, tile, t, c)
+}
+
+// Below returns the index of the first value of a at most x, or len(a)
+// when there is none:
+//
+//	for i, v := range a {
+//		if v <= x {
+//			return i
+//		}
+//	}
+//	return len(a)
+//
+// The link search offers a leaf's shifts to its incumbent in order, and
+// only those at most the incumbent's cost can change it.
+func Below(a []int64, x int64) int {
+	return below(a, x)
+}

@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -170,6 +171,9 @@ func TestLoopKernelsPanics(t *testing.T) {
 		"AddRotated shift":  func() { AddRotated(make([]int32, 3), make([]int32, 3), 3) },
 		"AddRotated minus":  func() { AddRotated(make([]int32, 3), make([]int32, 3), -1) },
 		"FoldDelta empty":   func() { FoldDelta(nil, make([]int32, 3), 1, 1) },
+		"Place length":      func() { Place(make([]int32, 3), make([]int32, 3), make([]int32, 2), 0, 1) },
+		"Place base":        func() { Place(make([]int32, 3), make([]int32, 2), make([]int32, 3), 0, 1) },
+		"Place shift":       func() { Place(make([]int32, 3), make([]int32, 3), make([]int32, 3), 3, 1) },
 	} {
 		func() {
 			defer func() {
@@ -182,4 +186,91 @@ func TestLoopKernelsPanics(t *testing.T) {
 	}
 	AddRotated(nil, nil, 0) // an empty circle at shift 0 is no work
 	FoldDelta(nil, nil, 1, 1)
+	if e, s := Place(nil, nil, nil, 0, 1); e != 0 || s != 0 {
+		t.Errorf("Place of an empty circle: (%d, %d)", e, s)
+	}
+}
+
+// TestPlace checks Place on every path against its definition: every
+// length to 300 and a few past the widening points, every shift of short
+// circles, random and extreme values; dst's old contents never leak in.
+func TestPlace(t *testing.T) {
+	lengths := []int{511, 512, 513, 1031, 4097}
+	for n := range 301 {
+		lengths = append(lengths, n)
+	}
+	rng := rand.New(rand.NewPCG(35, 36))
+	forEachPath(t, func(t *testing.T) {
+		for _, n := range lengths {
+			base, tile, dst := misaligned(n, n%4), misaligned(n, (n/4)%4), misaligned(n, (n/16)%4)
+			// Halves keep every sum within MaxValue, the contract.
+			fill(rng, base, n%5)
+			fill(rng, tile, (n/5)%5)
+			for i := range base {
+				base[i] /= 2
+				tile[i] /= 2
+			}
+			shifts := []int{0}
+			if n > 0 {
+				shifts = []int{0, n - 1, rng.IntN(n)}
+			}
+			if n <= 40 {
+				shifts = shifts[:0]
+				for s := range max(n, 1) {
+					shifts = append(shifts, s)
+				}
+			}
+			for _, s := range shifts {
+				for _, c := range thresholds(rng) {
+					fill(rng, dst, 0)
+					e, sl := Place(dst, base, tile, s, c)
+					want := slices.Clone(base)
+					for i := range want {
+						want[i] += tile[(i-s+n)%n]
+					}
+					if !slices.Equal(dst, want) {
+						t.Fatalf("Place n=%d t=%d: dst %v want %v", n, s, dst, want)
+					}
+					if we, ws := naiveExcessSlack(want, c); e != we || sl != ws {
+						t.Fatalf("Place n=%d t=%d c=%d: got (%d, %d) want (%d, %d)", n, s, c, e, sl, we, ws)
+					}
+				}
+			}
+		}
+	})
+}
+
+// TestBelow checks Below on every path against its definition: every
+// position of the first value at most x (and none) in slices to 70 long,
+// at the extremes of int64.
+func TestBelow(t *testing.T) {
+	rng := rand.New(rand.NewPCG(37, 38))
+	forEachPath(t, func(t *testing.T) {
+		for n := range 71 {
+			a := make([]int64, n)
+			for _, x := range []int64{math.MinInt64, -1, 0, 1 << 40, math.MaxInt64 - 1} {
+				for first := 0; first <= n; first++ {
+					for i := range a {
+						switch {
+						case i < first:
+							a[i] = x + 1 + rng.Int64N(1<<20) // above x
+							if x >= math.MaxInt64-(1<<20) {
+								a[i] = math.MaxInt64
+							}
+						case i == first:
+							a[i] = x - rng.Int64N(2)
+							if x == math.MinInt64 {
+								a[i] = x
+							}
+						default:
+							a[i] = rng.Int64() // anything after
+						}
+					}
+					if got := Below(a, x); got != first {
+						t.Fatalf("Below n=%d x=%d, first at %d: got %d (%v)", n, x, first, got, a)
+					}
+				}
+			}
+		}
+	})
 }

@@ -3,7 +3,7 @@ package wasm/abi) hosted by the wasmtime package. Used when wasmtime is
 installed and no shared library is found, or when asked for.
 
 The module imports its kernels as "orrery_kernels" (excess, rotations,
-excess_slack, add_rotated, fold_delta, residues, windows; the Go package
+excess_slack, add_rotated, fold_delta, residues, windows, place, below; the Go package
 internal/kernels documents them). They are provided here by the
 JavaScript binding's SIMD kernel module (kernels.wasm), instantiated on the
 module's memory, as the JavaScript binding does. A module built with the
@@ -99,11 +99,15 @@ class WasmtimeEngine(Engine):
             _KERNELS, "excess", wasmtime.FuncType([i32] * 4, [i64]),
             lambda caller, a, b, n, c: k["excess"](caller, a, b, n, c), access_caller=True,
         )
-        for name, params in (("rotations", 7), ("excess_slack", 4), ("add_rotated", 4), ("fold_delta", 6), ("residues", 9), ("windows", 10)):
+        for name, params in (("rotations", 7), ("excess_slack", 4), ("add_rotated", 4), ("fold_delta", 6), ("residues", 9), ("windows", 10), ("place", 7)):
             linker.define_func(
                 _KERNELS, name, wasmtime.FuncType([i32] * params, []),
                 lambda caller, *args, name=name: k[name](caller, *args), access_caller=True,
             )
+        linker.define_func(
+            _KERNELS, "below", wasmtime.FuncType([i32] * 4, [i32]),
+            lambda caller, a, n, xlo, xhi: k["below"](caller, a, n, xlo, xhi), access_caller=True,
+        )
         return k
 
     def _start(self):
@@ -116,7 +120,7 @@ class WasmtimeEngine(Engine):
         x = inst.exports(store)
         if k is not None:
             kx = wasmtime.Instance(store, self._kernels, [x["memory"]]).exports(store)
-            for name in ("excess", "rotations", "excess_slack", "add_rotated", "fold_delta", "residues", "windows"):
+            for name in ("excess", "rotations", "excess_slack", "add_rotated", "fold_delta", "residues", "windows", "place", "below"):
                 k[name] = kx[name]
         x["_initialize"](store)
         self._store = store

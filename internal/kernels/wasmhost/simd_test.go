@@ -3,6 +3,7 @@ package wasmhost_test
 import (
 	"bytes"
 	"context"
+	"math"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -33,6 +34,7 @@ var memoryModule = []byte{
 type simdKernels struct {
 	mem                                                                  api.Memory
 	excess, rotations, excessSlack, addRot, foldDelta, residues, windows api.Function
+	place, below                                                         api.Function
 	stack                                                                [10]uint64
 	next                                                                 uint32 // bump allocator over the memory
 }
@@ -56,7 +58,8 @@ func newSIMD(t *testing.T) *simdKernels {
 	}
 	return &simdKernels{mem: mm.Memory(), excess: km.ExportedFunction("excess"), rotations: km.ExportedFunction("rotations"),
 		excessSlack: km.ExportedFunction("excess_slack"), addRot: km.ExportedFunction("add_rotated"), foldDelta: km.ExportedFunction("fold_delta"),
-		residues: km.ExportedFunction("residues"), windows: km.ExportedFunction("windows")}
+		residues: km.ExportedFunction("residues"), windows: km.ExportedFunction("windows"),
+		place: km.ExportedFunction("place"), below: km.ExportedFunction("below")}
 }
 
 // put copies v into the memory at a fresh offset (misaligned by skew
@@ -187,6 +190,71 @@ func TestSIMDLoopKernels(t *testing.T) {
 			s.call(t, s.addRot, uint64(pd), uint64(pt), uint64(n), uint64(sh))
 			if got := s.get(pd, n+1); !slices.Equal(got[:n], want) || got[n] != 0 {
 				t.Fatalf("add_rotated n=%d t=%d: got %v want %v (and 0 past it)", n, sh, got, want)
+			}
+		}
+	}
+}
+
+// TestSIMDPlaceBelow checks place and below against the Go kernels: place
+// on every length to 200 and a few long ones at several shifts (dst's old
+// contents and the word past it untouched), below on every position of the
+// first value at most x.
+func TestSIMDPlaceBelow(t *testing.T) {
+	s := newSIMD(t)
+	rng := rand.New(rand.NewPCG(25, 26))
+	lengths := []int{1023, 1024, 1025, 4099}
+	for n := 1; n <= 200; n++ {
+		lengths = append(lengths, n)
+	}
+	for _, n := range lengths {
+		s.next = 0
+		base, tile := make([]int32, n), make([]int32, n)
+		fill(rng, base, n%5)
+		fill(rng, tile, (n/5)%5)
+		for i := range base {
+			base[i], tile[i] = base[i]/2, tile[i]/2 // sums within MaxValue
+		}
+		pb, pt := s.put(t, base, n%4), s.put(t, tile, (n/4)%4)
+		for _, sh := range []int{0, n - 1, rng.IntN(n), rng.IntN(n)} {
+			c := []int32{0, 1, kernels.MaxValue / 2, kernels.MaxValue, rng.Int32N(kernels.MaxValue + 1)}[rng.IntN(5)]
+			old := make([]int32, n+1) // and a sentinel
+			fill(rng, old[:n], 0)
+			pd, po := s.put(t, old, 1), s.put(t, make([]int32, 4), 0)
+			want := make([]int32, n)
+			e, sl := kernels.Place(want, base, tile, sh, c)
+			s.call(t, s.place, uint64(pd), uint64(pb), uint64(pt), uint64(n), uint64(sh), uint64(c), uint64(po))
+			got, res := s.get(pd, n+1), s.get(po, 4)
+			if !slices.Equal(got[:n], want) || got[n] != 0 {
+				t.Fatalf("place n=%d t=%d: got %v want %v (and 0 past it)", n, sh, got, want)
+			}
+			if ge, gs := int64(uint32(res[0]))|int64(res[1])<<32, int64(uint32(res[2]))|int64(res[3])<<32; ge != e || gs != sl {
+				t.Fatalf("place n=%d t=%d c=%d: got (%d, %d) want (%d, %d)", n, sh, c, ge, gs, e, sl)
+			}
+		}
+	}
+	for n := 1; n <= 40; n++ {
+		a := make([]int64, n)
+		for _, x := range []int64{math.MinInt64, -1, 0, 1<<40 + 3, math.MaxInt64 - 1} {
+			for first := 0; first <= n; first++ {
+				for i := range a {
+					switch {
+					case i < first:
+						a[i] = x + 1 + rng.Int64N(1<<20)
+						if x > math.MaxInt64-(1<<21) {
+							a[i] = math.MaxInt64
+						}
+					case i == first:
+						a[i] = x
+					default:
+						a[i] = rng.Int64()
+					}
+				}
+				s.next = 0
+				pa := s.put64(t, a)
+				got := int(int32(s.call(t, s.below, uint64(pa), uint64(n), uint64(uint32(x)), uint64(uint32(uint64(x)>>32)))))
+				if got != first || kernels.Below(a, x) != first {
+					t.Fatalf("below n=%d x=%d, first at %d: got %d, the Go kernel %d", n, x, first, got, kernels.Below(a, x))
+				}
 			}
 		}
 	}

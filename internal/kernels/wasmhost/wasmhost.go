@@ -58,6 +58,14 @@ func Instantiate(ctx context.Context, r wazero.Runtime) (api.Module, error) {
 		WithGoModuleFunction(api.GoModuleFunc(windows), []api.ValueType{i32, i32, i32, i32, i32, i32, i32, i32, i32, i32}, nil).
 		WithParameterNames("out", "k", "x0lo", "x0hi", "psi", "m", "runs", "r", "from0", "pre").
 		Export("windows").
+		NewFunctionBuilder().
+		WithGoModuleFunction(api.GoModuleFunc(place), []api.ValueType{i32, i32, i32, i32, i32, i32, i32}, nil).
+		WithParameterNames("dst", "base", "tile", "n", "t", "c", "out").
+		Export("place").
+		NewFunctionBuilder().
+		WithGoModuleFunction(api.GoModuleFunc(below), []api.ValueType{i32, i32, i32, i32}, []api.ValueType{i32}).
+		WithParameterNames("a", "n", "xlo", "xhi").
+		Export("below").
 		Instantiate(ctx)
 }
 
@@ -192,6 +200,31 @@ func windows(_ context.Context, mod api.Module, stack []uint64) {
 	kernels.Windows(o, x0, int64s(mem, psi, m), runsAt(mem, runs, r), from0, p)
 	store64(mem, out, o)
 	store64(mem, pre, p)
+}
+
+// place is place(dst, base, tile *int32, n, t, c i32, out *int64).
+func place(_ context.Context, m api.Module, stack []uint64) {
+	dst, base, tile := uint32(stack[0]), uint32(stack[1]), uint32(stack[2])
+	n, t, c, out := int(api.DecodeI32(stack[3])), int(api.DecodeI32(stack[4])), api.DecodeI32(stack[5]), uint32(stack[6])
+	if n < 1 || t < 0 || t >= n {
+		panic("orrery_kernels.place: shift outside [0, n)")
+	}
+	mem := m.Memory()
+	d := int32s(mem, dst, n)
+	res := int64s(mem, out, 2)
+	res[0], res[1] = kernels.Place(d, int32s(mem, base, n), int32s(mem, tile, n), t, checkValue(c))
+	store32(mem, dst, d)
+	store64(mem, out, res)
+}
+
+// below is below(a *int64, n, xlo, xhi i32) -> i32.
+func below(_ context.Context, m api.Module, stack []uint64) {
+	a, n := uint32(stack[0]), int(api.DecodeI32(stack[1]))
+	x := int64(uint32(stack[2])) | int64(uint32(stack[3]))<<32
+	if n < 1 {
+		panic("orrery_kernels.below: length below 1")
+	}
+	stack[0] = uint64(kernels.Below(int64s(m.Memory(), a, n), x))
 }
 
 // runsAt returns n kernels.Runs of mem at off (16 bytes each, 8-aligned),

@@ -2,6 +2,7 @@ package wasmhost_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"unsafe"
@@ -13,39 +14,65 @@ import (
 	"github.com/orrery/orrery/internal/kernels/wasmhost"
 )
 
-// guestModule is a guest of one memory page that imports excess,
-// rotations, residues and windows from orrery_kernels and exports them as
-// they are, so a test can pass any arguments (a Go module passes only
-// valid ones).
+// guestImports are the kernels guestModule imports and re-exports: name,
+// parameter count (all i32) and result type (0 for none).
+var guestImports = []struct {
+	name   string
+	params int
+	result byte
+}{
+	{"excess", 4, 0x7e}, {"rotations", 7, 0}, {"residues", 9, 0}, {"windows", 10, 0},
+	{"place", 7, 0}, {"below", 4, 0x7f},
+}
+
+// guestModule is a guest of one memory page that imports guestImports from
+// orrery_kernels and exports them as they are, so a test can pass any
+// arguments (a Go module passes only valid ones).
 func guestModule() []byte {
-	str := func(s string) []byte { return append([]byte{byte(len(s))}, s...) }
+	uleb := func(n int) []byte {
+		var b []byte
+		for {
+			c := byte(n & 0x7f)
+			if n >>= 7; n == 0 {
+				return append(b, c)
+			}
+			b = append(b, c|0x80)
+		}
+	}
+	str := func(s string) []byte { return append(uleb(len(s)), s...) }
 	sec := func(id byte, body ...[]byte) []byte {
 		var b []byte
 		for _, p := range body {
 			b = append(b, p...)
 		}
-		return append([]byte{id, byte(len(b))}, b...)
+		return append(append([]byte{id}, uleb(len(b))...), b...)
 	}
-	i32 := byte(0x7f)
-	types := sec(1, []byte{4, 0x60, 4, i32, i32, i32, i32, 1, 0x7e, 0x60, 7, i32, i32, i32, i32, i32, i32, i32, 0,
-		0x60, 9, i32, i32, i32, i32, i32, i32, i32, i32, i32, 0, 0x60, 10, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, 0})
-	imports := sec(2, []byte{4}, str("orrery_kernels"), str("excess"), []byte{0, 0}, str("orrery_kernels"), str("rotations"), []byte{0, 1},
-		str("orrery_kernels"), str("residues"), []byte{0, 2}, str("orrery_kernels"), str("windows"), []byte{0, 3})
-	funcs := sec(3, []byte{4, 0, 1, 2, 3})
-	memory := sec(5, []byte{1, 0, 1})
-	exports := sec(7, []byte{5}, str("memory"), []byte{2, 0}, str("excess"), []byte{0, 4}, str("rotations"), []byte{0, 5},
-		str("residues"), []byte{0, 6}, str("windows"), []byte{0, 7})
-	body := func(params, callee byte) []byte {
-		b := []byte{0} // no locals
-		for p := range params {
-			b = append(b, 0x20, p) // local.get p
+	n := len(guestImports)
+	types, imports, funcs := [][]byte{uleb(n)}, [][]byte{uleb(n)}, [][]byte{uleb(n)}
+	exports, code := [][]byte{uleb(n + 1), str("memory"), {2, 0}}, [][]byte{uleb(n)}
+	for i, g := range guestImports {
+		ty := append([]byte{0x60}, uleb(g.params)...)
+		for range g.params {
+			ty = append(ty, 0x7f)
 		}
-		b = append(b, 0x10, callee, 0x0b) // call, end
-		return append([]byte{byte(len(b))}, b...)
+		if g.result != 0 {
+			ty = append(ty, 1, g.result)
+		} else {
+			ty = append(ty, 0)
+		}
+		types = append(types, ty)
+		imports = append(imports, str("orrery_kernels"), str(g.name), []byte{0}, uleb(i))
+		funcs = append(funcs, uleb(i))
+		exports = append(exports, str(g.name), []byte{0}, uleb(n+i))
+		body := []byte{0} // no locals
+		for p := range g.params {
+			body = append(body, 0x20, byte(p)) // local.get p
+		}
+		body = append(body, 0x10, byte(i), 0x0b) // call, end
+		code = append(code, uleb(len(body)), body)
 	}
-	code := sec(10, []byte{4}, body(4, 0), body(7, 1), body(9, 2), body(10, 3))
 	out := []byte{0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00}
-	for _, s := range [][]byte{types, imports, funcs, memory, exports, code} {
+	for _, s := range [][]byte{sec(1, types...), sec(2, imports...), sec(3, funcs...), sec(5, []byte{1, 0, 1}), sec(7, exports...), sec(10, code...)} {
 		out = append(out, s...)
 	}
 	return out
@@ -102,6 +129,33 @@ func TestHost(t *testing.T) {
 			t.Fatalf("rotations dst[%d] = %d, want %d", k, got[k], want[k])
 		}
 	}
+	// place: a+b with b delayed 7 ticks at 20480, its excess and slack at 24576
+	if _, err := g.ExportedFunction("place").Call(ctx, 20480, 0, 1024, uint64(n), 7, 90, 24576); err != nil {
+		t.Fatal(err)
+	}
+	sum := make([]int32, n)
+	e, sl := kernels.Place(sum, a, b, 7, 90)
+	rawSum, _ := g.Memory().Read(20480, uint32(4*n))
+	rawOut, _ := g.Memory().Read(24576, 16)
+	if !slices.Equal(unsafe.Slice((*int32)(unsafe.Pointer(&rawSum[0])), n), sum) ||
+		!slices.Equal(unsafe.Slice((*int64)(unsafe.Pointer(&rawOut[0])), 2), []int64{e, sl}) {
+		t.Errorf("place: wrong sum or (excess, slack) = %v, want (%d, %d)", unsafe.Slice((*int64)(unsafe.Pointer(&rawOut[0])), 2), e, sl)
+	}
+	// below: the first of 40 int64s at most -2^33 - 1, both halves of x read
+	vals := make([]int64, 40)
+	for i := range vals {
+		vals[i] = int64(40-i) << 33
+	}
+	vals[31] = -(1 << 33) - 1
+	g.Memory().Write(28672, unsafe.Slice((*byte)(unsafe.Pointer(&vals[0])), 8*len(vals)))
+	x := int64(-(1 << 33) - 1)
+	res, err = g.ExportedFunction("below").Call(ctx, 28672, 40, uint64(uint32(x)), uint64(uint32(uint64(x)>>32)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := int32(res[0]); got != 31 || kernels.Below(vals, x) != 31 {
+		t.Errorf("below = %d, want 31", got)
+	}
 }
 
 // TestHostRefuses checks that arguments outside the guest's memory or the
@@ -130,6 +184,14 @@ func TestHostRefuses(t *testing.T) {
 		{"no residues", "residues", []uint64{0, 1, 1024, 0, 0, 1, 0, 0, 8192}, "length below 1"},
 		{"modulus 0", "residues", []uint64{0, 1, 1024, 4, 0, 1, 0, 0, 8192}, "modulus below 1"},
 		{"table past the memory", "residues", []uint64{page - 16, 1, 1024, 4, 0, 1, 0, 0, 8192}, "outside the module's memory"},
+		// place(dst, base, tile, n, t, c, out), below(a, n, xlo, xhi)
+		{"place shift past the circle", "place", []uint64{0, 1024, 2048, 10, 10, 1, 4096}, "shift outside"},
+		{"place empty", "place", []uint64{0, 1024, 2048, 0, 0, 1, 4096}, "shift outside"},
+		{"place threshold too large", "place", []uint64{0, 1024, 2048, 10, 0, kernels.MaxValue + 1, 4096}, "threshold"},
+		{"place tile past the memory", "place", []uint64{0, 1024, page - 16, 10, 0, 1, 4096}, "outside the module's memory"},
+		{"place out past the memory", "place", []uint64{0, 1024, 2048, 10, 0, 1, page - 8}, "outside the module's memory"},
+		{"below empty", "below", []uint64{0, 0, 0, 0}, "length below 1"},
+		{"below past the memory", "below", []uint64{page - 16, 4, 0, 0}, "outside the module's memory"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := newGuest(t)
