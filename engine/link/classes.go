@@ -46,12 +46,11 @@ type classes struct {
 }
 
 // buildScratch is the scratch of classes.build: one class as runs of
-// equal demand, then its distinct demands and their counts.
+// equal demand, or its demands and the sort's scratch.
 type buildScratch struct {
 	runs []pairEntry
 	vals []int32
 	tmp  []int32
-	cnts []int64
 }
 
 // sortDemands sorts demands (non-negative) in place, with tmp as scratch
@@ -108,13 +107,22 @@ func (c *classes) build(jb profile.Profile, period, mod int, b *buildScratch) {
 	c.off[0] = 0
 	c.val, c.cnt, c.sum = c.val[:0], c.cnt[:0], c.sum[:0]
 	for r := range mod {
-		runs, prev := 0, int32(-1)
+		// The class as runs of equal consecutive demands, given up at a
+		// quarter of its ticks.
+		b.runs = b.runs[:0]
+		noise := false
 		for z := range size {
-			if v := demandAt(jb, r+z*mod); v != prev {
-				runs, prev = runs+1, v
+			v := demandAt(jb, r+z*mod)
+			if n := len(b.runs); n > 0 && b.runs[n-1].v == v {
+				b.runs[n-1].n++
+				continue
 			}
+			if noise = 4*(len(b.runs)+1) > size; noise {
+				break
+			}
+			b.runs = append(b.runs, pairEntry{v, 1})
 		}
-		if 4*runs > size {
+		if noise {
 			// Noise: hardly any runs to merge; sorting the demands is faster.
 			b.vals = grow(b.vals, size)
 			for z := range size {
@@ -124,49 +132,81 @@ func (c *classes) build(jb profile.Profile, period, mod int, b *buildScratch) {
 			c.appendClass(b.vals, nil)
 			continue
 		}
-		b.runs = slices.Grow(b.runs[:0], runs)
-		for z := range size {
-			v := demandAt(jb, r+z*mod)
-			if n := len(b.runs); n > 0 && b.runs[n-1].v == v {
-				b.runs[n-1].n++
-				continue
-			}
-			b.runs = append(b.runs, pairEntry{v, 1})
-		}
-		slices.SortFunc(b.runs, func(x, y pairEntry) int { return cmp.Compare(x.v, y.v) })
-		b.vals, b.cnts = b.vals[:0], b.cnts[:0]
-		for _, e := range b.runs {
-			b.vals, b.cnts = append(b.vals, e.v), append(b.cnts, e.n)
-		}
-		c.appendClass(b.vals, b.cnts) // merges equal demands
+		sortPairs(b.runs)
+		c.appendPairs(b.runs) // merges equal demands
 	}
+}
+
+// sortPairs sorts entries by demand: by insertion when they are the few a
+// class of a phase profile holds (no call per comparison), else by
+// slices.SortFunc. Entries of equal demand are merged after, so their order
+// does not matter.
+func sortPairs(p []pairEntry) {
+	if len(p) > 12 {
+		slices.SortFunc(p, func(x, y pairEntry) int { return cmp.Compare(x.v, y.v) })
+		return
+	}
+	for i := 1; i < len(p); i++ {
+		x, j := p[i], i
+		for ; j > 0 && p[j-1].v > x.v; j-- {
+			p[j] = p[j-1]
+		}
+		p[j] = x
+	}
+}
+
+// appendPairs appends a class of entries in ascending demand, merging
+// equal demands (their counts summed).
+func (c *classes) appendPairs(es []pairEntry) {
+	start := len(c.val)
+	c.val = slices.Grow(c.val, len(es))[:start+len(es)]
+	c.cnt = slices.Grow(c.cnt, len(es))[:start+len(es)]
+	n := start
+	for _, e := range es {
+		if n > start && c.val[n-1] == e.v {
+			c.cnt[n-1] += e.n
+			continue
+		}
+		c.val[n], c.cnt[n] = e.v, e.n
+		n++
+	}
+	c.endClass(start, n)
 }
 
 // appendClass appends a class of ascending values, each with a count (1 if
 // counts is nil), merging equal values.
 func (c *classes) appendClass(vals []int32, counts []int64) {
 	start := len(c.val)
+	c.val = slices.Grow(c.val, len(vals))[:start+len(vals)]
+	c.cnt = slices.Grow(c.cnt, len(vals))[:start+len(vals)]
+	n := start
 	for i, v := range vals {
-		n := int64(1)
+		k := int64(1)
 		if counts != nil {
-			n = counts[i]
+			k = counts[i]
 		}
-		if len(c.val) > start && c.val[len(c.val)-1] == v {
-			c.cnt[len(c.cnt)-1] += n
+		if n > start && c.val[n-1] == v {
+			c.cnt[n-1] += k
 			continue
 		}
-		c.val = append(c.val, v)
-		c.cnt = append(c.cnt, n)
-		c.sum = append(c.sum, 0)
+		c.val[n], c.cnt[n] = v, k
+		n++
 	}
-	// Counts to suffix counts and sums.
-	var n, s int64
-	for i := len(c.val) - 1; i >= start; i-- {
-		n += c.cnt[i]
+	c.endClass(start, n)
+}
+
+// endClass closes the class of entries start to n (their counts in cnt):
+// the counts become suffix counts, sums their demand.
+func (c *classes) endClass(start, n int) {
+	c.val, c.cnt = c.val[:n], c.cnt[:n]
+	c.sum = slices.Grow(c.sum, n-start)[:n]
+	var k, s int64
+	for i := n - 1; i >= start; i-- {
+		k += c.cnt[i]
 		s += c.cnt[i] * int64(c.val[i])
-		c.cnt[i], c.sum[i] = n, s
+		c.cnt[i], c.sum[i] = k, s
 	}
-	c.off = append(c.off, int32(len(c.val)))
+	c.off = append(c.off, int32(n))
 }
 
 // count returns how many ticks entry i of its class (ending at hi) has.
@@ -210,17 +250,10 @@ func (w *Workspace) merge(c *classes) bool {
 			w.pairs = append(w.pairs, pairEntry{s.val[i] + c.val[k], ni * c.count(k, len(c.val))})
 		}
 	}
-	slices.SortFunc(w.pairs, func(a, b pairEntry) int { return int(a.v) - int(b.v) })
+	sortPairs(w.pairs)
 	s.off = s.off[:1]
 	s.val, s.cnt, s.sum = s.val[:0], s.cnt[:0], s.sum[:0]
-	// appendClass merges equal values; feed it the sorted entries.
-	vals := grow(w.mergeV, len(w.pairs))
-	cnts := grow(w.mergeN, len(w.pairs))
-	for i, e := range w.pairs {
-		vals[i], cnts[i] = e.v, e.n
-	}
-	s.appendClass(vals, cnts)
-	w.mergeV, w.mergeN = vals, cnts
+	s.appendPairs(w.pairs) // merges equal values
 	return true
 }
 
@@ -481,14 +514,8 @@ func (w *Workspace) foldInto(dst, c *classes, p, r int) {
 				w.pairs = append(w.pairs, pairEntry{c.val[e], c.count(e, hi)})
 			}
 		}
-		slices.SortFunc(w.pairs, func(a, b pairEntry) int { return int(a.v) - int(b.v) })
-		vals := grow(w.mergeV, len(w.pairs))
-		cnts := grow(w.mergeN, len(w.pairs))
-		for i, e := range w.pairs {
-			vals[i], cnts[i] = e.v, e.n
-		}
-		dst.appendClass(vals, cnts)
-		w.mergeV, w.mergeN = vals, cnts
+		sortPairs(w.pairs)
+		dst.appendPairs(w.pairs)
 	}
 }
 

@@ -337,9 +337,7 @@ type Workspace struct {
 	kc []kernels.Classes
 	ks []int64
 
-	pairs    []pairEntry
-	mergeV   []int32 // scratch of merge
-	mergeN   []int64
+	pairs    []pairEntry  // scratch of merge and foldInto
 	scratch  buildScratch // of classes.build
 	ecost    int64        // Exact: one evaluation's cost in pair evaluations
 	mu       int64        // Exact: the excess is mu times the excess summed over the circle searched
