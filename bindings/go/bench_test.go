@@ -17,7 +17,15 @@ import (
 //
 //	go test -run '^$' -bench . ./bindings/go
 //
-// (go run ./bindings/crosscheck -bench adds node and Python.)
+// (go run ./bindings/crosscheck -bench adds node and Python.) Where the
+// module's time goes: a module built with its names (no -s -w), and the
+// test built with wazero's perfmap tag, which maps the compiled functions
+// to those names for perf (/tmp/perf-PID.map):
+//
+//	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o /tmp/names.wasm ./wasm
+//	go test -c -tags perfmap -o go.test ./bindings/go
+//	ORRERY_WASM=/tmp/names.wasm perf record -e cpu-clock ./go.test -test.run '^$' \
+//		-test.bench 'Handle/rank_twelve_jobs/wazero' -test.benchtime 200x
 func BenchmarkHandle(b *testing.B) {
 	ctx := context.Background()
 	dir, err := corpus.Dir(ctx)
@@ -25,7 +33,7 @@ func BenchmarkHandle(b *testing.B) {
 		b.Fatal(err)
 	}
 	m := newModule(b, Options{Instances: 1})
-	for _, name := range []string{"link_single_job", "link_exact_coprime_periods", "link_exact_three_jobs", "rank_loops_resolve_exact", "plan_small"} {
+	for _, name := range []string{"link_single_job", "link_exact_coprime_periods", "link_exact_three_jobs", "rank_loops_resolve_exact", "rank_twelve_jobs", "plan_small"} {
 		env, err := os.ReadFile(filepath.Join(dir, "ok", name+".json"))
 		if err != nil {
 			b.Fatal(err)
