@@ -802,8 +802,12 @@ func (s *sim) result() Result {
 	r.Scheduler = s.cfg.Scheduler
 	r.End = time.Duration(s.now)
 	sent := s.sentBits
-	for f := s.head; f != nil; f = f.next {
-		sent += f.sent
+	for _, j := range s.comm {
+		for i := range j.flows {
+			if f := &j.flows[i]; !f.done {
+				sent += f.sent
+			}
+		}
 	}
 	r.SentGbit = sent / 1e9
 	r.ExcessGbit = s.excessBits / 1e9

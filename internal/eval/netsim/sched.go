@@ -377,13 +377,14 @@ func (s *sim) nextSchedule() int64 {
 // preempt stops a running job at once: its iteration in progress is lost,
 // its GPUs are freed, its agent leaves its group.
 func (s *sim) preempt(j *jobRun) {
-	for f := s.head; f != nil; {
-		next := f.next
-		if f.job == j {
-			s.sentBits += f.sent
-			s.retire(f)
+	if j.st == communicating {
+		for i := range j.flows {
+			if f := &j.flows[i]; !f.done {
+				s.sentBits += f.sent
+				s.retire(f)
+			}
 		}
-		f = next
+		s.comm = slices.DeleteFunc(s.comm, func(c *jobRun) bool { return c == j })
 	}
 	s.near = s.near[:0] // updateRates lists them again
 	s.dirty = true

@@ -46,16 +46,20 @@ const (
 	done
 )
 
-// flowRun is an active flow: one connection, or one lock-step ring.
+// flowRun is a flow of a job's communication step: one connection, or one
+// lock-step ring. It lives in its job's flows, active until retired.
 type flowRun struct {
+	// What advance reads and writes, first.
+	rate   float64
+	rem    float64 // bits left
+	sent   float64
+	marked bool // a link it crosses is offered more than its capacity
+	done   bool // retired
+
 	job    *jobRun
 	links  []int
-	peak   float64 // bits/s
-	rem    float64 // bits left
-	rate   float64
-	finish int64 // ns, at the current rate, as of the last updateRates that computed it
-	sent   float64
-	marked bool         // a link it crosses is offered more than its capacity
+	peak   float64      // bits/s
+	finish int64        // ns, at the current rate, as of the last updateRates that computed it
 	id     fluid.FlowID // in sim.net (-1 under Ideal)
 
 	// Where its finish can be (see anchor): at least low while its rate
@@ -64,8 +68,7 @@ type flowRun struct {
 	anchorAt int64 // s.res.Events when it was anchored
 	hpos     int32 // in sim.byLow, -1 if not there
 
-	prev, next *flowRun // in sim's list of flows
-	order      uint64   // the list's order: increasing
+	order uint64 // the order flows started in: increasing
 }
 
 type jobRun struct {
@@ -86,10 +89,11 @@ type jobRun struct {
 	st        state
 	iter      int
 	step      int
-	until     int64 // waiting or computing: the end of the wait or the step
-	tpos      int32 // in sim.timers, -1 if not there
-	tdirty    bool  // listed in sim.tdirty
-	pending   int
+	until     int64     // waiting or computing: the end of the wait or the step
+	tpos      int32     // in sim.timers, -1 if not there
+	tdirty    bool      // listed in sim.tdirty
+	pending   int       // its step's flows not yet retired
+	flows     []flowRun // its current or last communication step's flows, in route order
 	iterStart int64
 	begun     bool
 	agent     *agent.Agent
@@ -126,14 +130,16 @@ type sim struct {
 	jobs    []*jobRun // arrival order
 	next    int       // next arrival
 	running []*jobRun // by idx
-	// The active flows, a list in the order they started (sums over
-	// them, and each job's, add in that order).
-	head, tail *flowRun
-	flowSeq    uint64     // the last flow's order
-	ending     []*flowRun // scratch of finishFlows
-	spare      []*flowRun // finished flows, for reuse
-	ready      []*jobRun  // scratch of process
-	dirty      bool
+	// The jobs communicating, in the order their steps began. A job's
+	// active flows started together and it has no others, so the active
+	// flows in the order they started are these jobs' flows, job by job
+	// (sums over them, and each job's, add in that order).
+	comm    []*jobRun
+	live    int        // flows not retired
+	flowSeq uint64     // the last flow's order
+	ending  []*flowRun // scratch of finishFlows
+	ready   []*jobRun  // scratch of process
+	dirty   bool
 
 	net         fluid.Network // the flows sharing the network (not under Ideal)
 	byID        []*flowRun    // the flows in net, by ID
@@ -319,7 +325,7 @@ func (s *sim) nextEvent() int64 {
 		s.leasesMoved = false
 	}
 	t = min(t, timer)
-	if s.head != nil {
+	if s.live > 0 {
 		t = min(t, s.minFinish) // the flows changed: updateRates set it
 	}
 	if len(s.groups) > 0 && len(s.running) > 0 && s.cfg.SampleEvery > 0 {
@@ -328,20 +334,31 @@ func (s *sim) nextEvent() int64 {
 	return min(t, s.scheduleAt)
 }
 
-// advance moves time to t, delivering traffic at the current rates.
+// advance moves time to t, delivering traffic at the current rates. A
+// job's sums take its flows' deliveries in the order the flows started,
+// held in registers over its contiguous flows.
 func (s *sim) advance(t int64) {
 	if t <= s.now {
 		return
 	}
 	dt := float64(t-s.now) / 1e9
-	for f := s.head; f != nil; f = f.next {
-		x := float64(f.rate * dt)
-		f.rem -= x
-		f.sent += x
-		f.job.sentBits += x
-		if f.marked {
-			f.job.markedBits += x
+	for _, j := range s.comm {
+		sent, marked := j.sentBits, j.markedBits
+		fl := j.flows // local: the stores below cannot move it
+		for i := range fl {
+			f := &fl[i]
+			if f.done {
+				continue
+			}
+			x := float64(f.rate * dt)
+			f.rem -= x
+			f.sent += x
+			sent += x
+			if f.marked {
+				marked += x
+			}
 		}
+		j.sentBits, j.markedBits = sent, marked
 	}
 	s.excessBits += float64(s.excessRate * dt)
 	s.now = t
@@ -489,7 +506,7 @@ func (s *sim) timerFix(i int) {
 // finishFlows retires the flows that finish now, appending to ready the
 // jobs whose step they end.
 func (s *sim) finishFlows(ready []*jobRun) []*jobRun {
-	if s.head == nil || s.minFinish > s.now {
+	if s.live == 0 || s.minFinish > s.now {
 		return ready
 	}
 	// Every other flow's finish is past minFinish (see nearest).
@@ -500,48 +517,32 @@ func (s *sim) finishFlows(ready []*jobRun) []*jobRun {
 		}
 	}
 	s.near = s.near[:0]
-	slices.SortFunc(end, func(a, b *flowRun) int { return cmpInt(int64(a.order), int64(b.order)) }) // as listed
+	slices.SortFunc(end, func(a, b *flowRun) int { return cmpInt(int64(a.order), int64(b.order)) }) // as started
+	stepped := false
 	for _, f := range end {
 		s.sentBits += f.sent
 		f.job.pending--
 		if f.job.pending == 0 {
 			ready = append(ready, f.job)
+			stepped = true
 		}
 		s.dirty = true
 		s.retire(f)
 	}
 	clear(end)
 	s.ending = end[:0]
+	if stepped {
+		s.comm = slices.DeleteFunc(s.comm, func(j *jobRun) bool { return j.pending == 0 })
+	}
 	return ready
 }
 
-// pushFlow lists f last among the flows.
-func (s *sim) pushFlow(f *flowRun) {
-	s.flowSeq++
-	f.order, f.prev, f.next = s.flowSeq, s.tail, nil
-	if s.tail != nil {
-		s.tail.next = f
-	} else {
-		s.head = f
-	}
-	s.tail = f
-}
-
-// retire takes f out of the network and the list, for reuse.
+// retire takes f out of the network and marks it done; its job leaves
+// comm once its step has no active flow.
 func (s *sim) retire(f *flowRun) {
 	s.drop(f)
-	if f.prev != nil {
-		f.prev.next = f.next
-	} else {
-		s.head = f.next
-	}
-	if f.next != nil {
-		f.next.prev = f.prev
-	} else {
-		s.tail = f.prev
-	}
-	*f = flowRun{}
-	s.spare = append(s.spare, f)
+	f.done = true
+	s.live--
 }
 
 // request is what placing j asks of the cluster.
@@ -715,16 +716,17 @@ func (s *sim) enterStep(j *jobRun) {
 			j.drift, j.driftOK = j.agent.Communicating(simTime(s.now)), true
 		}
 		j.stepStart = s.now
+		// Its last step's flows are all retired: nothing points into
+		// j.flows, which is reused.
+		j.flows = j.flows[:0]
 		for _, links := range flows {
-			var f *flowRun
-			if n := len(s.spare); n > 0 {
-				f, s.spare = s.spare[n-1], s.spare[:n-1]
-			} else {
-				f = new(flowRun)
-			}
-			*f = flowRun{job: j, links: links, peak: st.Peak, rem: st.Bits, id: -1, hpos: -1}
+			s.flowSeq++
+			j.flows = append(j.flows, flowRun{job: j, links: links, peak: st.Peak, rem: st.Bits, id: -1, hpos: -1, order: s.flowSeq})
+		}
+		for i := range j.flows {
+			f := &j.flows[i]
 			if s.cfg.Policy != Ideal {
-				f.id = s.net.Add(links, st.Peak)
+				f.id = s.net.Add(f.links, f.peak)
 				if f.id >= 0 {
 					for int(f.id) >= len(s.byID) {
 						s.byID = append(s.byID, nil)
@@ -732,8 +734,9 @@ func (s *sim) enterStep(j *jobRun) {
 					s.byID[f.id] = f
 				}
 			}
-			s.pushFlow(f)
 		}
+		s.comm = append(s.comm, j)
+		s.live += len(flows)
 		j.st, j.pending = communicating, len(flows)
 		s.dirty = true
 		return
@@ -794,20 +797,18 @@ func (s *sim) updateRates() error {
 // finish.
 func (s *sim) updateIdeal() error {
 	flows := s.near[:0] // every flow, in order
-	for f := s.head; f != nil; f = f.next {
-		flows = append(flows, f)
-	}
-	s.near = flows
-	for lo := 0; lo < len(flows); {
-		hi := lo
-		for hi < len(flows) && flows[hi].job == flows[lo].job {
-			hi++
+	for _, j := range s.comm {
+		lo := len(flows)
+		for i := range j.flows {
+			if f := &j.flows[i]; !f.done {
+				flows = append(flows, f)
+			}
 		}
-		if err := s.solve(flows[lo:hi]); err != nil {
+		if err := s.solve(flows[lo:]); err != nil {
 			return err
 		}
-		lo = hi
 	}
+	s.near = flows
 	s.minFinish = never
 	for _, f := range flows {
 		f.finish = s.finishOf(f)
@@ -867,9 +868,11 @@ func (s *sim) anchor(f *flowRun) {
 // so that no anchor is older than anchorAge at the next sweep.
 func (s *sim) sweep() {
 	s.sweptAt = s.res.Events
-	for f := s.head; f != nil; f = f.next {
-		if f.hpos >= 0 && s.res.Events-f.anchorAt >= anchorAge/2 {
-			s.anchor(f)
+	for _, j := range s.comm {
+		for i := range j.flows {
+			if f := &j.flows[i]; f.hpos >= 0 && s.res.Events-f.anchorAt >= anchorAge/2 {
+				s.anchor(f)
+			}
 		}
 	}
 }
