@@ -199,6 +199,21 @@ func (L *linkState) quiet() bool {
 	return !L.hot && !L.over && !L.inOver && !(L.load > L.capacity) && !hot(L.capacity, L.load, margin(k, k))
 }
 
+// Quiet reports whether a link of the given capacity, crossed k times by
+// flows of peak peak and by nothing else, is one a Network keeps out of
+// its filling and its excess: the crossings' summed peaks neither exceed
+// its capacity nor make it hot, and fewer of them leave it so. A caller
+// that knows a link is only ever crossed so may leave it out of every
+// flow's links: the rates, marks and excess are the same. A capacity the
+// Network would reject is not quiet, so the error stays.
+func Quiet(capacity, peak float64, k int) bool {
+	load := 0.0
+	for range k { // as the Network sums it
+		load += peak
+	}
+	return capacity > 0 && !math.IsInf(capacity, 1) && !(load > capacity) && !hot(capacity, load, margin(k, k))
+}
+
 func (n *Network) check(links []int, peak float64) error {
 	if !(peak > 0) {
 		return fmt.Errorf("%w: flow %d: peak %v is not positive", ErrInvalid, n.added, peak)
@@ -267,6 +282,10 @@ func (n *Network) touch(L *linkState, l int) {
 		n.dirty = append(n.dirty, int32(l))
 	}
 }
+
+// Incremental reports whether Solve solves only what changed, as by
+// default; not under ORRERY_FLUID=full, eager or legacy, nor with Scratch.
+func (n *Network) Incremental() bool { return !n.scratch() }
 
 func (n *Network) scratch() bool {
 	return n.Scratch || n.effMode() != modeHot

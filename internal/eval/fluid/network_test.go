@@ -213,3 +213,38 @@ func TestNetworkInvalid(t *testing.T) {
 		t.Errorf("rate %v marked %v excess %v, want 10 true 10", r, n.Marked(a), n.Excess())
 	}
 }
+
+// Quiet holds exactly when a Network crossed only by those crossings finds
+// the link neither hot nor offered past capacity, around both bounds.
+func TestQuiet(t *testing.T) {
+	rng := rand.New(rand.NewPCG(23, 24))
+	var n Network
+	n.mode = modeHot
+	count := map[bool]int{}
+	for range 2000 {
+		c := math.Ldexp(1+rng.Float64(), rng.IntN(80)-10)
+		k := 1 + rng.IntN(8)
+		peak := c / float64(k) * (1 + float64(rng.IntN(80)-60)*0x1p-52)
+		n.Reset([]float64{c})
+		for range k {
+			n.Add([]int{0}, peak)
+		}
+		if err := n.Solve(); err != nil {
+			t.Fatal(err)
+		}
+		L := &n.ln[0]
+		want := !L.hot && !L.over
+		if got := Quiet(c, peak, k); got != want {
+			t.Fatalf("Quiet(%v, %v, %d) = %v, the Network finds hot %v over %v", c, peak, k, got, L.hot, L.over)
+		}
+		count[want]++
+	}
+	if count[true] < 100 || count[false] < 100 {
+		t.Fatalf("quiet %d times, not %d: the cases miss a bound", count[true], count[false])
+	}
+	for _, c := range []float64{0, -1, math.Inf(1), math.NaN()} {
+		if Quiet(c, 1, 1) {
+			t.Errorf("Quiet(%v, 1, 1): a capacity the Network rejects", c)
+		}
+	}
+}

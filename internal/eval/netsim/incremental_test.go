@@ -65,6 +65,37 @@ func TestNearestMatchesEveryFinish(t *testing.T) {
 	}
 }
 
+// Leaving out of the network the quiet links of servers a job holds whole
+// (netRoutes) gives the simulation that every link gives, to the bit; on
+// the fabrics of incrementalConfigs, with servers of 1 and of 4 GPUs, and
+// on a Clos whose server links are the bottleneck.
+func TestNetRoutesMatchAllLinks(t *testing.T) {
+	slow, err := topology.New(topology.Spec{Pods: 2, ToRsPerPod: 3, ServersPerToR: 4, AggsPerPod: 2, Cores: 2, ServerGbps: 20, ToRGbps: 100, AggGbps: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfgs := incrementalConfigs(t)
+	for _, gpus := range []int{1, 2} {
+		jobs, err := workload.Generate(workload.Config{Jobs: 20, Load: 0.9, ClusterGPUs: slow.Servers * gpus, GPUsPerServer: gpus,
+			MinIterations: 3, MaxIterations: 8, Seed: 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfgs = append(cfgs, Config{Topology: slow, GPUsPerServer: gpus, Jobs: jobs, Policy: Baseline, Noise: loadNoise(t, workload.Both), Seed: 1})
+	}
+	for i, cfg := range cfgs {
+		t.Run(fmt.Sprintf("%d-%v-%v", i, cfg.Policy, cfg.Scheduler), func(t *testing.T) {
+			allLinks = true
+			want := run(t, cfg)
+			allLinks = false
+			got := run(t, cfg)
+			if d := cmp.Diff(want, got); d != "" {
+				t.Fatalf("the network's routes differ from every link (-all +net):\n%s", d)
+			}
+		})
+	}
+}
+
 // incrementalConfigs are Poisson traces with Alibaba noise on the paper's
 // fabric and a Clos of 4-GPU servers, under every policy and scheduler,
 // and random small traces.

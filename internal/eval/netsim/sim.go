@@ -31,6 +31,10 @@ const horizon = int64(1e18)
 // rates compute every flow's finish (nearest's reference).
 var everyFinish bool
 
+// allLinks, set only by this package's tests, gives the network every
+// link of every route (see netRoutes).
+var allLinks bool
+
 // scratchRates, set only by this package's tests, makes every simulation
 // solve its whole network at every change: the reference the incremental
 // solve is tested against.
@@ -72,19 +76,20 @@ type flowRun struct {
 }
 
 type jobRun struct {
-	idx      int // arrival order
-	job      workload.Job
-	model    workload.Model
-	noise    workload.Series
-	place    alloc
-	steps    []workload.Step
-	routes   [][][]int         // per step, per flow: links
-	links    []int             // every link a step crosses, increasing
-	linkProf []profile.Profile // its demand on each of links (CASSINI's view of them)
-	alone    time.Duration
-	nominal  time.Duration // its iteration alone, nothing contending (what schedulers assume)
-	prof     profile.Profile
-	commOff  time.Duration // first communication step's offset, -1 if none
+	idx       int // arrival order
+	job       workload.Job
+	model     workload.Model
+	noise     workload.Series
+	place     alloc
+	steps     []workload.Step
+	routes    [][][]int         // per step, per flow: links
+	netRoutes [][][]int         // the same, as sim.net sees them (see netRoutes)
+	links     []int             // every link a step crosses, increasing
+	linkProf  []profile.Profile // its demand on each of links (CASSINI's view of them)
+	alone     time.Duration
+	nominal   time.Duration // its iteration alone, nothing contending (what schedulers assume)
+	prof      profile.Profile
+	commOff   time.Duration // first communication step's offset, -1 if none
 
 	st        state
 	iter      int
@@ -140,6 +145,8 @@ type sim struct {
 	ending  []*flowRun // scratch of finishFlows
 	ready   []*jobRun  // scratch of process
 	dirty   bool
+	owned   []bool  // scratch of netRoutes, per server
+	count   []int32 // scratch of netRoutes, per link
 
 	net         fluid.Network // the flows sharing the network (not under Ideal)
 	byID        []*flowRun    // the flows in net, by ID
@@ -629,6 +636,9 @@ func (s *sim) assign(j *jobRun, a alloc) error {
 	s.cl.take(a)
 	j.place, j.steps, j.routes, j.links, j.prof, j.linkProf = a, l.steps, l.routes, l.links, l.prof, l.linkProf
 	j.alone, j.commOff = l.alone, l.commOff
+	if s.cfg.Policy != Ideal {
+		j.netRoutes = s.netRoutes(j)
+	}
 	j.start = s.now
 	if j.first < 0 {
 		j.first = s.now
@@ -638,6 +648,63 @@ func (s *sim) assign(j *jobRun, a alloc) error {
 	i, _ := slices.BinarySearchFunc(s.running, j.idx, func(r *jobRun, idx int) int { return r.idx - idx })
 	s.running = slices.Insert(s.running, i, j)
 	return nil
+}
+
+// netRoutes returns j's routes (placed) as the network sees them: without
+// the links that only j's current step can cross and that its crossings
+// leave quiet (fluid.Quiet). Routes go up to a switch and back down (see
+// the topology package), so a link at a server carries only routes from
+// or to that server: one at a server all of whose GPUs are j's carries
+// j's flows alone, one step's at a time. Most steps cross a server's own
+// links at most at its NIC's rate, so most of those links drop out of the
+// network's work. A step with none dropped keeps its routes. The other
+// fillings (ORRERY_FLUID) see every link: legacy's rates depend, in their
+// last bits, on every link, and the references stay as they were.
+func (s *sim) netRoutes(j *jobRun) [][][]int {
+	if allLinks || !s.net.Incremental() {
+		return j.routes
+	}
+	links, servers := s.topo.Links, s.topo.Servers
+	if len(s.owned) < servers {
+		s.owned, s.count = make([]bool, servers), make([]int32, len(links))
+	}
+	own, count := s.owned, s.count
+	for i, srv := range j.place.servers {
+		own[srv] = j.place.gpus[i] == s.cfg.GPUsPerServer
+	}
+	out := make([][][]int, len(j.routes))
+	for i, flows := range j.routes {
+		for _, r := range flows {
+			for _, l := range r {
+				count[l]++
+			}
+		}
+		peak := j.steps[i].Peak
+		drop := func(l int) bool {
+			a, b := links[l].From, links[l].To
+			return (a < servers && own[a] || b < servers && own[b]) && fluid.Quiet(s.capacity[l], peak, int(count[l]))
+		}
+		out[i] = flows // shared until a flow drops a link
+		copied := false
+		for k, r := range flows {
+			if !slices.ContainsFunc(r, drop) {
+				continue
+			}
+			if !copied {
+				out[i], copied = slices.Clone(flows), true
+			}
+			out[i][k] = slices.DeleteFunc(slices.Clone(r), drop)
+		}
+		for _, r := range flows {
+			for _, l := range r {
+				count[l] = 0
+			}
+		}
+	}
+	for _, srv := range j.place.servers {
+		own[srv] = false
+	}
+	return out
 }
 
 // startIteration begins iteration j.iter, after the agent's delay if any.
@@ -726,7 +793,7 @@ func (s *sim) enterStep(j *jobRun) {
 		for i := range j.flows {
 			f := &j.flows[i]
 			if s.cfg.Policy != Ideal {
-				f.id = s.net.Add(f.links, f.peak)
+				f.id = s.net.Add(j.netRoutes[j.step][i], f.peak)
 				if f.id >= 0 {
 					for int(f.id) >= len(s.byID) {
 						s.byID = append(s.byID, nil)
