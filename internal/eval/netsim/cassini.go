@@ -803,6 +803,9 @@ func (s *sim) result() Result {
 	r.End = time.Duration(s.now)
 	sent := s.sentBits
 	for _, j := range s.comm {
+		if j == nil {
+			continue
+		}
 		for i := range j.flows {
 			if f := &j.flows[i]; !f.done {
 				sent += f.sent

@@ -384,7 +384,7 @@ func (s *sim) preempt(j *jobRun) {
 				s.retire(f)
 			}
 		}
-		s.comm = slices.DeleteFunc(s.comm, func(c *jobRun) bool { return c == j })
+		s.leave(j)
 	}
 	s.near = s.near[:0] // updateRates lists them again
 	s.dirty = true

@@ -59,6 +59,7 @@ type flowRun struct {
 	sent   float64
 	marked bool // a link it crosses is offered more than its capacity
 	done   bool // retired
+	ending bool // finishFlows: it finishes now
 
 	job    *jobRun
 	links  []int
@@ -71,8 +72,6 @@ type flowRun struct {
 	low      int64
 	anchorAt int64 // s.res.Events when it was anchored
 	hpos     int32 // in sim.byLow, -1 if not there
-
-	order uint64 // the order flows started in: increasing
 }
 
 type jobRun struct {
@@ -99,6 +98,8 @@ type jobRun struct {
 	tdirty    bool      // listed in sim.tdirty
 	pending   int       // its step's flows not yet retired
 	flows     []flowRun // its current or last communication step's flows, in route order
+	commAt    int32     // in sim.comm, -1 if not there
+	ending    bool      // finishFlows: a flow of its finishes now
 	iterStart int64
 	begun     bool
 	agent     *agent.Agent
@@ -138,15 +139,16 @@ type sim struct {
 	// The jobs communicating, in the order their steps began. A job's
 	// active flows started together and it has no others, so the active
 	// flows in the order they started are these jobs' flows, job by job
-	// (sums over them, and each job's, add in that order).
-	comm    []*jobRun
-	live    int        // flows not retired
-	flowSeq uint64     // the last flow's order
-	ending  []*flowRun // scratch of finishFlows
-	ready   []*jobRun  // scratch of process
-	dirty   bool
-	owned   []bool  // scratch of netRoutes, per server
-	count   []int32 // scratch of netRoutes, per link
+	// (sums over them, and each job's, add in that order). A job whose
+	// step ended leaves a nil, which advance compacts away.
+	comm   []*jobRun
+	holes  int       // nils in comm
+	live   int       // flows not retired
+	ending []*jobRun // scratch of finishFlows
+	ready  []*jobRun // scratch of process
+	dirty  bool
+	owned  []bool  // scratch of netRoutes, per server
+	count  []int32 // scratch of netRoutes, per link
 
 	net         fluid.Network // the flows sharing the network (not under Ideal)
 	byID        []*flowRun    // the flows in net, by ID
@@ -253,7 +255,7 @@ func newSim(ctx context.Context, cfg Config) (*sim, error) {
 			return nil, fmt.Errorf("jobs[%d]: noise: %w", i, err)
 		}
 		steps, _ := m.Iteration(j.Batch, workload.Servers(j.GPUs, cfg.GPUsPerServer)) // validated
-		s.jobs = append(s.jobs, &jobRun{idx: k, job: j, model: m, noise: noise, commOff: -1, first: -1, tpos: -1,
+		s.jobs = append(s.jobs, &jobRun{idx: k, job: j, model: m, noise: noise, commOff: -1, first: -1, tpos: -1, commAt: -1,
 			nominal: max(workload.Period(steps), time.Microsecond)})
 	}
 	if cfg.Scheduler == Gavel || cfg.Scheduler == Shockwave {
@@ -349,6 +351,9 @@ func (s *sim) advance(t int64) {
 		return
 	}
 	dt := float64(t-s.now) / 1e9
+	if s.holes > 0 {
+		s.compact()
+	}
 	for _, j := range s.comm {
 		sent, marked := j.sentBits, j.markedBits
 		fl := j.flows // local: the stores below cannot move it
@@ -369,6 +374,25 @@ func (s *sim) advance(t int64) {
 	}
 	s.excessBits += float64(s.excessRate * dt)
 	s.now = t
+}
+
+// compact drops the nils from comm, keeping its order.
+func (s *sim) compact() {
+	k := 0
+	for _, j := range s.comm {
+		if j != nil {
+			s.comm[k], j.commAt = j, int32(k)
+			k++
+		}
+	}
+	clear(s.comm[k:])
+	s.comm, s.holes = s.comm[:k], 0
+}
+
+// leave takes j, whose step has no active flow left, out of comm.
+func (s *sim) leave(j *jobRun) {
+	s.comm[j.commAt], j.commAt = nil, -1
+	s.holes++
 }
 
 // process handles every event at the current time, in a fixed order: flows
@@ -516,36 +540,47 @@ func (s *sim) finishFlows(ready []*jobRun) []*jobRun {
 	if s.live == 0 || s.minFinish > s.now {
 		return ready
 	}
-	// Every other flow's finish is past minFinish (see nearest).
-	end := s.ending[:0]
+	// Every other flow's finish is past minFinish (see nearest). The
+	// flows that finish are retired in the order they started, as sums
+	// keep it: their jobs in comm's order, each job's flows in its order.
+	jobs := s.ending[:0]
 	for _, f := range s.near {
 		if f.finish <= s.now {
-			end = append(end, f)
+			f.ending = true
+			if j := f.job; !j.ending {
+				j.ending = true
+				jobs = append(jobs, j)
+			}
 		}
 	}
 	s.near = s.near[:0]
-	slices.SortFunc(end, func(a, b *flowRun) int { return cmpInt(int64(a.order), int64(b.order)) }) // as started
-	stepped := false
-	for _, f := range end {
-		s.sentBits += f.sent
-		f.job.pending--
-		if f.job.pending == 0 {
-			ready = append(ready, f.job)
-			stepped = true
+	for i := 1; i < len(jobs); i++ { // few: by insertion
+		for k := i; k > 0 && jobs[k-1].commAt > jobs[k].commAt; k-- {
+			jobs[k-1], jobs[k] = jobs[k], jobs[k-1]
 		}
+	}
+	for _, j := range jobs {
+		j.ending = false
 		s.dirty = true
-		s.retire(f)
+		for i := range j.flows {
+			if f := &j.flows[i]; f.ending {
+				f.ending = false
+				s.sentBits += f.sent
+				j.pending--
+				s.retire(f)
+			}
+		}
+		if j.pending == 0 {
+			ready = append(ready, j)
+			s.leave(j)
+		}
 	}
-	clear(end)
-	s.ending = end[:0]
-	if stepped {
-		s.comm = slices.DeleteFunc(s.comm, func(j *jobRun) bool { return j.pending == 0 })
-	}
+	clear(jobs)
+	s.ending = jobs[:0]
 	return ready
 }
 
-// retire takes f out of the network and marks it done; its job leaves
-// comm once its step has no active flow.
+// retire takes f out of the network and marks it done.
 func (s *sim) retire(f *flowRun) {
 	s.drop(f)
 	f.done = true
@@ -787,8 +822,7 @@ func (s *sim) enterStep(j *jobRun) {
 		// j.flows, which is reused.
 		j.flows = j.flows[:0]
 		for _, links := range flows {
-			s.flowSeq++
-			j.flows = append(j.flows, flowRun{job: j, links: links, peak: st.Peak, rem: st.Bits, id: -1, hpos: -1, order: s.flowSeq})
+			j.flows = append(j.flows, flowRun{job: j, links: links, peak: st.Peak, rem: st.Bits, id: -1, hpos: -1})
 		}
 		for i := range j.flows {
 			f := &j.flows[i]
@@ -802,6 +836,7 @@ func (s *sim) enterStep(j *jobRun) {
 				}
 			}
 		}
+		j.commAt = int32(len(s.comm))
 		s.comm = append(s.comm, j)
 		s.live += len(flows)
 		j.st, j.pending = communicating, len(flows)
@@ -865,6 +900,9 @@ func (s *sim) updateRates() error {
 func (s *sim) updateIdeal() error {
 	flows := s.near[:0] // every flow, in order
 	for _, j := range s.comm {
+		if j == nil {
+			continue
+		}
 		lo := len(flows)
 		for i := range j.flows {
 			if f := &j.flows[i]; !f.done {
@@ -936,6 +974,9 @@ func (s *sim) anchor(f *flowRun) {
 func (s *sim) sweep() {
 	s.sweptAt = s.res.Events
 	for _, j := range s.comm {
+		if j == nil {
+			continue
+		}
 		for i := range j.flows {
 			if f := &j.flows[i]; f.hpos >= 0 && s.res.Events-f.anchorAt >= anchorAge/2 {
 				s.anchor(f)
