@@ -801,6 +801,7 @@ func (s *sim) result() Result {
 	r := s.res
 	r.Scheduler = s.cfg.Scheduler
 	r.End = time.Duration(s.now)
+	s.syncAll()
 	sent := s.sentBits
 	for _, j := range s.comm {
 		if j == nil {

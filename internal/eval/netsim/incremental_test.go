@@ -65,6 +65,56 @@ func TestNearestMatchesEveryFinish(t *testing.T) {
 	}
 }
 
+// Syncing a job only when its flows or sums are read or changed gives the
+// simulation that syncing every job at every interval gives, to the bit,
+// also when the log of intervals fills every other interval and anchors
+// are swept every other event: on the configurations of
+// incrementalConfigs, with short leases and rounds (jobs preempted while
+// they communicate), and with a time limit (flows active at the end).
+func TestSyncMatchesEvery(t *testing.T) {
+	cfgs := incrementalConfigs(t)
+	jobs, err := workload.Generate(workload.Config{Jobs: 10, Load: 1, ClusterGPUs: 24, Seed: 4, MinIterations: 20, MaxIterations: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sch := range []Scheduler{Themis, Gavel} {
+		cfgs = append(cfgs, Config{Topology: topology.Paper(), Jobs: jobs, Scheduler: sch, Lease: 2 * time.Second, Seed: 2,
+			Noise: loadNoise(t, workload.Both)})
+	}
+	for _, d := range []time.Duration{1234567891, 7654321987} {
+		limited := cfgs[0]
+		limited.Duration = d
+		cfgs = append(cfgs, limited)
+	}
+	preempted, limits := 0, 0
+	for i, cfg := range cfgs {
+		t.Run(fmt.Sprintf("%d-%v-%v", i, cfg.Policy, cfg.Scheduler), func(t *testing.T) {
+			syncEvery = true
+			want := run(t, cfg)
+			syncEvery = false
+			got := run(t, cfg)
+			defer func(n int, age int64) { dtLog, anchorAge = n, age }(dtLog, anchorAge)
+			dtLog, anchorAge = 2, 4
+			short := run(t, cfg)
+			if d := cmp.Diff(want, got); d != "" {
+				t.Fatalf("lazy syncing differs from syncing at every interval (-every +lazy):\n%s", d)
+			}
+			if d := cmp.Diff(want, short); d != "" {
+				t.Fatalf("with a log of 2 intervals, lazy syncing differs from syncing at every interval (-every +lazy):\n%s", d)
+			}
+			for _, j := range want.Jobs {
+				preempted += j.Preemptions
+			}
+			if want.Status == TimeLimit {
+				limits++
+			}
+		})
+	}
+	if preempted == 0 || limits == 0 {
+		t.Fatalf("%d preemptions, %d runs ended by their limit: the cases miss a sync", preempted, limits)
+	}
+}
+
 // Leaving out of the network the quiet links of servers a job holds whole
 // (netRoutes) gives the simulation that every link gives, to the bit; on
 // the fabrics of incrementalConfigs, with servers of 1 and of 4 GPUs, and

@@ -378,6 +378,7 @@ func (s *sim) nextSchedule() int64 {
 // its GPUs are freed, its agent leaves its group.
 func (s *sim) preempt(j *jobRun) {
 	if j.st == communicating {
+		s.sync(j)
 		for i := range j.flows {
 			if f := &j.flows[i]; !f.done {
 				s.sentBits += f.sent

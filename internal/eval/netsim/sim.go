@@ -31,6 +31,10 @@ const horizon = int64(1e18)
 // rates compute every flow's finish (nearest's reference).
 var everyFinish bool
 
+// syncEvery, set only by this package's tests, makes every job sync at
+// every advance: the reference lazy syncing is tested against.
+var syncEvery bool
+
 // allLinks, set only by this package's tests, gives the network every
 // link of every route (see netRoutes).
 var allLinks bool
@@ -51,9 +55,10 @@ const (
 )
 
 // flowRun is a flow of a job's communication step: one connection, or one
-// lock-step ring. It lives in its job's flows, active until retired.
+// lock-step ring. It lives in its job's flows, active until retired. Its
+// bits left and sent are as of its job's last sync.
 type flowRun struct {
-	// What advance reads and writes, first.
+	// What sync reads and writes, first.
 	rate   float64
 	rem    float64 // bits left
 	sent   float64
@@ -99,6 +104,7 @@ type jobRun struct {
 	pending   int       // its step's flows not yet retired
 	flows     []flowRun // its current or last communication step's flows, in route order
 	commAt    int32     // in sim.comm, -1 if not there
+	synced    int       // the intervals of sim.dts its flows and sums have taken
 	ending    bool      // finishFlows: a flow of its finishes now
 	iterStart int64
 	begun     bool
@@ -118,8 +124,8 @@ type jobRun struct {
 	leaseEnd    int64   // Themis: when its lease expires
 	admitted    float64 // when a round policy admitted it, s
 	preemptions int
-	sentBits    float64 // delivered
-	markedBits  float64 // delivered while a link on its path was offered more than its capacity
+	sentBits    float64 // delivered (as of its last sync)
+	markedBits  float64 // delivered while a link on its path was offered more than its capacity (the same)
 }
 
 type sim struct {
@@ -140,9 +146,12 @@ type sim struct {
 	// active flows started together and it has no others, so the active
 	// flows in the order they started are these jobs' flows, job by job
 	// (sums over them, and each job's, add in that order). A job whose
-	// step ended leaves a nil, which advance compacts away.
-	comm   []*jobRun
-	holes  int       // nils in comm
+	// step ended leaves a nil, which leave compacts away in time.
+	comm  []*jobRun
+	holes int // nils in comm
+	// The intervals advance passed, in seconds, since the log began: a
+	// job communicating takes them when it syncs (see sync).
+	dts    []float64
 	live   int       // flows not retired
 	ending []*jobRun // scratch of finishFlows
 	ready  []*jobRun // scratch of process
@@ -343,41 +352,98 @@ func (s *sim) nextEvent() int64 {
 	return min(t, s.scheduleAt)
 }
 
-// advance moves time to t, delivering traffic at the current rates. A
-// job's sums take its flows' deliveries in the order the flows started,
-// held in registers over its contiguous flows.
+// advance moves time to t, delivering traffic at the current rates: it
+// logs the interval, which the flows take when their job syncs.
 func (s *sim) advance(t int64) {
 	if t <= s.now {
 		return
 	}
 	dt := float64(t-s.now) / 1e9
-	if s.holes > 0 {
-		s.compact()
-	}
-	for _, j := range s.comm {
-		sent, marked := j.sentBits, j.markedBits
-		fl := j.flows // local: the stores below cannot move it
-		for i := range fl {
-			f := &fl[i]
-			if f.done {
-				continue
-			}
-			x := float64(f.rate * dt)
-			f.rem -= x
-			f.sent += x
-			sent += x
-			if f.marked {
-				marked += x
+	if len(s.dts) == dtLog {
+		s.syncAll()
+		s.dts = s.dts[:0]
+		for _, j := range s.comm {
+			if j != nil {
+				j.synced = 0
 			}
 		}
-		j.sentBits, j.markedBits = sent, marked
+	}
+	s.dts = append(s.dts, dt)
+	if syncEvery {
+		s.syncAll()
 	}
 	s.excessBits += float64(s.excessRate * dt)
 	s.now = t
 }
 
-// compact drops the nils from comm, keeping its order.
-func (s *sim) compact() {
+// dtLog bounds the intervals logged: past it, every job syncs. A variable
+// for the tests.
+var dtLog = 4096
+
+// sync delivers to j's flows, and adds to its sums, the traffic of the
+// intervals logged since its last sync, at their rates and marks (which
+// only change once it has synced): interval by interval, each one's flows
+// in their order, as advancing every flow at every interval would, to the
+// bit. Only what reads or changes a flow's bits, rate or mark, or its
+// job's sums, syncs; the others wait, and take the intervals in a tight
+// loop.
+func (s *sim) sync(j *jobRun) {
+	dts := s.dts[j.synced:]
+	if len(dts) == 0 {
+		return
+	}
+	j.synced = len(s.dts)
+	sent, marked := j.sentBits, j.markedBits
+	if fl := j.flows; len(fl) == 1 && !fl[0].done { // a ring: in registers
+		f := &fl[0]
+		rate, rem, fsent, mk := f.rate, f.rem, f.sent, f.marked
+		for _, dt := range dts {
+			x := float64(rate * dt)
+			rem -= x
+			fsent += x
+			sent += x
+			if mk {
+				marked += x
+			}
+		}
+		f.rem, f.sent = rem, fsent
+	} else {
+		for _, dt := range dts {
+			for i := range fl {
+				f := &fl[i]
+				if f.done {
+					continue
+				}
+				x := float64(f.rate * dt)
+				f.rem -= x
+				f.sent += x
+				sent += x
+				if f.marked {
+					marked += x
+				}
+			}
+		}
+	}
+	j.sentBits, j.markedBits = sent, marked
+}
+
+// syncAll syncs every job communicating.
+func (s *sim) syncAll() {
+	for _, j := range s.comm {
+		if j != nil {
+			s.sync(j)
+		}
+	}
+}
+
+// leave takes j, whose step has no active flow left, out of comm, which
+// it compacts (keeping its order) once half of it is nil.
+func (s *sim) leave(j *jobRun) {
+	s.comm[j.commAt], j.commAt = nil, -1
+	s.holes++
+	if 2*s.holes < len(s.comm) {
+		return
+	}
 	k := 0
 	for _, j := range s.comm {
 		if j != nil {
@@ -387,12 +453,6 @@ func (s *sim) compact() {
 	}
 	clear(s.comm[k:])
 	s.comm, s.holes = s.comm[:k], 0
-}
-
-// leave takes j, whose step has no active flow left, out of comm.
-func (s *sim) leave(j *jobRun) {
-	s.comm[j.commAt], j.commAt = nil, -1
-	s.holes++
 }
 
 // process handles every event at the current time, in a fixed order: flows
@@ -562,6 +622,7 @@ func (s *sim) finishFlows(ready []*jobRun) []*jobRun {
 	for _, j := range jobs {
 		j.ending = false
 		s.dirty = true
+		s.sync(j)
 		for i := range j.flows {
 			if f := &j.flows[i]; f.ending {
 				f.ending = false
@@ -836,7 +897,7 @@ func (s *sim) enterStep(j *jobRun) {
 				}
 			}
 		}
-		j.commAt = int32(len(s.comm))
+		j.commAt, j.synced = int32(len(s.comm)), len(s.dts)
 		s.comm = append(s.comm, j)
 		s.live += len(flows)
 		j.st, j.pending = communicating, len(flows)
@@ -882,8 +943,13 @@ func (s *sim) updateRates() error {
 	s.excessRate = s.net.Excess()
 	for _, id := range s.net.Changed() {
 		f := s.byID[id]
-		f.marked = s.net.Marked(id)
-		if r := s.net.Rate(id); f.hpos < 0 || math.Float64bits(r) != math.Float64bits(f.rate) {
+		m, r := s.net.Marked(id), s.net.Rate(id)
+		moved := f.hpos < 0 || math.Float64bits(r) != math.Float64bits(f.rate)
+		if moved || m != f.marked {
+			s.sync(f.job) // the traffic so far, at the old rate and mark
+			f.marked = m
+		}
+		if moved {
 			f.rate = r
 			s.anchor(f)
 		}
@@ -898,6 +964,7 @@ func (s *sim) updateRates() error {
 // updateIdeal solves each job's flows alone and computes every flow's
 // finish.
 func (s *sim) updateIdeal() error {
+	s.syncAll()
 	flows := s.near[:0] // every flow, in order
 	for _, j := range s.comm {
 		if j == nil {
@@ -950,6 +1017,7 @@ var anchorAge = int64(1 << 20)
 // anchor computes f's finish now and puts f in byLow by the least finish
 // that its rate can give it until anchorAge events have passed.
 func (s *sim) anchor(f *flowRun) {
+	s.sync(f.job)
 	ns := math.Ceil(max(f.rem, 0) / f.rate * 1e9)
 	f.finish = s.later(ns)
 	f.anchorAt = s.res.Events
@@ -1001,6 +1069,7 @@ func (s *sim) nearest() {
 		if f.low > best && !everyFinish { // and so is every flow below it
 			continue
 		}
+		s.sync(f.job)
 		f.finish = s.finishOf(f)
 		best = min(best, f.finish)
 		s.near = append(s.near, f)
