@@ -160,17 +160,16 @@ func (wt WorkerTimes) Sync(workers []int) (Noise, error) {
 	}
 	peaks := make([]float64, len(wt.Iter))
 	for s, row := range wt.Times {
-		for w, v := range row {
-			if !math.IsNaN(v) {
+		p := math.NaN()
+		for _, w := range workers { // only they are read: only theirs kept
+			if v := row[w]; !math.IsNaN(v) {
 				last[w] = v
 			}
-		}
-		peaks[s] = math.NaN()
-		for _, w := range workers {
-			if !math.IsNaN(last[w]) && !(last[w] <= peaks[s]) {
-				peaks[s] = last[w]
+			if !math.IsNaN(last[w]) && !(last[w] <= p) {
+				p = last[w]
 			}
 		}
+		peaks[s] = p
 	}
 	// Drop leading samples before every chosen worker has a value.
 	first := slices.IndexFunc(peaks, func(v float64) bool { return !math.IsNaN(v) })
@@ -185,8 +184,9 @@ func (wt WorkerTimes) Sync(workers []int) (Noise, error) {
 		if s+1 < len(wt.Iter) {
 			hold = wt.Iter[s+1] - wt.Iter[s]
 		}
+		v := peaks[s] / med
 		for range hold {
-			out = append(out, peaks[s]/med)
+			out = append(out, v)
 		}
 	}
 	return out, nil
@@ -304,13 +304,61 @@ func (c CoV) jitter(row, n int) (jitter, error) {
 
 func (j jitter) at(i int) float64 { return (1 + float64(j.e*j.cv[i])) / j.base }
 
+// median returns the median of v (not empty, no NaN): the middle value,
+// or the mean of the two middle ones, of v sorted. It selects them rather
+// than sorting (every Sync takes one over a trace's samples).
 func median(v []float64) float64 {
 	s := slices.Clone(v)
-	slices.Sort(s)
+	h := len(s) / 2
+	m := selectKth(s, h)
 	if len(s)%2 == 1 {
-		return s[len(s)/2]
+		return m
 	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+	return (slices.Max(s[:h]) + m) / 2 // s[:h] holds the h least
+}
+
+// selectKth reorders s (no NaN) so that s[k] is the value sorting would put
+// there, every value before it no greater, and returns it.
+func selectKth(s []float64, k int) float64 {
+	lo, hi := 0, len(s)-1
+	for lo < hi {
+		// Hoare's partition around the median of three.
+		mid := lo + (hi-lo)/2
+		if s[mid] < s[lo] {
+			s[mid], s[lo] = s[lo], s[mid]
+		}
+		if s[hi] < s[lo] {
+			s[hi], s[lo] = s[lo], s[hi]
+		}
+		if s[hi] < s[mid] {
+			s[hi], s[mid] = s[mid], s[hi]
+		}
+		p := s[mid]
+		i, j := lo, hi
+		for i <= j {
+			for s[i] < p {
+				i++
+			}
+			for p < s[j] {
+				j--
+			}
+			if i <= j {
+				s[i], s[j] = s[j], s[i]
+				i++
+				j--
+			}
+		}
+		// Now s[lo:j+1] <= p, s[j+1:i] == p, s[i:hi+1] >= p.
+		switch {
+		case k <= j:
+			hi = j
+		case k >= i:
+			lo = i
+		default:
+			return s[k]
+		}
+	}
+	return s[k]
 }
 
 // Source selects which measurements a [Replay] uses.

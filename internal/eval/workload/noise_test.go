@@ -3,6 +3,7 @@ package workload
 import (
 	"errors"
 	"math"
+	"math/rand/v2"
 	"os"
 	"slices"
 	"strings"
@@ -419,6 +420,37 @@ func TestDealerAsFor(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// median selects what sorting gives: odd and even lengths, ties, runs.
+func TestMedianSelects(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for i := range 3000 {
+		v := make([]float64, 1+rng.IntN(40))
+		for k := range v {
+			switch i % 3 {
+			case 0:
+				v[k] = float64(rng.IntN(5)) // many ties
+			case 1:
+				v[k] = rng.NormFloat64()
+			default:
+				v[k] = float64(k / 3) // sorted runs
+			}
+		}
+		if i%2 == 0 {
+			slices.Reverse(v)
+		}
+		s := slices.Clone(v)
+		slices.Sort(s)
+		want := s[len(s)/2]
+		if len(s)%2 == 0 {
+			want = (s[len(s)/2-1] + s[len(s)/2]) / 2
+		}
+		in := slices.Clone(v)
+		if got := median(v); math.Float64bits(got) != math.Float64bits(want) || !slices.Equal(in, v) {
+			t.Fatalf("median(%v) = %v, want %v (input kept: %v)", in, got, want, slices.Equal(in, v))
 		}
 	}
 }
