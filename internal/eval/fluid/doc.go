@@ -51,8 +51,10 @@
 // A simulator's problem changes a few flows at a time. [Network] keeps it:
 // flows are added and removed, and [Network.Solve] fills again only the hot
 // components that the changed links reach (the components of the links
-// whose crossings changed and that are or were hot, and of the new flows).
-// By locality every other flow's rate is what a solve of the whole problem
+// that are or were hot and gained a crossing, or lost one while they
+// saturated in their last filling, and of the new flows: a flow that
+// leaves links that never saturated moves no other flow's rate). By
+// locality every other flow's rate is what a solve of the whole problem
 // would give, bit for bit, and so are the links' offered loads, kept per
 // link in order of addition. A link's heat there uses its own crossing
 // count in the margin (its crossings bound the terms of its load and the

@@ -20,7 +20,7 @@ import (
 func (n *Network) fillComponent(q, ls []int32) {
 	for _, l := range ls {
 		L := &n.ln[l]
-		L.frozen, L.un, L.m = 0, int32(len(L.cross)), 0
+		L.frozen, L.un, L.m, L.sat = 0, int32(len(L.cross)), 0, false
 		L.key = share(L.capacity, 0, L.un)
 	}
 	for _, g := range q {
@@ -194,6 +194,7 @@ func (n *Network) peakLevel(next *int, level float64) float64 {
 // saturate freezes the unfrozen flows of link l at level and returns how
 // many.
 func (n *Network) saturate(l int32, level float64) int {
+	n.ln[l].sat = true
 	k := 0
 	for _, f := range n.ln[l].cross {
 		if !n.fl[f].done {

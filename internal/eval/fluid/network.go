@@ -87,6 +87,7 @@ type flowState struct {
 	hotOf []int32 // the hot links it crosses, once per crossing, unless stale
 	overN int32   // crossings of links offered past their capacity
 	seen  uint32  // stamp of the Solve that reached it
+	noted uint32  // stamp of the Solve that listed it in chg
 	stale bool    // a link it crosses changed heat since hotOf was listed
 	done  bool    // frozen, in the component being filled
 	pk    int32   // its peak's index in peakVals, -1 for +Inf
@@ -111,6 +112,10 @@ type linkState struct {
 	over    bool // load > capacity
 	inOver  bool // listed in overs
 	changed bool // listed in dirty
+	// sat: it saturated in its component's last fill. moved: since the
+	// last Solve, a crossing was added, or removed while sat; only then
+	// can its change move another flow's rate (see Remove).
+	sat, moved bool
 	// resum: a crossing was removed since load was summed. An addition
 	// alone adds its peak to load, which is the sum in order of addition
 	// bit for bit: the new crossing comes last.
@@ -157,7 +162,7 @@ func (n *Network) Add(links []int, peak float64) FlowID {
 	}
 	n.added++
 	f := &n.fl[id]
-	*f = flowState{links: links, peak: peak, seq: n.added, hotOf: f.hotOf[:0], seen: f.seen, stale: true, pk: -1}
+	*f = flowState{links: links, peak: peak, seq: n.added, hotOf: f.hotOf[:0], seen: f.seen, noted: f.noted, stale: true, pk: -1}
 	if !math.IsInf(peak, 1) {
 		f.pk = n.peakIndex(peak)
 	}
@@ -184,6 +189,7 @@ func (n *Network) Add(links []int, peak float64) FlowID {
 				continue
 			}
 		}
+		L.moved = true
 		n.touch(L, l)
 	}
 	return id
@@ -257,6 +263,9 @@ func (n *Network) Remove(id FlowID) {
 			// Relinking it would only sum its load again, which resum
 			// leaves to the next relink.
 			if L.hot || L.over || L.inOver {
+				// Unless it saturated, no other flow's rate moves
+				// (see relink): it is relinked, not filled again.
+				L.moved = L.moved || L.sat
 				n.touch(L, l)
 			}
 		}
@@ -311,9 +320,13 @@ func (n *Network) Marked(id FlowID) bool { return n.fl[id].overN > 0 }
 // they were before it. The slice is n's, valid until the next Solve.
 func (n *Network) Changed() []FlowID { return n.chg }
 
-// note lists flow f in chg. A Solve reaches each flow once (seen), so
-// lists it at most once.
-func (n *Network) note(f FlowID) { n.chg = append(n.chg, f) }
+// note lists flow f in chg, once a Solve.
+func (n *Network) note(f FlowID) {
+	if F := &n.fl[f]; F.noted != n.stamp {
+		F.noted = n.stamp
+		n.chg = append(n.chg, f)
+	}
+}
 
 // Excess returns, as of the last Solve, the traffic offered above capacity
 // summed over links (each link's load minus its capacity, when positive),
@@ -336,7 +349,7 @@ func (n *Network) Solve() error {
 	n.stamp++
 	if n.stamp == 0 { // wrapped
 		for i := range n.fl {
-			n.fl[i].seen = 0
+			n.fl[i].seen, n.fl[i].noted = 0, 0
 		}
 		for i := range n.ln {
 			n.ln[i].linkAt = 0
@@ -413,9 +426,20 @@ func (n *Network) relink(l int32) {
 	// Per link, the margin's counts are the link's: its crossings bound
 	// the terms of its load and the rounds that update its frozen load.
 	h := k > 0 && hot(capacity, load, margin(k, k))
-	if h || L.hot {
+	// Its component is filled again if it gained a crossing (as one
+	// that turns hot did), or lost one while it saturated. Losing a
+	// flow moves no other flow's rate unless one of its links
+	// saturated: until that flow froze, the link's share without it
+	// is no less (fewer unfrozen connections, the same frozen load),
+	// and after, its frozen load is a rounded sum with one positive
+	// term fewer, no more; so a link whose share stayed above every
+	// round's level still does, and the rounds, less the flow's own,
+	// are the same. The link's fill state (sat) stays true of the
+	// filling without the flow.
+	if L.moved && (h || L.hot) {
 		n.seeds = append(n.seeds, l)
 	}
+	L.moved = false
 	if h != L.hot {
 		for _, f := range c {
 			n.fl[f].stale = true
@@ -428,10 +452,9 @@ func (n *Network) relink(l int32) {
 		if !over {
 			d = -1
 		}
-		// A link offered past capacity is hot, so Solve fills its
-		// flows again, and lists them in chg.
 		for _, f := range c {
 			n.fl[f].overN += d
+			n.note(f) // its mark changes
 		}
 		L.over = over
 	}
