@@ -146,12 +146,48 @@ func ParseWorkerTimes(r io.Reader) (WorkerTimes, error) {
 // by the median over the samples. A sample holds until the next one; the
 // series starts at the first sample.
 func (wt WorkerTimes) Sync(workers []int) (Noise, error) {
+	h, err := wt.held(workers)
+	if err != nil {
+		return nil, err
+	}
+	out := make(Noise, 0, h.len())
+	for s, v := range h.vals {
+		for range h.ends[s] - len(out) {
+			out = append(out, v)
+		}
+	}
+	return out, nil
+}
+
+// held is a series kept by sample: vals[s] holds from iteration ends[s-1]
+// (0 for the first) up to ends[s]. A Sync series has a few hundred
+// samples, each held for about ten iterations.
+type held struct {
+	vals []float64
+	ends []int
+}
+
+func (h held) len() int {
+	if len(h.ends) == 0 {
+		return 0
+	}
+	return h.ends[len(h.ends)-1]
+}
+
+// at returns iteration k's value (0 <= k < h.len()).
+func (h held) at(k int) float64 {
+	s, _ := slices.BinarySearch(h.ends, k+1) // the first sample to end past k
+	return h.vals[s]
+}
+
+// held returns Sync's series by sample.
+func (wt WorkerTimes) held(workers []int) (held, error) {
 	if len(workers) == 0 {
-		return nil, fmt.Errorf("%w: no workers", ErrInvalid)
+		return held{}, fmt.Errorf("%w: no workers", ErrInvalid)
 	}
 	for _, w := range workers {
 		if w < 0 || w >= len(wt.Workers) {
-			return nil, fmt.Errorf("%w: worker index %d of %d", ErrInvalid, w, len(wt.Workers))
+			return held{}, fmt.Errorf("%w: worker index %d of %d", ErrInvalid, w, len(wt.Workers))
 		}
 	}
 	last := make([]float64, len(wt.Workers))
@@ -174,22 +210,19 @@ func (wt WorkerTimes) Sync(workers []int) (Noise, error) {
 	// Drop leading samples before every chosen worker has a value.
 	first := slices.IndexFunc(peaks, func(v float64) bool { return !math.IsNaN(v) })
 	if first < 0 {
-		return nil, fmt.Errorf("%w: the chosen workers have no samples", ErrData)
+		return held{}, fmt.Errorf("%w: the chosen workers have no samples", ErrData)
 	}
-	med := median(peaks[first:])
-	n := wt.Iter[len(wt.Iter)-1] - wt.Iter[first] + 1
-	out := make(Noise, 0, n)
-	for s := first; s < len(wt.Iter); s++ {
-		hold := 1
-		if s+1 < len(wt.Iter) {
-			hold = wt.Iter[s+1] - wt.Iter[s]
-		}
-		v := peaks[s] / med
-		for range hold {
-			out = append(out, v)
+	h := held{vals: peaks[first:], ends: make([]int, len(wt.Iter)-first)}
+	med := median(h.vals)
+	for s := range h.vals {
+		h.vals[s] /= med
+		if k := first + s + 1; k < len(wt.Iter) {
+			h.ends[s] = wt.Iter[k] - wt.Iter[first]
+		} else {
+			h.ends[s] = wt.Iter[k-1] - wt.Iter[first] + 1 // the last sample holds one
 		}
 	}
-	return out, nil
+	return h, nil
 }
 
 // CoV is the Alibaba PAI release's coefficient_variation.csv: for each job,
@@ -532,7 +565,7 @@ type Dealer struct {
 type syncKey struct{ trace, first, k int }
 
 type syncSeries struct {
-	s   Noise
+	s   held
 	err error
 }
 
@@ -543,7 +576,11 @@ func (r Replay) Dealer() *Dealer { return &Dealer{r: r} }
 // Series is a job's noise as a [Dealer] deals it. The zero value has no
 // noise (every factor 1).
 type Series struct {
-	base Noise // the worker traces' series, or the Gauss one (shared: read only)
+	// The worker traces' series, by sample (a Noise of their thousands
+	// of iterations each was a tenth of a simulation's CPU in a fresh
+	// process), or the Gauss one (shared: read only).
+	held held
+	base Noise
 	j    jitter
 	// period is the product's: the longer of base and the jitter, when
 	// both have entries.
@@ -553,19 +590,28 @@ type Series struct {
 // Factor returns iteration i's multiplier (i >= 0): Noise.Factor(i) of
 // what [Replay.For] returns for the job.
 func (s Series) Factor(i int) float64 {
-	lb, lj := len(s.base), len(s.j.cv)
+	lb, lj := s.baseLen(), len(s.j.cv)
 	switch {
 	case lj == 0 && lb == 0:
 		return 1
 	case lj == 0:
-		return s.base[i%lb]
+		return s.baseAt(i % lb)
 	case lb == 0:
 		return s.j.at(i % lj)
 	}
 	// As Noise.Mul: the product over the longer period, the shorter
 	// repeating.
 	k := i % s.period
-	return s.base[k%lb] * s.j.at(k%lj)
+	return s.baseAt(k%lb) * s.j.at(k%lj)
+}
+
+func (s Series) baseLen() int { return max(s.held.len(), len(s.base)) }
+
+func (s Series) baseAt(k int) float64 {
+	if s.base != nil {
+		return s.base[k]
+	}
+	return s.held.at(k)
 }
 
 // For returns the noise of simulated job id running on n workers, as
@@ -594,7 +640,7 @@ func (d *Dealer) For(id, n int) (Series, error) {
 			for i := range workers {
 				workers[i] = (key.first + i) % len(wt.Workers)
 			}
-			e.s, e.err = wt.Sync(workers)
+			e.s, e.err = wt.held(workers)
 			if d.syncs == nil {
 				d.syncs = map[syncKey]syncSeries{}
 			}
@@ -603,14 +649,14 @@ func (d *Dealer) For(id, n int) (Series, error) {
 		if e.err != nil {
 			return Series{}, e.err
 		}
-		out.base = e.s
+		out.held = e.s
 	}
 	if (r.Source == Both || r.Source == Jitter) && len(r.CoV.Values) > 0 {
 		j, err := r.CoV.jitter(id%len(r.CoV.Values), n)
 		if err != nil {
 			return Series{}, err
 		}
-		out.j, out.period = j, max(len(out.base), len(j.cv))
+		out.j, out.period = j, max(out.baseLen(), len(j.cv))
 	}
 	return out, nil
 }
