@@ -15,18 +15,36 @@ import (
 // adjacency is the Network's. The rounds are those of the package doc, in
 // the same arithmetic as the filler's, so the rates are its, bit for bit.
 
-// fillComponent fills the component of flows q on hot links ls and writes
-// the flows' rates.
+// fillComponent fills the component of flows q on hot links ls, lists
+// the flows in chg and writes their rates.
 func (n *Network) fillComponent(q, ls []int32) {
 	for _, l := range ls {
 		L := &n.ln[l]
 		L.frozen, L.un, L.m, L.sat = 0, int32(len(L.cross)), 0, false
 		L.key = share(L.capacity, 0, L.un)
 	}
-	for _, g := range q {
-		n.fl[g].done = false
+	// One pass readies the flows: each unfrozen, listed, and, with a
+	// finite peak, in byPeak, counted by its peak's rank (sortByPeak).
+	counted := len(n.peakVals) <= maxRanks
+	if counted && n.ranksStale {
+		n.rank()
 	}
-	n.sortByPeak(q)
+	at := grow(n.rankAt, len(n.peakVals))
+	clear(at)
+	b := n.byPeak[:0]
+	for _, g := range q {
+		F := &n.fl[g]
+		F.done = false
+		n.note(FlowID(g))
+		if F.pk >= 0 {
+			b = append(b, g)
+			if counted {
+				at[n.peakRank[F.pk]]++
+			}
+		}
+	}
+	n.byPeak, n.rankAt = b, at
+	n.sortByPeak(counted)
 	n.hit = n.hit[:0]
 	if len(ls) <= scanLinks {
 		n.scanRounds(len(q), ls)
@@ -35,31 +53,18 @@ func (n *Network) fillComponent(q, ls []int32) {
 	}
 }
 
-// sortByPeak lists the flows of q with a finite peak in byPeak, least peak
-// first; ties in any order (flows of equal peak freeze in the same round).
-// A NIC-limited fabric has few distinct peaks: up to maxRanks of them, the
-// flows are placed by counting, by the rank of their peak among every peak
-// the Network has seen.
-func (n *Network) sortByPeak(q []int32) {
-	b := n.byPeak[:0]
-	for _, g := range q {
-		if n.fl[g].pk >= 0 {
-			b = append(b, g)
-		}
-	}
-	n.byPeak = b
-	if len(n.peakVals) > maxRanks {
+// sortByPeak orders byPeak (the component's flows with a finite peak) by
+// peak, least first; ties in any order (flows of equal peak freeze in the
+// same round). A NIC-limited fabric has few distinct peaks: up to maxRanks
+// of them (counted), the flows are placed by counting, by the rank of
+// their peak among every peak the Network has seen, counted in rankAt.
+func (n *Network) sortByPeak(counted bool) {
+	b := n.byPeak
+	if !counted {
 		slices.SortFunc(b, func(x, y int32) int { return cmp.Compare(n.fl[x].peak, n.fl[y].peak) })
 		return
 	}
-	if n.ranksStale {
-		n.rank()
-	}
-	at := grow(n.rankAt, len(n.peakVals))
-	clear(at)
-	for _, g := range b {
-		at[n.peakRank[n.fl[g].pk]]++
-	}
+	at := n.rankAt
 	next := int32(0)
 	for r, c := range at { // counts into first slots
 		at[r] = next
@@ -71,7 +76,7 @@ func (n *Network) sortByPeak(q []int32) {
 		out[at[r]] = g
 		at[r]++
 	}
-	n.rankAt, n.sorted, n.byPeak = at, b, out
+	n.sorted, n.byPeak = b, out
 }
 
 // maxRanks is how many distinct finite peaks sortByPeak ranks; past it, it

@@ -504,10 +504,8 @@ func deleteLink(s []int32, l int32) []int32 {
 }
 
 // component solves the hot component of flow f: the flows and hot links
-// reachable from it through hot links, each flow given to the filler with
-// its crossings as it is reached, and each link with its crossings (the
-// filler's adjacency, given as the walk reads it). A flow that crosses no
-// hot link sends at its peak.
+// reachable from it through hot links. A flow that crosses no hot link
+// sends at its peak.
 func (n *Network) component(f FlowID) {
 	fs := &n.fl[f]
 	if fs.stale {
@@ -519,8 +517,9 @@ func (n *Network) component(f FlowID) {
 		n.rate[f] = fs.peak
 		return
 	}
+	stamp := n.stamp
 	q, ls := n.queue[:0], n.comp[:0]
-	fs.seen = n.stamp
+	fs.seen = stamp
 	q = append(q, int32(f))
 	for i := 0; i < len(q); i++ {
 		g := &n.fl[q[i]]
@@ -529,23 +528,20 @@ func (n *Network) component(f FlowID) {
 		}
 		for _, l := range g.hotOf {
 			L := &n.ln[l]
-			if L.linkAt == n.stamp {
+			if L.linkAt == stamp {
 				continue
 			}
-			L.linkAt = n.stamp
+			L.linkAt = stamp
 			ls = append(ls, l)
 			for _, h := range L.cross {
-				if hs := &n.fl[h]; hs.seen != n.stamp {
-					hs.seen = n.stamp
+				if hs := &n.fl[h]; hs.seen != stamp {
+					hs.seen = stamp
 					q = append(q, int32(h))
 				}
 			}
 		}
 	}
 	n.queue, n.comp = q, ls
-	for _, g := range q {
-		n.note(FlowID(g))
-	}
 	n.fillComponent(q, ls)
 }
 
