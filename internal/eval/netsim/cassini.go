@@ -809,7 +809,9 @@ func (s *sim) result() Result {
 		}
 		for i := range j.flows {
 			if f := &j.flows[i]; !f.done {
-				sent += f.sent
+				for range f.n {
+					sent += f.sent
+				}
 			}
 		}
 	}

@@ -1,8 +1,10 @@
 package netsim
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -72,20 +74,7 @@ func TestNearestMatchesEveryFinish(t *testing.T) {
 // incrementalConfigs, with short leases and rounds (jobs preempted while
 // they communicate), and with a time limit (flows active at the end).
 func TestSyncMatchesEvery(t *testing.T) {
-	cfgs := incrementalConfigs(t)
-	jobs, err := workload.Generate(workload.Config{Jobs: 10, Load: 1, ClusterGPUs: 24, Seed: 4, MinIterations: 20, MaxIterations: 50})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, sch := range []Scheduler{Themis, Gavel} {
-		cfgs = append(cfgs, Config{Topology: topology.Paper(), Jobs: jobs, Scheduler: sch, Lease: 2 * time.Second, Seed: 2,
-			Noise: loadNoise(t, workload.Both)})
-	}
-	for _, d := range []time.Duration{1234567891, 7654321987} {
-		limited := cfgs[0]
-		limited.Duration = d
-		cfgs = append(cfgs, limited)
-	}
+	cfgs := append(incrementalConfigs(t), cutConfigs(t)...)
 	preempted, limits := 0, 0
 	for i, cfg := range cfgs {
 		t.Run(fmt.Sprintf("%d-%v-%v", i, cfg.Policy, cfg.Scheduler), func(t *testing.T) {
@@ -115,11 +104,12 @@ func TestSyncMatchesEvery(t *testing.T) {
 	}
 }
 
-// Leaving out of the network the quiet links of servers a job holds whole
-// (netRoutes) gives the simulation that every link gives, to the bit; on
-// the fabrics of incrementalConfigs, with servers of 1 and of 4 GPUs, and
-// on a Clos whose server links are the bottleneck.
-func TestNetRoutesMatchAllLinks(t *testing.T) {
+// Leaving out of the network the quiet links of servers a job holds whole,
+// and seeing consecutive flows on the same links as one (netFlows), gives
+// the simulation that every flow on every link gives, to the bit; on the
+// fabrics of incrementalConfigs, with servers of 1 and of 4 GPUs, on a Clos
+// whose server links are the bottleneck, and on cutConfigs.
+func TestNetFlowsMatchAllLinks(t *testing.T) {
 	slow, err := topology.New(topology.Spec{Pods: 2, ToRsPerPod: 3, ServersPerToR: 4, AggsPerPod: 2, Cores: 2, ServerGbps: 20, ToRGbps: 100, AggGbps: 100})
 	if err != nil {
 		t.Fatal(err)
@@ -133,6 +123,7 @@ func TestNetRoutesMatchAllLinks(t *testing.T) {
 		}
 		cfgs = append(cfgs, Config{Topology: slow, GPUsPerServer: gpus, Jobs: jobs, Policy: Baseline, Noise: loadNoise(t, workload.Both), Seed: 1})
 	}
+	cfgs = append(cfgs, cutConfigs(t)...)
 	for i, cfg := range cfgs {
 		t.Run(fmt.Sprintf("%d-%v-%v", i, cfg.Policy, cfg.Scheduler), func(t *testing.T) {
 			allLinks = true
@@ -140,10 +131,60 @@ func TestNetRoutesMatchAllLinks(t *testing.T) {
 			allLinks = false
 			got := run(t, cfg)
 			if d := cmp.Diff(want, got); d != "" {
-				t.Fatalf("the network's routes differ from every link (-all +net):\n%s", d)
+				t.Fatalf("the network's flows differ from every flow on every link (-all +net):\n%s", d)
 			}
 		})
 	}
+}
+
+// cutConfigs are traces whose jobs are preempted while they communicate
+// (short leases and rounds), and runs ended by a time limit with flows
+// active.
+func cutConfigs(t *testing.T) []Config {
+	jobs, err := workload.Generate(workload.Config{Jobs: 10, Load: 1, ClusterGPUs: 24, Seed: 4, MinIterations: 20, MaxIterations: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfgs []Config
+	for _, sch := range []Scheduler{Themis, Gavel} {
+		cfgs = append(cfgs, Config{Topology: topology.Paper(), Jobs: jobs, Scheduler: sch, Lease: 2 * time.Second, Seed: 2,
+			Noise: loadNoise(t, workload.Both)})
+	}
+	clos, err := topology.New(topology.Spec{Pods: 4, ToRsPerPod: 4, ServersPerToR: 8, AggsPerPod: 4, Cores: 4, ServerGbps: 50, ToRGbps: 100, AggGbps: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if jobs, err = workload.Generate(workload.Config{Jobs: 40, Load: 0.9, ClusterGPUs: clos.Servers, MinIterations: 3, MaxIterations: 8, Seed: 3}); err != nil {
+		t.Fatal(err)
+	}
+	limited := Config{Topology: clos, Jobs: jobs, Noise: loadNoise(t, workload.Both), Seed: 1, Duration: 1234567891}
+	cfgs = append(cfgs, limited, mergedAtEnd(t, limited))
+	return cfgs
+}
+
+// mergedAtEnd returns cfg with the first time limit (in steps of 1 ms
+// from its own) at which a flow standing for several (netFlows) is active.
+func mergedAtEnd(t *testing.T, cfg Config) Config {
+	for ; cfg.Duration < time.Minute; cfg.Duration += time.Millisecond {
+		c, err := cfg.normalize()
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := newSim(context.Background(), c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.run(); err != nil {
+			t.Fatal(err)
+		}
+		for _, j := range s.comm {
+			if j != nil && slices.ContainsFunc(j.flows, func(f flowRun) bool { return !f.done && f.n > 1 }) {
+				return cfg
+			}
+		}
+	}
+	t.Fatal("no flow standing for several is active at any limit")
+	return cfg
 }
 
 // incrementalConfigs are Poisson traces with Alibaba noise on the paper's

@@ -381,7 +381,9 @@ func (s *sim) preempt(j *jobRun) {
 		s.sync(j)
 		for i := range j.flows {
 			if f := &j.flows[i]; !f.done {
-				s.sentBits += f.sent
+				for range f.n {
+					s.sentBits += f.sent
+				}
 				s.retire(f)
 			}
 		}

@@ -36,7 +36,7 @@ var everyFinish bool
 var syncEvery bool
 
 // allLinks, set only by this package's tests, gives the network every
-// link of every route (see netRoutes).
+// flow of every step with every link of its route (see netFlows).
 var allLinks bool
 
 // scratchRates, set only by this package's tests, makes every simulation
@@ -54,9 +54,11 @@ const (
 	done
 )
 
-// flowRun is a flow of a job's communication step: one connection, or one
-// lock-step ring. It lives in its job's flows, active until retired. Its
-// bits left and sent are as of its job's last sync.
+// flowRun is a flow of a job's communication step (one connection, or one
+// lock-step ring), or n of its consecutive flows that the network sees on
+// the same links (see netFlows): they share their rate, mark, bits left
+// and sent at every instant. It lives in its job's flows, active until
+// retired. Its bits left and sent are as of its job's last sync.
 type flowRun struct {
 	// What sync reads and writes, first.
 	rate   float64
@@ -67,7 +69,8 @@ type flowRun struct {
 	ending bool // finishFlows: it finishes now
 
 	job    *jobRun
-	links  []int
+	links  []int        // as the network sees them (netFlow)
+	n      int          // the step's flows it stands for
 	peak   float64      // bits/s
 	finish int64        // ns, at the current rate, as of the last updateRates that computed it
 	id     fluid.FlowID // in sim.net (-1 under Ideal)
@@ -80,20 +83,20 @@ type flowRun struct {
 }
 
 type jobRun struct {
-	idx       int // arrival order
-	job       workload.Job
-	model     workload.Model
-	noise     workload.Series
-	place     alloc
-	steps     []workload.Step
-	routes    [][][]int         // per step, per flow: links
-	netRoutes [][][]int         // the same, as sim.net sees them (see netRoutes)
-	links     []int             // every link a step crosses, increasing
-	linkProf  []profile.Profile // its demand on each of links (CASSINI's view of them)
-	alone     time.Duration
-	nominal   time.Duration // its iteration alone, nothing contending (what schedulers assume)
-	prof      profile.Profile
-	commOff   time.Duration // first communication step's offset, -1 if none
+	idx      int // arrival order
+	job      workload.Job
+	model    workload.Model
+	noise    workload.Series
+	place    alloc
+	steps    []workload.Step
+	routes   [][][]int         // per step, per flow: links
+	net      [][]netFlow       // per step, its flows as sim.net sees them (see netFlows)
+	links    []int             // every link a step crosses, increasing
+	linkProf []profile.Profile // its demand on each of links (CASSINI's view of them)
+	alone    time.Duration
+	nominal  time.Duration // its iteration alone, nothing contending (what schedulers assume)
+	prof     profile.Profile
+	commOff  time.Duration // first communication step's offset, -1 if none
 
 	st        state
 	iter      int
@@ -101,7 +104,7 @@ type jobRun struct {
 	until     int64     // waiting or computing: the end of the wait or the step
 	tpos      int32     // in sim.timers, -1 if not there
 	tdirty    bool      // listed in sim.tdirty
-	pending   int       // its step's flows not yet retired
+	pending   int       // its flowRuns not yet retired
 	flows     []flowRun // its current or last communication step's flows, in route order
 	commAt    int32     // in sim.comm, -1 if not there
 	synced    int       // the intervals of sim.dts its flows and sums have taken
@@ -156,8 +159,8 @@ type sim struct {
 	ending []*jobRun // scratch of finishFlows
 	ready  []*jobRun // scratch of process
 	dirty  bool
-	owned  []bool  // scratch of netRoutes, per server
-	count  []int32 // scratch of netRoutes, per link
+	owned  []bool  // scratch of netFlows, per server
+	count  []int32 // scratch of netFlows, per link
 
 	net         fluid.Network // the flows sharing the network (not under Ideal)
 	byID        []*flowRun    // the flows in net, by ID
@@ -401,9 +404,11 @@ func (s *sim) sync(j *jobRun) {
 			x := float64(rate * dt)
 			rem -= x
 			fsent += x
-			sent += x
-			if mk {
-				marked += x
+			for range f.n { // each of its flows' share
+				sent += x
+				if mk {
+					marked += x
+				}
 			}
 		}
 		f.rem, f.sent = rem, fsent
@@ -417,9 +422,11 @@ func (s *sim) sync(j *jobRun) {
 				x := float64(f.rate * dt)
 				f.rem -= x
 				f.sent += x
-				sent += x
-				if f.marked {
-					marked += x
+				for range f.n {
+					sent += x
+					if f.marked {
+						marked += x
+					}
 				}
 			}
 		}
@@ -626,7 +633,9 @@ func (s *sim) finishFlows(ready []*jobRun) []*jobRun {
 		for i := range j.flows {
 			if f := &j.flows[i]; f.ending {
 				f.ending = false
-				s.sentBits += f.sent
+				for range f.n {
+					s.sentBits += f.sent
+				}
 				j.pending--
 				s.retire(f)
 			}
@@ -732,9 +741,7 @@ func (s *sim) assign(j *jobRun, a alloc) error {
 	s.cl.take(a)
 	j.place, j.steps, j.routes, j.links, j.prof, j.linkProf = a, l.steps, l.routes, l.links, l.prof, l.linkProf
 	j.alone, j.commOff = l.alone, l.commOff
-	if s.cfg.Policy != Ideal {
-		j.netRoutes = s.netRoutes(j)
-	}
+	j.net = s.netFlows(j)
 	j.start = s.now
 	if j.first < 0 {
 		j.first = s.now
@@ -746,19 +753,43 @@ func (s *sim) assign(j *jobRun, a alloc) error {
 	return nil
 }
 
-// netRoutes returns j's routes (placed) as the network sees them: without
-// the links that only j's current step can cross and that its crossings
-// leave quiet (fluid.Quiet). Routes go up to a switch and back down (see
-// the topology package), so a link at a server carries only routes from
-// or to that server: one at a server all of whose GPUs are j's carries
-// j's flows alone, one step's at a time. Most steps cross a server's own
-// links at most at its NIC's rate, so most of those links drop out of the
-// network's work. A step with none dropped keeps its routes. The other
-// fillings (ORRERY_FLUID) see every link: legacy's rates depend, in their
-// last bits, on every link, and the references stay as they were.
-func (s *sim) netRoutes(j *jobRun) [][][]int {
-	if allLinks || !s.net.Incremental() {
-		return j.routes
+// netFlow is flows of a step as the network sees them: links, and how many
+// of the step's consecutive flows it stands for, each listing the links
+// once more.
+type netFlow struct {
+	links []int
+	n     int
+}
+
+// netFlows returns j's steps' flows (placed) as the network sees them.
+//
+// Their routes drop the links that only j's current step can cross and
+// that its crossings leave quiet (fluid.Quiet). Routes go up to a switch
+// and back down (see the topology package), so a link at a server carries
+// only routes from or to that server: one at a server all of whose GPUs
+// are j's carries j's flows alone, one step's at a time. Most steps cross
+// a server's own links at most at its NIC's rate, so most of those links
+// drop out of the network's work.
+//
+// Then consecutive flows on the same links are one: the filling freezes
+// flows of one peak on the same links together, so n of them are one flow
+// crossing each link n times (n connections at its rate), and their
+// crossings add their peaks to each link's load one after the other in
+// both. Each of them has the same bits and rate, so the same bits left and
+// sent at every instant; sums take each one's share in turn.
+//
+// Under Ideal, and in the other fillings (ORRERY_FLUID), every flow of a
+// step is seen with every link: legacy's rates depend, in their last
+// bits, on every link and flow, and the references stay as they were.
+func (s *sim) netFlows(j *jobRun) [][]netFlow {
+	out := make([][]netFlow, len(j.routes))
+	if allLinks || s.cfg.Policy == Ideal || !s.net.Incremental() {
+		for i, flows := range j.routes {
+			for _, r := range flows {
+				out[i] = append(out[i], netFlow{r, 1})
+			}
+		}
+		return out
 	}
 	links, servers := s.topo.Links, s.topo.Servers
 	if len(s.owned) < servers {
@@ -768,7 +799,6 @@ func (s *sim) netRoutes(j *jobRun) [][][]int {
 	for i, srv := range j.place.servers {
 		own[srv] = j.place.gpus[i] == s.cfg.GPUsPerServer
 	}
-	out := make([][][]int, len(j.routes))
 	for i, flows := range j.routes {
 		for _, r := range flows {
 			for _, l := range r {
@@ -780,16 +810,21 @@ func (s *sim) netRoutes(j *jobRun) [][][]int {
 			a, b := links[l].From, links[l].To
 			return (a < servers && own[a] || b < servers && own[b]) && fluid.Quiet(s.capacity[l], peak, int(count[l]))
 		}
-		out[i] = flows // shared until a flow drops a link
-		copied := false
-		for k, r := range flows {
-			if !slices.ContainsFunc(r, drop) {
+		var last []int // the last netFlow's links, once
+		for _, r := range flows {
+			if slices.ContainsFunc(r, drop) {
+				r = slices.DeleteFunc(slices.Clone(r), drop)
+			}
+			if k := len(out[i]) - 1; k >= 0 && slices.Equal(last, r) {
+				out[i][k].n++
 				continue
 			}
-			if !copied {
-				out[i], copied = slices.Clone(flows), true
+			out[i], last = append(out[i], netFlow{r, 1}), r
+		}
+		for k, nf := range out[i] {
+			if nf.n > 1 && len(nf.links) > 0 {
+				out[i][k].links = slices.Repeat(nf.links, nf.n)
 			}
-			out[i][k] = slices.DeleteFunc(slices.Clone(r), drop)
 		}
 		for _, r := range flows {
 			for _, l := range r {
@@ -871,7 +906,7 @@ func (s *sim) enterStep(j *jobRun) {
 			}
 			continue
 		}
-		flows := j.routes[j.step]
+		flows := j.net[j.step]
 		if st.Bits == 0 || len(flows) == 0 {
 			continue
 		}
@@ -882,13 +917,13 @@ func (s *sim) enterStep(j *jobRun) {
 		// Its last step's flows are all retired: nothing points into
 		// j.flows, which is reused.
 		j.flows = j.flows[:0]
-		for _, links := range flows {
-			j.flows = append(j.flows, flowRun{job: j, links: links, peak: st.Peak, rem: st.Bits, id: -1, hpos: -1})
+		for _, nf := range flows {
+			j.flows = append(j.flows, flowRun{job: j, links: nf.links, n: nf.n, peak: st.Peak, rem: st.Bits, id: -1, hpos: -1})
 		}
 		for i := range j.flows {
 			f := &j.flows[i]
 			if s.cfg.Policy != Ideal {
-				f.id = s.net.Add(j.netRoutes[j.step][i], f.peak)
+				f.id = s.net.Add(f.links, f.peak)
 				if f.id >= 0 {
 					for int(f.id) >= len(s.byID) {
 						s.byID = append(s.byID, nil)
