@@ -920,9 +920,18 @@ func (s *sim) enterStep(j *jobRun) {
 		for _, nf := range flows {
 			j.flows = append(j.flows, flowRun{job: j, links: nf.links, n: nf.n, peak: st.Peak, rem: st.Bits, id: -1, hpos: -1})
 		}
+		j.commAt, j.synced = int32(len(s.comm)), len(s.dts)
+		s.comm = append(s.comm, j)
 		for i := range j.flows {
 			f := &j.flows[i]
-			if s.cfg.Policy != Ideal {
+			switch {
+			case s.cfg.Policy == Ideal:
+			case len(f.links) == 0 && f.peak > 0 && !math.IsInf(f.peak, 1):
+				// No link left (netFlows): the network would give it
+				// its peak and no mark, now and until it ends.
+				f.rate = f.peak
+				s.anchor(f)
+			default:
 				f.id = s.net.Add(f.links, f.peak)
 				if f.id >= 0 {
 					for int(f.id) >= len(s.byID) {
@@ -932,8 +941,6 @@ func (s *sim) enterStep(j *jobRun) {
 				}
 			}
 		}
-		j.commAt, j.synced = int32(len(s.comm)), len(s.dts)
-		s.comm = append(s.comm, j)
 		s.live += len(flows)
 		j.st, j.pending = communicating, len(flows)
 		s.dirty = true
