@@ -154,13 +154,14 @@ type sim struct {
 	holes int // nils in comm
 	// The intervals advance passed, in seconds, since the log began: a
 	// job communicating takes them when it syncs (see sync).
-	dts    []float64
-	live   int       // flows not retired
-	ending []*jobRun // scratch of finishFlows
-	ready  []*jobRun // scratch of process
-	dirty  bool
-	owned  []bool  // scratch of netFlows, per server
-	count  []int32 // scratch of netFlows, per link
+	dts     []float64
+	live    int       // flows not retired
+	ending  []*jobRun // scratch of finishFlows
+	ready   []*jobRun // scratch of process
+	actives []*jobRun // scratch of active
+	dirty   bool
+	owned   []bool  // scratch of netFlows, per server
+	count   []int32 // scratch of netFlows, per link
 
 	net         fluid.Network // the flows sharing the network (not under Ideal)
 	byID        []*flowRun    // the flows in net, by ID
