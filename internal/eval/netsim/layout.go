@@ -47,7 +47,9 @@ func (s *sim) layout(m workload.Model, batch int, servers []int) (layout, error)
 
 // route sets the flows of every communication step: a ring is one
 // lock-step flow over all of its hops, a chain and an all-to-all one flow
-// per connection, within each of the step's groups.
+// per connection, within each of the step's groups. Steps of the same
+// pattern over the same groups (a model's repeated phases) share their
+// flows, which nothing changes.
 func (s *sim) route(l *layout, servers []int) error {
 	var all []int
 	route := func(a, b int) ([]int, error) {
@@ -61,6 +63,12 @@ func (s *sim) route(l *layout, servers []int) error {
 	l.routes = make([][][]int, len(l.steps))
 	for i, st := range l.steps {
 		if st.Pattern == workload.Compute || st.Bits == 0 {
+			continue
+		}
+		if k := slices.IndexFunc(l.steps[:i], func(o workload.Step) bool {
+			return o.Pattern == st.Pattern && o.Bits != 0 && slices.EqualFunc(o.Groups, st.Groups, slices.Equal)
+		}); k >= 0 {
+			l.routes[i] = l.routes[k]
 			continue
 		}
 		groups := st.Groups
