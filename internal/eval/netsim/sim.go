@@ -398,18 +398,23 @@ func (s *sim) sync(j *jobRun) {
 	}
 	j.synced = len(s.dts)
 	sent, marked := j.sentBits, j.markedBits
-	if fl := j.flows; len(fl) == 1 && !fl[0].done { // a ring: in registers
+	if fl := j.flows; len(fl) == 1 && fl[0].n == 1 && !fl[0].done { // a ring: in registers
 		f := &fl[0]
-		rate, rem, fsent, mk := f.rate, f.rem, f.sent, f.marked
-		for _, dt := range dts {
-			x := float64(rate * dt)
-			rem -= x
-			fsent += x
-			for range f.n { // each of its flows' share
+		rate, rem, fsent := f.rate, f.rem, f.sent
+		if f.marked {
+			for _, dt := range dts {
+				x := float64(rate * dt)
+				rem -= x
+				fsent += x
 				sent += x
-				if mk {
-					marked += x
-				}
+				marked += x
+			}
+		} else {
+			for _, dt := range dts {
+				x := float64(rate * dt)
+				rem -= x
+				fsent += x
+				sent += x
 			}
 		}
 		f.rem, f.sent = rem, fsent
@@ -423,9 +428,11 @@ func (s *sim) sync(j *jobRun) {
 				x := float64(f.rate * dt)
 				f.rem -= x
 				f.sent += x
-				for range f.n {
+				for range f.n { // each of its flows' share
 					sent += x
-					if f.marked {
+				}
+				if f.marked {
+					for range f.n {
 						marked += x
 					}
 				}
