@@ -15,16 +15,16 @@ import (
 // adjacency is the Network's. The rounds are those of the package doc, in
 // the same arithmetic as the filler's, so the rates are its, bit for bit.
 
-// fillComponent fills the component of flows q on hot links ls, lists
-// the flows in chg and writes their rates.
+// fillComponent fills the component of flows q on hot links ls, writes
+// their rates and lists in chg those whose rate changed.
 func (n *Network) fillComponent(q, ls []int32) {
 	for _, l := range ls {
 		L := &n.ln[l]
 		L.frozen, L.un, L.m, L.sat = 0, int32(len(L.cross)), 0, false
 		L.key = share(L.capacity, 0, L.un)
 	}
-	// One pass readies the flows: each unfrozen, listed, and, with a
-	// finite peak, in byPeak, counted by its peak's rank (sortByPeak).
+	// One pass readies the flows: each unfrozen and, with a finite peak,
+	// in byPeak, counted by its peak's rank (sortByPeak).
 	counted := len(n.peakVals) <= maxRanks
 	if counted && n.ranksStale {
 		n.rank()
@@ -35,7 +35,6 @@ func (n *Network) fillComponent(q, ls []int32) {
 	for _, g := range q {
 		F := &n.fl[g]
 		F.done = false
-		n.note(FlowID(g))
 		if F.pk >= 0 {
 			b = append(b, g)
 			if counted {
@@ -233,6 +232,12 @@ func (n *Network) peaks(next *int, level float64) int {
 func (n *Network) freeze(f FlowID, level float64) {
 	F := &n.fl[f]
 	F.done = true
+	// Most flows of a component filled again keep their rate: only the
+	// others, and new ones (their ID's last rate is another flow's), are
+	// listed.
+	if math.Float64bits(n.rate[f]) != math.Float64bits(level) || F.seq > n.solved {
+		n.note(f)
+	}
 	n.rate[f] = level
 	for _, l := range F.hotOf {
 		L := &n.ln[l]

@@ -40,12 +40,13 @@ type Network struct {
 	allOK    bool  // every capacity is a positive finite number
 	err      error // of an Add, returned by the next Solve
 
-	fl    []flowState // per flow ID
-	rate  []float64   // per flow ID, as of the last Solve
-	free  []FlowID
-	added uint64   // flows added so far
-	live  []FlowID // in order of addition (from scratch only)
-	ln    []linkState
+	fl     []flowState // per flow ID
+	rate   []float64   // per flow ID, as of the last Solve
+	free   []FlowID
+	added  uint64   // flows added so far
+	solved uint64   // flows added before the last Solve
+	live   []FlowID // in order of addition (from scratch only)
+	ln     []linkState
 
 	chg    []FlowID // flows whose rate or mark the last Solve may have changed
 	dirty  []int32  // links whose crossings changed since the last Solve
@@ -129,7 +130,7 @@ func (n *Network) Reset(capacity []float64) {
 	n.err = nil
 	n.fl, n.rate = n.fl[:0], n.rate[:0]
 	n.chg = n.chg[:0]
-	n.free, n.live, n.added = n.free[:0], n.live[:0], 0
+	n.free, n.live, n.added, n.solved = n.free[:0], n.live[:0], 0, 0
 	n.ln = grow(n.ln, len(capacity))
 	n.allOK = true
 	for l, c := range capacity {
@@ -386,6 +387,7 @@ func (n *Network) Solve() error {
 		n.ln[l].changed = false
 	}
 	n.dirty, n.fresh = n.dirty[:0], n.fresh[:0]
+	n.solved = n.added
 	if observe != nil {
 		n.show()
 	}
