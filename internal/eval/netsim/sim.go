@@ -750,6 +750,13 @@ func (s *sim) assign(j *jobRun, a alloc) error {
 	j.place, j.steps, j.routes, j.links, j.prof, j.linkProf = a, l.steps, l.routes, l.links, l.prof, l.linkProf
 	j.alone, j.commOff = l.alone, l.commOff
 	j.net = s.netFlows(j)
+	most := 0
+	for _, flows := range j.net {
+		most = max(most, len(flows))
+	}
+	if cap(j.flows) < most { // its flows' room at once, not by appends
+		j.flows = make([]flowRun, 0, most)
+	}
 	j.start = s.now
 	if j.first < 0 {
 		j.first = s.now
