@@ -547,7 +547,7 @@ func (s *sim) flushTimers() {
 			s.timerFix(int(j.tpos))
 		case j.tpos >= 0:
 			i, last := int(j.tpos), len(s.timers)-1
-			s.timerSwap(i, last)
+			s.timers[i] = s.timers[last]
 			s.timers[last] = nil
 			s.timers = s.timers[:last]
 			j.tpos = -1
@@ -576,37 +576,36 @@ func (s *sim) due(ready []*jobRun) []*jobRun {
 	return ready
 }
 
-func (s *sim) timerSwap(i, j int) {
-	h := s.timers
-	h[i], h[j] = h[j], h[i]
-	h[i].tpos, h[j].tpos = int32(i), int32(j)
-}
-
-// timerFix restores the heap order of timers around i.
+// timerFix restores the heap order of timers around i, moving timers[i]
+// up or down as byLow's fix does.
 func (s *sim) timerFix(i int) {
 	h := s.timers
+	j := h[i]
 	for i > 0 {
 		p := (i - 1) / 2
-		if h[p].until <= h[i].until {
+		if h[p].until <= j.until {
 			break
 		}
-		s.timerSwap(i, p)
+		h[i] = h[p]
+		h[i].tpos = int32(i)
 		i = p
 	}
 	for {
 		c := 2*i + 1
 		if c >= len(h) {
-			return
+			break
 		}
 		if c+1 < len(h) && h[c+1].until < h[c].until {
 			c++
 		}
-		if h[i].until <= h[c].until {
-			return
+		if j.until <= h[c].until {
+			break
 		}
-		s.timerSwap(i, c)
+		h[i] = h[c]
+		h[i].tpos = int32(i)
 		i = c
 	}
+	h[i], j.tpos = j, int32(i)
 }
 
 // finishFlows retires the flows that finish now, appending to ready the
@@ -1147,7 +1146,7 @@ func (s *sim) drop(f *flowRun) {
 		return
 	}
 	last := len(s.byLow) - 1
-	s.swapLow(i, last)
+	s.byLow[i] = s.byLow[last]
 	s.byLow[last] = nil
 	s.byLow = s.byLow[:last]
 	f.hpos = -1
@@ -1156,42 +1155,48 @@ func (s *sim) drop(f *flowRun) {
 	}
 }
 
-// The heap byLow, least low first.
+// The heap byLow, least low first. A flow moving up or down leaves a hole
+// that the flows it passes fill, one write each (a swap writes two, each a
+// pointer the collector may have to see).
 
-func (s *sim) swapLow(i, j int) {
+// up moves byLow[i] up to its place and returns it.
+func (s *sim) up(i int) int {
 	h := s.byLow
-	h[i], h[j] = h[j], h[i]
-	h[i].hpos, h[j].hpos = int32(i), int32(j)
-}
-
-func (s *sim) up(i int) {
+	f := h[i]
 	for i > 0 {
 		p := (i - 1) / 2
-		if s.byLow[p].low <= s.byLow[i].low {
-			return
+		if h[p].low <= f.low {
+			break
 		}
-		s.swapLow(i, p)
+		h[i] = h[p]
+		h[i].hpos = int32(i)
 		i = p
 	}
+	h[i], f.hpos = f, int32(i)
+	return i
 }
 
+// fix moves byLow[i] up or down to its place.
 func (s *sim) fix(i int) {
-	s.up(i)
+	i = s.up(i)
 	h := s.byLow
+	f := h[i]
 	for {
 		c := 2*i + 1
 		if c >= len(h) {
-			return
+			break
 		}
 		if c+1 < len(h) && h[c+1].low < h[c].low {
 			c++
 		}
-		if h[i].low <= h[c].low {
-			return
+		if f.low <= h[c].low {
+			break
 		}
-		s.swapLow(i, c)
+		h[i] = h[c]
+		h[i].hpos = int32(i)
 		i = c
 	}
+	h[i], f.hpos = f, int32(i)
 }
 
 // solve sets the rates of flows sharing the network from scratch, and adds
