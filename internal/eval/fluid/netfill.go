@@ -117,38 +117,42 @@ func (n *Network) rank() {
 }
 
 // scanRounds fills by scanning the links every round (filler.scan); left
-// flows are unfrozen. ls is consumed.
+// flows are unfrozen. ls is consumed. The scan, in locals with room for
+// every link, calls nothing (no append) that would make it spill them.
 func (n *Network) scanRounds(left int, act []int32) {
+	ln, mins := n.ln, grow(n.mins, len(act))
 	next := 0 // into byPeak
 	for left > 0 {
-		// The least share, and the links that have it: the ones that
-		// saturate if it is the level (no link's share is below it).
+		// The least share, and the links that have it (mins[:m]): the
+		// ones that saturate if it is the level (no link's share is
+		// below it).
 		least := math.Inf(1)
-		mins := n.mins[:0]
-		k := 0
+		k, m := 0, 0
 		for _, l := range act {
-			L := &n.ln[l]
+			L := &ln[l]
 			if L.un == 0 {
 				continue
 			}
 			act[k] = l
 			k++
 			if L.key < least {
-				least, mins = L.key, append(mins[:0], l)
+				least, mins[0], m = L.key, l, 1
 			} else if L.key == least {
-				mins = append(mins, l)
+				mins[m] = l
+				m++
 			}
 		}
-		act, n.mins = act[:k], mins
+		act = act[:k]
 		level := n.peakLevel(&next, least)
 		if level == least {
-			for _, l := range mins {
+			for _, l := range mins[:m] {
 				left -= n.saturate(l, level)
 			}
 		}
 		left -= n.peaks(&next, level)
 		n.apply(level, false)
 	}
+	n.mins = mins
 }
 
 // heapRounds fills with the links' shares in a heap (filler.run).
