@@ -62,7 +62,7 @@
 // bound above), so it changes only when the link's own flows do. It fills
 // a component in place, the rounds running on its own records of the
 // flows and links that the walk finding the component lists; there, as in
-// a Solver, a component of at most 48 hot links takes each round's level
+// a Solver, a component of at most 96 hot links takes each round's level
 // from a scan of them rather than from a heap (the same rounds either way).
 //
 // The environment variable ORRERY_FLUID, read once at program start, selects

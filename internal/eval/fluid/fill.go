@@ -155,7 +155,7 @@ func (w *filler) run(dst []float64, fs []int32) {
 // every round (a few dozen instructions a link) rather than keeping their
 // shares in a heap; the rounds are the same, so are the rates. A variable
 // for the tests, which run both ways.
-var scanLinks = 48
+var scanLinks = 96
 
 // scan is run's rounds without the heap: act holds the links with
 // unfrozen connections, and each round's level is the least of their

@@ -272,6 +272,7 @@ func TestOffered(t *testing.T) {
 // by counting or not, plays no part either.
 func TestFillPaths(t *testing.T) {
 	defer func(v, r int) { scanLinks, maxRanks = v, r }(scanLinks, maxRanks)
+	scan := scanLinks
 	t.Run("heap", func(t *testing.T) {
 		scanLinks = 0
 		TestModesAgree(t)
@@ -280,7 +281,7 @@ func TestFillPaths(t *testing.T) {
 		TestRatesHandComputed(t)
 	})
 	t.Run("sorted", func(t *testing.T) {
-		scanLinks, maxRanks = 48, 0
+		scanLinks, maxRanks = scan, 0
 		TestNetworkMatchesScratch(t)
 	})
 }
