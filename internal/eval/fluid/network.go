@@ -85,11 +85,10 @@ type flowState struct {
 	links []int
 	peak  float64
 	seq   uint64  // order of addition; 0 for a free ID
-	hotOf []int32 // the hot links it crosses, once per crossing, unless stale
+	hotOf []int32 // the hot links it crosses, once per crossing
 	overN int32   // crossings of links offered past their capacity
 	seen  uint32  // stamp of the Solve that reached it
 	noted uint32  // stamp of the Solve that listed it in chg
-	stale bool    // a link it crosses changed heat since hotOf was listed
 	done  bool    // frozen, in the component being filled
 	pk    int32   // its peak's index in peakVals, -1 for +Inf
 }
@@ -163,7 +162,7 @@ func (n *Network) Add(links []int, peak float64) FlowID {
 	}
 	n.added++
 	f := &n.fl[id]
-	*f = flowState{links: links, peak: peak, seq: n.added, hotOf: f.hotOf[:0], seen: f.seen, noted: f.noted, stale: true, pk: -1}
+	*f = flowState{links: links, peak: peak, seq: n.added, hotOf: f.hotOf[:0], seen: f.seen, noted: f.noted, pk: -1}
 	if !math.IsInf(peak, 1) {
 		f.pk = n.peakIndex(peak)
 	}
@@ -173,8 +172,7 @@ func (n *Network) Add(links []int, peak float64) FlowID {
 	}
 	n.fresh = append(n.fresh, id)
 	// Its hot links as they are now: relinking a link whose heat changes
-	// marks its flows stale, this one with them.
-	f.stale = false
+	// lists it in its flows' hotOf, or takes it out, this one's with them.
 	for _, l := range links {
 		L := &n.ln[l]
 		L.cross = append(L.cross, id)
@@ -442,9 +440,14 @@ func (n *Network) relink(l int32) {
 		n.seeds = append(n.seeds, l)
 	}
 	L.moved = false
-	if h != L.hot {
+	if h != L.hot { // once per crossing, as Add lists it
 		for _, f := range c {
-			n.fl[f].stale = true
+			F := &n.fl[f]
+			if h {
+				F.hotOf = append(F.hotOf, l)
+			} else {
+				F.hotOf = deleteLink(F.hotOf, l)
+			}
 		}
 	}
 	L.hot = h
@@ -510,9 +513,6 @@ func deleteLink(s []int32, l int32) []int32 {
 // sends at its peak.
 func (n *Network) component(f FlowID) {
 	fs := &n.fl[f]
-	if fs.stale {
-		n.listHot(fs)
-	}
 	if len(fs.hotOf) == 0 { // most new flows, in a NIC-limited fabric
 		fs.seen = n.stamp
 		n.note(f)
@@ -525,9 +525,6 @@ func (n *Network) component(f FlowID) {
 	q = append(q, int32(f))
 	for i := 0; i < len(q); i++ {
 		g := &n.fl[q[i]]
-		if g.stale {
-			n.listHot(g)
-		}
 		for _, l := range g.hotOf {
 			L := &n.ln[l]
 			if L.linkAt == stamp {
@@ -545,17 +542,6 @@ func (n *Network) component(f FlowID) {
 	}
 	n.queue, n.comp = q, ls
 	n.fillComponent(q, ls)
-}
-
-// listHot lists the hot links flow f crosses.
-func (n *Network) listHot(f *flowState) {
-	h := f.hotOf[:0]
-	for _, l := range f.links {
-		if n.ln[l].hot {
-			h = append(h, int32(l))
-		}
-	}
-	f.hotOf, f.stale = h, false
 }
 
 // solveAll solves every flow with a Solver, in order of addition, and
