@@ -207,6 +207,7 @@ func (n *Network) saturate(l int32, level float64) int {
 	for _, f := range n.ln[l].cross {
 		if !n.fl[f].done {
 			n.freeze(f, level)
+			n.hitLinks(f)
 			k++
 		}
 	}
@@ -225,6 +226,7 @@ func (n *Network) peaks(next *int, level float64) int {
 				break
 			}
 			n.freeze(FlowID(b[i]), level)
+			n.hitLinks(FlowID(b[i]))
 			k++
 		}
 	}
@@ -232,7 +234,7 @@ func (n *Network) peaks(next *int, level float64) int {
 	return k
 }
 
-// freeze freezes flow f at level.
+// freeze freezes flow f at level (see hitLinks).
 func (n *Network) freeze(f FlowID, level float64) {
 	F := &n.fl[f]
 	F.done = true
@@ -243,7 +245,12 @@ func (n *Network) freeze(f FlowID, level float64) {
 		n.note(f)
 	}
 	n.rate[f] = level
-	for _, l := range F.hotOf {
+}
+
+// hitLinks counts frozen flow f's connections on the links it crosses.
+// (Apart from freeze, so that each is inlined.)
+func (n *Network) hitLinks(f FlowID) {
+	for _, l := range n.fl[f].hotOf {
 		L := &n.ln[l]
 		if L.m == 0 {
 			n.hit = append(n.hit, l)
