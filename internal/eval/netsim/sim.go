@@ -31,6 +31,11 @@ const horizon = int64(1e18)
 // rates compute every flow's finish (nearest's reference).
 var everyFinish bool
 
+// scanTimers, set only by this package's tests, makes nextEvent and
+// process find the step and slot timers by scanning every running job:
+// the reference the timers heap is tested against.
+var scanTimers bool
+
 // syncEvery, set only by this package's tests, makes every job sync at
 // every advance: the reference lazy syncing is tested against.
 var syncEvery bool
@@ -102,6 +107,7 @@ type jobRun struct {
 	iter      int
 	step      int
 	until     int64     // waiting or computing: the end of the wait or the step
+	tkey      int64     // until as sim.timers orders it: set when flushTimers places it
 	tpos      int32     // in sim.timers, -1 if not there
 	tdirty    bool      // listed in sim.tdirty
 	pending   int       // its flowRuns not yet retired
@@ -171,7 +177,7 @@ type sim struct {
 	stack       []int32       // scratch of nearest
 	minFinish   int64         // the flows' earliest finish, as of the last updateRates
 	timerAt     int64         // the running jobs' earliest step or slot timer (nextEvent)
-	timers      []*jobRun     // the jobs waiting or computing, a heap by until
+	timers      []*jobRun     // the jobs waiting or computing, a heap by tkey
 	tdirty      []*jobRun     // jobs whose state or until may have changed since nextEvent
 	scheduleAt  int64         // nextSchedule (nextEvent)
 	leasesMoved bool          // the running jobs or their leases may have changed since nextEvent
@@ -337,7 +343,15 @@ func (s *sim) nextEvent() int64 {
 	s.flushTimers()
 	timer := int64(never)
 	if len(s.timers) > 0 {
-		timer = s.timers[0].until
+		timer = s.timers[0].tkey
+	}
+	if scanTimers {
+		timer = never
+		for _, j := range s.running {
+			if j.st == waiting || j.st == computing {
+				timer = min(timer, j.until)
+			}
+		}
 	}
 	s.timerAt = timer
 	if s.leasesMoved || s.cfg.Scheduler != Themis {
@@ -475,7 +489,15 @@ func (s *sim) leave(j *jobRun) {
 // scheduler and placements; then drift sampling; then new rates.
 func (s *sim) process() error {
 	ready := s.finishFlows(s.ready[:0]) // jobs whose step ends now
-	if s.timerAt <= s.now {
+	switch {
+	case s.timerAt > s.now:
+	case scanTimers:
+		for _, j := range s.running {
+			if (j.st == waiting || j.st == computing) && j.until <= s.now {
+				ready = append(ready, j)
+			}
+		}
+	default:
 		ready = s.due(ready)
 	}
 	slices.SortFunc(ready, func(a, b *jobRun) int { return a.idx - b.idx })
@@ -534,16 +556,22 @@ func (s *sim) touchTimer(j *jobRun) {
 	}
 }
 
-// flushTimers brings timers up to date with the jobs touched.
+// flushTimers brings timers up to date with the jobs touched. The heap
+// orders by tkey, which changes only here, one job at a time: each fix
+// then starts from a heap whose every other entry is in order. (Ordered by
+// until, which several touched jobs change between flushes, a fix could
+// start from a heap with other entries out of order and leave it so: a due
+// timer was missed, and its job woke at a later event.)
 func (s *sim) flushTimers() {
 	for _, j := range s.tdirty {
 		j.tdirty = false
 		switch in := j.st == waiting || j.st == computing; {
 		case in && j.tpos < 0:
-			j.tpos = int32(len(s.timers))
+			j.tpos, j.tkey = int32(len(s.timers)), j.until
 			s.timers = append(s.timers, j)
 			s.timerFix(int(j.tpos))
 		case in:
+			j.tkey = j.until
 			s.timerFix(int(j.tpos))
 		case j.tpos >= 0:
 			i, last := int(j.tpos), len(s.timers)-1
@@ -567,7 +595,7 @@ func (s *sim) due(ready []*jobRun) []*jobRun {
 	for len(st) > 0 {
 		i := st[len(st)-1]
 		st = st[:len(st)-1]
-		if int(i) < len(s.timers) && s.timers[i].until <= s.now {
+		if int(i) < len(s.timers) && s.timers[i].tkey <= s.now {
 			ready = append(ready, s.timers[i])
 			st = append(st, 2*i+1, 2*i+2)
 		}
@@ -583,7 +611,7 @@ func (s *sim) timerFix(i int) {
 	j := h[i]
 	for i > 0 {
 		p := (i - 1) / 2
-		if h[p].until <= j.until {
+		if h[p].tkey <= j.tkey {
 			break
 		}
 		h[i] = h[p]
@@ -595,10 +623,10 @@ func (s *sim) timerFix(i int) {
 		if c >= len(h) {
 			break
 		}
-		if c+1 < len(h) && h[c+1].until < h[c].until {
+		if c+1 < len(h) && h[c+1].tkey < h[c].tkey {
 			c++
 		}
-		if j.until <= h[c].until {
+		if j.tkey <= h[c].tkey {
 			break
 		}
 		h[i] = h[c]
