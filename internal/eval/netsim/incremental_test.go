@@ -120,14 +120,21 @@ func TestTimersMatchScan(t *testing.T) {
 		}
 		cfgs = append(cfgs, Config{Topology: topology.Paper(), Jobs: jobs, Policy: CassiniPlacement, Seed: 1 + seed})
 	}
+	matchReference(t, cfgs, &scanTimers, "the timers heap differs from a scan (-scan +heap)")
+}
+
+// matchReference runs each of cfgs with *ref set (the reference) and not,
+// and fails with msg where the Results differ.
+func matchReference(t *testing.T, cfgs []Config, ref *bool, msg string) {
+	t.Helper()
 	for i, cfg := range cfgs {
 		t.Run(fmt.Sprintf("%d-%v-%v", i, cfg.Policy, cfg.Scheduler), func(t *testing.T) {
-			scanTimers = true
+			*ref = true
 			want := run(t, cfg)
-			scanTimers = false
+			*ref = false
 			got := run(t, cfg)
 			if d := cmp.Diff(want, got); d != "" {
-				t.Fatalf("the timers heap differs from a scan (-scan +heap):\n%s", d)
+				t.Fatalf("%s:\n%s", msg, d)
 			}
 		})
 	}
@@ -153,17 +160,7 @@ func TestNetFlowsMatchAllLinks(t *testing.T) {
 		cfgs = append(cfgs, Config{Topology: slow, GPUsPerServer: gpus, Jobs: jobs, Policy: Baseline, Noise: loadNoise(t, workload.Both), Seed: 1})
 	}
 	cfgs = append(cfgs, cutConfigs(t)...)
-	for i, cfg := range cfgs {
-		t.Run(fmt.Sprintf("%d-%v-%v", i, cfg.Policy, cfg.Scheduler), func(t *testing.T) {
-			allLinks = true
-			want := run(t, cfg)
-			allLinks = false
-			got := run(t, cfg)
-			if d := cmp.Diff(want, got); d != "" {
-				t.Fatalf("the network's flows differ from every flow on every link (-all +net):\n%s", d)
-			}
-		})
-	}
+	matchReference(t, cfgs, &allLinks, "the network's flows differ from every flow on every link (-all +net)")
 }
 
 // cutConfigs are traces whose jobs are preempted while they communicate
