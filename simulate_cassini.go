@@ -629,7 +629,7 @@ type CassiniRun struct {
 	P50IterMs         float64 `json:"p50_iter_ms"`
 	P90IterMs         float64 `json:"p90_iter_ms"`
 	P99IterMs         float64 `json:"p99_iter_ms"`
-	MeanSlowdown      float64 `json:"mean_slowdown"` // iteration time / the job's uncontended one
+	MeanSlowdown      float64 `json:"mean_slowdown"` // iteration time / its uncontended time on its placement
 	P99Slowdown       float64 `json:"p99_slowdown"`
 	ExcessGbit        float64 `json:"excess_gbit"` // traffic offered above capacity, summed over links
 	MarkedMbitPerIter float64 `json:"marked_mbit_per_iter"`
@@ -659,7 +659,7 @@ type CassiniRun struct {
 	Models []CassiniModel `json:"models"`
 
 	IterMs    []float64 `json:"-"` // every iteration, for plots
-	Slowdowns []float64 `json:"-"` // every iteration / its job's uncontended one
+	Slowdowns []float64 `json:"-"` // every iteration / its uncontended time where it ran
 }
 
 // CassiniModel is one model's jobs in a run (or, in an arm, the mean
@@ -740,10 +740,10 @@ func modelResults(r netsim.Result) []CassiniModel {
 		a.jobs++
 		a.iterations += j.Iterations
 		a.markedGbit += j.MarkedGbit
-		for _, x := range r.IterMs[k : k+j.Iterations] {
+		for i, x := range r.IterMs[k : k+j.Iterations] {
 			a.ms = append(a.ms, x)
-			if j.Alone > 0 {
-				a.slow = append(a.slow, x/(float64(j.Alone)/1e6))
+			if alone := r.AloneMs[k+i]; alone > 0 {
+				a.slow = append(a.slow, x/alone)
 			}
 		}
 		k += j.Iterations

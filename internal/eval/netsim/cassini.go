@@ -853,6 +853,7 @@ func (s *sim) result() Result {
 		}
 		r.Jobs = append(r.Jobs, jr)
 		r.IterMs = append(r.IterMs, j.iterMs...)
+		r.AloneMs = append(r.AloneMs, j.iterAlone...)
 	}
 	if r.Rank.Rankings > r.Rank.AllDiscarded {
 		r.Rank.MeanBest /= float64(r.Rank.Rankings - r.Rank.AllDiscarded)

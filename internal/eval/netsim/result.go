@@ -36,7 +36,7 @@ type JobResult struct {
 	Arrival    time.Duration // when it arrived
 	Start, End time.Duration // first placed, finished (End 0 if it did not finish)
 	Iterations int           // iterations completed
-	Alone      time.Duration // its uncontended iteration time (no noise, no padding)
+	Alone      time.Duration // its uncontended iteration time where it ran last (no noise, no padding; see Result.AloneMs)
 	MeanIter   time.Duration // mean of its completed iterations
 	// Cassini: the period its agent padded to (0 if it never had one) and
 	// the agent's adjustments.
@@ -111,7 +111,11 @@ type Result struct {
 	// IterMs holds every completed iteration's time in milliseconds,
 	// start to start (so it includes an agent's padding), job by job.
 	IterMs []float64
-	Jobs   []JobResult
+	// AloneMs holds, in the order of IterMs, each iteration's uncontended
+	// time on the placement it ran on (a job a preemption moved has one
+	// per placement; JobResult.Alone is its last).
+	AloneMs []float64
+	Jobs    []JobResult
 
 	// ExcessGbit is the traffic offered above capacity, summed over links.
 	ExcessGbit float64
@@ -131,17 +135,14 @@ func (r Result) Mean() float64 { return Mean(r.IterMs) }
 // milliseconds (see [Percentile]).
 func (r Result) Percentile(p float64) float64 { return Percentile(r.IterMs, p) }
 
-// Slowdowns returns every completed iteration's time divided by its job's
-// uncontended iteration time, in the order of IterMs.
+// Slowdowns returns every completed iteration's time divided by its
+// uncontended time on the placement it ran on (AloneMs), in the order of
+// IterMs, leaving out iterations with no uncontended time.
 func (r Result) Slowdowns() []float64 {
 	out := make([]float64, 0, len(r.IterMs))
-	k := 0
-	for _, j := range r.Jobs {
-		for range j.Iterations {
-			if j.Alone > 0 {
-				out = append(out, r.IterMs[k]/(float64(j.Alone)/1e6))
-			}
-			k++
+	for k, ms := range r.IterMs {
+		if r.AloneMs[k] > 0 {
+			out = append(out, ms/r.AloneMs[k])
 		}
 	}
 	return out

@@ -128,7 +128,8 @@ type jobRun struct {
 	first     int64          // first placed (-1: never)
 	end       int64
 	iterMs    []float64
-	iterSum   float64 // of iterMs
+	iterSum   float64   // of iterMs
+	iterAlone []float64 // per iterMs: alone on the placement it ran on, ms
 
 	leaseEnd    int64   // Themis: when its lease expires
 	admitted    float64 // when a round policy admitted it, s
@@ -914,6 +915,9 @@ func (j *jobRun) record(now int64) {
 	ms := float64(now-j.iterStart) / 1e6
 	j.iterMs = append(j.iterMs, ms)
 	j.iterSum += ms
+	// A whole iteration runs on one placement: a preemption drops the one
+	// under way.
+	j.iterAlone = append(j.iterAlone, float64(j.alone)/1e6)
 }
 
 // leave takes j off its agent (and the agent off its group).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"slices"
 	"testing"
 	"time"
 
@@ -255,6 +256,37 @@ func TestHorizon(t *testing.T) {
 		s.overflow = false
 		if got := s.later(ns); got != horizon || !s.overflow {
 			t.Errorf("later(%v) = %d, overflow %v", ns, got, s.overflow)
+		}
+	}
+}
+
+// Without noise every Ideal iteration takes its job's uncontended time on
+// the placement it ran on, also for jobs that preemptions move between
+// placements of different uncontended times (4-GPU servers: a job on one
+// server or across two), so every slowdown is 1.
+func TestSlowdownPerPlacement(t *testing.T) {
+	clos, err := topology.New(topology.Spec{Pods: 2, ToRsPerPod: 2, ServersPerToR: 4, AggsPerPod: 2, Cores: 2, ServerGbps: 50, ToRGbps: 100, AggGbps: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs, err := workload.Generate(workload.Config{Jobs: 30, Load: 1, ClusterGPUs: 4 * clos.Servers, GPUsPerServer: 4, Seed: 2, MinIterations: 30, MaxIterations: 80})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, Config{Topology: clos, GPUsPerServer: 4, Jobs: jobs, Policy: Ideal, Lease: 2 * time.Second, Seed: 1})
+	moved, k := 0, 0
+	for _, j := range r.Jobs {
+		if slices.ContainsFunc(r.AloneMs[k:k+j.Iterations], func(a float64) bool { return a != r.AloneMs[k] }) {
+			moved++
+		}
+		k += j.Iterations
+	}
+	if moved == 0 {
+		t.Fatal("no job ran on placements of different uncontended times")
+	}
+	for i, s := range r.Slowdowns() {
+		if !near(s, 1, 1e-6) {
+			t.Fatalf("iteration %d: slowdown %v, want 1 (%d jobs moved)", i, s, moved)
 		}
 	}
 }
