@@ -62,7 +62,7 @@ func plotCassiniCDF(dir string, r orrery.CassiniReport) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	slow, err := cdfPanel(r, "slowdown: iteration time / the job's alone", func(p orrery.CassiniRun) []float64 { return p.Slowdowns },
+	slow, err := cdfPanel(r, "slowdown: iteration time / alone where it ran", func(p orrery.CassiniRun) []float64 { return p.Slowdowns },
 		func(p orrery.CassiniRun) string {
 			return fmt.Sprintf("%s: mean %.3f, p99 %.2f", p.Arm, p.MeanSlowdown, p.P99Slowdown)
 		})
