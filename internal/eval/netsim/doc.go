@@ -26,7 +26,18 @@
 // rounding while its rate stays, so an event computes it again only for
 // the flows whose rate changed or whose bound on that rounding reaches the
 // earliest finish: the finishes every later event reads are the ones that
-// computing every flow's at every event gives.
+// computing every flow's at every event gives. Three more shortcuts keep
+// the same bits, each tested against the plain rule it replaces (the
+// package's reference flags): the network does not see the links of a
+// server a job holds whole that its step leaves below capacity and cold,
+// nor consecutive flows of a step on the same links as more than one flow
+// crossing them n times; time passing is logged, and a job takes the
+// logged intervals, in the order advancing every flow would add them, only
+// when its flows or sums are read or changed; and the step and slot timers
+// are a heap, keyed when placed, rather than a scan of the running jobs.
+//
+// A slowdown is an iteration's time over the job's uncontended one on the
+// placement the iteration ran on (Result.AloneMs).
 //
 // Congestion is measured twice. ExcessGbit is the traffic offered above
 // capacity: on every link, the sum of the peak rates of the flows crossing
