@@ -129,7 +129,7 @@ func (c *classes) build(jb profile.Profile, period, mod int, b *buildScratch) {
 				b.vals[z] = demandAt(jb, r+z*mod)
 			}
 			b.tmp = sortDemands(b.vals, b.tmp)
-			c.appendClass(b.vals, nil)
+			c.appendClass(b.vals)
 			continue
 		}
 		sortPairs(b.runs)
@@ -173,23 +173,19 @@ func (c *classes) appendPairs(es []pairEntry) {
 	c.endClass(start, n)
 }
 
-// appendClass appends a class of ascending values, each with a count (1 if
-// counts is nil), merging equal values.
-func (c *classes) appendClass(vals []int32, counts []int64) {
+// appendClass appends a class of ascending values, one tick each, merging
+// equal values.
+func (c *classes) appendClass(vals []int32) {
 	start := len(c.val)
 	c.val = slices.Grow(c.val, len(vals))[:start+len(vals)]
 	c.cnt = slices.Grow(c.cnt, len(vals))[:start+len(vals)]
 	n := start
-	for i, v := range vals {
-		k := int64(1)
-		if counts != nil {
-			k = counts[i]
-		}
+	for _, v := range vals {
 		if n > start && c.val[n-1] == v {
-			c.cnt[n-1] += k
+			c.cnt[n-1]++
 			continue
 		}
-		c.val[n], c.cnt[n] = v, k
+		c.val[n], c.cnt[n] = v, 1
 		n++
 	}
 	c.endClass(start, n)

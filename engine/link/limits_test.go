@@ -155,7 +155,7 @@ func TestClassesBuild(t *testing.T) {
 				vals = append(vals, demandAt(jb, r+z*mod))
 			}
 			slices.Sort(vals)
-			want.appendClass(vals, nil)
+			want.appendClass(vals)
 		}
 		if diff := cmp.Diff(want, got, cmp.AllowUnexported(classes{})); diff != "" && !(size == 1 && sameSingle(want, got)) {
 			t.Fatalf("#%d: mod %d size %d: (-sorted +built)\n%s", iter, mod, size, diff)
