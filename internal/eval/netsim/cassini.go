@@ -809,9 +809,7 @@ func (s *sim) result() Result {
 		}
 		for i := range j.flows {
 			if f := &j.flows[i]; !f.done {
-				for range f.n {
-					sent += f.sent
-				}
+				sent = addShares(sent, f.sent, f.n)
 			}
 		}
 	}

@@ -385,9 +385,7 @@ func (s *sim) preempt(j *jobRun) {
 		s.sync(j)
 		for i := range j.flows {
 			if f := &j.flows[i]; !f.done {
-				for range f.n {
-					s.sentBits += f.sent
-				}
+				s.sentBits = addShares(s.sentBits, f.sent, f.n)
 				s.retire(f)
 			}
 		}

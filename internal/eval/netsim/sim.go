@@ -443,18 +443,24 @@ func (s *sim) sync(j *jobRun) {
 				x := float64(f.rate * dt)
 				f.rem -= x
 				f.sent += x
-				for range f.n { // each of its flows' share
-					sent += x
-				}
+				sent = addShares(sent, x, f.n)
 				if f.marked {
-					for range f.n {
-						marked += x
-					}
+					marked = addShares(marked, x, f.n)
 				}
 			}
 		}
 	}
 	j.sentBits, j.markedBits = sent, marked
+}
+
+// addShares returns sum plus x added n times, once for each of the flows a
+// flowRun stands for, in turn, as separate flows would add (n*x rounds
+// otherwise).
+func addShares(sum, x float64, n int) float64 {
+	for range n {
+		sum += x
+	}
+	return sum
 }
 
 // syncAll syncs every job communicating.
@@ -669,9 +675,7 @@ func (s *sim) finishFlows(ready []*jobRun) []*jobRun {
 		for i := range j.flows {
 			if f := &j.flows[i]; f.ending {
 				f.ending = false
-				for range f.n {
-					s.sentBits += f.sent
-				}
+				s.sentBits = addShares(s.sentBits, f.sent, f.n)
 				j.pending--
 				s.retire(f)
 			}
