@@ -129,12 +129,24 @@ func (c *classes) build(jb profile.Profile, period, mod int, b *buildScratch) {
 				b.vals[z] = demandAt(jb, r+z*mod)
 			}
 			b.tmp = sortDemands(b.vals, b.tmp)
-			c.appendClass(b.vals)
-			continue
+			b.runs = runsOf(b.runs[:0], b.vals)
+		} else {
+			sortPairs(b.runs)
 		}
-		sortPairs(b.runs)
 		c.appendPairs(b.runs) // merges equal demands
 	}
+}
+
+// runsOf appends to dst the runs of equal values of vals, one tick each.
+func runsOf(dst []pairEntry, vals []int32) []pairEntry {
+	for _, v := range vals {
+		if n := len(dst); n > 0 && dst[n-1].v == v {
+			dst[n-1].n++
+			continue
+		}
+		dst = append(dst, pairEntry{v, 1})
+	}
+	return dst
 }
 
 // sortPairs sorts entries by demand: by insertion when they are the few a
@@ -168,24 +180,6 @@ func (c *classes) appendPairs(es []pairEntry) {
 			continue
 		}
 		c.val[n], c.cnt[n] = e.v, e.n
-		n++
-	}
-	c.endClass(start, n)
-}
-
-// appendClass appends a class of ascending values, one tick each, merging
-// equal values.
-func (c *classes) appendClass(vals []int32) {
-	start := len(c.val)
-	c.val = slices.Grow(c.val, len(vals))[:start+len(vals)]
-	c.cnt = slices.Grow(c.cnt, len(vals))[:start+len(vals)]
-	n := start
-	for _, v := range vals {
-		if n > start && c.val[n-1] == v {
-			c.cnt[n-1]++
-			continue
-		}
-		c.val[n], c.cnt[n] = v, 1
 		n++
 	}
 	c.endClass(start, n)

@@ -155,7 +155,7 @@ func TestClassesBuild(t *testing.T) {
 				vals = append(vals, demandAt(jb, r+z*mod))
 			}
 			slices.Sort(vals)
-			want.appendClass(vals)
+			want.appendPairs(runsOf(nil, vals))
 		}
 		if diff := cmp.Diff(want, got, cmp.AllowUnexported(classes{})); diff != "" && !(size == 1 && sameSingle(want, got)) {
 			t.Fatalf("#%d: mod %d size %d: (-sorted +built)\n%s", iter, mod, size, diff)
@@ -164,7 +164,7 @@ func TestClassesBuild(t *testing.T) {
 }
 
 // sameSingle compares classes of one tick each, which build lays out
-// without appendClass.
+// without appendPairs.
 func sameSingle(a, b classes) bool {
 	return slices.Equal(a.off, b.off) && slices.Equal(a.val, b.val) && slices.Equal(a.cnt, b.cnt) && slices.Equal(a.sum, b.sum)
 }
