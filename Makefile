@@ -35,7 +35,7 @@ fmt-check:
 	@out=$$($(GO) list -f '{{if not .Doc}}{{.ImportPath}}{{end}}' ./...); if [ -n "$$out" ]; then echo "no package doc:"; echo "$$out"; exit 1; fi
 
 race:
-	$(GO) test -race ./engine/... ./internal/... ./fuzz/... ./cmd/...
+	$(GO) test -race ./kernels/... ./engine/... ./internal/... ./fuzz/... ./cmd/...
 
 # Every kernel path against the generic one, whole suite: purego, then with
 # AVX-512 and then AVX2 turned off (-count=1: the cache cannot see the variable).
@@ -46,8 +46,8 @@ test-paths:
 
 # Other architectures build and vet (asmdecl checks the assembly frames).
 cross:
-	GOARCH=arm64 $(GO) vet ./internal/... ./engine/...
-	GOOS=wasip1 GOARCH=wasm $(GO) vet ./internal/kernels/
+	GOARCH=arm64 $(GO) vet ./kernels/... ./internal/... ./engine/...
+	GOOS=wasip1 GOARCH=wasm $(GO) vet ./kernels/
 	GOOS=wasip1 GOARCH=wasm $(GO) build ./...
 
 $(WAZERO):
@@ -60,10 +60,10 @@ $(WAZERO):
 # the purego build imports none and runs in the wazero CLI.
 WASIRUN := $(abspath $(OUT))/tools/wasirun
 wasm-test: $(WAZERO)
-	$(GO) build -o $(WASIRUN) ./internal/kernels/wasmhost/wasirun
-	GOOS=wasip1 GOARCH=wasm $(GO) test -exec $(WASIRUN) ./internal/kernels/ ./internal/deadline/ ./engine/link/ ./internal/round/
-	GOOS=wasip1 GOARCH=wasm $(GO) test -exec $(WASIRUN) -run 'TestPlanDigest|TestDetMath|TestSolveMatchesBruteForce|TestSolveDeadline' ./internal/market/
-	PATH="$$PATH:$(GOBIN):$$($(GO) env GOROOT)/lib/wasm" GOWASIRUNTIME=wazero GOOS=wasip1 GOARCH=wasm $(GO) test -tags purego ./internal/kernels/ ./engine/link/
+	$(GO) build -o $(WASIRUN) ./internal/wasmhost/wasirun
+	GOOS=wasip1 GOARCH=wasm $(GO) test -exec $(WASIRUN) ./kernels/ ./internal/deadline/ ./engine/cassini/link/ ./engine/shockwave/round/
+	GOOS=wasip1 GOARCH=wasm $(GO) test -exec $(WASIRUN) -run 'TestPlanDigest|TestDetMath|TestSolveMatchesBruteForce|TestSolveDeadline' ./engine/shockwave/market/
+	PATH="$$PATH:$(GOBIN):$$($(GO) env GOROOT)/lib/wasm" GOWASIRUNTIME=wazero GOOS=wasip1 GOARCH=wasm $(GO) test -tags purego ./kernels/ ./engine/cassini/link/
 
 # The WebAssembly reactor (ABI v1, see the README) and the C shared library.
 # orrery.wasm imports its kernels ("orrery_kernels": the Go, JavaScript and

@@ -7,11 +7,11 @@ import (
 	"math"
 	"time"
 
-	"github.com/orrery/orrery/engine/agent"
+	"github.com/orrery/orrery/engine/cassini/agent"
 )
 
 // The time-shift agent across the JSON boundary: a training loop in any
-// language asks the Go agent (engine/agent) when each iteration starts and
+// language asks the Go agent (engine/cassini/agent) when each iteration starts and
 // sleeps until then itself. The agent takes instants explicitly, so the
 // decisions are the Go agent's for the same instants; times are
 // milliseconds since the Unix epoch (a float64 resolves them to a quarter
@@ -85,7 +85,7 @@ type AgentPlanRequest struct {
 	Plan   AgentPlan `json:"plan"`
 }
 
-// AgentStats is the response of "cassini.agent.stats" (engine/agent.Stats).
+// AgentStats is the response of "cassini.agent.stats" (engine/cassini/agent.Stats).
 type AgentStats struct {
 	Iterations    int64   `json:"iterations"`
 	Adjustments   int64   `json:"adjustments"`

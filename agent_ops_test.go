@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/orrery/orrery"
-	"github.com/orrery/orrery/engine/agent"
+	"github.com/orrery/orrery/engine/cassini/agent"
 )
 
 // The agent behind a handle decides, for the same instants, what the Go

@@ -13,11 +13,11 @@ import (
 	"testing"
 
 	"github.com/orrery/orrery"
-	"github.com/orrery/orrery/engine/affinity"
-	"github.com/orrery/orrery/engine/candidate"
-	"github.com/orrery/orrery/engine/circle"
-	"github.com/orrery/orrery/engine/link"
-	"github.com/orrery/orrery/engine/profile"
+	"github.com/orrery/orrery/engine/cassini/affinity"
+	"github.com/orrery/orrery/engine/cassini/candidate"
+	"github.com/orrery/orrery/engine/cassini/circle"
+	"github.com/orrery/orrery/engine/cassini/link"
+	"github.com/orrery/orrery/engine/cassini/profile"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")

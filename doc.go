@@ -43,13 +43,13 @@
 // keep their buffers in a reusable Workspace, so that steady-state calls
 // do not allocate:
 //
-//	engine/profile    a job's per-iteration demand, quantized
-//	engine/circle     the unified circle (LCM with a cap, period rounding)
-//	engine/link       link.Workspace: the per-link rotation search
-//	engine/affinity   the affinity graph and Algorithm 1 (loop handling)
-//	engine/candidate  candidate.Workspace: Algorithm 2, ranking candidates
-//	engine/topology   fabrics (the paper's testbed, Clos) and their paths
-//	engine/agent      the time-shift agent a training loop calls each iteration
+//	engine/cassini/profile    a job's per-iteration demand, quantized
+//	engine/cassini/circle     the unified circle (LCM with a cap, period rounding)
+//	engine/cassini/link       link.Workspace: the per-link rotation search
+//	engine/cassini/affinity   the affinity graph and Algorithm 1 (loop handling)
+//	engine/cassini/candidate  candidate.Workspace: Algorithm 2, ranking candidates
+//	internal/eval/topology   fabrics (the paper's testbed, Clos) and their paths
+//	engine/cassini/agent      the time-shift agent a training loop calls each iteration
 //
 // # Errors
 //

@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/orrery/orrery/internal/kernels"
+	"github.com/orrery/orrery/kernels"
 )
 
 // internalPackages prefix the text of the engine's sentinels ("round:

@@ -7,13 +7,13 @@ import (
 	"math"
 	"time"
 
-	"github.com/orrery/orrery/engine/profile"
+	"github.com/orrery/orrery/engine/cassini/profile"
 )
 
 // SeriesSpec is a long bandwidth record of a job (a NIC's counter read
 // every interval_ms, over many iterations): the iteration is found in it
 // (its period, by autocorrelation), and the record folded onto one
-// iteration (engine/profile.FromSeries).
+// iteration (engine/cassini/profile.FromSeries).
 type SeriesSpec struct {
 	IntervalMs  float64   `json:"interval_ms"`             // sample spacing
 	Gbps        []float64 `json:"gbps"`                    // the record, one value per interval
@@ -24,7 +24,7 @@ type SeriesSpec struct {
 
 // EventsSpec is a job's communication events (collective calls: when, how
 // many bytes, and for how long when known), binned into interval_ms and
-// profiled as a series (engine/profile.FromEvents).
+// profiled as a series (engine/cassini/profile.FromEvents).
 type EventsSpec struct {
 	IntervalMs  float64   `json:"interval_ms"`           // bin width
 	AtMs        []float64 `json:"at_ms"`                 // start of each event, on any clock (≥ 0)

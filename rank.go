@@ -7,11 +7,11 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/orrery/orrery/engine/affinity"
-	"github.com/orrery/orrery/engine/candidate"
-	"github.com/orrery/orrery/engine/circle"
-	"github.com/orrery/orrery/engine/link"
-	"github.com/orrery/orrery/engine/profile"
+	"github.com/orrery/orrery/engine/cassini/affinity"
+	"github.com/orrery/orrery/engine/cassini/candidate"
+	"github.com/orrery/orrery/engine/cassini/circle"
+	"github.com/orrery/orrery/engine/cassini/link"
+	"github.com/orrery/orrery/engine/cassini/profile"
 )
 
 // LinkSpec is a network link.

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/orrery/orrery/internal/market"
-	"github.com/orrery/orrery/internal/round"
+	"github.com/orrery/orrery/engine/shockwave/market"
+	"github.com/orrery/orrery/engine/shockwave/round"
 )
 
 // Scheduler is Shockwave's incremental round scheduler, the counterpart of

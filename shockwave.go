@@ -9,9 +9,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/orrery/orrery/internal/market"
-	"github.com/orrery/orrery/internal/predictor"
-	"github.com/orrery/orrery/internal/round"
+	"github.com/orrery/orrery/engine/shockwave/market"
+	"github.com/orrery/orrery/engine/shockwave/predictor"
+	"github.com/orrery/orrery/engine/shockwave/round"
 )
 
 // ShockwavePlanRequest is the request of "shockwave.plan" (schema v1).

@@ -12,11 +12,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/orrery/orrery/engine/shockwave/market"
+	"github.com/orrery/orrery/engine/shockwave/predictor"
+	"github.com/orrery/orrery/engine/shockwave/round"
 	"github.com/orrery/orrery/internal/eval/throughput"
 	"github.com/orrery/orrery/internal/eval/trace"
-	"github.com/orrery/orrery/internal/market"
-	"github.com/orrery/orrery/internal/predictor"
-	"github.com/orrery/orrery/internal/round"
 )
 
 const smallPlan = `{"gpus": 4, "round": 6, "config": {"rounds": 4}, "jobs": [

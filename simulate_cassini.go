@@ -13,10 +13,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/orrery/orrery/engine/agent"
-	"github.com/orrery/orrery/engine/link"
-	"github.com/orrery/orrery/engine/topology"
+	"github.com/orrery/orrery/engine/cassini/agent"
+	"github.com/orrery/orrery/engine/cassini/link"
 	"github.com/orrery/orrery/internal/eval/netsim"
+	"github.com/orrery/orrery/internal/eval/topology"
 	"github.com/orrery/orrery/internal/eval/workload"
 )
 

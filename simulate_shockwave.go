@@ -8,10 +8,10 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/orrery/orrery/engine/shockwave/round"
 	"github.com/orrery/orrery/internal/eval/policy"
 	"github.com/orrery/orrery/internal/eval/sim"
 	"github.com/orrery/orrery/internal/eval/trace"
-	"github.com/orrery/orrery/internal/round"
 )
 
 // ShockwaveSimulation is a replay of a trace in the Shockwave authors'

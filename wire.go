@@ -33,7 +33,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/orrery/orrery/engine/link"
+	"github.com/orrery/orrery/engine/cassini/link"
 )
 
 // Version is the schema version this package speaks.

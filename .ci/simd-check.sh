@@ -8,7 +8,7 @@ start=$(date +%s)
 if ! command -v wat2wasm >/dev/null 2>&1; then
 	./.ci/apt-install.sh simd-check wabt
 fi
-out=$(go test -count=1 -run 'TestSIMD' -v ./internal/kernels/wasmhost/)
+out=$(go test -count=1 -run 'TestSIMD' -v ./internal/wasmhost/)
 grep -E '^(--- |ok|FAIL)' <<<"$out"
 # -v shows a skip: the assembled check must have run.
 grep -q -- '--- PASS: TestSIMDAssembled' <<<"$out" || { echo "simd-check: TestSIMDAssembled did not run" >&2; exit 1; }

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Regenerates the amd64 kernels from gen.go and fails if the committed output
-# (internal/kernels/kernels_amd64.s, internal/kernels/stubs_amd64.go) changes. CI runs it.
+# (kernels/kernels_amd64.s, kernels/stubs_amd64.go) changes. CI runs it.
 set -euo pipefail
 cd "$(dirname "$0")"
 go generate ./...
-out=(../internal/kernels/kernels_amd64.s ../internal/kernels/stubs_amd64.go)
+out=(../kernels/kernels_amd64.s ../kernels/stubs_amd64.go)
 if ! git diff --exit-code --stat -- "${out[@]}"; then
 	echo "asm/check.sh: the generated kernels are stale; run 'cd asm && go generate ./...' and commit them" >&2
 	exit 1

@@ -1,7 +1,7 @@
 // Command asm generates orrery's amd64 vector kernels with avo.
 //
-// It writes internal/kernels/kernels_amd64.s and the Go declarations in
-// internal/kernels/stubs_amd64.go; both are committed. Regenerate with
+// It writes kernels/kernels_amd64.s and the Go declarations in
+// kernels/stubs_amd64.go; both are committed. Regenerate with
 //
 //	cd asm && go generate ./...
 //
@@ -18,7 +18,7 @@
 // must be widened to 64 bits.
 package main
 
-//go:generate go run . -out ../internal/kernels/kernels_amd64.s -stubs ../internal/kernels/stubs_amd64.go -pkg kernels
+//go:generate go run . -out ../kernels/kernels_amd64.s -stubs ../kernels/stubs_amd64.go -pkg kernels
 
 import (
 	"fmt"

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/orrery/orrery/engine/profile"
+	"github.com/orrery/orrery/engine/cassini/profile"
 )
 
 // maxFuzzTicks bounds the profiles FuzzProfile builds, so that one input

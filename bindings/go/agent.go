@@ -6,10 +6,10 @@ import (
 	"github.com/orrery/orrery"
 )
 
-// Agent is CASSINI's time-shift agent (engine/agent) behind a handle of a
+// Agent is CASSINI's time-shift agent (engine/cassini/agent) behind a handle of a
 // Session: the module decides when each iteration starts for the instants
 // the caller passes ("cassini.agent.*"). Go training loops use
-// engine/agent directly; this type is the module's counterpart, for hosts
+// engine/cassini/agent directly; this type is the module's counterpart, for hosts
 // that embed the module.
 type Agent struct {
 	s      *Session

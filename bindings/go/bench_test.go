@@ -9,8 +9,8 @@ import (
 	"github.com/orrery/orrery"
 	"github.com/orrery/orrery/bindings/internal/build"
 	"github.com/orrery/orrery/bindings/internal/corpus"
-	"github.com/orrery/orrery/engine/link"
-	"github.com/orrery/orrery/engine/profile"
+	"github.com/orrery/orrery/engine/cassini/link"
+	"github.com/orrery/orrery/engine/cassini/profile"
 )
 
 // Native and module side by side, in one process, on corpus requests:

@@ -29,7 +29,7 @@
 // # Kernels
 //
 // The module imports its integer kernels from the host module
-// "orrery_kernels" (package internal/kernels documents them). New
+// "orrery_kernels" (package kernels documents them). New
 // instantiates that host module in its runtime, running them natively on
 // each instance's memory (AVX-512 or AVX2 where the CPU has them), so the
 // rotation search runs at native speed inside the sandbox. A module built

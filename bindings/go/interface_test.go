@@ -9,7 +9,7 @@ import (
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 
-	"github.com/orrery/orrery/internal/kernels"
+	"github.com/orrery/orrery/kernels"
 )
 
 // TestModuleInterface checks both builds' exports and imports, signatures

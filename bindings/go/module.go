@@ -14,8 +14,8 @@ import (
 
 	"github.com/orrery/orrery"
 	"github.com/orrery/orrery/internal/abi"
-	"github.com/orrery/orrery/internal/kernels"
-	"github.com/orrery/orrery/internal/kernels/wasmhost"
+	"github.com/orrery/orrery/internal/wasmhost"
+	"github.com/orrery/orrery/kernels"
 )
 
 // Options configure a [Module]. The zero value means the defaults.
@@ -288,7 +288,7 @@ func callWith(ctx context.Context, handle func(context.Context, []byte) ([]byte,
 
 // ImportsKernels reports whether the module's bytes import orrery's
 // kernels (the host module "orrery_kernels", see package
-// internal/kernels): a default build does, a build with the purego tag
+// kernels): a default build does, a build with the purego tag
 // does not. [New] takes both: it provides the kernels natively.
 func ImportsKernels(ctx context.Context, wasm []byte) (bool, error) {
 	rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigInterpreter())

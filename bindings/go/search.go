@@ -7,9 +7,9 @@ import (
 	"math"
 
 	"github.com/orrery/orrery"
-	"github.com/orrery/orrery/engine/circle"
-	"github.com/orrery/orrery/engine/link"
-	"github.com/orrery/orrery/engine/profile"
+	"github.com/orrery/orrery/engine/cassini/circle"
+	"github.com/orrery/orrery/engine/cassini/link"
+	"github.com/orrery/orrery/engine/cassini/profile"
 	"github.com/orrery/orrery/internal/abi"
 )
 

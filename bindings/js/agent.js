@@ -5,7 +5,7 @@
 //   const agent = await TimeShiftAgent.create({ shiftFile: 'shift.json', job: 'resnet-1' });
 //   for (;;) { await agent.wait(); step(); }     // agent.communicating() when the all-reduce starts
 //
-// wait() asks the Go agent (engine/agent, through "cassini.agent.next")
+// wait() asks the Go agent (engine/cassini/agent, through "cassini.agent.next")
 // when the next iteration starts and sleeps until then; the decisions are
 // the Go agent's. Slots are reference + shift + n·period on Date.now()'s
 // clock, so the jobs sharing a link need synchronized clocks. The shift

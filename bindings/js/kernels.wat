@@ -1,7 +1,7 @@
 ;; orrery's kernels in WebAssembly SIMD (128-bit), for hosts without native
 ;; ones (the JavaScript binding): excess, rotations, excess_slack,
 ;; add_rotated, fold_delta, residues, windows, place and below. The Go
-;; module imports them as "orrery_kernels" (package internal/kernels
+;; module imports them as "orrery_kernels" (package kernels
 ;; documents the imports; the reference loops are the *Generic functions of
 ;; its generic.go, residues.go and windows.go), and this module runs them on the Go module's memory, imported as
 ;; ("orrery" "memory"). Exact integer arithmetic: the answers are the Go

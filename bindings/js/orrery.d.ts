@@ -395,7 +395,7 @@ export interface AgentStats {
   last_drift_ms: number;
 }
 
-/** CASSINI's time-shift agent behind a handle (the Go engine/agent). */
+/** CASSINI's time-shift agent behind a handle (the Go engine/cassini/agent). */
 export class Agent {
   readonly handle: number;
   next(readyUnixMs: number): AgentDecision;

@@ -99,7 +99,7 @@ export const MODULE_URL = new URL('./orrery.wasm', import.meta.url);
  * The SIMD kernel module this package carries (kernels.wasm, assembled from
  * kernels.wat): excess, rotations, excess_slack, add_rotated, fold_delta,
  * residues, windows, place and below in WebAssembly (SIMD where it pays), the imports
- * "orrery_kernels" of the module (package internal/kernels of the Go
+ * "orrery_kernels" of the module (package kernels of the Go
  * sources documents them), run on the module's own memory.
  */
 export const KERNELS_URL = new URL('./kernels.wasm', import.meta.url);
@@ -568,7 +568,7 @@ export class Scheduler {
 }
 
 /**
- * CASSINI's time-shift agent (the Go engine/agent) behind a handle: it
+ * CASSINI's time-shift agent (the Go engine/cassini/agent) behind a handle: it
  * decides, for instants in milliseconds since the Unix epoch, when each
  * iteration starts. agent.js wraps it for a training loop.
  */

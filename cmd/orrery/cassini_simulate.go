@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/orrery/orrery"
-	"github.com/orrery/orrery/engine/agent"
+	"github.com/orrery/orrery/engine/cassini/agent"
 	"github.com/orrery/orrery/internal/eval/netsim"
 	"github.com/orrery/orrery/internal/eval/workload"
 )

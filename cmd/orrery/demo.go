@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/orrery/orrery"
-	"github.com/orrery/orrery/internal/kernels"
+	"github.com/orrery/orrery/kernels"
 )
 
 // demoLink is the demo's first step: two VGG19-like data-parallel jobs on

@@ -18,8 +18,8 @@ import (
 	"gonum.org/v1/plot/vg/vgimg"
 
 	"github.com/orrery/orrery"
-	"github.com/orrery/orrery/engine/link"
-	"github.com/orrery/orrery/engine/profile"
+	"github.com/orrery/orrery/engine/cassini/link"
+	"github.com/orrery/orrery/engine/cassini/profile"
 	"github.com/orrery/orrery/internal/eval/workload"
 )
 

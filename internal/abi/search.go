@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/orrery/orrery/engine/circle"
-	"github.com/orrery/orrery/engine/link"
-	"github.com/orrery/orrery/engine/profile"
+	"github.com/orrery/orrery/engine/cassini/circle"
+	"github.com/orrery/orrery/engine/cassini/link"
+	"github.com/orrery/orrery/engine/cassini/profile"
 )
 
 // MaxSearchCells is link_search's link.Options.MaxCells: it bounds an

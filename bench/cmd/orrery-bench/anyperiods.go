@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/orrery/orrery/engine/circle"
-	"github.com/orrery/orrery/engine/link"
-	"github.com/orrery/orrery/engine/profile"
+	"github.com/orrery/orrery/engine/cassini/circle"
+	"github.com/orrery/orrery/engine/cassini/link"
+	"github.com/orrery/orrery/engine/cassini/profile"
 	"github.com/orrery/orrery/internal/bench"
 	"github.com/orrery/orrery/internal/bench/cassini"
 )
@@ -74,7 +74,7 @@ type AnyRow struct {
 func anyPeriodsSection(ctx context.Context, cfg *config) (bench.Section, []bench.Gate, error) {
 	sec := bench.Section{ID: "link-any-periods", Title: "Link search on any periods: the shared circle vs today's search",
 		Notes: []string{
-			fmt.Sprintf("One link's search (engine/link). **shared** is the default: the search runs on the shared circle (the LCM of the periods' pairwise gcds, folded by the classes' own periods), proven optimal on the real periods. **today** is the search as it was (`Options.Materialize`): the whole unified circle materialized, under the 2^20-tick cap, so the first and third links are answered for rounded periods (`round_periods`); its score is for those, and *today, real periods* scores its shifts on the real ones. The two searches get the default budget on the first three links (as a user would run them) and none on the last two, so that both prove their optimum and the times compare proofs. Brute force counts every shift of every job but the first over the unified circle. Time per search, median over %d interleaved rounds (min–max); the ratio is per round.", cfg.rounds),
+			fmt.Sprintf("One link's search (engine/cassini/link). **shared** is the default: the search runs on the shared circle (the LCM of the periods' pairwise gcds, folded by the classes' own periods), proven optimal on the real periods. **today** is the search as it was (`Options.Materialize`): the whole unified circle materialized, under the 2^20-tick cap, so the first and third links are answered for rounded periods (`round_periods`); its score is for those, and *today, real periods* scores its shifts on the real ones. The two searches get the default budget on the first three links (as a user would run them) and none on the last two, so that both prove their optimum and the times compare proofs. Brute force counts every shift of every job but the first over the unified circle. Time per search, median over %d interleaved rounds (min–max); the ratio is per round.", cfg.rounds),
 		},
 		Header: []string{"problem", "shared circle", "shared", "today", "today / shared", "pair evaluations (shared / today / brute force)", "status (shared / today)", "score (exact)", "score today (its periods)", "today, real periods"},
 	}

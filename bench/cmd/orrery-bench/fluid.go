@@ -11,11 +11,11 @@ import (
 	"path/filepath"
 	"runtime/pprof"
 
-	"github.com/orrery/orrery/engine/topology"
 	"github.com/orrery/orrery/internal/bench"
 	"github.com/orrery/orrery/internal/bench/cassini"
 	"github.com/orrery/orrery/internal/eval/fluid"
 	"github.com/orrery/orrery/internal/eval/netsim"
+	"github.com/orrery/orrery/internal/eval/topology"
 	"github.com/orrery/orrery/internal/eval/workload"
 )
 

@@ -17,7 +17,7 @@ import (
 
 	"github.com/orrery/orrery/internal/bench"
 	"github.com/orrery/orrery/internal/bench/cassini"
-	"github.com/orrery/orrery/internal/kernels"
+	"github.com/orrery/orrery/kernels"
 )
 
 // The kernel paths are chosen once per process (ORRERY_KERNELS, read at

@@ -7,9 +7,9 @@ import (
 	"math/rand/v2"
 	"slices"
 
-	"github.com/orrery/orrery/engine/circle"
-	"github.com/orrery/orrery/engine/link"
-	"github.com/orrery/orrery/engine/profile"
+	"github.com/orrery/orrery/engine/cassini/circle"
+	"github.com/orrery/orrery/engine/cassini/link"
+	"github.com/orrery/orrery/engine/cassini/profile"
 	"github.com/orrery/orrery/internal/bench"
 	"github.com/orrery/orrery/internal/bench/cassini"
 )
@@ -53,7 +53,7 @@ func linkSection(ctx context.Context, cfg *config) ([]bench.Section, []bench.Gat
 	}
 	sec := bench.Section{ID: "link", Title: "Link search: exact vs brute force vs the paper's 5° mode",
 		Notes: []string{
-			fmt.Sprintf("One link's rotation search (engine/link). **exact** is orrery's default: the shared-circle search (shifts modulo gcd(T_j, L_j), classes folded by their own periods, runs of equal demand scanned by prefix sums, branch and bound past two jobs), proven optimal. **naive** materializes the whole LCM circle and scores every shift vector with the same vector kernels; **naive, plain loop** does the same with the loop a user would write. **paper** is `mode: paper` (72 angles, 5° rotations); its score is its shifts scored on every tick (its own 72-point figure in brackets). Time per search, median over %d interleaved rounds (min–max); ratio is per round.", cfg.rounds),
+			fmt.Sprintf("One link's rotation search (engine/cassini/link). **exact** is orrery's default: the shared-circle search (shifts modulo gcd(T_j, L_j), classes folded by their own periods, runs of equal demand scanned by prefix sums, branch and bound past two jobs), proven optimal. **naive** materializes the whole LCM circle and scores every shift vector with the same vector kernels; **naive, plain loop** does the same with the loop a user would write. **paper** is `mode: paper` (72 angles, 5° rotations); its score is its shifts scored on every tick (its own 72-point figure in brackets). Time per search, median over %d interleaved rounds (min–max); ratio is per round.", cfg.rounds),
 		},
 		Header: []string{"problem", "exact", "naive", "naive, plain loop", "paper", "naive / exact", "pair evaluations (exact / naive)", "score: exact", "score: paper"},
 	}

@@ -33,7 +33,7 @@ import (
 	"time"
 
 	"github.com/orrery/orrery/internal/bench"
-	"github.com/orrery/orrery/internal/kernels"
+	"github.com/orrery/orrery/kernels"
 )
 
 // config is the parsed command line.

@@ -10,11 +10,11 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/orrery/orrery/engine/shockwave/market"
 	"github.com/orrery/orrery/internal/bench"
 	"github.com/orrery/orrery/internal/bench/mip"
 	"github.com/orrery/orrery/internal/bench/shockwave"
 	"github.com/orrery/orrery/internal/eval/trace"
-	"github.com/orrery/orrery/internal/market"
 )
 
 // plannerCase is one planner instance.
@@ -36,7 +36,7 @@ func plannerCases(smoke bool) []plannerCase {
 		{name: "12 jobs, 8 GPUs, 10 rounds, FT*×4", setup: s[0], in: shockwave.Instance{Jobs: 12, GPUs: 8, Rounds: 10, Seed: 1, FairScale: 4}, gate: true, smoke: true},
 		{name: "16 jobs, 8 GPUs, 20 rounds", setup: s[0], in: shockwave.Instance{Jobs: 16, GPUs: 8, Rounds: 20, Seed: 2, Offset: 30}, gate: true, smoke: true},
 		{name: "16 jobs, 8 GPUs, 20 rounds, FT*×4", setup: s[0], in: shockwave.Instance{Jobs: 16, GPUs: 8, Rounds: 20, Seed: 2, Offset: 30, FairScale: 4}, gate: true, smoke: true},
-		// Priorities spanning 20 orders of magnitude: internal/market compares
+		// Priorities spanning 20 orders of magnitude: engine/shockwave/market compares
 		// objectives exactly, so the small jobs' welfare is not lost to
 		// rounding against the huge term.
 		{name: "16 jobs, 8 GPUs, 20 rounds, one job far behind (FT*÷100)", setup: s[0], in: shockwave.Instance{Jobs: 16, GPUs: 8, Rounds: 20, Seed: 4, Offset: 30}, gate: true, smoke: true, behind: 100},
@@ -122,7 +122,7 @@ func plannerSection(ctx context.Context, cfg *config) ([]bench.Section, []bench.
 	loaded := map[string]*shockwave.Loaded{}
 	sec := bench.Section{ID: "planner", Title: "Shockwave planner: orrery's exact solver vs COIN-OR CBC on the authors' program",
 		Notes: []string{
-			fmt.Sprintf("Both solve the authors' per-round program (scheduler/shockwave.py: x_{j,t} binaries, y_j, the SOS2 λ/z log with breakpoints 0, .2, …, 1, capacity per round, progress, finish-time fairness on the first attempt, − k·max residual). CBC gets it as an LP file (internal/bench/shockwave), one thread, a time limit of %s of CPU, the fair program first and the relaxed one (priorities p_j) when CBC proves the fair one infeasible, as the authors' code does. Instances as internal/market's benchmarks: the authors' traces, throughput tables and configurations, every job active with seeded progress; FT*×4 relaxes the targets so that the fair path is feasible; FT*÷100 puts one job far behind its fair share, so that its relaxed-path priority ρ̂^λ is about 1e20. orrery's time is the CPU time of market.Workspace.Solve (median of %d rounds, min–max); CBC's is the CPU time of one run (both attempts). *CBC bound* is CBC's bound on the optimum, also when it found no solution. Objectives are Welfare − k·Makespan of the same program: orrery's plan is scored by the LP's own objective and checked against every LP row; CBC's plan is read back and checked and scored by orrery's count formulation.", cfg.cbcTime, cfg.rounds),
+			fmt.Sprintf("Both solve the authors' per-round program (scheduler/shockwave.py: x_{j,t} binaries, y_j, the SOS2 λ/z log with breakpoints 0, .2, …, 1, capacity per round, progress, finish-time fairness on the first attempt, − k·max residual). CBC gets it as an LP file (internal/bench/shockwave), one thread, a time limit of %s of CPU, the fair program first and the relaxed one (priorities p_j) when CBC proves the fair one infeasible, as the authors' code does. Instances as engine/shockwave/market's benchmarks: the authors' traces, throughput tables and configurations, every job active with seeded progress; FT*×4 relaxes the targets so that the fair path is feasible; FT*÷100 puts one job far behind its fair share, so that its relaxed-path priority ρ̂^λ is about 1e20. orrery's time is the CPU time of market.Workspace.Solve (median of %d rounds, min–max); CBC's is the CPU time of one run (both attempts). *CBC bound* is CBC's bound on the optimum, also when it found no solution. Objectives are Welfare − k·Makespan of the same program: orrery's plan is scored by the LP's own objective and checked against every LP row; CBC's plan is read back and checked and scored by orrery's count formulation.", cfg.cbcTime, cfg.rounds),
 		},
 		Header: []string{"instance", "k", "path", "orrery (CPU)", "orrery objective", "CBC (CPU)", "CBC status (gap)", "CBC objective", "CBC bound", "orrery − CBC"},
 	}

@@ -7,10 +7,10 @@ import (
 	"os"
 	"strings"
 
+	"github.com/orrery/orrery/engine/shockwave/market"
 	"github.com/orrery/orrery/internal/bench"
 	"github.com/orrery/orrery/internal/bench/mip"
 	"github.com/orrery/orrery/internal/bench/shockwave"
-	"github.com/orrery/orrery/internal/market"
 )
 
 // FamilyRow compares orrery and HiGHS on one instance of a family.

@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"math/rand/v2"
 
-	"github.com/orrery/orrery/engine/affinity"
-	"github.com/orrery/orrery/engine/candidate"
-	"github.com/orrery/orrery/engine/circle"
-	"github.com/orrery/orrery/engine/link"
+	"github.com/orrery/orrery/engine/cassini/affinity"
+	"github.com/orrery/orrery/engine/cassini/candidate"
+	"github.com/orrery/orrery/engine/cassini/circle"
+	"github.com/orrery/orrery/engine/cassini/link"
 	"github.com/orrery/orrery/internal/bench"
 	"github.com/orrery/orrery/internal/bench/cassini"
 )
@@ -56,7 +56,7 @@ func rankSection(ctx context.Context, cfg *config) ([]bench.Section, []bench.Gat
 		{"paper angles (72), orrery's loops", candidate.Options{Link: link.Options{Mode: link.Paper, Circle: round.Circle}}},
 		{"paper (72 angles, any loop discards)", candidate.Options{Link: link.Options{Mode: link.Paper, Circle: round.Circle}, Loops: affinity.Paper}},
 	}
-	sec := bench.Section{ID: "rank", Title: "Ranking placement candidates (engine/candidate)",
+	sec := bench.Section{ID: "rank", Title: "Ranking placement candidates (engine/cassini/candidate)",
 		Notes:  []string{fmt.Sprintf("candidate.Workspace.Rank on 10 locality-aware candidates (jobs take consecutive free servers in ToR order from a random start; on the Clos fabric 10%% of servers are held by other work), periods 181-255 ms at 1 ms ticks, rounded past the 2^20-tick cap (round_periods). Time per ranking (CPU and wall with one worker, wall with two); median over %d interleaved rounds (min–max). *Links optimal* counts the shared links, over all candidates, whose search was proven optimal. *Best* is the chosen candidate and its score under orrery's exact ranking, so that the modes are compared on one scale. The paper's own loop rule discards a candidate whose affinity graph has any loop; every ring all-reduce that crosses two shared links with another job makes one.", cfg.rounds)},
 		Header: []string{"instance", "mode", "1 worker (CPU)", "1 worker (wall)", "2 workers (wall)", "searches", "links optimal", "kept", "best (exact score)"},
 	}

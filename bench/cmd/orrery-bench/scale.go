@@ -12,9 +12,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/orrery/orrery/engine/candidate"
-	"github.com/orrery/orrery/engine/circle"
-	"github.com/orrery/orrery/engine/link"
+	"github.com/orrery/orrery/engine/cassini/candidate"
+	"github.com/orrery/orrery/engine/cassini/circle"
+	"github.com/orrery/orrery/engine/cassini/link"
 	"github.com/orrery/orrery/internal/bench"
 	"github.com/orrery/orrery/internal/bench/cassini"
 )

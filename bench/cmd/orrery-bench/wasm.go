@@ -18,7 +18,7 @@ import (
 
 	"github.com/orrery/orrery"
 	orrerywasm "github.com/orrery/orrery/bindings/go"
-	"github.com/orrery/orrery/engine/link"
+	"github.com/orrery/orrery/engine/cassini/link"
 	"github.com/orrery/orrery/internal/bench"
 	"github.com/orrery/orrery/internal/bench/cassini"
 )

@@ -155,7 +155,7 @@ func (m *module) readNames(r *reader) {
 
 // pkg returns the Go package of a function name as the Go linker writes
 // them into the name section ("/" as "_": github.com_orrery_orrery_engine_link.(*Workspace).prepare
-// is engine/link's).
+// is engine/cassini/link's).
 func pkg(name string) string {
 	name, ok := strings.CutPrefix(name, "github.com_orrery_orrery")
 	if ok {

@@ -15,7 +15,7 @@ func TestParse(t *testing.T) {
 	imports = append(append(imports, name("f")...), 0, 0)
 	code := []byte{2, 3, 0, 0x0b, 0x0b, 5, 0, 0x01, 0x01, 0x01, 0x0b}
 	names := append([]byte{3, 0}, name("env.f")...)
-	names = append(append(names, 1), name("github.com_orrery_orrery_engine_link.(*Workspace).prepare")...)
+	names = append(append(names, 1), name("github.com_orrery_orrery_engine_cassini_link.(*Workspace).prepare")...)
 	names = append(append(names, 2), name("runtime.main")...)
 	custom := append(name("name"), append([]byte{1, byte(len(names))}, names...)...)
 	data := []byte("\x00asm\x01\x00\x00\x00")
@@ -30,7 +30,7 @@ func TestParse(t *testing.T) {
 	for i, n := range m.bodies {
 		by[pkg(m.names[m.imported+i])] += n
 	}
-	if diff := cmp.Diff(map[string]int{"orrery/engine/link": 3, "runtime": 5}, by); diff != "" {
+	if diff := cmp.Diff(map[string]int{"orrery/engine/cassini/link": 3, "runtime": 5}, by); diff != "" {
 		t.Errorf("code by package (-want +got):\n%s", diff)
 	}
 	if m.sections["code"] != len(code) || m.sections["import"] != len(imports) {

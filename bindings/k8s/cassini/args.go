@@ -14,10 +14,10 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/yaml"
 
-	"github.com/orrery/orrery/engine/affinity"
-	"github.com/orrery/orrery/engine/candidate"
-	"github.com/orrery/orrery/engine/link"
-	"github.com/orrery/orrery/engine/profile"
+	"github.com/orrery/orrery/engine/cassini/affinity"
+	"github.com/orrery/orrery/engine/cassini/candidate"
+	"github.com/orrery/orrery/engine/cassini/link"
+	"github.com/orrery/orrery/engine/cassini/profile"
 )
 
 // Defaults of the zero [Args]: a two-tier (leaf-spine) fabric whose racks
@@ -140,7 +140,7 @@ type Args struct {
 	// free, each link at its own optimum, placements whose loops cannot be
 	// kept there discarded. The default (false) holds running jobs at the
 	// shifts their plans carry and places only the new job, and running
-	// jobs without a usable plan (engine/candidate's incremental ranking):
+	// jobs without a usable plan (engine/cassini/candidate's incremental ranking):
 	// no running job's agent has to re-align, and a cycle stays fast when
 	// every running job shares links. Mode "paper" or loops "paper" rank
 	// as the paper whatever this says.

@@ -1,6 +1,6 @@
 // Package cassini is a kube-scheduler plugin that places training jobs
 // network-aware: CASSINI (NSDI '24) inside the scheduling framework, backed
-// by orrery's ranker (engine/candidate).
+// by orrery's ranker (engine/cassini/candidate).
 //
 // # Model
 //

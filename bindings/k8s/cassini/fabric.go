@@ -9,8 +9,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
-	"github.com/orrery/orrery/engine/candidate"
-	"github.com/orrery/orrery/engine/profile"
+	"github.com/orrery/orrery/engine/cassini/candidate"
+	"github.com/orrery/orrery/engine/cassini/profile"
 )
 
 // fabric is the network the nodes' labels describe: every node's NIC, and

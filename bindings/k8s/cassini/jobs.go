@@ -11,7 +11,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/orrery/orrery"
-	"github.com/orrery/orrery/engine/profile"
+	"github.com/orrery/orrery/engine/cassini/profile"
 )
 
 // Why a pod gets neutral scores; wrapped in the Skip status's message.

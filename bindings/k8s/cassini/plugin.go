@@ -13,7 +13,7 @@ import (
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 
-	"github.com/orrery/orrery/engine/candidate"
+	"github.com/orrery/orrery/engine/cassini/candidate"
 )
 
 // Name is the plugin's name in a KubeSchedulerConfiguration.

@@ -16,9 +16,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/orrery/orrery/bindings/k8s/plan"
-	"github.com/orrery/orrery/engine/candidate"
-	"github.com/orrery/orrery/engine/link"
-	"github.com/orrery/orrery/engine/profile"
+	"github.com/orrery/orrery/engine/cassini/candidate"
+	"github.com/orrery/orrery/engine/cassini/link"
+	"github.com/orrery/orrery/engine/cassini/profile"
 )
 
 func typesUID(job string, i int) types.UID { return types.UID(fmt.Sprintf("uid-%s-%d", job, i)) }

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/orrery/orrery/bindings/k8s/plan"
-	"github.com/orrery/orrery/engine/agent"
+	"github.com/orrery/orrery/engine/cassini/agent"
 )
 
 // virtual is a clock whose Sleep advances time at once.

@@ -1,7 +1,7 @@
 // Package plan is the time-shift plan the orrery scheduler plugin (package
 // cassini beside it) writes on a training job's pods, and the training
 // container's side of it: reading the plan from a downward API file and
-// handing it to the time-shift agent (engine/agent).
+// handing it to the time-shift agent (engine/cassini/agent).
 //
 // The plan is JSON in the pod annotation orrery.io/plan:
 //
@@ -28,7 +28,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/orrery/orrery/engine/agent"
+	"github.com/orrery/orrery/engine/cassini/agent"
 )
 
 // Annotation is the default annotation the plugin writes the plan to.

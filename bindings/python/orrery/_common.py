@@ -181,7 +181,7 @@ def check_search_args(periods, demand, fixed):
 
 
 class Agent:
-    """CASSINI's time-shift agent (the Go engine/agent) behind a handle of
+    """CASSINI's time-shift agent (the Go engine/cassini/agent) behind a handle of
     an Engine: it decides, for instants in milliseconds since the Unix
     epoch, when each iteration starts. See orrery.agent for the
     training-loop side."""

@@ -4,7 +4,7 @@ installed and no shared library is found, or when asked for.
 
 The module imports its kernels as "orrery_kernels" (excess, rotations,
 excess_slack, add_rotated, fold_delta, residues, windows, place, below; the Go package
-internal/kernels documents them). They are provided here by the
+kernels documents them). They are provided here by the
 JavaScript binding's SIMD kernel module (kernels.wasm), instantiated on the
 module's memory, as the JavaScript binding does. A module built with the
 purego tag imports none and needs no kernel module."""

@@ -10,7 +10,7 @@
         loss.backward()
         optimizer.step()
 
-wait() asks the Go agent (engine/agent, through the engine's
+wait() asks the Go agent (engine/cassini/agent, through the engine's
 "cassini.agent.next") when the next iteration starts and sleeps until then;
 nothing of the agent's logic is re-implemented here. Slots are
 reference + shift + n*period on the host's clock (time.time), so the jobs

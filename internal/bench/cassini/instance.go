@@ -8,10 +8,10 @@ import (
 	"path/filepath"
 
 	"github.com/orrery/orrery"
-	"github.com/orrery/orrery/engine/candidate"
-	"github.com/orrery/orrery/engine/link"
-	"github.com/orrery/orrery/engine/profile"
-	"github.com/orrery/orrery/engine/topology"
+	"github.com/orrery/orrery/engine/cassini/candidate"
+	"github.com/orrery/orrery/engine/cassini/link"
+	"github.com/orrery/orrery/engine/cassini/profile"
+	"github.com/orrery/orrery/internal/eval/topology"
 )
 
 // Instance is a ranking problem: the jobs' profiles, the fabric's links and
@@ -27,7 +27,7 @@ type Instance struct {
 }
 
 // periods are the iteration times (ms, = ticks at 1 ms) jobs draw from, as
-// engine/candidate's benchmark: pairwise LCMs of up to ~65k ticks.
+// engine/cassini/candidate's benchmark: pairwise LCMs of up to ~65k ticks.
 var periods = []int{181, 200, 220, 240, 255}
 
 // job draws a data-parallel job: a period from periods, communication for
@@ -50,7 +50,7 @@ func links(tp *topology.Topology) []candidate.Link {
 	return out
 }
 
-// PaperInstance is engine/candidate's benchmark instance: njobs jobs of 1-3
+// PaperInstance is engine/cassini/candidate's benchmark instance: njobs jobs of 1-3
 // GPUs on the CASSINI testbed fabric with two GPUs per server, in n
 // candidates, each filling the GPUs in ToR order from a random server with
 // the jobs in a random order, every job a ring all-reduce over its servers,
@@ -154,7 +154,7 @@ type ClosConfig struct {
 
 // Clos places cfg.Jobs jobs on the Clos fabric of cfg.Spec in
 // cfg.Candidates candidates, as a locality-aware scheduler proposes them
-// (engine/candidate's model, on a larger fabric): a fraction [Busy] of the
+// (engine/cassini/candidate's model, on a larger fabric): a fraction [Busy] of the
 // servers, at random, is held by work outside the instance (the
 // fragmentation a cluster's churn leaves); then, per candidate, the jobs in a
 // random order take the next free GPUs in ToR order from a random starting

@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/orrery/orrery/engine/circle"
-	"github.com/orrery/orrery/engine/link"
-	"github.com/orrery/orrery/engine/profile"
-	"github.com/orrery/orrery/internal/kernels"
+	"github.com/orrery/orrery/engine/cassini/circle"
+	"github.com/orrery/orrery/engine/cassini/link"
+	"github.com/orrery/orrery/engine/cassini/profile"
+	"github.com/orrery/orrery/kernels"
 )
 
 // NaiveOptions configure [Naive.Search].
@@ -25,7 +25,7 @@ type NaiveResult struct {
 	Points int   // the unified perimeter
 	Score  float64
 	Shifts []int // the lexicographically smallest optimal shift vector (job 0 at 0)
-	Pairs  int64 // pair evaluations, counted as engine/link counts them: one per shift and point scanned
+	Pairs  int64 // pair evaluations, counted as engine/cassini/link counts them: one per shift and point scanned
 }
 
 // ErrTooLarge reports a brute force over more than 2^40 pair evaluations.

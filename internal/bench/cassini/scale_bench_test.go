@@ -6,9 +6,9 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/orrery/orrery/engine/candidate"
-	"github.com/orrery/orrery/engine/circle"
-	"github.com/orrery/orrery/engine/link"
+	"github.com/orrery/orrery/engine/cassini/candidate"
+	"github.com/orrery/orrery/engine/cassini/circle"
+	"github.com/orrery/orrery/engine/cassini/link"
 	"github.com/orrery/orrery/internal/bench"
 )
 

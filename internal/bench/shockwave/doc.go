@@ -2,7 +2,7 @@
 // mixed-integer linear program (package mip), exactly as their code builds
 // it for Gurobi (scheduler/shockwave.py, dynamic_eisenberg_gale_scheduling),
 // so that an off-the-shelf MILP solver can be run side by side with
-// orrery's exact planner (internal/market) on the same program, and so that
+// orrery's exact planner (engine/shockwave/market) on the same program, and so that
 // either side's plan can be checked and scored by the other's definition.
 //
 // # The program
@@ -44,7 +44,7 @@
 //
 // [Load] reads one of the authors' setups (trace, throughput table,
 // configuration; [Setups]) and [Loaded.Problem] builds a planner problem
-// from it as internal/market's tests and benchmarks do: every job of the trace
+// from it as engine/shockwave/market's tests and benchmarks do: every job of the trace
 // active, progress drawn uniformly in [0, 0.9·E_j) with a seed, R_j and D̄_j
 // from the faithful predictor, FT*_j the authors' uniform-share estimate.
 package shockwave

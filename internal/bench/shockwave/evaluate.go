@@ -18,7 +18,7 @@ type Value struct {
 var ErrInfeasible = errors.New("shockwave: plan infeasible")
 
 // Evaluate checks a round plan against the program by counts, as
-// internal/market states it (the objective depends on x only through
+// engine/shockwave/market states it (the objective depends on x only through
 // n_j = Σ_t x_{j,t}, with y_j = min(n_j·Δ/D̄_j, E_j − F_j)), and scores it.
 // It is independent of Model: a second definition each side is judged by.
 func (pg *Program) Evaluate(rounds [][]int) (Value, error) {

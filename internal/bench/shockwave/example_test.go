@@ -3,8 +3,8 @@ package shockwave_test
 import (
 	"fmt"
 
+	"github.com/orrery/orrery/engine/shockwave/market"
 	"github.com/orrery/orrery/internal/bench/shockwave"
-	"github.com/orrery/orrery/internal/market"
 )
 
 // The authors' program for two jobs on 2 GPUs over 3 rounds, and a plan

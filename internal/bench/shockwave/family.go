@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/orrery/orrery/internal/market"
+	"github.com/orrery/orrery/engine/shockwave/market"
 )
 
 // Family describes synthetic planner instances that stress the round

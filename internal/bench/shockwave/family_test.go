@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/orrery/orrery/engine/shockwave/market"
 	"github.com/orrery/orrery/internal/bench/mip"
-	"github.com/orrery/orrery/internal/market"
 )
 
 // TestFamilyProblems: the generator's instances are valid, deterministic,

@@ -6,10 +6,10 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 
+	"github.com/orrery/orrery/engine/shockwave/market"
+	"github.com/orrery/orrery/engine/shockwave/predictor"
 	"github.com/orrery/orrery/internal/eval/throughput"
 	"github.com/orrery/orrery/internal/eval/trace"
-	"github.com/orrery/orrery/internal/market"
-	"github.com/orrery/orrery/internal/predictor"
 )
 
 // Loaded is a setup read from disk: the trace's jobs, their derived
@@ -56,7 +56,7 @@ type Instance struct {
 	FairScale float64
 }
 
-// Problem builds the planner problem of in, as internal/market's tests do:
+// Problem builds the planner problem of in, as engine/shockwave/market's tests do:
 // progress F_j uniform in [0, 0.9·E_j) from the seed, R_j and D̄_j from the
 // faithful predictor, FT*_j the authors' uniform-share estimate from the
 // job's arrival on M GPUs among N jobs, the round index the first after the

@@ -6,8 +6,8 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/orrery/orrery/engine/shockwave/market"
 	"github.com/orrery/orrery/internal/bench/mip"
-	"github.com/orrery/orrery/internal/market"
 )
 
 // Path says which of the authors' two programs to build.

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/orrery/orrery/engine/shockwave/market"
 	"github.com/orrery/orrery/internal/bench/mip"
 	"github.com/orrery/orrery/internal/eval/trace"
-	"github.com/orrery/orrery/internal/market"
 )
 
 var (

@@ -9,9 +9,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/orrery/orrery/engine/topology"
 	"github.com/orrery/orrery/internal/eval/fluid"
 	"github.com/orrery/orrery/internal/eval/netsim"
+	"github.com/orrery/orrery/internal/eval/topology"
 	"github.com/orrery/orrery/internal/eval/workload"
 )
 

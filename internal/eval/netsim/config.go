@@ -8,11 +8,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/orrery/orrery/engine/affinity"
-	"github.com/orrery/orrery/engine/agent"
-	"github.com/orrery/orrery/engine/candidate"
-	"github.com/orrery/orrery/engine/link"
-	"github.com/orrery/orrery/engine/topology"
+	"github.com/orrery/orrery/engine/cassini/affinity"
+	"github.com/orrery/orrery/engine/cassini/agent"
+	"github.com/orrery/orrery/engine/cassini/candidate"
+	"github.com/orrery/orrery/engine/cassini/link"
+	"github.com/orrery/orrery/internal/eval/topology"
 	"github.com/orrery/orrery/internal/eval/workload"
 )
 

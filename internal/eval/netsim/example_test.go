@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/orrery/orrery/engine/topology"
 	"github.com/orrery/orrery/internal/eval/netsim"
+	"github.com/orrery/orrery/internal/eval/topology"
 	"github.com/orrery/orrery/internal/eval/workload"
 )
 

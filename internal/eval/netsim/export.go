@@ -3,7 +3,7 @@ package netsim
 import (
 	"fmt"
 
-	"github.com/orrery/orrery/engine/topology"
+	"github.com/orrery/orrery/internal/eval/topology"
 	"github.com/orrery/orrery/internal/eval/workload"
 )
 

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/orrery/orrery/engine/topology"
+	"github.com/orrery/orrery/internal/eval/topology"
 	"github.com/orrery/orrery/internal/eval/workload"
 )
 

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/orrery/orrery/engine/profile"
+	"github.com/orrery/orrery/engine/cassini/profile"
 	"github.com/orrery/orrery/internal/eval/fluid"
 	"github.com/orrery/orrery/internal/eval/workload"
 )

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/orrery/orrery/engine/topology"
+	"github.com/orrery/orrery/internal/eval/topology"
 	"github.com/orrery/orrery/internal/eval/workload"
 )
 

@@ -5,8 +5,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/orrery/orrery/engine/agent"
-	"github.com/orrery/orrery/engine/profile"
+	"github.com/orrery/orrery/engine/cassini/agent"
+	"github.com/orrery/orrery/engine/cassini/profile"
 )
 
 // The hold gate predicts, for the jobs sharing one link, what holding their

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/orrery/orrery/engine/profile"
+	"github.com/orrery/orrery/engine/cassini/profile"
 )
 
 func phases(t *testing.T, spec ...float64) profile.Profile {

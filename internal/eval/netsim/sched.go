@@ -8,11 +8,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/orrery/orrery/engine/shockwave/market"
+	"github.com/orrery/orrery/engine/shockwave/round"
 	"github.com/orrery/orrery/internal/eval/policy"
 	evalsim "github.com/orrery/orrery/internal/eval/sim"
 	"github.com/orrery/orrery/internal/eval/trace"
-	"github.com/orrery/orrery/internal/market"
-	"github.com/orrery/orrery/internal/round"
 )
 
 // Scheduler is the round policy that allocates the cluster's GPUs; the

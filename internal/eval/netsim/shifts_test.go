@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/orrery/orrery/engine/topology"
+	"github.com/orrery/orrery/internal/eval/topology"
 	"github.com/orrery/orrery/internal/eval/workload"
 )
 

@@ -8,13 +8,13 @@ import (
 	"slices"
 	"time"
 
-	"github.com/orrery/orrery/engine/agent"
-	"github.com/orrery/orrery/engine/candidate"
-	"github.com/orrery/orrery/engine/link"
-	"github.com/orrery/orrery/engine/profile"
-	"github.com/orrery/orrery/engine/topology"
+	"github.com/orrery/orrery/engine/cassini/agent"
+	"github.com/orrery/orrery/engine/cassini/candidate"
+	"github.com/orrery/orrery/engine/cassini/link"
+	"github.com/orrery/orrery/engine/cassini/profile"
 	"github.com/orrery/orrery/internal/deadline"
 	"github.com/orrery/orrery/internal/eval/fluid"
+	"github.com/orrery/orrery/internal/eval/topology"
 	"github.com/orrery/orrery/internal/eval/workload"
 )
 

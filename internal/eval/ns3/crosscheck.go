@@ -11,9 +11,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/orrery/orrery/engine/agent"
-	"github.com/orrery/orrery/engine/topology"
+	"github.com/orrery/orrery/engine/cassini/agent"
 	"github.com/orrery/orrery/internal/eval/netsim"
+	"github.com/orrery/orrery/internal/eval/topology"
 	"github.com/orrery/orrery/internal/eval/workload"
 )
 

@@ -40,7 +40,7 @@
 // A job with a CASSINI agent in the fluid run gets one here (Pad, or
 // Elastic with its plan's slack and free communication time, the jobs of
 // one group sharing a group clock made afresh for each run): the Go side
-// runs the agents of package engine/agent, feeds each the communication
+// runs the agents of package engine/cassini/agent, feeds each the communication
 // time of its job's last iteration, and answers the program's requests
 // ("R job t" on its stdout, "S t" on its stdin) when each iteration after
 // the first may start. [Fluid] replays an exported scenario

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/orrery/orrery/engine/agent"
+	"github.com/orrery/orrery/engine/cassini/agent"
 	"github.com/orrery/orrery/internal/eval/netsim"
 	"github.com/orrery/orrery/internal/eval/ns3"
 )

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/orrery/orrery/engine/agent"
+	"github.com/orrery/orrery/engine/cassini/agent"
 	"github.com/orrery/orrery/internal/deadline"
 	"github.com/orrery/orrery/internal/eval/fluid"
 )

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/orrery/orrery/engine/agent"
+	"github.com/orrery/orrery/engine/cassini/agent"
 )
 
 // OutputFormat is the first line of the program's output.

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/orrery/orrery/engine/agent"
+	"github.com/orrery/orrery/engine/cassini/agent"
 )
 
 // ReadScenario reads a scenario in the program's input format, as

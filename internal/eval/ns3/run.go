@@ -17,7 +17,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/orrery/orrery/engine/agent"
+	"github.com/orrery/orrery/engine/cassini/agent"
 )
 
 //go:embed cc/orrery-ns3.cc

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/orrery/orrery/engine/agent"
+	"github.com/orrery/orrery/engine/cassini/agent"
 )
 
 // ErrInvalid reports a scenario the packet-level program cannot run, or

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/orrery/orrery/engine/shockwave/predictor"
 	"github.com/orrery/orrery/internal/eval/sim"
 	"github.com/orrery/orrery/internal/eval/trace"
-	"github.com/orrery/orrery/internal/predictor"
 )
 
 // alone runs the one job of its workload in every round and records, at

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/orrery/orrery/engine/shockwave/round"
 	"github.com/orrery/orrery/internal/eval/sim"
-	"github.com/orrery/orrery/internal/round"
 )
 
 // ErrInvalid reports bad input to a policy; ErrUnknown an unknown policy

@@ -4,11 +4,11 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/orrery/orrery/engine/shockwave/market"
+	"github.com/orrery/orrery/engine/shockwave/predictor"
+	"github.com/orrery/orrery/engine/shockwave/round"
 	"github.com/orrery/orrery/internal/eval/sim"
 	"github.com/orrery/orrery/internal/eval/trace"
-	"github.com/orrery/orrery/internal/market"
-	"github.com/orrery/orrery/internal/predictor"
-	"github.com/orrery/orrery/internal/round"
 )
 
 // Shockwave drives orrery's Shockwave planner (package round's incremental

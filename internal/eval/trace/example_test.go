@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"github.com/orrery/orrery/engine/shockwave/predictor"
 	"github.com/orrery/orrery/internal/eval/throughput"
 	"github.com/orrery/orrery/internal/eval/trace"
-	"github.com/orrery/orrery/internal/predictor"
 )
 
 // From the authors' files to the predictor's inputs: parse the 120-job trace,

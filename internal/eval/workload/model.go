@@ -7,7 +7,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/orrery/orrery/engine/profile"
+	"github.com/orrery/orrery/engine/cassini/profile"
 )
 
 // Sentinel errors.

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/orrery/orrery/engine/link"
-	"github.com/orrery/orrery/engine/profile"
+	"github.com/orrery/orrery/engine/cassini/link"
+	"github.com/orrery/orrery/engine/cassini/profile"
 )
 
 func steps(t *testing.T, name string, batch, servers int) []Step {
