@@ -64,24 +64,6 @@ func ExampleLink_error() {
 	// Output: jobs[0].phases[0].gbps: phase 0: bandwidth is negative, NaN or infinite
 }
 
-// Replay the first 30 jobs of the Shockwave authors' 120-job trace on their
-// 32-GPU setup under Shockwave and Gavel.
-func ExampleSimulateShockwave() {
-	s, _ := orrery.ShockwaveSetup(32, "testdata/shockwave")
-	s.Jobs, s.Policies = 30, []string{"shockwave", "gavel"}
-	rep, err := orrery.SimulateShockwave(context.Background(), s, false)
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	for _, r := range rep.Results {
-		fmt.Printf("%s: makespan %.0f s, worst finish-time fairness %.2f\n", r.Legend, r.MakespanS, r.WorstFTF)
-	}
-	// Output:
-	// Shockwave: makespan 17574 s, worst finish-time fairness 1.20
-	// Gavel: makespan 17694 s, worst finish-time fairness 2.36
-}
-
 // The incremental scheduler: jobs arrive, each round asks which jobs run,
 // and the scheduler re-plans when due.
 func ExampleScheduler() {
@@ -113,22 +95,4 @@ func ExampleScheduler() {
 	// round 0: jobs [2 3]
 	// round 1: jobs [1 2]
 	// round 2: jobs [1 2]
-}
-
-// The paper's Fig. 2: two VGG19 jobs whose all-reduces share one 50 Gbps
-// uplink, with CASSINI's placement alone and with its time shift held.
-func ExampleSimulateCassini() {
-	rep, err := orrery.SimulateCassini(context.Background(), orrery.CassiniSimulation{
-		Scenario: "fig2", MaxIterations: 200, Arms: []string{"cassini-placement", "cassini"},
-	})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	for _, a := range rep.Arms {
-		fmt.Printf("%s: %.1f ms per iteration, %.0f Mbit above capacity per iteration\n", a.Arm, a.MeanIterMs.Mean, a.MarkedMbitPerIter.Mean)
-	}
-	// Output:
-	// cassini-placement: 334.2 ms per iteration, 4605 Mbit above capacity per iteration
-	// cassini: 268.0 ms per iteration, 0 Mbit above capacity per iteration
 }

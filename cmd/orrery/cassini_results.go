@@ -7,12 +7,12 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/orrery/orrery"
+	"github.com/orrery/orrery/internal/eval/replay"
 )
 
 // show formats a spread: the mean, and ± the standard deviation with
 // several seeds.
-func show(s orrery.Spread, format string) string {
+func show(s replay.Spread, format string) string {
 	out := fmt.Sprintf(format, s.Mean)
 	if s.SD > 0 || s.Min != s.Max {
 		out += " ±" + fmt.Sprintf(format, s.SD)
@@ -21,7 +21,7 @@ func show(s orrery.Spread, format string) string {
 }
 
 // writeCassiniSimTable prints r's arms, one row each.
-func writeCassiniSimTable(w io.Writer, r orrery.CassiniReport) error {
+func writeCassiniSimTable(w io.Writer, r replay.CassiniReport) error {
 	seeds := strconv.FormatUint(r.Seeds[0], 10)
 	if n := len(r.Seeds); n > 1 {
 		seeds = fmt.Sprintf("%d seeds (%d-%d): mean ± sd across seeds", n, r.Seeds[0], r.Seeds[n-1])
@@ -36,7 +36,7 @@ func writeCassiniSimTable(w io.Writer, r orrery.CassiniReport) error {
 	first := r.Arms[0].Arm
 	fmt.Fprintf(tw, "arm\tmean iter (ms)\tp99 iter (ms)\tmean slowdown\tp99 slowdown\tx %s mean\tx %s p99\tmarked (Mbit/iter)\tagents\tadjust/job-min\tpooled\tgave up\tsharing\t\n", first, first)
 	for _, a := range r.Arms {
-		opt := func(s *orrery.Spread, format string) string {
+		opt := func(s *replay.Spread, format string) string {
 			if s == nil {
 				return "-"
 			}
@@ -51,7 +51,7 @@ func writeCassiniSimTable(w io.Writer, r orrery.CassiniReport) error {
 
 // writeCassiniModelTable prints, per model, each arm's mean and p99
 // iteration time and marked traffic (means over the seeds).
-func writeCassiniModelTable(w io.Writer, r orrery.CassiniReport) error {
+func writeCassiniModelTable(w io.Writer, r replay.CassiniReport) error {
 	fmt.Fprintf(w, "per model (means over the seeds): mean / p99 iteration (ms) | marked Mbit per iteration\n\n")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	var head []string
@@ -78,7 +78,7 @@ func writeCassiniModelTable(w io.Writer, r orrery.CassiniReport) error {
 
 // writeCassiniSweepTable prints one row per noise and arm of rs (the same
 // experiment under several noises).
-func writeCassiniSweepTable(w io.Writer, rs []orrery.CassiniReport) error {
+func writeCassiniSweepTable(w io.Writer, rs []replay.CassiniReport) error {
 	r := rs[0]
 	seeds := strconv.FormatUint(r.Seeds[0], 10)
 	if n := len(r.Seeds); n > 1 {
@@ -90,7 +90,7 @@ func writeCassiniSweepTable(w io.Writer, rs []orrery.CassiniReport) error {
 	fmt.Fprintf(tw, "noise\tarm\tmean iter (ms)\tp99 iter (ms)\tx %s mean\tx %s p99\tadjust/job-min\tpooled\tgave up\t\n", first, first)
 	for _, x := range rs {
 		for _, a := range x.Arms {
-			opt := func(s *orrery.Spread, format string) string {
+			opt := func(s *replay.Spread, format string) string {
 				if s == nil {
 					return "-"
 				}

@@ -6,33 +6,36 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/orrery/orrery"
 	"github.com/orrery/orrery/engine/cassini/agent"
+	"github.com/orrery/orrery/engine/cassini/link"
 	"github.com/orrery/orrery/internal/eval/netsim"
-	"github.com/orrery/orrery/internal/eval/workload"
+	"github.com/orrery/orrery/internal/eval/replay"
+	"github.com/orrery/orrery/internal/eval/topology"
 )
 
 // cassiniFlags is one `orrery cassini simulate` run: the simulation and
 // what the command does with it.
 type cassiniFlags struct {
-	orrery.CassiniSimulation
+	replay.Cassini
 	Sweep    []string // -sweep-noise: the noises to run the experiment under, one after another
+	NoiseDir string   // -noise-dir: where the Alibaba PAI files are ("": the repository's)
 	PlotDir  string   // -plot: where to write the iteration-time CDF ("": none)
 	JSON     bool
 	PerModel bool
 	Quiet    bool // -q: no progress on stderr
 }
 
-// cassiniDefaults are the command's defaults: the front door's (the paper's
+// cassiniDefaults are the command's defaults: the replay's (the paper's
 // fabric, Themis with 10-minute leases, the Poisson workload at 90% load)
 // with iteration-time noise replayed from Alibaba PAI (read from
 // testdata/alibaba, found from any folder of the repository).
-func cassiniDefaults() orrery.CassiniSimulation {
-	return orrery.CassiniSimulation{Noise: "both", NoiseDir: alibabaData}
+func cassiniDefaults() cassiniFlags {
+	return cassiniFlags{Cassini: replay.Cassini{Noise: replay.Alibaba}, NoiseDir: alibabaData}
 }
 
 // alibabaData is where the Alibaba PAI files live in the repository.
@@ -40,26 +43,32 @@ const alibabaData = "testdata/alibaba"
 
 // shortCassini is the demo's configuration: 30 jobs of 50-100 iterations
 // on the paper's fabric, under a second on two cores.
-func shortCassini() orrery.CassiniSimulation {
+func shortCassini() cassiniFlags {
 	s := cassiniDefaults()
 	s.Jobs, s.MinIterations, s.MaxIterations = 30, 50, 100
 	return s
 }
 
-// simulateCassini runs s, a bad setting being a usage error: every field
-// of the simulation comes from a flag. Without a NoiseDir, the Alibaba
-// files are looked for in the repository, from any folder inside it.
-func simulateCassini(ctx context.Context, s orrery.CassiniSimulation) (orrery.CassiniReport, error) {
-	if s.NoiseDir == "" && s.Noise != "none" && s.Noise != "" && !strings.HasPrefix(s.Noise, "gauss:") {
-		dir, err := dataDir(alibabaData, "noise-dir")
-		if err != nil {
-			return orrery.CassiniReport{}, err
+// simulateCassini runs f's simulation, a bad setting being a usage error:
+// every field of the simulation comes from a flag. Without a NoiseDir, the
+// Alibaba files are looked for in the repository, from any folder inside
+// it.
+func simulateCassini(ctx context.Context, f cassiniFlags) (replay.CassiniReport, error) {
+	s := f.Cassini
+	if s.Noise != replay.NoNoise && s.Noise != replay.Gaussian {
+		dir := f.NoiseDir
+		if dir == "" || dir == alibabaData {
+			d, err := dataDir(alibabaData, "noise-dir")
+			if err != nil {
+				return replay.CassiniReport{}, err
+			}
+			dir = d
 		}
-		s.NoiseDir = dir
+		s.NoiseData = os.DirFS(dir)
 	}
-	r, err := orrery.SimulateCassini(ctx, s)
-	if errors.Is(err, orrery.ErrSimulation) {
-		return r, fmt.Errorf("%w: %s", errUsage, strings.TrimPrefix(err.Error(), "orrery: "))
+	r, err := replay.RunCassini(ctx, s)
+	if errors.Is(err, replay.ErrInvalid) {
+		return r, fmt.Errorf("%w: %s", errUsage, strings.TrimPrefix(err.Error(), "replay: "))
 	}
 	return r, err
 }
@@ -76,7 +85,7 @@ func runCassiniSimulate(ctx context.Context, args []string, s stdio) error {
 	if f.Sweep != nil {
 		return runCassiniSweep(ctx, f, s)
 	}
-	r, err := simulateCassini(ctx, f.CassiniSimulation)
+	r, err := simulateCassini(ctx, f)
 	prog.Done()
 	if err != nil {
 		return err
@@ -106,10 +115,10 @@ func runCassiniSimulate(ctx context.Context, args []string, s stdio) error {
 // runCassiniSweep runs the experiment once per noise of f.Sweep and prints
 // one table (or a JSON array of the results).
 func runCassiniSweep(ctx context.Context, f cassiniFlags, s stdio) error {
-	var rs []orrery.CassiniReport
+	var rs []replay.CassiniReport
 	for _, n := range f.Sweep {
-		sim := f.CassiniSimulation
-		sim.Noise = n
+		sim := f
+		sim.Noise, sim.NoiseCV, _ = replay.ParseNoise(n)
 		r, err := simulateCassini(ctx, sim)
 		if err != nil {
 			return fmt.Errorf("noise %s: %w", n, err)
@@ -146,8 +155,8 @@ func cassiniSimulateDemo(ctx context.Context, out io.Writer, plotDir string) ([]
 	// Fig. 2 with the per-iteration jitter only: the straggler episodes of
 	// the worker traces would dominate 300 iterations of two jobs.
 	fig2 := o
-	fig2.Scenario, fig2.MaxIterations, fig2.Noise = "fig2", 300, "cov"
-	fig2.Arms = []string{"baseline", "cassini", "ideal"}
+	fig2.Scenario, fig2.MaxIterations, fig2.Noise = replay.Fig2, 300, replay.AlibabaJitter
+	fig2.Arms = []replay.Arm{{Policy: netsim.Baseline}, {Policy: netsim.Cassini}, {Policy: netsim.Ideal}}
 	f, err := simulateCassini(ctx, fig2)
 	if err != nil {
 		return nil, err
@@ -178,12 +187,12 @@ func cassiniSimulateDemo(ctx context.Context, out io.Writer, plotDir string) ([]
 // its own fields (a bad one is a usage error); the command checks what it
 // turns into them.
 func parseCassiniSimFlags(args []string, s stdio) (f cassiniFlags, err error) {
-	f.CassiniSimulation = cassiniDefaults()
-	o := &f.CassiniSimulation
+	f = cassiniDefaults()
+	o := &f.Cassini
 	fs := flags("cassini simulate", s)
-	fs.StringVar(&o.Scenario, "scenario", "poisson", "poisson (arrivals at -load), dynamic (a busy cluster, then -arrive jobs every 30 s), or a fixed experiment of the paper: fig2 (two VGG19 on one link) or snapshot1..snapshot5 (Table 2), each job running -iterations (the maximum)")
-	fs.StringVar(&o.Topology, "topology", "paper", "fabric: paper (the CASSINI testbed: 24 servers, 2:1) or clos:PODS,TORS,SERVERS,AGGS,CORES[,GBPS[,UPLINK_GBPS]] (CORES=0: two-tier, one pod)")
-	fs.StringVar(&o.Scheduler, "scheduler", "themis", "GPU allocation: themis (finish-time fairness auctions with leases, the paper's), gavel (max-min fairness rounds), shockwave (its market, rounds) or fifo")
+	scenario := fs.String("scenario", "poisson", "poisson (arrivals at -load), dynamic (a busy cluster, then -arrive jobs every 30 s), or a fixed experiment of the paper: fig2 (two VGG19 on one link) or snapshot1..snapshot5 (Table 2), each job running -iterations (the maximum)")
+	fabric := fs.String("topology", "paper", "fabric: paper (the CASSINI testbed: 24 servers, 2:1) or clos:PODS,TORS,SERVERS,AGGS,CORES[,GBPS[,UPLINK_GBPS]] (CORES=0: two-tier, one pod)")
+	scheduler := fs.String("scheduler", "themis", "GPU allocation: themis (finish-time fairness auctions with leases, the paper's), gavel (max-min fairness rounds), shockwave (its market, rounds) or fifo")
 	fs.DurationVar(&o.Lease, "lease", 0, "Themis's lease or Gavel's and Shockwave's round (0: 10m and 2m)")
 	fs.IntVar(&o.GPUsPerServer, "gpus-per-server", 1, "GPUs per server")
 	fs.IntVar(&o.Jobs, "jobs", 40, "number of jobs (poisson)")
@@ -196,22 +205,22 @@ func parseCassiniSimFlags(args []string, s stdio) (f cassiniFlags, err error) {
 	fs.DurationVar(&o.Duration, "duration", 0, "stop at this simulated time (0: when every job has finished)")
 	policies := fs.String("policies", "baseline,cassini-placement,cassini,ideal", "comma-separated arms: baseline (the scheduler's own placement), random, cassini-placement (CASSINI's ranking, no shifts), cassini (ranking and shifts; cassini/elastic, cassini/pad or cassini/paper pick how shifts are held), ideal")
 	fs.IntVar(&o.Candidates, "candidates", netsim.DefaultCandidates, "placement candidates per scheduling decision (the paper: 10)")
-	fs.StringVar(&o.Noise, "noise", o.Noise, "iteration-time noise: from Alibaba PAI (both, traces or cov), gauss:CV (Gaussian jitter of that coefficient of variation) or none")
-	fs.StringVar(&o.NoiseDir, "noise-dir", "", "directory of the Alibaba PAI files (default: the repository's "+alibabaData+", found from any folder inside it)")
+	noise := fs.String("noise", "both", "iteration-time noise: from Alibaba PAI (both, traces or cov), gauss:CV (Gaussian jitter of that coefficient of variation) or none")
+	fs.StringVar(&f.NoiseDir, "noise-dir", "", "directory of the Alibaba PAI files (default: the repository's "+alibabaData+", found from any folder inside it)")
 	quiet := quietFlag(fs)
-	fs.StringVar(&o.AgentMode, "agent-mode", "elastic", "agent: elastic (a shared clock paced by the slowest job; gives up shifts that do not pay), pad (hold every slot of a fixed period) or free (the paper: re-align only on drift)")
-	fs.StringVar(&o.Rank, "rank", "delay", "how CASSINI picks a candidate: delay (least predicted delay: shared links' excess per job, plus each job's own contention) or score (the paper: the mean link score)")
-	fs.StringVar(&o.Hold, "hold", "gain", "which jobs hold their shifts: gain (links where a replay predicts a net gain for every job), score (links scoring at least -min-score) or all (every job of the affinity graph, as the paper)")
+	agentMode := fs.String("agent-mode", "elastic", "agent: elastic (a shared clock paced by the slowest job; gives up shifts that do not pay), pad (hold every slot of a fixed period) or free (the paper: re-align only on drift)")
+	rank := fs.String("rank", "delay", "how CASSINI picks a candidate: delay (least predicted delay: shared links' excess per job, plus each job's own contention) or score (the paper: the mean link score)")
+	hold := fs.String("hold", "gain", "which jobs hold their shifts: gain (links where a replay predicts a net gain for every job), score (links scoring at least -min-score) or all (every job of the affinity graph, as the paper)")
 	fs.Float64Var(&o.MinGain, "min-gain", 0, "least predicted gain per job for -hold gain, fraction of its period (0: 0.01)")
 	fs.Float64Var(&o.Threshold, "threshold", agent.DefaultThreshold, "agent re-alignment trigger, fraction of the period")
 	fs.BoolVar(&o.NoGiveUp, "no-give-up", false, "elastic agents never give their shifts up (the ablation of the give-up rule)")
 	fs.Float64Var(&o.Budget, "budget", 0, "elastic agents' adjustments per minute at most (0: 2, the paper's rate; negative: no cap, the budget's ablation)")
-	fs.StringVar(&o.GiveUp, "give-up", "group", "who decides an elastic shift does not pay: group (the members' summed wait against their summed saving) or own (each member its own)")
+	giveUp := fs.String("give-up", "group", "who decides an elastic shift does not pay: group (the members' summed wait against their summed saving) or own (each member its own)")
 	fs.Float64Var(&o.MinScore, "min-score", 1, "least link score whose jobs hold their shifts with -hold score (-1: every job on a link whose peaks exceed its capacity)")
 	fs.Float64Var(&o.Headroom, "headroom", 0, "idle fraction added to each profiled period (0: as the paper)")
 	fs.IntVar(&o.MaxPerimeter, "max-perimeter", 4096, "cap on a unified circle in ticks; periods are rounded to a common grid past it")
 	fs.DurationVar(&o.Tick, "tick", time.Millisecond, "profile tick")
-	fs.StringVar(&o.LinkMode, "mode", "exact", "link search: exact or paper (72 angles)")
+	mode := fs.String("mode", "exact", "link search: exact or paper (72 angles)")
 	fs.BoolVar(&f.JSON, "json", false, "print JSON instead of tables")
 	sweep := fs.String("sweep-noise", "", "run the experiment once per noise of this comma-separated list (as -noise takes them) and print one row per noise and arm: the jitter study")
 	fs.StringVar(&f.PlotDir, "plot", "", "also write the CDF of the first seed's iteration times per arm into this directory (cassini_iteration_cdf.png)")
@@ -238,6 +247,25 @@ func parseCassiniSimFlags(args []string, s stdio) (f cassiniFlags, err error) {
 			return f, usage(c.flag, errors.New("must be positive"))
 		}
 	}
+	// The names the command line takes, parsed into the replay's types.
+	for _, c := range []struct {
+		flag  string
+		parse func() error
+	}{
+		{"-scenario", func() (e error) { o.Scenario, e = replay.ParseScenario(*scenario); return }},
+		{"-topology", func() (e error) { o.Fabric, e = topology.Parse(*fabric); return }},
+		{"-scheduler", func() (e error) { o.Scheduler, e = netsim.ParseScheduler(*scheduler); return }},
+		{"-noise", func() (e error) { o.Noise, o.NoiseCV, e = replay.ParseNoise(*noise); return }},
+		{"-agent-mode", func() (e error) { o.AgentMode, e = agent.ParseMode(*agentMode); return }},
+		{"-rank", func() (e error) { o.Rank, e = netsim.ParseRank(*rank); return }},
+		{"-hold", func() (e error) { o.Hold, e = netsim.ParseHold(*hold); return }},
+		{"-give-up", func() (e error) { o.GiveUp, e = agent.ParseGiveUp(*giveUp); return }},
+		{"-mode", func() (e error) { o.LinkMode, e = link.ParseMode(*mode); return }},
+	} {
+		if err := c.parse(); err != nil {
+			return f, usage(c.flag, err)
+		}
+	}
 	switch {
 	case *load < 0:
 		return f, usage("-load", fmt.Errorf("%v (want a fraction of the GPUs, 0 for every job at time 0)", *load))
@@ -258,14 +286,18 @@ func parseCassiniSimFlags(args []string, s stdio) (f cassiniFlags, err error) {
 	if o.Seeds, err = parseSeeds(*seed); err != nil {
 		return f, usage("-seed", err)
 	}
-	o.Arms = strings.Split(*policies, ",")
-	for i := range o.Arms {
-		o.Arms[i] = strings.TrimSpace(o.Arms[i])
+	o.Arms = nil
+	for _, name := range strings.Split(*policies, ",") {
+		a, err := replay.ParseArm(name)
+		if err != nil {
+			return f, usage("-policies", err)
+		}
+		o.Arms = append(o.Arms, a)
 	}
 	if *sweep != "" {
 		f.Sweep = strings.Split(*sweep, ",")
 		for _, n := range f.Sweep {
-			if _, _, err := workload.ParseNoise(n); err != nil {
+			if _, _, err := replay.ParseNoise(n); err != nil {
 				return f, usage("-sweep-noise", err)
 			}
 		}

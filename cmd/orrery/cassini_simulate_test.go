@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/orrery/orrery"
+	"github.com/orrery/orrery/internal/eval/replay"
 )
 
 // cassiniArgs runs `orrery cassini simulate` with args through the
@@ -29,7 +29,7 @@ func TestCassiniSimulateJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var r orrery.CassiniReport
+	var r replay.CassiniReport
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +126,7 @@ func TestCassiniSimulateBadInput(t *testing.T) {
 }
 
 func TestPlotCassini(t *testing.T) {
-	r, err := simulateCassini(context.Background(), func() orrery.CassiniSimulation {
+	r, err := simulateCassini(context.Background(), func() cassiniFlags {
 		o := shortCassini()
 		o.NoiseDir = cassiniNoiseDir
 		o.MinIterations, o.MaxIterations = 30, 60
@@ -169,7 +169,7 @@ func TestPlotCassini(t *testing.T) {
 	if p2, _ = plotCassiniCircle(dir, c); sum(p2) != h2 {
 		t.Fatal("the circle plot is not deterministic")
 	}
-	if _, err := plotCassiniCDF(dir, orrery.CassiniReport{}); err == nil {
+	if _, err := plotCassiniCDF(dir, replay.CassiniReport{}); err == nil {
 		t.Error("empty result plotted")
 	}
 	if _, err := plotCassiniCircle(dir, cassiniCircle{}); err == nil {
@@ -217,7 +217,7 @@ func TestCassiniSweep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rs []orrery.CassiniReport
+	var rs []replay.CassiniReport
 	if err := json.Unmarshal([]byte(js), &rs); err != nil || len(rs) != 2 || rs[1].Noise != "gauss:0.03" || len(rs[1].Arms) != 3 || len(rs[1].Arms[1].Runs) != 2 {
 		t.Fatalf("%v: %+v", err, rs)
 	}

@@ -17,9 +17,9 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 
-	"github.com/orrery/orrery"
 	"github.com/orrery/orrery/engine/cassini/link"
 	"github.com/orrery/orrery/engine/cassini/profile"
+	"github.com/orrery/orrery/internal/eval/replay"
 	"github.com/orrery/orrery/internal/eval/workload"
 )
 
@@ -51,19 +51,19 @@ func cassiniPolicyStyle(policy string) (color.Color, []vg.Length) {
 // network causes, which the mix of models hides on the left). It writes
 // cassini_iteration_cdf.png into dir (created if needed) and returns its
 // path. The image depends only on r.
-func plotCassiniCDF(dir string, r orrery.CassiniReport) (string, error) {
+func plotCassiniCDF(dir string, r replay.CassiniReport) (string, error) {
 	if len(firstRuns(r)) == 0 {
 		return "", fmt.Errorf("plot: no policies")
 	}
-	ms, err := cdfPanel(r, "iteration time (ms), start to start", func(p orrery.CassiniRun) []float64 { return p.IterMs },
-		func(p orrery.CassiniRun) string {
+	ms, err := cdfPanel(r, "iteration time (ms), start to start", func(p replay.CassiniRun) []float64 { return p.IterMs },
+		func(p replay.CassiniRun) string {
 			return fmt.Sprintf("%s: mean %.0f, p99 %.0f ms", p.Arm, p.MeanIterMs, p.P99IterMs)
 		})
 	if err != nil {
 		return "", err
 	}
-	slow, err := cdfPanel(r, "slowdown: iteration time / alone where it ran", func(p orrery.CassiniRun) []float64 { return p.Slowdowns },
-		func(p orrery.CassiniRun) string {
+	slow, err := cdfPanel(r, "slowdown: iteration time / alone where it ran", func(p replay.CassiniRun) []float64 { return p.Slowdowns },
+		func(p replay.CassiniRun) string {
 			return fmt.Sprintf("%s: mean %.3f, p99 %.2f", p.Arm, p.MeanSlowdown, p.P99Slowdown)
 		})
 	if err != nil {
@@ -76,8 +76,8 @@ func plotCassiniCDF(dir string, r orrery.CassiniReport) (string, error) {
 }
 
 // firstRuns is every arm's run on the first seed.
-func firstRuns(r orrery.CassiniReport) []orrery.CassiniRun {
-	var out []orrery.CassiniRun
+func firstRuns(r replay.CassiniReport) []replay.CassiniRun {
+	var out []replay.CassiniRun
 	for _, a := range r.Arms {
 		out = append(out, a.Runs[0])
 	}
@@ -106,7 +106,7 @@ func (f sideBySide) save(dir, name, title string, left, right *plot.Plot) (strin
 }
 
 // cdfPanel draws one CDF per policy of the values values picks.
-func cdfPanel(r orrery.CassiniReport, xlabel string, values func(orrery.CassiniRun) []float64, legend func(orrery.CassiniRun) string) (*plot.Plot, error) {
+func cdfPanel(r replay.CassiniReport, xlabel string, values func(replay.CassiniRun) []float64, legend func(replay.CassiniRun) string) (*plot.Plot, error) {
 	p := plot.New()
 	p.X.Label.Text = xlabel
 	p.Y.Label.Text = "fraction of iterations ≤ x"

@@ -13,7 +13,7 @@ import (
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 
-	"github.com/orrery/orrery"
+	"github.com/orrery/orrery/internal/eval/replay"
 )
 
 // plotShockwaveFTF draws the cumulative distribution of the finish-time
@@ -21,7 +21,7 @@ import (
 // marked, and writes it to dir as shockwave_ftf_cdf.png and .svg (the
 // directory is created if needed). It returns the paths written. The
 // output depends only on the results.
-func plotShockwaveFTF(dir string, rep orrery.ShockwaveReport) ([]string, error) {
+func plotShockwaveFTF(dir string, rep replay.ShockwaveReport) ([]string, error) {
 	if len(rep.Results) == 0 {
 		return nil, fmt.Errorf("plot: no results")
 	}

@@ -11,8 +11,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/orrery/orrery"
 	"github.com/orrery/orrery/internal/eval/policy"
+	"github.com/orrery/orrery/internal/eval/replay"
 	"github.com/orrery/orrery/internal/eval/sim"
 )
 
@@ -24,17 +24,20 @@ const swData = "testdata/shockwave"
 // the authors' setup for that cluster size from their data folder (data,
 // or the repository's testdata/shockwave, found from any folder inside it).
 // config "none" means orrery's planner defaults.
-func swSetupFor(gpus int, data, tracePath, throughputs, config string) (orrery.ShockwaveSimulation, error) {
+func swSetupFor(gpus int, data, tracePath, throughputs, config string) (replay.Shockwave, error) {
 	if gpus < 1 {
-		return orrery.ShockwaveSimulation{}, fmt.Errorf("%w: --gpus %d", errUsage, gpus)
+		return replay.Shockwave{}, fmt.Errorf("%w: --gpus %d", errUsage, gpus)
 	}
 	if data == "" && (tracePath == "" || throughputs == "" || config == "") {
 		var err error
 		if data, err = dataDir(swData, "data"); err != nil && (tracePath == "" || throughputs == "") {
-			return orrery.ShockwaveSimulation{}, err
+			return replay.Shockwave{}, err
 		}
 	}
-	c, known := orrery.ShockwaveSetup(gpus, data)
+	c, known := replay.AuthorsSetup(gpus)
+	if known { // the paths as the command line gives them, in the JSON too
+		c.Trace, c.Throughputs, c.Config = filepath.Join(data, c.Trace), filepath.Join(data, c.Throughputs), filepath.Join(data, c.Config)
+	}
 	pick := func(flagVal, def, what string) (string, error) {
 		switch {
 		case flagVal != "":
@@ -121,10 +124,11 @@ flags:
 	}
 	prog := newProgress(s, *quiet)
 	c.Progress = func(policy string, finished, jobs int) { prog.Report("shockwave simulate: "+policy, finished, jobs) }
-	rep, err := orrery.SimulateShockwave(ctx, c, true)
+	c.PerJob = true
+	rep, err := replay.RunShockwave(ctx, c)
 	prog.Done()
-	if errors.Is(err, orrery.ErrSimulation) {
-		return fmt.Errorf("%w: %s", errUsage, strings.TrimPrefix(err.Error(), "orrery: ")) // a flag's value
+	if errors.Is(err, replay.ErrInvalid) {
+		return fmt.Errorf("%w: %s", errUsage, strings.TrimPrefix(err.Error(), "replay: ")) // a flag's value
 	}
 	if err != nil {
 		return err
@@ -155,27 +159,27 @@ func swPolicyList(arg string) ([]string, error) {
 // swRow is one metric of the table.
 type swRow struct {
 	name string
-	val  func(r *orrery.ShockwavePolicyResult) string
+	val  func(r *replay.ShockwavePolicyResult) string
 }
 
 func swFloat(v float64, prec int) string { return strconv.FormatFloat(v, 'f', prec, 64) }
 
 var swRows = []swRow{
-	{"makespan_s", func(r *orrery.ShockwavePolicyResult) string { return swFloat(r.MakespanS, 0) }},
-	{"avg_jct_s", func(r *orrery.ShockwavePolicyResult) string { return swFloat(r.AvgJCTS, 0) }},
-	{"worst_ftf", func(r *orrery.ShockwavePolicyResult) string { return swFloat(r.WorstFTF, 3) }},
-	{"unfair_fraction", func(r *orrery.ShockwavePolicyResult) string { return swFloat(r.UnfairFraction, 3) }},
-	{"unfair_fraction_1.1", func(r *orrery.ShockwavePolicyResult) string { return swFloat(r.UnfairFraction110, 3) }},
-	{"worst_ftf_themis", func(r *orrery.ShockwavePolicyResult) string { return swFloat(r.WorstFTFThemis, 3) }},
-	{"utilization", func(r *orrery.ShockwavePolicyResult) string { return swFloat(r.Utilization, 3) }},
-	{"rounds", func(r *orrery.ShockwavePolicyResult) string { return strconv.Itoa(r.Rounds) }},
-	{"restarts", func(r *orrery.ShockwavePolicyResult) string { return strconv.Itoa(r.Restarts) }},
-	{"forced_completions", func(r *orrery.ShockwavePolicyResult) string { return strconv.Itoa(r.Forced) }},
-	{"dropped", func(r *orrery.ShockwavePolicyResult) string { return strconv.Itoa(r.Dropped) }},
-	{"batch_changes", func(r *orrery.ShockwavePolicyResult) string { return strconv.Itoa(r.BatchChanges) }},
+	{"makespan_s", func(r *replay.ShockwavePolicyResult) string { return swFloat(r.MakespanS, 0) }},
+	{"avg_jct_s", func(r *replay.ShockwavePolicyResult) string { return swFloat(r.AvgJCTS, 0) }},
+	{"worst_ftf", func(r *replay.ShockwavePolicyResult) string { return swFloat(r.WorstFTF, 3) }},
+	{"unfair_fraction", func(r *replay.ShockwavePolicyResult) string { return swFloat(r.UnfairFraction, 3) }},
+	{"unfair_fraction_1.1", func(r *replay.ShockwavePolicyResult) string { return swFloat(r.UnfairFraction110, 3) }},
+	{"worst_ftf_themis", func(r *replay.ShockwavePolicyResult) string { return swFloat(r.WorstFTFThemis, 3) }},
+	{"utilization", func(r *replay.ShockwavePolicyResult) string { return swFloat(r.Utilization, 3) }},
+	{"rounds", func(r *replay.ShockwavePolicyResult) string { return strconv.Itoa(r.Rounds) }},
+	{"restarts", func(r *replay.ShockwavePolicyResult) string { return strconv.Itoa(r.Restarts) }},
+	{"forced_completions", func(r *replay.ShockwavePolicyResult) string { return strconv.Itoa(r.Forced) }},
+	{"dropped", func(r *replay.ShockwavePolicyResult) string { return strconv.Itoa(r.Dropped) }},
+	{"batch_changes", func(r *replay.ShockwavePolicyResult) string { return strconv.Itoa(r.BatchChanges) }},
 }
 
-func swWriteTable(out io.Writer, rep orrery.ShockwaveReport, showTime bool) error {
+func swWriteTable(out io.Writer, rep replay.ShockwaveReport, showTime bool) error {
 	cfg := rep.Config
 	if cfg == "" {
 		cfg = "orrery defaults"
@@ -226,20 +230,20 @@ type swJSON struct {
 	Config      string                         `json:"config,omitempty"`
 	GPUs        int                            `json:"gpus"`
 	Jobs        int                            `json:"jobs"`
-	Results     []orrery.ShockwavePolicyResult `json:"results"`
+	Results     []replay.ShockwavePolicyResult `json:"results"`
 }
 
 // swWriteJSON writes the --json output: the report, without the replays'
 // wall-clock times unless asked (they differ from run to run) and without
 // the per-job records unless asked.
-func swWriteJSON(out io.Writer, rep orrery.ShockwaveReport, showTime, perJob bool) error {
+func swWriteJSON(out io.Writer, rep replay.ShockwaveReport, showTime, perJob bool) error {
 	doc := struct {
 		Trace       string                         `json:"trace"`
 		Throughputs string                         `json:"throughputs"`
 		Config      string                         `json:"config,omitempty"`
 		GPUs        int                            `json:"gpus"`
 		Jobs        int                            `json:"jobs"`
-		Results     []orrery.ShockwavePolicyResult `json:"results"`
+		Results     []replay.ShockwavePolicyResult `json:"results"`
 	}{Trace: rep.Trace, Throughputs: rep.Throughputs, Config: rep.Config, GPUs: rep.GPUs, Jobs: rep.TraceJobs}
 	for _, r := range rep.Results {
 		if !showTime {
@@ -267,15 +271,16 @@ func shockwaveSimulateDemo(ctx context.Context, out io.Writer, plotDir string) (
 	if err != nil {
 		return nil, err
 	}
-	rep, err := orrery.SimulateShockwave(ctx, c, true)
+	c.PerJob = true
+	rep, err := replay.RunShockwave(ctx, c)
 	if err != nil {
 		return nil, err
 	}
 	if err := swWriteTable(out, rep, false); err != nil {
 		return nil, err
 	}
-	c.Policies, c.AuthorsRescaleDrop = []string{"shockwave"}, true
-	drop, err := orrery.SimulateShockwave(ctx, c, false)
+	c.Policies, c.AuthorsRescaleDrop, c.PerJob = []string{"shockwave"}, true, false
+	drop, err := replay.RunShockwave(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -290,7 +295,7 @@ func shockwaveSimulateDemo(ctx context.Context, out io.Writer, plotDir string) (
 
 // swWriteRescale explains --authors-rescale-drop with Shockwave's replay
 // with and without it.
-func swWriteRescale(out io.Writer, fixed, drop orrery.ShockwavePolicyResult) error {
+func swWriteRescale(out io.Writer, fixed, drop replay.ShockwavePolicyResult) error {
 	var b strings.Builder
 	b.WriteString(`
 A job whose batch size changes inside its last epoch has more steps done than
@@ -303,7 +308,7 @@ their result files). Shockwave with and without it:
 	fmt.Fprintf(&b, "  %-22s %10s %9s %16s %7s\n", "", "makespan_s", "worst_ftf", "worst_ftf_themis", "dropped")
 	for _, r := range []struct {
 		name string
-		res  orrery.ShockwavePolicyResult
+		res  replay.ShockwavePolicyResult
 	}{{"completes (default)", fixed}, {"--authors-rescale-drop", drop}} {
 		fmt.Fprintf(&b, "  %-22s %10.0f %9.3f %16.3f %7d\n", r.name, r.res.MakespanS, r.res.WorstFTF, r.res.WorstFTFThemis, r.res.Dropped)
 	}

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/orrery/orrery"
+	"github.com/orrery/orrery/internal/eval/replay"
 	"github.com/orrery/orrery/internal/eval/trace"
 )
 
@@ -131,8 +131,8 @@ func TestPlotShockwaveFTF(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.Jobs, c.Policies = 20, []string{"shockwave", "max_min_fairness"}
-	results, err := orrery.SimulateShockwave(context.Background(), c, true)
+	c.Jobs, c.Policies, c.PerJob = 20, []string{"shockwave", "max_min_fairness"}, true
+	results, err := replay.RunShockwave(context.Background(), c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +158,7 @@ func TestPlotShockwaveFTF(t *testing.T) {
 		}
 		first = got
 	}
-	if _, err := plotShockwaveFTF(t.TempDir(), orrery.ShockwaveReport{}); err == nil {
+	if _, err := plotShockwaveFTF(t.TempDir(), replay.ShockwaveReport{}); err == nil {
 		t.Fatal("plot of nothing")
 	}
 }

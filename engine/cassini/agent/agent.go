@@ -207,6 +207,27 @@ const (
 	GiveUpOwn
 )
 
+func (g GiveUp) String() string {
+	switch g {
+	case GiveUpGroup:
+		return "group"
+	case GiveUpOwn:
+		return "own"
+	}
+	return fmt.Sprintf("GiveUp(%d)", int(g))
+}
+
+// ParseGiveUp parses "group" or "own"; "" is GiveUpGroup.
+func ParseGiveUp(s string) (GiveUp, error) {
+	switch s {
+	case "", "group":
+		return GiveUpGroup, nil
+	case "own":
+		return GiveUpOwn, nil
+	}
+	return 0, fmt.Errorf("%w: give-up rule %q (want group or own)", ErrInvalid, s)
+}
+
 // Decision says when the next iteration starts.
 type Decision struct {
 	Start    time.Time     // when the iteration starts (never before the loop is ready)

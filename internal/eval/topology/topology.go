@@ -87,6 +87,9 @@ type Link struct {
 // hand (its fields are exported) has no structure to route by: its Route
 // and Ring return ErrInvalid.
 type Topology struct {
+	// Name is how the fabric was asked for: "paper", the "clos:..." text
+	// [Parse] read, or "" for one built by [New] or by hand.
+	Name    string
 	Servers int
 	Nodes   []Node
 	Links   []Link
@@ -115,6 +118,7 @@ func Paper() *Topology {
 	if err != nil {
 		panic(err) // a constant spec
 	}
+	t.Name = "paper"
 	return t
 }
 

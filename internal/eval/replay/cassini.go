@@ -1,11 +1,18 @@
-package orrery
+// Package replay runs the papers' experiments end to end: CASSINI's
+// ablation on a simulated cluster ([RunCassini], the fluid network of
+// package netsim) and Shockwave's trace replays ([RunShockwave], the round
+// simulator of package sim). The command line's "cassini simulate" and
+// "shockwave simulate" are these two functions; they take typed options
+// (a fabric, a scheduler, arms) and the command line parses its text into
+// them.
+package replay
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
-	"os"
 	"runtime"
 	"slices"
 	"strconv"
@@ -20,30 +27,29 @@ import (
 	"github.com/orrery/orrery/internal/eval/workload"
 )
 
-// CassiniSimulation is an experiment of the CASSINI paper in a max-min fair
-// fluid network: a trace of training jobs on a fabric, GPUs allocated by a
-// round scheduler whose every decision offers N placement candidates of the
+// ErrInvalid is wrapped by every error of a replay's setup, which names
+// the option at fault.
+var ErrInvalid = errors.New("replay: invalid setup")
+
+// Cassini is an experiment of the CASSINI paper in a max-min fair fluid
+// network: a trace of training jobs on a fabric, GPUs allocated by a round
+// scheduler whose every decision offers N placement candidates of the
 // same allocation, run once per arm of the ablation (the scheduler's own
 // placement, CASSINI's placement, CASSINI's placement and time shifts held
 // by each job's agent, Ideal) and per seed. Every zero value means the
-// default stated beside it; the zero CassiniSimulation is the paper's
-// Poisson experiment (its 24-server 2:1 testbed, the 13 models of its
-// Table 3, Themis with 10-minute leases, 90% load) without iteration-time
-// noise.
-type CassiniSimulation struct {
-	// Scenario is the trace: "" or "poisson" (Poisson arrivals at Load),
-	// "dynamic" (a busy cluster, then the Arrive jobs every 30 s), or a fixed
-	// experiment of the paper, "fig2" (two VGG19 jobs on one link) or
-	// "snapshot1".."snapshot5" (Table 2), each job running MaxIterations.
-	Scenario string
-	// Topology is "" or "paper" (the CASSINI testbed), or
-	// "clos:PODS,TORS,SERVERS,AGGS,CORES[,GBPS[,UPLINK_GBPS]]" (CORES 0: a
-	// two-tier pod). The fixed experiments bring their own.
-	Topology string
-	// Scheduler allocates GPUs: "" or "themis" (finish-time-fairness
-	// auctions with leases, the paper's integration), "gavel" (max-min
-	// fairness rounds), "shockwave" (its market, rounds) or "fifo".
-	Scheduler string
+// default stated beside it; the zero Cassini is the paper's Poisson
+// experiment (its 24-server 2:1 testbed, the 13 models of its Table 3,
+// Themis with 10-minute leases, 90% load) without iteration-time noise.
+type Cassini struct {
+	// Scenario is the trace; "" means Poisson. The fixed experiments (Fig2,
+	// Snapshot1..5) bring their own fabric, and each job runs MaxIterations.
+	Scenario Scenario
+	// Fabric is the cluster's network; nil means the paper's testbed
+	// (topology.Paper). topology.Parse reads the command line's form.
+	Fabric *topology.Topology
+	// Scheduler allocates GPUs; the zero value is Themis (finish-time
+	// fairness auctions with leases, the paper's integration).
+	Scheduler netsim.Scheduler
 	// Lease is Themis's lease, or Gavel's and Shockwave's round; 0 means
 	// 10 minutes and 2 minutes.
 	Lease         time.Duration
@@ -57,125 +63,164 @@ type CassiniSimulation struct {
 	// means 0.9, a negative value starts every job at time 0.
 	Load   float64
 	Models []string // the models jobs are drawn from; nil means all 13
-	Arrive []string // "dynamic": the arriving models; nil means DLRM, ResNet50, DLRM, ResNet50
+	Arrive []string // Dynamic: the arriving models; nil means DLRM, ResNet50, DLRM, ResNet50
 	// MinIterations and MaxIterations bound a job's iterations; 0 means 200
 	// (or MaxIterations if smaller) and 1000 (or MinIterations if larger).
 	MinIterations, MaxIterations int
 	Seeds                        []uint64      // traces and placements; nil means {1}
 	Duration                     time.Duration // stop at this simulated time; 0 means when every job is done
-	// Arms are the ablation's arms, in order: "baseline" (the scheduler's
-	// own placement), "random", "cassini-placement" (the ranking, no
-	// shifts), "cassini" (ranking and shifts; "cassini/elastic",
-	// "cassini/pad" and "cassini/paper" pick how shifts are held), "ideal".
-	// nil means baseline, cassini-placement, cassini, ideal. Speedups are
-	// over the first arm.
-	Arms       []string
+	// Arms are the ablation's arms, in order; nil means [DefaultArms].
+	// Speedups are over the first arm.
+	Arms       []Arm
 	Candidates int // placement candidates per decision; 0 means 10, the paper's
-	// Noise is the iteration-time noise: "" or "none", "gauss:CV"
-	// (Gaussian jitter of that coefficient of variation), or replayed from
-	// Alibaba PAI: "both", "traces" or "cov", read from NoiseDir (this
-	// repository's testdata/alibaba).
-	Noise    string
-	NoiseDir string
-	// AgentMode is how agents hold shifts: "" or "elastic" (a shared clock
-	// paced by the slowest job; shifts that do not pay are given up), "pad"
-	// or "free" (the paper's rule: re-align on drift only).
-	AgentMode string
+	// Noise is the iteration-time noise; the zero value is none. NoiseCV
+	// is the Gaussian noise's coefficient of variation, and NoiseData holds
+	// the Alibaba PAI files the other kinds replay (this repository's
+	// testdata/alibaba).
+	Noise     Noise
+	NoiseCV   float64
+	NoiseData fs.FS
+	// AgentMode is how agents hold shifts; the zero value is Elastic (a
+	// shared clock paced by the slowest job; shifts that do not pay are
+	// given up).
+	AgentMode agent.Mode
 	Threshold float64 // the agent's re-alignment trigger, fraction of the period; 0 means 0.05
 	NoGiveUp  bool    // Elastic agents never give their shifts up (the give-up rule's ablation)
-	// GiveUp is who decides an Elastic shift does not pay: "" or "group"
-	// (the members' summed wait against their summed saving), or "own"
-	// (each member its own; the rule before).
-	GiveUp string
+	// GiveUp is who decides an Elastic shift does not pay; the zero value
+	// is the group (the members' summed wait against their summed saving).
+	GiveUp agent.GiveUp
 	// Budget caps an Elastic agent's adjustments per minute
 	// (agent.Options.Budget): 0 means agent.DefaultBudget, negative no cap
 	// (the budget's ablation).
 	Budget float64
-	// Rank is how CASSINI picks a candidate: "" or "delay" (least predicted
-	// delay), or "score" (the paper's mean link score).
-	Rank string
-	// Hold says which jobs hold their shifts: "" or "gain" (links where a
-	// replay predicts a net gain for every job), "score" (links scoring at
-	// least MinScore) or "all" (every job of the affinity graph, as the
-	// paper).
-	Hold         string
-	MinGain      float64       // least predicted gain per job with Hold "gain", fraction of its period; 0 means 0.01
-	MinScore     float64       // least link score with Hold "score"; 0 means 1, -1 every link over capacity
+	// Rank is how CASSINI picks a candidate; the zero value is the least
+	// predicted delay.
+	Rank netsim.Rank
+	// Hold says which jobs hold their shifts; the zero value is those on
+	// links where a replay predicts a net gain for every job.
+	Hold         netsim.Hold
+	MinGain      float64       // least predicted gain per job with HoldGain, fraction of its period; 0 means 0.01
+	MinScore     float64       // least link score with HoldScore; 0 means 1, -1 every link over capacity
 	Headroom     float64       // idle fraction added to each profiled period; 0 as the paper
 	MaxPerimeter int           // cap on a unified circle in ticks; 0 means 4096
 	Tick         time.Duration // the profiles' tick; 0 means 1 ms
-	LinkMode     string        // link search: "" or "exact", or "paper" (72 angles)
+	LinkMode     link.Mode     // link search; the zero value is exact
 
 	// Progress, if not nil, is called (from one goroutine at a time) after
 	// each run of an arm on a seed, with the runs done and their number.
 	Progress func(done, runs int)
 }
 
-// cassiniRun is a CassiniSimulation resolved: defaults filled in, names
-// parsed.
-type cassiniRun struct {
-	Scenario      string
-	Topology      string
-	Scheduler     netsim.Scheduler
-	Lease         time.Duration
-	GPUsPerServer int
-	Jobs          int
-	Sweep         int
-	Load          float64
-	Models        []string
-	Arrive        []string
-	MinIters      int
-	MaxIters      int
-	Seeds         []uint64
-	Duration      time.Duration
-	Arms          []armSpec
-	Candidates    int
-	Noise         workload.Source
-	NoiseCV       float64
-	NoiseDir      string
-	AgentMode     agent.Mode
-	Threshold     float64
-	NoGiveUp      bool
-	GiveUp        agent.GiveUp
-	Budget        float64
-	Rank          netsim.Rank
-	Hold          netsim.Hold
-	MinGain       float64
-	MinScore      float64
-	Headroom      float64
-	MaxPerimeter  int
-	Tick          time.Duration
-	LinkMode      link.Mode
-	Progress      func(done, runs int)
+// Scenario names a trace of [Cassini].
+type Scenario string
+
+// The scenarios.
+const (
+	Poisson   Scenario = "poisson"   // Poisson arrivals at Load
+	Dynamic   Scenario = "dynamic"   // a busy cluster, then the Arrive jobs every 30 s
+	Fig2      Scenario = "fig2"      // the paper's Fig. 2: two VGG19 jobs on one link
+	Snapshot1 Scenario = "snapshot1" // Table 2's snapshots: jobs pinned across two racks
+	Snapshot2 Scenario = "snapshot2"
+	Snapshot3 Scenario = "snapshot3"
+	Snapshot4 Scenario = "snapshot4"
+	Snapshot5 Scenario = "snapshot5"
+)
+
+// Scenarios lists the scenarios.
+func Scenarios() []Scenario {
+	return []Scenario{Poisson, Dynamic, Fig2, Snapshot1, Snapshot2, Snapshot3, Snapshot4, Snapshot5}
 }
 
-// MaxSimulationJobs bounds the jobs of a simulated Poisson trace: a trace
-// is built and replayed in memory, and -jobs 100000 -load 0 ran for
-// minutes before any answer.
-const MaxSimulationJobs = 10000
+// ParseScenario parses a scenario's name.
+func ParseScenario(s string) (Scenario, error) {
+	if slices.Contains(Scenarios(), Scenario(s)) {
+		return Scenario(s), nil
+	}
+	return "", fmt.Errorf("%q: want %s", s, scenarioNames)
+}
 
-// SimulateCassini runs the experiment: every arm on every seed's trace (in
+// Noise is a kind of iteration-time noise.
+type Noise int
+
+// The kinds of noise.
+const (
+	NoNoise       Noise = iota // none
+	Alibaba                    // Alibaba PAI worker traces times their iteration-to-iteration jitter
+	AlibabaTraces              // the worker traces only: drift and stragglers
+	AlibabaJitter              // the jitter only
+	Gaussian                   // independent Gaussian multipliers of mean 1 and coefficient of variation NoiseCV
+)
+
+// ParseNoise parses the command line's noise: "none", "both" (Alibaba),
+// "traces", "cov" or "gauss:CV", with the CV of the last.
+func ParseNoise(s string) (Noise, float64, error) {
+	src, cv, err := workload.ParseNoise(s)
+	if err != nil {
+		return 0, 0, err
+	}
+	return noiseOf(src), cv, nil
+}
+
+func noiseOf(src workload.Source) Noise {
+	switch src {
+	case workload.Both:
+		return Alibaba
+	case workload.Traces:
+		return AlibabaTraces
+	case workload.Jitter:
+		return AlibabaJitter
+	case workload.Gauss:
+		return Gaussian
+	}
+	return NoNoise
+}
+
+// source is n as the workload package names it.
+func (n Noise) source() workload.Source {
+	switch n {
+	case Alibaba:
+		return workload.Both
+	case AlibabaTraces:
+		return workload.Traces
+	case AlibabaJitter:
+		return workload.Jitter
+	case Gaussian:
+		return workload.Gauss
+	}
+	return workload.None
+}
+
+// MaxJobs bounds the jobs of a simulated Poisson trace: a trace is built
+// and replayed in memory, and -jobs 100000 -load 0 ran for minutes before
+// any answer.
+const MaxJobs = 10000
+
+// RunCassini runs the experiment: every arm on every seed's trace (in
 // parallel; the result does not depend on it). A bad setting is an error
-// wrapping [ErrSimulation] naming the field; the output is deterministic.
-func SimulateCassini(ctx context.Context, s CassiniSimulation) (CassiniReport, error) {
+// wrapping [ErrInvalid] naming the field; the output is deterministic.
+func RunCassini(ctx context.Context, s Cassini) (CassiniReport, error) {
 	o, err := s.resolve()
 	if err != nil {
-		return CassiniReport{}, fmt.Errorf("%w: %v", ErrSimulation, err)
+		return CassiniReport{}, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
 	return o.simulate(ctx)
 }
 
-// resolve fills in the defaults and parses the names.
-func (s CassiniSimulation) resolve() (cassiniRun, error) {
-	o := cassiniRun{Scenario: s.Scenario, Topology: s.Topology, Lease: s.Lease, GPUsPerServer: s.GPUsPerServer, Jobs: s.Jobs, Sweep: s.Sweep,
-		Load: s.Load, Models: s.Models, Arrive: s.Arrive, MinIters: s.MinIterations, MaxIters: s.MaxIterations, Seeds: s.Seeds,
-		Duration: s.Duration, Candidates: s.Candidates, NoiseDir: s.NoiseDir, Threshold: s.Threshold, NoGiveUp: s.NoGiveUp, Budget: s.Budget, MinGain: s.MinGain,
-		MinScore: s.MinScore, Headroom: s.Headroom, MaxPerimeter: s.MaxPerimeter, Tick: s.Tick, Progress: s.Progress}
+// resolve fills in the defaults and checks the options.
+func (s Cassini) resolve() (Cassini, error) {
+	o := s
 	if o.Scenario == "" {
-		o.Scenario = "poisson"
+		o.Scenario = Poisson
 	}
-	if o.Topology == "" {
-		o.Topology = "paper"
+	if sc, ok := cassiniScenarios[o.Scenario]; ok {
+		fabric, err := topology.Parse(sc.topology)
+		if err != nil {
+			panic(err) // a constant spec
+		}
+		o.Fabric, o.GPUsPerServer, o.Load = fabric, 1, -1
+	}
+	if o.Fabric == nil {
+		o.Fabric = topology.Paper()
 	}
 	if o.GPUsPerServer == 0 {
 		o.GPUsPerServer = 1
@@ -189,28 +234,20 @@ func (s CassiniSimulation) resolve() (cassiniRun, error) {
 	case o.Load < 0:
 		o.Load = 0
 	}
-	if o.MinIters == 0 {
-		o.MinIters = 200
-		if o.MaxIters > 0 {
-			o.MinIters = min(o.MinIters, o.MaxIters)
+	if o.MinIterations == 0 {
+		o.MinIterations = 200
+		if o.MaxIterations > 0 {
+			o.MinIterations = min(o.MinIterations, o.MaxIterations)
 		}
 	}
-	if o.MaxIters == 0 {
-		o.MaxIters = max(1000, o.MinIters)
+	if o.MaxIterations == 0 {
+		o.MaxIterations = max(1000, o.MinIterations)
 	}
 	if o.Seeds == nil {
 		o.Seeds = []uint64{1}
 	}
 	if o.Candidates == 0 {
 		o.Candidates = netsim.DefaultCandidates
-	}
-	switch s.GiveUp {
-	case "", "group":
-		o.GiveUp = agent.GiveUpGroup
-	case "own":
-		o.GiveUp = agent.GiveUpOwn
-	default:
-		return o, badField("GiveUp", "%q (want group or own)", s.GiveUp)
 	}
 	if o.Threshold == 0 {
 		o.Threshold = agent.DefaultThreshold
@@ -224,17 +261,22 @@ func (s CassiniSimulation) resolve() (cassiniRun, error) {
 	if o.Tick == 0 {
 		o.Tick = time.Millisecond
 	}
+	if o.Arms == nil {
+		o.Arms = DefaultArms()
+	}
 	switch {
+	case !slices.Contains(Scenarios(), o.Scenario):
+		return o, badField("Scenario", "%q: want %s", o.Scenario, scenarioNames)
 	case o.GPUsPerServer < 0:
 		return o, badField("GPUsPerServer", "%d", o.GPUsPerServer)
-	case o.Jobs < 0 || o.Jobs > MaxSimulationJobs:
-		return o, badField("Jobs", "%d (want 1..%d, or 0 for 40)", o.Jobs, MaxSimulationJobs)
+	case o.Jobs < 0 || o.Jobs > MaxJobs:
+		return o, badField("Jobs", "%d (want 1..%d, or 0 for 40)", o.Jobs, MaxJobs)
 	case o.Sweep < 0 || o.Sweep > o.Jobs:
 		return o, badField("Sweep", "%d (want 0..%d, the jobs)", o.Sweep, o.Jobs)
-	case o.Sweep > 1 && o.Scenario != "poisson" && o.Scenario != "dynamic":
+	case o.Sweep > 1 && o.Scenario != Poisson && o.Scenario != Dynamic:
 		return o, badField("Sweep", "%d for scenario %q (sweeps are of the poisson and dynamic traces)", o.Sweep, o.Scenario)
-	case o.MinIters < 1 || o.MaxIters < o.MinIters:
-		return o, badField("MinIterations", "%d, MaxIterations %d: want 1 <= min <= max", o.MinIters, o.MaxIters)
+	case o.MinIterations < 1 || o.MaxIterations < o.MinIterations:
+		return o, badField("MinIterations", "%d, MaxIterations %d: want 1 <= min <= max", o.MinIterations, o.MaxIterations)
 	case o.Candidates < 0:
 		return o, badField("Candidates", "%d", o.Candidates)
 	case o.MaxPerimeter < 0:
@@ -243,46 +285,34 @@ func (s CassiniSimulation) resolve() (cassiniRun, error) {
 		return o, badField("Tick, Lease or Duration", "negative")
 	case len(o.Seeds) == 0 || len(o.Seeds) > 1<<10:
 		return o, badField("Seeds", "%d of them (want 1 to 1024)", len(o.Seeds))
+	case len(o.Arms) == 0:
+		return o, badField("Arms", "none")
+	case o.Noise < NoNoise || o.Noise > Gaussian:
+		return o, badField("Noise", "%d", o.Noise)
+	case o.Noise == Gaussian && !(o.NoiseCV >= 0 && o.NoiseCV <= 1):
+		return o, badField("NoiseCV", "%v (want 0 to 1)", o.NoiseCV)
+	case o.Noise != NoNoise && o.Noise != Gaussian && o.NoiseData == nil:
+		return o, badField("NoiseData", "nil: the Alibaba PAI files are needed for %s noise", o.Noise.source())
+	case o.Fabric.Servers == 0:
+		return o, badField("Fabric", "no servers")
 	}
 	for _, m := range append(slices.Clip(o.Models), o.Arrive...) {
 		if _, err := workload.Lookup(m); err != nil {
 			return o, badField("Models or Arrive", "%v", err)
 		}
 	}
-	arms := s.Arms
-	if arms == nil {
-		arms = []string{"baseline", "cassini-placement", "cassini", "ideal"}
-	}
-	for i, a := range arms {
-		arm, err := parseArm(a)
-		if err != nil {
+	for i, a := range o.Arms {
+		if err := a.check(); err != nil {
 			return o, badField(fmt.Sprintf("Arms[%d]", i), "%v", err)
 		}
-		o.Arms = append(o.Arms, arm)
 	}
-	var err error
-	name := func(field, v, def string, parse func(string) error) {
-		if v == "" {
-			v = def
+	for _, c := range []struct {
+		field string
+		name  fmt.Stringer
+	}{{"Scheduler", o.Scheduler}, {"AgentMode", o.AgentMode}, {"GiveUp", o.GiveUp}, {"Rank", o.Rank}, {"Hold", o.Hold}, {"LinkMode", o.LinkMode}} {
+		if strings.Contains(c.name.String(), "(") { // an enum's String of a value it does not name
+			return o, badField(c.field, "%v", c.name)
 		}
-		if e := parse(v); e != nil && err == nil {
-			err = fmt.Errorf("%s: %v", field, e)
-		}
-	}
-	name("Scheduler", s.Scheduler, "themis", func(v string) (e error) { o.Scheduler, e = netsim.ParseScheduler(v); return })
-	name("Noise", s.Noise, "none", func(v string) (e error) { o.Noise, o.NoiseCV, e = workload.ParseNoise(v); return })
-	name("AgentMode", s.AgentMode, "elastic", func(v string) (e error) { o.AgentMode, e = agent.ParseMode(v); return })
-	name("Rank", s.Rank, "delay", func(v string) (e error) { o.Rank, e = netsim.ParseRank(v); return })
-	name("Hold", s.Hold, "gain", func(v string) (e error) { o.Hold, e = netsim.ParseHold(v); return })
-	name("LinkMode", s.LinkMode, "exact", func(v string) (e error) { o.LinkMode, e = link.ParseMode(v); return })
-	if err != nil {
-		return o, err
-	}
-	if _, ok := cassiniScenarios[o.Scenario]; !ok && o.Scenario != "poisson" && o.Scenario != "dynamic" {
-		return o, badField("Scenario", "%q: want %s", o.Scenario, scenarioNames)
-	}
-	if _, err := parseCassiniTopology(o.Topology); err != nil {
-		return o, err
 	}
 	return o, nil
 }
@@ -292,41 +322,60 @@ func badField(field, format string, args ...any) error {
 	return fmt.Errorf("%s: "+format, append([]any{field}, args...)...)
 }
 
-// CassiniArms lists the arm names an ablation can run.
-func CassiniArms() []string {
-	return []string{"baseline", "random", "cassini-placement", "cassini", "cassini/elastic", "cassini/pad", "cassini/paper", "ideal"}
-}
-
-// armSpec is one arm of the ablation: a placement policy and, for
-// CASSINI with shifts, how the shifts are held.
-type armSpec struct {
+// Arm is one arm of the ablation: a placement policy and, for CASSINI with
+// shifts, how the shifts are held.
+type Arm struct {
 	Policy netsim.Policy
-	Shifts string // Cassini: "" (the options'), "elastic", "pad" or "paper"
+	// Shifts (Cassini only) overrides how shifts are held: "" (the
+	// options'), "elastic", "pad" or "paper".
+	Shifts string
 }
 
-func (a armSpec) String() string {
+// DefaultArms are the arms of a [Cassini] whose Arms is nil: the
+// scheduler's own placement, CASSINI's placement, CASSINI's placement and
+// shifts, and Ideal.
+func DefaultArms() []Arm {
+	return []Arm{{Policy: netsim.Baseline}, {Policy: netsim.CassiniPlacement}, {Policy: netsim.Cassini}, {Policy: netsim.Ideal}}
+}
+
+func (a Arm) String() string {
 	if a.Shifts != "" {
 		return a.Policy.String() + "/" + a.Shifts
 	}
 	return a.Policy.String()
 }
 
-// parseArm parses a policy name, or cassini/elastic, cassini/pad or
-// cassini/paper.
-func parseArm(s string) (armSpec, error) {
+func (a Arm) check() error {
+	switch {
+	case strings.Contains(a.Policy.String(), "("):
+		return fmt.Errorf("policy %v", a.Policy)
+	case a.Shifts == "":
+	case a.Policy != netsim.Cassini:
+		return fmt.Errorf("%v: only cassini takes a shift variant", a)
+	case a.Shifts != "elastic" && a.Shifts != "pad" && a.Shifts != "paper":
+		return fmt.Errorf("%v: shift variant %q (want elastic, pad or paper)", a, a.Shifts)
+	}
+	return nil
+}
+
+// ArmNames lists the names [ParseArm] takes.
+func ArmNames() []string {
+	return []string{"baseline", "random", "cassini-placement", "cassini", "cassini/elastic", "cassini/pad", "cassini/paper", "ideal"}
+}
+
+// ParseArm parses an arm's name: a policy, or cassini/elastic,
+// cassini/pad or cassini/paper.
+func ParseArm(s string) (Arm, error) {
 	name, shifts, _ := strings.Cut(strings.TrimSpace(s), "/")
 	p, err := netsim.ParsePolicy(name)
 	if err != nil {
-		return armSpec{}, err
+		return Arm{}, err
 	}
-	switch {
-	case shifts == "":
-	case p != netsim.Cassini:
-		return armSpec{}, fmt.Errorf("%q: only cassini takes a shift variant", s)
-	case shifts != "elastic" && shifts != "pad" && shifts != "paper":
-		return armSpec{}, fmt.Errorf("%q: shift variant %q (want elastic, pad or paper)", s, shifts)
+	a := Arm{p, shifts}
+	if err := a.check(); err != nil {
+		return Arm{}, err
 	}
-	return armSpec{p, shifts}, nil
+	return a, nil
 }
 
 // cassiniScenario is a fixed experiment of the paper: jobs pinned so that
@@ -340,13 +389,13 @@ type cassiniScenario struct {
 // cassiniScenarios are the paper's Fig. 2 (two VGG19 jobs on one link) and
 // the five snapshots of its Table 2 (batch sizes as there). Job i runs on
 // one server of each rack, so every job crosses both racks' uplinks.
-var cassiniScenarios = map[string]cassiniScenario{
-	"fig2":      snapshot("clos:1,2,2,1,0", "VGG19/1400", "VGG19/1400"),
-	"snapshot1": snapshot("clos:1,2,3,1,0", "WideResNet101/800", "VGG16/1400"),
-	"snapshot2": snapshot("clos:1,2,3,1,0", "VGG19/1400", "VGG16/1700", "ResNet50/1600"),
-	"snapshot3": snapshot("clos:1,2,3,1,0", "VGG19/1024", "VGG16/1200"),
-	"snapshot4": snapshot("clos:1,2,3,1,0", "RoBERTa/12", "RoBERTa/12"),
-	"snapshot5": snapshot("clos:1,2,3,1,0", "BERT/8", "VGG19/1400", "WideResNet101/800"),
+var cassiniScenarios = map[Scenario]cassiniScenario{
+	Fig2:      snapshot("clos:1,2,2,1,0", "VGG19/1400", "VGG19/1400"),
+	Snapshot1: snapshot("clos:1,2,3,1,0", "WideResNet101/800", "VGG16/1400"),
+	Snapshot2: snapshot("clos:1,2,3,1,0", "VGG19/1400", "VGG16/1700", "ResNet50/1600"),
+	Snapshot3: snapshot("clos:1,2,3,1,0", "VGG19/1024", "VGG16/1200"),
+	Snapshot4: snapshot("clos:1,2,3,1,0", "RoBERTa/12", "RoBERTa/12"),
+	Snapshot5: snapshot("clos:1,2,3,1,0", "BERT/8", "VGG19/1400", "WideResNet101/800"),
 }
 
 const scenarioNames = "poisson, dynamic, fig2 or snapshot1..snapshot5"
@@ -366,59 +415,16 @@ func snapshot(topo string, jobs ...string) cassiniScenario {
 	return sc
 }
 
-func parseCassiniTopology(s string) (*topology.Topology, error) {
-	if s == "paper" {
-		return topology.Paper(), nil
-	}
-	spec, ok := strings.CutPrefix(s, "clos:")
-	if !ok {
-		return nil, badField("Topology", "%q: want paper or clos:PODS,TORS,SERVERS,AGGS,CORES[,GBPS[,UPLINK_GBPS]]", s)
-	}
-	parts := strings.Split(spec, ",")
-	if len(parts) < 5 || len(parts) > 7 {
-		return nil, badField("Topology", "%q: want 5 to 7 numbers after \"clos:\"", s)
-	}
-	var n [5]int
-	for i := range n {
-		v, err := strconv.Atoi(parts[i])
-		if err != nil || v < 0 || v > 1<<16 {
-			return nil, badField("Topology", "%q: %q is not a count", s, parts[i])
-		}
-		n[i] = v
-	}
-	gbps, up := 50.0, 0.0
-	for i, p := range parts[5:] {
-		v, err := strconv.ParseFloat(p, 64)
-		if err != nil || !(v > 0) || v > 1e6 {
-			return nil, badField("Topology", "%q: %q is not a link speed in Gbps", s, p)
-		}
-		if i == 0 {
-			gbps = v
-		} else {
-			up = v
-		}
-	}
-	if up == 0 {
-		up = gbps
-	}
-	t, err := topology.New(topology.Spec{Pods: n[0], ToRsPerPod: n[1], ServersPerToR: n[2], AggsPerPod: n[3], Cores: n[4],
-		ServerGbps: gbps, ToRGbps: up, AggGbps: up})
-	if err != nil {
-		return nil, badField("Topology", "%q: %w", s, err)
-	}
-	return t, nil
-}
-
 // cassiniTrace returns the jobs of o's scenario for one seed, their pinned
 // servers (snapshots) and the topology spec to run them on.
-func cassiniTrace(o cassiniRun, seed uint64, gpus int) ([]workload.Job, map[int][]int, error) {
+func cassiniTrace(o Cassini, seed uint64, gpus int) ([]workload.Job, map[int][]int, error) {
 	base := workload.Config{Models: o.Models, Jobs: o.Jobs, Load: o.Load, ClusterGPUs: gpus, GPUsPerServer: o.GPUsPerServer,
-		MinIterations: o.MinIters, MaxIterations: o.MaxIters, Seed: seed, Sweep: o.Sweep}
+		MinIterations: o.MinIterations, MaxIterations: o.MaxIterations, Seed: seed, Sweep: o.Sweep}
 	switch o.Scenario {
-	case "poisson":
+	case Poisson:
 		jobs, err := workload.Generate(base)
 		return jobs, nil, err
-	case "dynamic":
+	case Dynamic:
 		jobs, err := workload.GenerateDynamic(workload.Dynamic{Base: base, Arrive: o.Arrive})
 		return jobs, nil, err
 	}
@@ -428,16 +434,16 @@ func cassiniTrace(o cassiniRun, seed uint64, gpus int) ([]workload.Job, map[int]
 	}
 	var jobs []workload.Job
 	for _, j := range sc.jobs {
-		j.Iterations = o.MaxIters
+		j.Iterations = o.MaxIterations
 		jobs = append(jobs, j)
 	}
 	return jobs, sc.pinned, nil
 }
 
 // config is the simulation of one arm of o on jobs.
-func (o cassiniRun) config(topo *topology.Topology, arm armSpec, jobs []workload.Job, pinned map[int][]int, seed uint64, noise workload.Replay) netsim.Config {
+func (o Cassini) config(arm Arm, jobs []workload.Job, pinned map[int][]int, seed uint64, noise workload.Replay) netsim.Config {
 	cfg := netsim.Config{
-		Topology: topo, GPUsPerServer: o.GPUsPerServer, Jobs: jobs, Pinned: pinned, Scheduler: o.Scheduler, Lease: o.Lease,
+		Topology: o.Fabric, GPUsPerServer: o.GPUsPerServer, Jobs: jobs, Pinned: pinned, Scheduler: o.Scheduler, Lease: o.Lease,
 		Policy: arm.Policy, Candidates: o.Candidates, Seed: seed, Duration: o.Duration, Noise: noise,
 		Agent: agent.Options{Mode: o.AgentMode, Threshold: o.Threshold, GiveUp: o.GiveUp, Budget: o.Budget},
 		Cassini: netsim.CassiniOptions{Mode: o.LinkMode, Tick: o.Tick, MaxPerimeter: o.MaxPerimeter,
@@ -456,24 +462,15 @@ func (o cassiniRun) config(topo *topology.Topology, arm armSpec, jobs []workload
 
 // simulate runs every arm of o on every seed's trace, in parallel; the
 // result does not depend on the parallelism.
-func (o cassiniRun) simulate(ctx context.Context) (CassiniReport, error) {
-	if sc, ok := cassiniScenarios[o.Scenario]; ok {
-		o.Topology, o.GPUsPerServer, o.Load = sc.topology, 1, 0
-	}
-	topo, err := parseCassiniTopology(o.Topology)
-	if err != nil {
-		return CassiniReport{}, err
-	}
-	if len(o.Arms) == 0 || len(o.Seeds) == 0 {
-		return CassiniReport{}, badField("Arms or Seeds", "none")
-	}
-	noise := workload.Replay{Source: o.Noise, CV: o.NoiseCV}
-	if o.Noise != workload.None && o.Noise != workload.Gauss {
-		if noise, err = workload.LoadReplay(os.DirFS(o.NoiseDir), o.Noise); err != nil {
-			return CassiniReport{}, badField("NoiseDir", "%q: %w (the Alibaba PAI files: testdata/alibaba in the repository)", o.NoiseDir, err)
+func (o Cassini) simulate(ctx context.Context) (CassiniReport, error) {
+	var err error
+	noise := workload.Replay{Source: o.Noise.source(), CV: o.NoiseCV}
+	if o.Noise != NoNoise && o.Noise != Gaussian {
+		if noise, err = workload.LoadReplay(o.NoiseData, noise.Source); err != nil {
+			return CassiniReport{}, fmt.Errorf("%w: NoiseData: %w (the Alibaba PAI files: testdata/alibaba in the repository)", ErrInvalid, err)
 		}
 	}
-	gpus := topo.Servers * max(o.GPUsPerServer, 1)
+	gpus := o.Fabric.Servers * max(o.GPUsPerServer, 1)
 	traces := make([][]workload.Job, len(o.Seeds))
 	var pinned map[int][]int
 	for i, seed := range o.Seeds {
@@ -499,7 +496,7 @@ func (o cassiniRun) simulate(ctx context.Context) (CassiniReport, error) {
 				defer func() { <-sem }()
 				n := noise
 				n.Seed, n.Offset = seed, int((seed-1)%1024) // seed 1 deals the release as it comes
-				r, err := netsim.Run(ctx, o.config(topo, arm, traces[i], pinned, seed, n))
+				r, err := netsim.Run(ctx, o.config(arm, traces[i], pinned, seed, n))
 				if err != nil {
 					errs[a*len(o.Seeds)+i] = fmt.Errorf("%v, seed %d: %w", arm, seed, err)
 					return
@@ -518,11 +515,11 @@ func (o cassiniRun) simulate(ctx context.Context) (CassiniReport, error) {
 	if err := errors.Join(errs...); err != nil {
 		return CassiniReport{}, err
 	}
-	noiseName := o.Noise.String()
-	if o.Noise == workload.Gauss {
+	noiseName := o.Noise.source().String()
+	if o.Noise == Gaussian {
 		noiseName = fmt.Sprintf("gauss:%g", o.NoiseCV)
 	}
-	res := CassiniReport{Scenario: o.Scenario, Scheduler: o.Scheduler.String(), Topology: o.Topology, Servers: topo.Servers,
+	res := CassiniReport{Scenario: string(o.Scenario), Scheduler: o.Scheduler.String(), Topology: o.Fabric.Name, Servers: o.Fabric.Servers,
 		Jobs: len(traces[0]), Load: o.Load, Seeds: o.Seeds, Noise: noiseName}
 	if o.Sweep > 1 {
 		res.Sweep = o.Sweep
@@ -674,7 +671,7 @@ type CassiniModel struct {
 	MarkedMbitPerIter float64 `json:"marked_mbit_per_iter"`
 }
 
-func summarizeCassini(arm armSpec, seed uint64, r netsim.Result) CassiniRun {
+func summarizeCassini(arm Arm, seed uint64, r netsim.Result) CassiniRun {
 	slow := r.Slowdowns()
 	pr := CassiniRun{
 		Arm: arm.String(), Seed: seed, Status: r.Status.String(),
@@ -767,7 +764,7 @@ func modelResults(r netsim.Result) []CassiniModel {
 
 // aggregateCassini summarizes an arm's runs, with speedups over base (the
 // first arm's runs on the same seeds).
-func aggregateCassini(arm armSpec, runs, base []CassiniRun) CassiniArm {
+func aggregateCassini(arm Arm, runs, base []CassiniRun) CassiniArm {
 	pick := func(f func(CassiniRun) float64) Spread {
 		v := make([]float64, len(runs))
 		for i, r := range runs {

@@ -1,31 +1,36 @@
-package orrery
+package replay
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"math"
-	"path/filepath"
+	"os"
 	"time"
 
 	"github.com/orrery/orrery/engine/shockwave/round"
 	"github.com/orrery/orrery/internal/eval/policy"
 	"github.com/orrery/orrery/internal/eval/sim"
+	"github.com/orrery/orrery/internal/eval/throughput"
 	"github.com/orrery/orrery/internal/eval/trace"
 )
 
-// ShockwaveSimulation is a replay of a trace in the Shockwave authors'
-// format, round by round, under round-scheduling policies: their simulator
-// (scheduler.py's simulate), with Shockwave planned by this package's
-// planner and the baselines solved exactly. Files are read by
-// [SimulateShockwave]; [ShockwaveSetup] fills them in for the authors' own
-// setups.
-type ShockwaveSimulation struct {
+// Shockwave is a replay of a trace in the Shockwave authors' format,
+// round by round, under round-scheduling policies: their simulator
+// (scheduler.py's simulate), with Shockwave planned by orrery's planner
+// and the baselines solved exactly. [RunShockwave] reads the files from
+// Data; [AuthorsSetup] names them for the authors' own setups.
+type Shockwave struct {
+	// Data is the file system the files are read from; nil means the
+	// operating system's, the paths as given.
+	Data        fs.FS  `json:"-"`
 	Trace       string `json:"trace"`            // the trace file (required)
 	Throughputs string `json:"throughputs"`      // the throughput table, JSON (required)
 	Config      string `json:"config,omitempty"` // the authors' hyper-parameters, JSON; "" means orrery's planner defaults
 	GPUs        int    `json:"gpus"`             // cluster size, single-GPU servers (required)
 	Jobs        int    `json:"jobs"`             // replay only the first Jobs jobs of the trace; 0 means all
+	PerJob      bool   `json:"-"`                // keep every finished job's record in the results
 
 	// Policies names the policies to replay, in order: "shockwave",
 	// "max_min_fairness" (Gavel), "finish_time_fairness" (Themis),
@@ -66,10 +71,10 @@ type ShockwaveSimulation struct {
 	Progress func(policy string, finished, jobs int) `json:"-"`
 }
 
-// ShockwaveReport is the result of [SimulateShockwave]: the setup it ran
-// and one result per policy, in the order asked.
+// ShockwaveReport is the result of [RunShockwave]: the setup it ran and
+// one result per policy, in the order asked.
 type ShockwaveReport struct {
-	ShockwaveSimulation
+	Shockwave
 	TraceJobs int                     `json:"trace_jobs"` // jobs in the trace, N of the contention factor
 	Results   []ShockwavePolicyResult `json:"results"`
 }
@@ -114,46 +119,43 @@ type ShockwaveJobTrip struct {
 	Dropped     bool    `json:"dropped,omitempty"`
 }
 
-// ErrSimulation is wrapped by every error of a simulation's setup.
-var ErrSimulation = errors.New("orrery: invalid simulation")
-
-// ShockwaveSetup returns the authors' setup for a cluster of gpus GPUs (32,
-// 64, 128 or 256) with its files under dir, their data folder (this
-// repository's testdata/shockwave): the 120-job trace with the tacc table
-// and the tacc_32gpus configuration at 32 GPUs, and 220, 460 and 900 jobs
-// with the wisr table at 64, 128 and 256. ok is false for other sizes.
-func ShockwaveSetup(gpus int, dir string) (s ShockwaveSimulation, ok bool) {
+// AuthorsSetup returns the authors' setup for a cluster of gpus GPUs (32,
+// 64, 128 or 256), its paths relative to the root of their data folder
+// (this repository's testdata/shockwave), which the caller gives as Data
+// or joins to the paths: the 120-job trace with the tacc table and the
+// tacc_32gpus configuration at 32 GPUs, and 220, 460 and 900 jobs with the
+// wisr table at 64, 128 and 256. ok is false for other sizes.
+func AuthorsSetup(gpus int) (s Shockwave, ok bool) {
 	preset, ok := trace.SetupFor(gpus)
 	if !ok {
-		return ShockwaveSimulation{GPUs: gpus}, false
+		return Shockwave{GPUs: gpus}, false
 	}
-	return ShockwaveSimulation{
-		Trace:       filepath.Join(dir, "traces", preset.Trace),
-		Throughputs: filepath.Join(dir, preset.Table),
-		Config:      filepath.Join(dir, "configurations", preset.Config),
+	return Shockwave{
+		Trace:       "traces/" + preset.Trace,
+		Throughputs: preset.Table,
+		Config:      "configurations/" + preset.Config,
 		GPUs:        gpus,
 	}, true
 }
 
-// ShockwavePolicies returns the policies a simulation can replay, in the
-// default order.
+// ShockwavePolicies returns the policies a replay can run, in the default
+// order.
 func ShockwavePolicies() []string { return policy.Names() }
 
 // ShockwaveLegend returns the paper's name of a policy ("max_min_fairness"
 // is Gavel).
 func ShockwaveLegend(name string) string { return policy.Legend(name) }
 
-// SimulateShockwave replays the trace under each policy, in order. perJob
-// keeps every finished job's record in the results. A context that ends
-// stops the replay with its error.
-func SimulateShockwave(ctx context.Context, s ShockwaveSimulation, perJob bool) (ShockwaveReport, error) {
-	rep := ShockwaveReport{ShockwaveSimulation: s}
+// RunShockwave replays the trace under each policy, in order. A context
+// that ends stops the replay with its error.
+func RunShockwave(ctx context.Context, s Shockwave) (ShockwaveReport, error) {
+	rep := ShockwaveReport{Shockwave: s}
 	opts, pcfg, names, err := s.options()
 	if err != nil {
 		return rep, err
 	}
 	rep.Policies = names
-	w, err := sim.LoadWorkload(s.Trace, s.Throughputs, s.Jobs, sim.WorkloadOptions{})
+	w, err := s.workload()
 	if err != nil {
 		return rep, err
 	}
@@ -170,7 +172,7 @@ func SimulateShockwave(ctx context.Context, s ShockwaveSimulation, perJob bool) 
 		if err != nil {
 			return rep, fmt.Errorf("%s: %w", name, err)
 		}
-		r := policyResult(res, perJob)
+		r := policyResult(res, s.PerJob)
 		r.WallS = time.Since(t0).Seconds()
 		rep.TraceJobs = res.TraceJobs
 		rep.Results = append(rep.Results, r)
@@ -178,14 +180,57 @@ func SimulateShockwave(ctx context.Context, s ShockwaveSimulation, perJob bool) 
 	return rep, nil
 }
 
+// open opens one of s's files.
+func (s Shockwave) open(name string) (io.ReadCloser, error) {
+	if s.Data == nil {
+		return os.Open(name)
+	}
+	return s.Data.Open(name)
+}
+
+// read parses one of s's files with parse, naming the file in its error.
+func read[T any](s Shockwave, name string, parse func(io.Reader) (T, error)) (T, error) {
+	var zero T
+	f, err := s.open(name)
+	if err != nil {
+		return zero, fmt.Errorf("%s: %w", name, err)
+	}
+	defer f.Close()
+	v, err := parse(f)
+	if err != nil {
+		return zero, fmt.Errorf("%s: %w", name, err)
+	}
+	return v, nil
+}
+
+// workload reads the trace (its first Jobs jobs) and the throughput table.
+func (s Shockwave) workload() (*sim.Workload, error) {
+	jobs, err := read(s, s.Trace, trace.Parse)
+	if err != nil {
+		return nil, err
+	}
+	tab, err := read(s, s.Throughputs, throughput.Load)
+	if err != nil {
+		return nil, err
+	}
+	if s.Jobs > 0 && s.Jobs < len(jobs) {
+		jobs = jobs[:s.Jobs]
+	}
+	w, err := sim.NewWorkload(jobs, tab, sim.WorkloadOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", s.Trace, err)
+	}
+	return w, nil
+}
+
 // options checks s and builds the simulator's and the policies' settings.
-func (s ShockwaveSimulation) options() (sim.Options, policy.Config, []string, error) {
+func (s Shockwave) options() (sim.Options, policy.Config, []string, error) {
 	bad := func(format string, a ...any) (sim.Options, policy.Config, []string, error) {
-		return sim.Options{}, policy.Config{}, nil, fmt.Errorf("%w: "+format, append([]any{ErrSimulation}, a...)...)
+		return sim.Options{}, policy.Config{}, nil, fmt.Errorf("%w: "+format, append([]any{ErrInvalid}, a...)...)
 	}
 	switch {
 	case s.Trace == "" || s.Throughputs == "":
-		return bad("a trace and a throughput table are required (ShockwaveSetup gives the authors')")
+		return bad("a trace and a throughput table are required (AuthorsSetup gives the authors')")
 	case s.GPUs < 1:
 		return bad("GPUs %d", s.GPUs)
 	case s.Jobs < 0:
@@ -218,9 +263,9 @@ func (s ShockwaveSimulation) options() (sim.Options, policy.Config, []string, er
 	}
 	var rc round.Config
 	if s.Config != "" {
-		tc, err := trace.LoadConfigFile(s.Config)
+		tc, err := read(s, s.Config, trace.LoadConfig)
 		if err != nil {
-			return sim.Options{}, policy.Config{}, nil, fmt.Errorf("%s: %w", s.Config, err)
+			return sim.Options{}, policy.Config{}, nil, err
 		}
 		rc = policy.ShockwaveConfig(tc, s.RoundSeconds)
 	} else {

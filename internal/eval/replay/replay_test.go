@@ -1,0 +1,143 @@
+package replay_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/orrery/orrery/internal/eval/netsim"
+	"github.com/orrery/orrery/internal/eval/replay"
+	"github.com/orrery/orrery/internal/eval/topology"
+)
+
+// TestSimulateShockwaveOptions: a bad setup is an ErrSimulation naming the
+// field, before any file is read.
+func TestSimulateShockwaveOptions(t *testing.T) {
+	good, ok := replay.AuthorsSetup(32)
+	if !ok {
+		t.Fatal("no setup for 32 GPUs")
+	}
+	good.Data = authorsData
+	if _, ok := replay.AuthorsSetup(33); ok {
+		t.Fatal("a setup for 33 GPUs")
+	}
+	for _, c := range []struct {
+		name string
+		edit func(*replay.Shockwave)
+	}{
+		{"GPUs", func(s *replay.Shockwave) { s.GPUs = 0 }},
+		{"Jobs", func(s *replay.Shockwave) { s.Jobs = -1 }},
+		{"MaxNodes", func(s *replay.Shockwave) { s.MaxNodes = -1 }},
+		{"RoundSeconds", func(s *replay.Shockwave) { s.RoundSeconds = 5 }},
+		{"Policies[1]", func(s *replay.Shockwave) { s.Policies = []string{"gavel", "fifo"} }},
+		{"trace", func(s *replay.Shockwave) { s.Trace = "" }},
+	} {
+		s := good
+		s.Trace, s.Throughputs = "no/such/file", "no/such/file"
+		if c.name == "trace" {
+			s = good
+		}
+		c.edit(&s)
+		_, err := replay.RunShockwave(context.Background(), s)
+		if !errors.Is(err, replay.ErrInvalid) {
+			t.Errorf("%s: %v, want ErrSimulation", c.name, err)
+		}
+	}
+	s := good
+	s.Trace = "no/such/file"
+	if _, err := replay.RunShockwave(context.Background(), s); err == nil || errors.Is(err, replay.ErrInvalid) {
+		t.Errorf("missing trace: %v", err)
+	}
+}
+
+// TestSimulateShockwavePerJob: the per-job records agree with the summary.
+func TestSimulateShockwavePerJob(t *testing.T) {
+	s, _ := replay.AuthorsSetup(32)
+	s.Data, s.Jobs, s.Policies, s.PerJob = authorsData, 25, []string{"themis"}, true
+	rep, err := replay.RunShockwave(context.Background(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.TraceJobs != 25 || len(rep.Results) != 1 || rep.Results[0].Policy != "finish_time_fairness" || rep.Results[0].Legend != "Themis" {
+		t.Fatalf("report %+v", rep)
+	}
+	r := rep.Results[0]
+	worst, last := 0.0, 0.0
+	for _, j := range r.PerJob {
+		worst, last = max(worst, j.FTF), max(last, j.CompletionS)
+	}
+	if len(r.PerJob) != 25 || worst != r.WorstFTF || last != r.MakespanS {
+		t.Fatalf("%d jobs, worst ρ %v vs %v, last completion %v vs makespan %v", len(r.PerJob), worst, r.WorstFTF, last, r.MakespanS)
+	}
+}
+
+// TestSimulateCassini: the zero simulation is the paper's Poisson experiment
+// without noise; a bad field is an ErrSimulation naming it; the result is
+// deterministic.
+func TestSimulateCassini(t *testing.T) {
+	s := replay.Cassini{Jobs: 12, MinIterations: 30, MaxIterations: 60, Seeds: []uint64{1, 2}}
+	a, err := replay.RunCassini(context.Background(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Scenario != "poisson" || a.Scheduler != "themis" || a.Servers != 24 || len(a.Arms) != 4 || a.Noise != "none" {
+		t.Fatalf("report %+v", a)
+	}
+	for _, arm := range a.Arms {
+		if len(arm.Runs) != 2 || arm.MeanSlowdown.Mean < 1 {
+			t.Fatalf("arm %s: %d runs, mean slowdown %v", arm.Arm, len(arm.Runs), arm.MeanSlowdown.Mean)
+		}
+	}
+	if ideal, base := a.Arms[3].MeanSlowdown.Mean, a.Arms[0].MeanSlowdown.Mean; ideal > base {
+		t.Fatalf("Ideal's slowdown %v above the scheduler's own %v", ideal, base)
+	}
+	b, err := replay.RunCassini(context.Background(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(a, b); diff != "" {
+		t.Fatalf("two runs differ:\n%s", diff)
+	}
+	for _, c := range []struct {
+		field string
+		edit  func(*replay.Cassini)
+	}{
+		{"Scenario", func(s *replay.Cassini) { s.Scenario = "fig3" }},
+		{"Fabric", func(s *replay.Cassini) { s.Fabric = &topology.Topology{} }},
+		{"Scheduler", func(s *replay.Cassini) { s.Scheduler = 99 }},
+		{"Arms[1]", func(s *replay.Cassini) { s.Arms = []replay.Arm{{}, {Policy: netsim.Cassini, Shifts: "fast"}} }},
+		{"Arms[0]", func(s *replay.Cassini) { s.Arms = []replay.Arm{{Policy: netsim.Ideal, Shifts: "pad"}} }},
+		{"NoiseCV", func(s *replay.Cassini) { s.Noise, s.NoiseCV = replay.Gaussian, 2 }},
+		{"NoiseData", func(s *replay.Cassini) { s.Noise = replay.Alibaba }},
+		{"MinIterations", func(s *replay.Cassini) { s.MinIterations, s.MaxIterations = 10, 5 }},
+		{"Models", func(s *replay.Cassini) { s.Models = []string{"AlexNet"} }},
+		{"Jobs", func(s *replay.Cassini) { s.Jobs = -3 }},
+		{"Sweep", func(s *replay.Cassini) { s.Sweep = 41 }},
+		{"Sweep", func(s *replay.Cassini) { s.Sweep = -1 }},
+		{"Sweep", func(s *replay.Cassini) { s.Scenario, s.Sweep = "fig2", 2 }},
+	} {
+		bad := s
+		c.edit(&bad)
+		_, err := replay.RunCassini(context.Background(), bad)
+		if !errors.Is(err, replay.ErrInvalid) || !strings.Contains(err.Error(), c.field) {
+			t.Errorf("%s: %v", c.field, err)
+		}
+	}
+}
+
+// TestSimulateCassiniJobCap (issue 13, item 9): a trace past
+// MaxJobs is refused before it is built (-jobs 100000 -load 0
+// ran for minutes).
+func TestSimulateCassiniJobCap(t *testing.T) {
+	_, err := replay.RunCassini(context.Background(), replay.Cassini{Jobs: replay.MaxJobs + 1, Seeds: []uint64{1}})
+	if !errors.Is(err, replay.ErrInvalid) || !strings.Contains(err.Error(), "Jobs") {
+		t.Fatalf("err %v, want ErrSimulation naming Jobs", err)
+	}
+}
+
+// authorsData is the Shockwave authors' data folder in the repository.
+var authorsData = os.DirFS("../../../testdata/shockwave")
