@@ -101,6 +101,7 @@ func TestCassiniSimulateBadInput(t *testing.T) {
 		{"-agent-mode", "loose"},
 		{"-mode", "fast"},
 		{"-scenario", "snapshot9"},
+		{"-transport", "cubic"},
 		{"-bogus"},
 		{"extra"},
 	} {
@@ -115,6 +116,8 @@ func TestCassiniSimulateBadInput(t *testing.T) {
 		{"-headroom", "2", "-policies", "cassini"},
 		{"-noise-dir", "/nonexistent"},
 		{"-gpus-per-server", "0", "-models", "GPT3", "-iterations", "5"},
+		{"-transport", "dcqcn", "-dcqcn-step", "1s"},
+		{"-transport", "mltcp", "-mltcp-slope", "-1"},
 	} {
 		if _, _, err := cassiniArgs(t, append(args, "-iterations", "5")...); err == nil {
 			t.Errorf("%v: no error", args)

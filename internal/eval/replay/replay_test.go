@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -119,6 +120,8 @@ func TestSimulateCassini(t *testing.T) {
 		{"Sweep", func(s *replay.Cassini) { s.Sweep = 41 }},
 		{"Sweep", func(s *replay.Cassini) { s.Sweep = -1 }},
 		{"Sweep", func(s *replay.Cassini) { s.Scenario, s.Sweep = "fig2", 2 }},
+		{"Transport", func(s *replay.Cassini) { s.Transport = 9 }},
+		{"DCQCNStep", func(s *replay.Cassini) { s.Transport, s.DCQCNStep = netsim.DCQCN, time.Second }},
 	} {
 		bad := s
 		c.edit(&bad)
@@ -141,3 +144,45 @@ func TestSimulateCassiniJobCap(t *testing.T) {
 
 // authorsData is the Shockwave authors' data folder in the repository.
 var authorsData = os.DirFS("../../../testdata/shockwave")
+
+// TestCassiniTransports is the transports' smoke test: Fig. 2 under each
+// one, with the invariants that hold whatever the congestion control:
+// CASSINI's shifted jobs and Ideal run at the uncontended 268 ms (the two
+// all-reduces never meet), the scheduler's own overlapped jobs run no
+// faster than that and no slower than max-min's lock step (334.2 ms,
+// 5% allowed for DCQCN's under-utilization), every arm delivers the
+// same traffic, the report names the transport (not max-min's, whose
+// JSON is unchanged), and a second run gives the same report.
+func TestCassiniTransports(t *testing.T) {
+	arms := []replay.Arm{{Policy: netsim.Baseline}, {Policy: netsim.Cassini}, {Policy: netsim.Ideal}}
+	for _, tr := range netsim.Transports {
+		s := replay.Cassini{Scenario: replay.Fig2, MaxIterations: 40, Arms: arms, Transport: tr}
+		a, err := replay.RunCassini(context.Background(), s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := map[netsim.Transport]string{netsim.DCQCN: "dcqcn", netsim.MLTCP: "mltcp"}[tr]; a.Transport != want {
+			t.Errorf("%v: report's transport %q", tr, a.Transport)
+		}
+		base, cas, ideal := a.Arms[0].Runs[0], a.Arms[1].Runs[0], a.Arms[2].Runs[0]
+		if cas.MeanIterMs != 268 || ideal.MeanIterMs != 268 || cas.P99IterMs != 268 {
+			t.Errorf("%v: cassini %v (p99 %v), ideal %v ms, want 268", tr, cas.MeanIterMs, cas.P99IterMs, ideal.MeanIterMs)
+		}
+		if base.MeanIterMs < 268 || base.P99IterMs > 334.2*1.05 {
+			t.Errorf("%v: overlapped mean %v, p99 %v ms", tr, base.MeanIterMs, base.P99IterMs)
+		}
+		if tr == netsim.MaxMin && base.MeanIterMs != 334.214 {
+			t.Errorf("max-min: overlapped %v ms, want 334.214 (lock step)", base.MeanIterMs)
+		}
+		if base.Iterations != 80 || cas.Iterations != 80 || ideal.Iterations != 80 {
+			t.Errorf("%v: iterations %d, %d, %d", tr, base.Iterations, cas.Iterations, ideal.Iterations)
+		}
+		b, err := replay.RunCassini(context.Background(), s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(a, b); diff != "" {
+			t.Errorf("%v: two runs differ:\n%s", tr, diff)
+		}
+	}
+}
