@@ -240,7 +240,8 @@ func plotRegime(dir string, r replay.RegimeReport) (string, error) {
 	for _, c := range r.Cells {
 		low = min(low, c.PlacementClosed, c.ShiftsClosed)
 	}
-	right.Y.Min, right.Y.Max = min(-0.1, low-0.05), 1.45
+	right.Y.Min, right.Y.Max = min(-0.1, low-0.05), 1.5
+	right.Y.Tick.Marker = plot.ConstantTicks([]plot.Tick{{Value: 0, Label: "0"}, {Value: 0.25, Label: "0.25"}, {Value: 0.5, Label: "0.5"}, {Value: 0.75, Label: "0.75"}, {Value: 1, Label: "1 (Ideal)"}})
 	colors := []color.Color{color.RGBA{R: 44, G: 160, B: 44, A: 255}, color.RGBA{R: 214, G: 39, B: 40, A: 255}, color.RGBA{R: 31, G: 119, B: 180, A: 255},
 		color.RGBA{R: 148, G: 103, B: 189, A: 255}, color.RGBA{R: 255, G: 127, B: 14, A: 255}, color.RGBA{R: 140, G: 86, B: 75, A: 255}}
 	add := func(p *plot.Plot, pts plotter.XYs, col color.Color, dashes []vg.Length, legend string) error {
