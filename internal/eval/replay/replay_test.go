@@ -168,7 +168,7 @@ func TestGapClosed(t *testing.T) {
 // statistics are fractions, the pooled metric and the gap arithmetic
 // agree with the arms' runs, and the run is deterministic.
 func TestPaperScenario(t *testing.T) {
-	s := replay.Cassini{Scenario: replay.Paper, Jobs: 16, MinIterations: 30, MaxIterations: 60, Seeds: []uint64{1, 2}}
+	s := replay.Cassini{Scenario: replay.Paper, Jobs: 12, MinIterations: 20, MaxIterations: 40, Seeds: []uint64{1, 2}}
 	a, err := replay.RunCassini(context.Background(), s)
 	if err != nil {
 		t.Fatal(err)
@@ -194,7 +194,7 @@ func TestPaperScenario(t *testing.T) {
 					t.Errorf("%s seed %d: %s %v outside [0, 1]", arm.Arm, r.Seed, name, v)
 				}
 			}
-			if p.UplinkLoad < 0 || (p.BindingShare > 0) != (p.BindingSharers >= 1) || p.Placements < 16 {
+			if p.UplinkLoad < 0 || (p.BindingShare > 0) != (p.BindingSharers >= 1) || p.Placements < 12 {
 				t.Errorf("%s seed %d: placement %+v", arm.Arm, r.Seed, p)
 			}
 			for _, m := range r.Models {
