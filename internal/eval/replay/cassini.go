@@ -50,9 +50,10 @@ type Cassini struct {
 	// Placement picks the GPUs of the scheduler's placements (and the
 	// candidates it offers CASSINI); "" means PlaceThemis.
 	Placement Placement
-	// Auction is Themis's mechanism; "" means the placement's: AuctionGreedy
-	// with PlaceContiguous (the simulator's Themis before the paper's
-	// auction), AuctionPaper otherwise.
+	// Auction is Themis's mechanism (the other schedulers have their own);
+	// "" means the placement's: AuctionGreedy with PlaceContiguous (the
+	// simulator's Themis before the paper's auction), AuctionPaper
+	// otherwise.
 	Auction Auction
 	// Fabric is the cluster's network; nil means the paper's testbed
 	// (topology.Paper). topology.Parse reads the command line's form.
