@@ -186,7 +186,7 @@ func (s *sim) timeAlone(l *layout) ([]time.Duration, [][]float64, error) {
 	for i, on := range onLink {
 		for x, v := range on {
 			l.peakOn[x] = max(l.peakOn[x], v)
-			l.meanOn[x] += v * durations[i].Seconds()
+			l.meanOn[x] += float64(v * durations[i].Seconds())
 		}
 	}
 	if l.alone > 0 {

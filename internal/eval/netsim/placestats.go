@@ -147,8 +147,8 @@ func (p *placeStats) close(now int64) {
 	if dt <= 0 {
 		return
 	}
-	p.LinkSeconds += p.links * dt
-	p.BindingSeconds += p.binding * dt
-	p.SharerSeconds += p.sharers * dt
-	p.LoadSeconds += p.load * dt
+	p.LinkSeconds += float64(p.links * dt)
+	p.BindingSeconds += float64(p.binding * dt)
+	p.SharerSeconds += float64(p.sharers * dt)
+	p.LoadSeconds += float64(p.load * dt)
 }

@@ -172,7 +172,7 @@ func (s *sim) themisAuction() []*jobRun {
 	}
 	slices.SortStableFunc(bidders, func(a, b *jobRun) int { return cmp.Compare(rho[b], rho[a]) })
 	f := max(s.cfg.Fairness, 0)
-	k := max(1, int(math.Ceil((1-f)*float64(len(bidders))-1e-9)))
+	k := max(1, int(math.Ceil(float64((1-f)*float64(len(bidders)))-1e-9)))
 	k = min(k, len(bidders))
 	grant := s.partialAllocation(bidders[:k], pool, n)
 	left := pool
@@ -251,7 +251,7 @@ func partial(u [][]float64, lo []int, pool int) []int {
 		}
 		_, without := proportionalFair(u, pool, i)
 		c := min(math.Exp(others-without), 1)
-		g := int(math.Floor(c*float64(pf[i]) + 1e-9))
+		g := int(math.Floor(float64(c*float64(pf[i])) + 1e-9))
 		if g < lo[i] {
 			g = 0
 		}
