@@ -1,7 +1,7 @@
 // Command orrery runs orrery's engines from the shell: CASSINI link search
 // and candidate ranking, Shockwave round planning, and the demo.
 //
-// Engine commands read one JSON request (schema v1, see the README) on
+// Engine commands read one JSON request (schema v1, see docs/schema.md) on
 // standard input and write the JSON response on standard output. Bad input
 // exits with status 1 and a message naming the field on standard error;
 // a usage error exits with status 2.
@@ -71,6 +71,7 @@ type command struct {
 var groups = map[string]map[string]command{
 	"cassini": {
 		"simulate": {runCassiniSimulate, "simulate placement policies on a fabric (table, or --json)"},
+		"regime":   {runCassiniRegime, "the congestion sweep: oversubscription x placement x transport (Markdown table, plot)"},
 	},
 	"shockwave": {
 		"simulate": {runShockwaveSimulate, "replay a trace under Shockwave and the baselines (table or --json)"},

@@ -27,28 +27,6 @@ const never = math.MaxInt64
 // architectures.
 const horizon = int64(1e18)
 
-// everyFinish, set only by this package's tests, makes every change of the
-// rates compute every flow's finish (nearest's reference).
-var everyFinish bool
-
-// scanTimers, set only by this package's tests, makes nextEvent and
-// process find the step and slot timers by scanning every running job:
-// the reference the timers heap is tested against.
-var scanTimers bool
-
-// syncEvery, set only by this package's tests, makes every job sync at
-// every advance: the reference lazy syncing is tested against.
-var syncEvery bool
-
-// allLinks, set only by this package's tests, gives the network every
-// flow of every step with every link of its route (see netFlows).
-var allLinks bool
-
-// scratchRates, set only by this package's tests, makes every simulation
-// solve its whole network at every change: the reference the incremental
-// solve is tested against.
-var scratchRates bool
-
 type state int
 
 const (
@@ -137,20 +115,37 @@ type jobRun struct {
 	leaseEnd    int64   // Themis: when its lease expires
 	admitted    float64 // when a round policy admitted it, s
 	preemptions int
+	moves       int     // AuctionPaper: leases that ended and were won again, on GPUs placed anew
 	sentBits    float64 // delivered (as of its last sync)
 	markedBits  float64 // delivered while a link on its path was offered more than its capacity (the same)
+
+	// Its worker count and batch size per GPU (the requested ones unless
+	// AuctionPaper re-tunes them), its uncontended iteration time per
+	// worker count (nominalAt's cache) and the sum of its iterations'
+	// uncontended times, ms.
+	gpus, batch int
+	nominals    []time.Duration
+	aloneSum    float64
+
+	peakOn, meanOn []float64 // on each of links, alone (layout's)
+	lastGPUs       int       // the worker count of its last placement (0: none yet)
 }
 
 type sim struct {
-	overflow bool  // an event fell past the horizon
-	err      error // a failure inside an event, returned at the next updateRates
-	cfg      Config
-	ctx      context.Context
-	topo     *topology.Topology
-	capacity []float64 // bits/s per link
-	cl       *cluster
-	rng      *rand.Rand
-	quantum  profile.Quantum
+	overflow  bool  // an event fell past the horizon
+	err       error // a failure inside an event, returned at the next updateRates
+	dtLog     int   // dtLog, or the tests' (reference)
+	anchorAge int64 // anchorAge, or the tests'
+	cfg       Config
+	ctx       context.Context
+	topo      *topology.Topology
+	capacity  []float64 // bits/s per link
+	cl        *cluster
+	rng       *rand.Rand // candidates past the scheduler's own, Random
+	own       *rand.Rand // the scheduler's own candidate's draws (ThemisGPUs)
+	arng      *rand.Rand // the auction's draws (AuctionPaper's leftover)
+	rack      []int      // per server, its ToR (dense, in server order)
+	quantum   profile.Quantum
 
 	now     int64
 	jobs    []*jobRun // arrival order
@@ -205,6 +200,11 @@ type sim struct {
 	lastIterations int64 // at the last scheduling decision that saw progress
 	idleDecisions  int   // decisions since
 
+	// Placement statistics: the running set changed since the last
+	// snapshot (moved), and the sums over time.
+	moved  bool
+	pstats placeStats
+
 	// Cassini.
 	ranker     candidate.Workspace
 	lw         link.Workspace
@@ -243,6 +243,8 @@ func newSim(ctx context.Context, cfg Config) (*sim, error) {
 		over:        make([]bool, len(t.Links)),
 		cl:          newCluster(t.Servers, cfg.GPUsPerServer),
 		rng:         rand.New(rand.NewPCG(cfg.Seed, 0xca551)),
+		own:         rand.New(rand.NewPCG(cfg.Seed, 0x7e4155)),
+		arng:        rand.New(rand.NewPCG(cfg.Seed, 0xa0c71)),
 		quantum:     profile.Quantum{Tick: cfg.Cassini.Tick, Unit: profile.DefaultUnit},
 		res:         Result{Policy: cfg.Policy},
 		leasesMoved: true,
@@ -252,11 +254,22 @@ func newSim(ctx context.Context, cfg Config) (*sim, error) {
 	for i, l := range t.Links {
 		s.capacity[i] = l.Gbps * 1e9
 	}
-	s.net.Scratch = scratchRates
+	s.net.Scratch = s.cfg.ref.scratchRates
+	s.net.Filling = cfg.Filling
+	s.dtLog, s.anchorAge = dtLog, anchorAge
+	if cfg.ref.dtLog > 0 {
+		s.dtLog = cfg.ref.dtLog
+	}
+	if cfg.ref.anchorAge > 0 {
+		s.anchorAge = cfg.ref.anchorAge
+	}
 	s.net.Reset(s.capacity)
 	if err := s.newTransport(); err != nil {
 		return nil, err
 	}
+	s.rack = racks(t)
+	s.cl.roundRobin(s.rack)
+	s.pstats.init(t)
 	// Every server must reach every other (checked from and to server 0).
 	for v := 1; v < t.Servers; v++ {
 		if _, err := t.Route(0, v); err != nil {
@@ -287,7 +300,7 @@ func newSim(ctx context.Context, cfg Config) (*sim, error) {
 		}
 		steps, _ := m.Iteration(j.Batch, workload.Servers(j.GPUs, cfg.GPUsPerServer)) // validated
 		s.jobs = append(s.jobs, &jobRun{idx: k, job: j, model: m, noise: noise, commOff: -1, first: -1, tpos: -1, commAt: -1,
-			nominal: max(workload.Period(steps), time.Microsecond)})
+			nominal: max(workload.Period(steps), time.Microsecond), gpus: j.GPUs, batch: j.Batch})
 	}
 	if cfg.Scheduler == Gavel || cfg.Scheduler == Shockwave {
 		var err error
@@ -296,6 +309,35 @@ func newSim(ctx context.Context, cfg Config) (*sim, error) {
 		}
 	}
 	return s, nil
+}
+
+// racks returns each server's ToR, numbered densely in the order of the
+// servers: the switch its uplink reaches (a server with none is a rack of
+// its own).
+func racks(t *topology.Topology) []int {
+	tor := make([]int, t.Servers)
+	for i := range tor {
+		tor[i] = -1
+	}
+	for _, l := range t.Links {
+		if l.From < t.Servers && tor[l.From] < 0 {
+			tor[l.From] = l.To
+		}
+	}
+	index := map[int]int{}
+	out := make([]int, t.Servers)
+	for s, node := range tor {
+		if node < 0 {
+			node = -1 - s
+		}
+		r, ok := index[node]
+		if !ok {
+			r = len(index)
+			index[node] = r
+		}
+		out[s] = r
+	}
+	return out
 }
 
 func cmpInt(a, b int64) int {
@@ -357,7 +399,7 @@ func (s *sim) nextEvent() int64 {
 	if len(s.timers) > 0 {
 		timer = s.timers[0].tkey
 	}
-	if scanTimers {
+	if s.cfg.ref.scanTimers {
 		timer = never
 		for _, j := range s.running {
 			if j.st == waiting || j.st == computing {
@@ -392,7 +434,7 @@ func (s *sim) advance(t int64) {
 		return
 	}
 	dt := float64(t-s.now) / 1e9
-	if len(s.dts) == dtLog {
+	if len(s.dts) == s.dtLog {
 		s.syncAll()
 		s.dts = s.dts[:0]
 		for _, j := range s.comm {
@@ -405,16 +447,16 @@ func (s *sim) advance(t int64) {
 	if s.tr != nil {
 		s.tr.Advance(dt)
 	}
-	if syncEvery {
+	if s.cfg.ref.syncEvery {
 		s.syncAll()
 	}
 	s.excessBits += float64(s.excessRate * dt)
 	s.now = t
 }
 
-// dtLog bounds the intervals logged: past it, every job syncs. A variable
-// for the tests.
-var dtLog = 4096
+// dtLog bounds the intervals logged: past it, every job syncs (tests
+// set a smaller one: reference.dtLog).
+const dtLog = 4096
 
 // sync delivers to j's flows, and adds to its sums, the traffic of the
 // intervals logged since its last sync, at their rates and marks (which
@@ -518,7 +560,7 @@ func (s *sim) process() error {
 	ready := s.finishFlows(s.ready[:0]) // jobs whose step ends now
 	switch {
 	case s.timerAt > s.now:
-	case scanTimers:
+	case s.cfg.ref.scanTimers:
 		for _, j := range s.running {
 			if (j.st == waiting || j.st == computing) && j.until <= s.now {
 				ready = append(ready, j)
@@ -570,6 +612,9 @@ func (s *sim) process() error {
 		if err := s.updateRates(); err != nil {
 			return err
 		}
+	}
+	if s.moved {
+		s.snapshot()
 	}
 	return nil
 }
@@ -719,11 +764,11 @@ func (s *sim) retire(f *flowRun) {
 
 // request is what placing j asks of the cluster.
 func (s *sim) request(j *jobRun) request {
-	per := j.job.GPUs
+	per := j.gpus
 	if j.model.MinServers > 1 {
-		per = (j.job.GPUs + j.model.MinServers - 1) / j.model.MinServers
+		per = (j.gpus + j.model.MinServers - 1) / j.model.MinServers
 	}
-	return request{gpus: j.job.GPUs, perServer: per, minServers: j.model.MinServers, pinned: s.cfg.Pinned[j.job.ID]}
+	return request{gpus: j.gpus, perServer: per, minServers: j.model.MinServers, pinned: s.cfg.Pinned[j.job.ID]}
 }
 
 // place starts the jobs the scheduler picked on one of N joint placement
@@ -740,7 +785,7 @@ func (s *sim) place(picked []*jobRun) error {
 		// draws that make them) do not change; nothing else draws.
 		n = 1
 	}
-	all, placed := s.cl.joint(reqs, n, s.rng)
+	all, placed := s.cl.joint(reqs, n, s.cfg.Placement, s.own, s.rng)
 	var js []*jobRun
 	var keep []int
 	for k, ok := range placed {
@@ -794,7 +839,7 @@ func sum(v []int) int {
 
 // assign places j on a.
 func (s *sim) assign(j *jobRun, a alloc) error {
-	l, err := s.layout(j.model, j.job.Batch, a.servers)
+	l, err := s.layout(j.model, j.batch, a.servers)
 	if err != nil {
 		return fmt.Errorf("job %d: %w", j.job.ID, err)
 	}
@@ -804,6 +849,8 @@ func (s *sim) assign(j *jobRun, a alloc) error {
 	if s.cfg.Transport == MLTCP {
 		j.iterationBits()
 	}
+	j.peakOn, j.meanOn = l.peakOn, l.meanOn
+	s.countPlacement(j)
 	j.net = s.netFlows(j)
 	most := 0
 	for _, flows := range j.net {
@@ -849,12 +896,12 @@ type netFlow struct {
 // both. Each of them has the same bits and rate, so the same bits left and
 // sent at every instant; sums take each one's share in turn.
 //
-// Under Ideal, and in the other fillings (ORRERY_FLUID), every flow of a
+// Under Ideal, and in the other fillings (Config.Filling), every flow of a
 // step is seen with every link: legacy's rates depend, in their last
 // bits, on every link and flow, and the references stay as they were.
 func (s *sim) netFlows(j *jobRun) [][]netFlow {
 	out := make([][]netFlow, len(j.routes))
-	if allLinks || s.cfg.Policy == Ideal || !s.net.Incremental() {
+	if s.cfg.ref.allLinks || s.cfg.Policy == Ideal || !s.net.Incremental() {
 		for i, flows := range j.routes {
 			for _, r := range flows {
 				out[i] = append(out[i], netFlow{r, 1, s.lineOf(r)})
@@ -947,6 +994,7 @@ func (j *jobRun) record(now int64) {
 	// A whole iteration runs on one placement: a preemption drops the one
 	// under way.
 	j.iterAlone = append(j.iterAlone, float64(j.alone)/1e6)
+	j.aloneSum += float64(j.alone) / 1e6
 }
 
 // leave takes j off its agent (and the agent off its group).
@@ -1033,6 +1081,7 @@ func (s *sim) enterStep(j *jobRun) {
 		s.record(j)
 		j.st, j.end = done, s.now
 		s.cl.release(j.place)
+		s.moved = true
 		j.leave()
 		return
 	}
@@ -1084,7 +1133,7 @@ func (s *sim) updateRates() error {
 			s.anchor(f)
 		}
 	}
-	if s.res.Events-s.sweptAt >= anchorAge/2 {
+	if s.res.Events-s.sweptAt >= s.anchorAge/2 {
 		s.sweep()
 	}
 	s.nearest()
@@ -1141,8 +1190,9 @@ func (s *sim) finishOf(f *flowRun) int64 {
 // division and product round twice more, and the ceiling adds 1.
 
 // anchorAge bounds the events since a flow's anchor (the k above);
-// sweep anchors older flows again. A variable for the tests.
-var anchorAge = int64(1 << 20)
+// sweep anchors older flows again (tests set a smaller one:
+// reference.anchorAge).
+const anchorAge = int64(1 << 20)
 
 // anchor computes f's finish now and puts f in byLow by the least finish
 // that its rate can give it until anchorAge events have passed.
@@ -1153,7 +1203,7 @@ func (s *sim) anchor(f *flowRun) {
 	f.anchorAt = s.res.Events
 	f.low = math.MinInt64 // near the horizon, or no finish: computed at every change
 	if ns < 1e17 {
-		slack := int64(2 + math.Ceil(float64(anchorAge+8)*0x1p-52*ns))
+		slack := int64(2 + math.Ceil(float64(s.anchorAge+8)*0x1p-52*ns))
 		if f.finish < horizon-1024-slack { // later's float comparison rounds by at most 128
 			f.low = f.finish - slack
 		}
@@ -1167,7 +1217,7 @@ func (s *sim) anchor(f *flowRun) {
 	s.fix(int(f.hpos))
 }
 
-// sweep anchors again the flows anchored anchorAge/2 events ago or more,
+// sweep anchors again the flows anchored s.anchorAge/2 events ago or more,
 // so that no anchor is older than anchorAge at the next sweep.
 func (s *sim) sweep() {
 	s.sweptAt = s.res.Events
@@ -1176,7 +1226,7 @@ func (s *sim) sweep() {
 			continue
 		}
 		for i := range j.flows {
-			if f := &j.flows[i]; f.hpos >= 0 && s.res.Events-f.anchorAt >= anchorAge/2 {
+			if f := &j.flows[i]; f.hpos >= 0 && s.res.Events-f.anchorAt >= s.anchorAge/2 {
 				s.anchor(f)
 			}
 		}
@@ -1196,7 +1246,7 @@ func (s *sim) nearest() {
 			continue
 		}
 		f := s.byLow[i]
-		if f.low > best && !everyFinish { // and so is every flow below it
+		if f.low > best && !s.cfg.ref.everyFinish { // and so is every flow below it
 			continue
 		}
 		s.sync(f.job)
