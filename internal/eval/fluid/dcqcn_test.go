@@ -279,6 +279,45 @@ func TestDCQCNWeights(t *testing.T) {
 	t.Logf("weight 2: %.2f Gbps, weight 1: %.2f Gbps", ra/1e9, rb/1e9)
 }
 
+// MLTCP's rule acts on the increase steps only: a flow of weight w
+// recovers as the law does with RAI and RHAI multiplied by w (fast
+// recovery and the cut untouched), so after the same two cuts a weight-3
+// flow reaches its line rate when the replay with 3 RAI and 3 RHAI says,
+// sooner than a weight-1 flow; a weight applied to the cut or to fast
+// recovery would miss that time.
+func TestDCQCNWeightScalesIncrease(t *testing.T) {
+	p := DefaultDCQCN()
+	const line, w = 50e9, 3.0
+	reach := func(weight float64) int64 {
+		d := newDCQCN(t, []float64{100e9}, p, 1)
+		id := mustAdd(t, d, []int{0}, math.Inf(1), line, 0)
+		d.SetWeight(id, weight)
+		d.cut(&d.fl[id])
+		d.cut(&d.fl[id])
+		if s := d.State(id); s.Rc != line/4 || s.Rt != line/2 {
+			t.Fatalf("weight %v: the cuts gave %+v", weight, s)
+		}
+		reached := int64(-1)
+		dcqcnRun(d, 0, 200*time.Millisecond, func(now int64) {
+			if reached < 0 && d.State(id).Rc == line {
+				reached = now
+			}
+		})
+		return reached
+	}
+	q := p
+	q.RAI, q.RHAI = w*p.RAI, w*p.RHAI
+	want := recoveryTime(q, line/4, line/2, line)
+	got, plain := reach(w), reach(1)
+	if got < 0 || math.Abs(float64(got)-want) > float64(2*p.Step)+0.002*want {
+		t.Fatalf("weight %v: line rate after %v, the law with %v RAI and RHAI: %v", w, time.Duration(got), w, time.Duration(want))
+	}
+	if !(got < plain) {
+		t.Fatalf("weight %v reaches line rate after %v, weight 1 after %v", w, time.Duration(got), time.Duration(plain))
+	}
+	t.Logf("weight %v: %v; weight 1: %v", w, time.Duration(got), time.Duration(plain))
+}
+
 // The same flows, seed and steps give the same rates, bit for bit; another
 // seed draws other marks.
 func TestDCQCNDeterministic(t *testing.T) {

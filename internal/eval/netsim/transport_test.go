@@ -139,3 +139,48 @@ func TestTransportsDeterministic(t *testing.T) {
 		}
 	}
 }
+
+// MLTCP's aggressiveness function is F(r) = Slope r + Intercept of the
+// bytes ratio r, clamped to [0, 1]; a job's bytes ratio counts the bits of
+// its earlier communication steps of the iteration (commBefore) plus what
+// the current step's flow has sent.
+func TestMLTCPFactor(t *testing.T) {
+	m := DefaultMLTCP
+	for _, c := range []struct{ r, want float64 }{{-1, 1}, {0, 1}, {0.25, 1.25}, {1, 2}, {3, 2}} {
+		if got := m.Factor(c.r); got != c.want {
+			t.Errorf("F(%v) = %v, want %v", c.r, got, c.want)
+		}
+	}
+	if got := (MLTCPParams{Slope: 4, Intercept: 0.5}).Factor(0.5); got != 2.5 {
+		t.Errorf("4*0.5+0.5 = %v", got)
+	}
+	j := &jobRun{steps: []workload.Step{
+		{Pattern: workload.Compute, Bits: 0},
+		{Pattern: workload.Ring, Bits: 3e9},
+		{Pattern: workload.Compute, Bits: 0},
+		{Pattern: workload.Ring, Bits: 1e9},
+	}}
+	j.iterationBits()
+	if want := []float64{0, 0, 3e9, 3e9, 4e9}; !slices.Equal(j.commBefore, want) || j.iterBits != 4e9 {
+		t.Fatalf("commBefore %v, iterBits %v; want %v, 4e9", j.commBefore, j.iterBits, want)
+	}
+}
+
+// With F = 1 (slope 0, intercept 1) MLTCP's rule scales nothing, so an
+// MLTCP run is the DCQCN run, bit for bit; with the default F it is not
+// (the rule changes the rates).
+func TestMLTCPUnitFactorIsDCQCN(t *testing.T) {
+	cfg := fig2(30)
+	cfg.Topology = twoRacks(t)
+	cfg.Transport = DCQCN
+	d := run(t, cfg)
+	cfg.Transport, cfg.MLTCP = MLTCP, MLTCPParams{Slope: 0, Intercept: 1}
+	m1 := run(t, cfg)
+	if !slices.Equal(d.IterMs, m1.IterMs) || math.Float64bits(d.SentGbit) != math.Float64bits(m1.SentGbit) {
+		t.Fatalf("MLTCP with F = 1 differs from DCQCN: %v vs %v ms", m1.Mean(), d.Mean())
+	}
+	cfg.MLTCP = MLTCPParams{}
+	if m := run(t, cfg); slices.Equal(d.IterMs, m.IterMs) {
+		t.Fatal("MLTCP with the default F gave DCQCN's run")
+	}
+}
