@@ -295,7 +295,7 @@ func TestCassiniRegime(t *testing.T) {
 		}
 		return out.String()
 	}
-	args := []string{"-seed", "1", "-jobs", "5", "-iterations", "5-10", "-oversub", "2,8", "-placements", "themis,scattered", "-noise", "none", "-q"}
+	args := []string{"-seed", "1", "-jobs", "5", "-iterations", "5-10", "-oversub", "2,8", "-placements", "themis,scattered", "-transports", "maxmin", "-noise", "none", "-q"}
 	out := run(append(args, "-doc", doc, "-plot", dir)...)
 	for _, w := range []string{"| 2:1 | themis | maxmin |", "| 2:1 | scattered | maxmin |", "| 8:1 | themis | maxmin |", "| 8:1 | scattered | maxmin |", "Themis/Ideal mean", "placement closes"} {
 		if !strings.Contains(out, w) {

@@ -310,6 +310,30 @@ func TestRegime(t *testing.T) {
 			t.Errorf("cell %d: placement statistics are not the scheduler's", i)
 		}
 	}
+	// MLTCP's columns: each cell's scheduler over the scheduler under
+	// MLTCP at the same oversubscription and placement (about
+	// 14 s of CPU: not in -short).
+	if !testing.Short() {
+		small := replay.Cassini{Scenario: replay.Paper, Jobs: 6, MinIterations: 5, MaxIterations: 10, Seeds: []uint64{1}, Noise: replay.NoNoise}
+		rep, err := replay.RunRegime(context.Background(), replay.Regime{Base: small, Oversubscriptions: []float64{8},
+			Placements: []replay.Placement{replay.PlaceScattered}, Transports: []string{"dcqcn", "mltcp"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ml := rep.Cells[1].Report.Arms[0].Pooled.MeanIterMs
+		for i, c := range rep.Cells {
+			if c.Transport != []string{"dcqcn", "mltcp"}[i] || c.MLTCPGain == nil || c.MLTCPClosed == nil {
+				t.Fatalf("cell %d: %s, MLTCP columns %v %v", i, c.Transport, c.MLTCPGain, c.MLTCPClosed)
+			}
+			b, id := c.Report.Arms[0].Pooled.MeanIterMs, c.Report.Arms[3].Pooled.MeanIterMs
+			if math.Abs(*c.MLTCPGain-b/ml) > 0.002 || (b > id && math.Abs(*c.MLTCPClosed-(b-ml)/(b-id)) > 0.002) {
+				t.Errorf("cell %d: MLTCP gain %v closes %v; from the pooled means %v, %v", i, *c.MLTCPGain, *c.MLTCPClosed, b/ml, (b-ml)/(b-id))
+			}
+		}
+		if *rep.Cells[1].MLTCPGain != 1 {
+			t.Errorf("MLTCP over itself: %v", *rep.Cells[1].MLTCPGain)
+		}
+	}
 	fab, err := replay.RegimeFabric(4)
 	if err != nil {
 		t.Fatal(err)
