@@ -159,6 +159,7 @@ var authorsData = os.DirFS("../../../testdata/shockwave")
 // JSON is unchanged), and a second run gives the same report.
 func TestCassiniTransports(t *testing.T) {
 	arms := []replay.Arm{{Policy: netsim.Baseline}, {Policy: netsim.Cassini}, {Policy: netsim.Ideal}}
+	overlapped := map[netsim.Transport]float64{}
 	for _, tr := range netsim.Transports {
 		s := replay.Cassini{Scenario: replay.Fig2, MaxIterations: 40, Arms: arms, Transport: tr}
 		a, err := replay.RunCassini(context.Background(), s)
@@ -178,6 +179,7 @@ func TestCassiniTransports(t *testing.T) {
 		if tr == netsim.MaxMin && base.MeanIterMs != 334.214 {
 			t.Errorf("max-min: overlapped %v ms, want 334.214 (lock step)", base.MeanIterMs)
 		}
+		overlapped[tr] = base.MeanIterMs
 		if base.Iterations != 80 || cas.Iterations != 80 || ideal.Iterations != 80 {
 			t.Errorf("%v: iterations %d, %d, %d", tr, base.Iterations, cas.Iterations, ideal.Iterations)
 		}
@@ -189,6 +191,14 @@ func TestCassiniTransports(t *testing.T) {
 			t.Errorf("%v: two runs differ:\n%s", tr, diff)
 		}
 	}
+	// The laws' order on the aligned jobs: max-min keeps them in lock
+	// step, DCQCN lets them drift apart, and MLTCP pushes them apart
+	// sooner (netsim's TestDCQCNOverlappedAllReducesDrift: on average over
+	// four seeds), so over 40 iterations their means fall in that order.
+	if !(overlapped[netsim.MLTCP] < overlapped[netsim.DCQCN] && overlapped[netsim.DCQCN] < overlapped[netsim.MaxMin]) {
+		t.Errorf("overlapped means: max-min %v, DCQCN %v, MLTCP %v ms", overlapped[netsim.MaxMin], overlapped[netsim.DCQCN], overlapped[netsim.MLTCP])
+	}
+	t.Logf("overlapped means over 40 iterations: max-min %v, DCQCN %v, MLTCP %v ms", overlapped[netsim.MaxMin], overlapped[netsim.DCQCN], overlapped[netsim.MLTCP])
 }
 
 // TestGapClosed: (base - arm) / (base - ideal), 0 with no gap.
