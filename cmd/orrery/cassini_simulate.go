@@ -13,6 +13,7 @@ import (
 
 	"github.com/orrery/orrery/engine/cassini/agent"
 	"github.com/orrery/orrery/engine/cassini/link"
+	"github.com/orrery/orrery/internal/eval/data"
 	"github.com/orrery/orrery/internal/eval/netsim"
 	"github.com/orrery/orrery/internal/eval/replay"
 	"github.com/orrery/orrery/internal/eval/topology"
@@ -23,7 +24,7 @@ import (
 type cassiniFlags struct {
 	replay.Cassini
 	Sweep    []string // -sweep-noise: the noises to run the experiment under, one after another
-	NoiseDir string   // -noise-dir: where the Alibaba PAI files are ("": the repository's)
+	NoiseDir string   // -noise-dir: where the Alibaba PAI files are ("": the copy inside the binary)
 	PlotDir  string   // -plot: where to write the iteration-time CDF ("": none)
 	JSON     bool
 	PerModel bool
@@ -32,14 +33,11 @@ type cassiniFlags struct {
 
 // cassiniDefaults are the command's defaults: the replay's (the paper's
 // fabric, Themis with 10-minute leases, the Poisson workload at 90% load)
-// with iteration-time noise replayed from Alibaba PAI (read from
-// testdata/alibaba, found from any folder of the repository).
+// with iteration-time noise replayed from Alibaba PAI (the copy inside
+// the binary).
 func cassiniDefaults() cassiniFlags {
-	return cassiniFlags{Cassini: replay.Cassini{Noise: replay.Alibaba}, NoiseDir: alibabaData}
+	return cassiniFlags{Cassini: replay.Cassini{Noise: replay.Alibaba}}
 }
-
-// alibabaData is where the Alibaba PAI files live in the repository.
-const alibabaData = "testdata/alibaba"
 
 // shortCassini is the demo's configuration: 30 jobs of 50-100 iterations
 // on the paper's fabric, under a second on two cores.
@@ -51,20 +49,15 @@ func shortCassini() cassiniFlags {
 
 // simulateCassini runs f's simulation, a bad setting being a usage error:
 // every field of the simulation comes from a flag. Without a NoiseDir, the
-// Alibaba files are looked for in the repository, from any folder inside
-// it.
+// Alibaba files are the copy inside the binary.
 func simulateCassini(ctx context.Context, f cassiniFlags) (replay.CassiniReport, error) {
 	s := f.Cassini
-	if s.Noise != replay.NoNoise && s.Noise != replay.Gaussian {
-		dir := f.NoiseDir
-		if dir == "" || dir == alibabaData {
-			d, err := dataDir(alibabaData, "noise-dir")
-			if err != nil {
-				return replay.CassiniReport{}, err
-			}
-			dir = d
+	s.NoiseData = data.Alibaba
+	if f.NoiseDir != "" {
+		if st, err := os.Stat(f.NoiseDir); err != nil || !st.IsDir() {
+			return replay.CassiniReport{}, fmt.Errorf("-noise-dir %s: not a folder", f.NoiseDir)
 		}
-		s.NoiseData = os.DirFS(dir)
+		s.NoiseData = os.DirFS(f.NoiseDir)
 	}
 	r, err := replay.RunCassini(ctx, s)
 	if errors.Is(err, replay.ErrInvalid) {
@@ -206,7 +199,7 @@ func parseCassiniSimFlags(args []string, s stdio) (f cassiniFlags, err error) {
 	policies := fs.String("policies", "baseline,cassini-placement,cassini,ideal", "comma-separated arms: baseline (the scheduler's own placement), random, cassini-placement (CASSINI's ranking, no shifts), cassini (ranking and shifts; cassini/elastic, cassini/pad or cassini/paper pick how shifts are held), ideal")
 	fs.IntVar(&o.Candidates, "candidates", netsim.DefaultCandidates, "placement candidates per scheduling decision (the paper: 10)")
 	noise := fs.String("noise", "both", "iteration-time noise: from Alibaba PAI (both, traces or cov), gauss:CV (Gaussian jitter of that coefficient of variation) or none")
-	fs.StringVar(&f.NoiseDir, "noise-dir", "", "directory of the Alibaba PAI files (default: the repository's "+alibabaData+", found from any folder inside it)")
+	fs.StringVar(&f.NoiseDir, "noise-dir", "", "folder of the Alibaba PAI files to read in place of the copy inside the binary (job_{1,2,3}_norm.csv, coefficient_variation.csv)")
 	quiet := quietFlag(fs)
 	agentMode := fs.String("agent-mode", "elastic", "agent: elastic (a shared clock paced by the slowest job; gives up shifts that do not pay), pad (hold every slot of a fixed period) or free (the paper: re-align only on drift)")
 	rank := fs.String("rank", "delay", "how CASSINI picks a candidate: delay (least predicted delay: shared links' excess per job, plus each job's own contention) or score (the paper: the mean link score)")

@@ -120,18 +120,3 @@ func TestProgressQuiet(t *testing.T) {
 		t.Fatal("-q")
 	}
 }
-
-// dataDir finds the repository's data from any folder inside it, and
-// outside names the flag to set.
-func TestDataDir(t *testing.T) {
-	wd, _ := os.Getwd()
-	t.Chdir(filepath.Join(wd, "..", "..", "engine"))
-	got, err := dataDir("testdata/shockwave", "data")
-	if err != nil || filepath.Base(got) != "shockwave" {
-		t.Fatalf("%q, %v", got, err)
-	}
-	t.Chdir(t.TempDir())
-	if _, err := dataDir("testdata/shockwave", "data"); !errors.Is(err, errUsage) || !strings.Contains(err.Error(), "--data") {
-		t.Fatalf("outside the repository: %v", err)
-	}
-}

@@ -27,7 +27,6 @@ import (
 	"maps"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"regexp"
 	"runtime"
 	"runtime/debug"
@@ -313,31 +312,4 @@ func (p *progress) Done() {
 	}
 	fmt.Fprintf(p.w, "\r%s\r", strings.Repeat(" ", len(p.text)))
 	p.text = ""
-}
-
-// dataDir finds the repository's data folder rel ("testdata/shockwave")
-// for a command run from any folder: rel under the working directory or
-// under the first parent that is the orrery repository (go.mod of
-// github.com/orrery/orrery). When there is none, the error names the flag
-// that gives it.
-func dataDir(rel, flagName string) (string, error) {
-	dir, err := os.Getwd()
-	if err == nil {
-		for d := dir; ; d = filepath.Dir(d) {
-			p := filepath.Join(d, filepath.FromSlash(rel))
-			if st, err := os.Stat(p); err == nil && st.IsDir() && (d == dir || isRepo(d)) {
-				return p, nil
-			}
-			if filepath.Dir(d) == d {
-				break
-			}
-		}
-	}
-	return "", fmt.Errorf("%w: the data in %s is not here (run from the orrery repository, or give its folder with --%s)", errUsage, rel, flagName)
-}
-
-// isRepo reports whether dir holds orrery's go.mod.
-func isRepo(dir string) bool {
-	b, err := os.ReadFile(filepath.Join(dir, "go.mod"))
-	return err == nil && strings.HasPrefix(string(b), "module github.com/orrery/orrery\n")
 }

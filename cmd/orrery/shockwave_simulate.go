@@ -6,61 +6,86 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 
+	"github.com/orrery/orrery/internal/eval/data"
 	"github.com/orrery/orrery/internal/eval/policy"
 	"github.com/orrery/orrery/internal/eval/replay"
 	"github.com/orrery/orrery/internal/eval/sim"
 )
 
-// swData is where the authors' traces, tables and configurations
-// live in the repository.
-const swData = "testdata/shockwave"
-
-// swSetupFor resolves the files of a run on gpus GPUs: the given ones, or
-// the authors' setup for that cluster size from their data folder (data,
-// or the repository's testdata/shockwave, found from any folder inside it).
-// config "none" means orrery's planner defaults.
-func swSetupFor(gpus int, data, tracePath, throughputs, config string) (replay.Shockwave, error) {
+// swSetupFor resolves the files of a run on gpus GPUs. A file the command
+// line names (tracePath, throughputs, config) is read from disk; the others
+// are the authors' for that cluster size, read from their data folder: dir
+// if given (--data), else the copy inside the binary (package data). A
+// size the authors never ran (they ran 32, 64, 128 and 256 GPUs) needs a
+// trace, and takes the tacc table up to 32 GPUs, wisr above, and orrery's
+// planner defaults. config "none" means orrery's planner defaults.
+func swSetupFor(gpus int, dir, tracePath, throughputs, config string) (replay.Shockwave, error) {
 	if gpus < 1 {
-		return replay.Shockwave{}, fmt.Errorf("%w: --gpus %d", errUsage, gpus)
-	}
-	if data == "" && (tracePath == "" || throughputs == "" || config == "") {
-		var err error
-		if data, err = dataDir(swData, "data"); err != nil && (tracePath == "" || throughputs == "") {
-			return replay.Shockwave{}, err
-		}
+		return replay.Shockwave{}, fmt.Errorf("%w: --gpus %d (want 1 or more)", errUsage, gpus)
 	}
 	c, known := replay.AuthorsSetup(gpus)
-	if known { // the paths as the command line gives them, in the JSON too
-		c.Trace, c.Throughputs, c.Config = filepath.Join(data, c.Trace), filepath.Join(data, c.Throughputs), filepath.Join(data, c.Config)
-	}
-	pick := func(flagVal, def, what string) (string, error) {
-		switch {
-		case flagVal != "":
-			return flagVal, nil
-		case known:
-			return def, nil
+	if !known {
+		if tracePath == "" {
+			return c, fmt.Errorf("%w: --trace is required for %d GPUs (the authors' traces are for 32, 64, 128 or 256)", errUsage, gpus)
 		}
-		return "", fmt.Errorf("%w: --%s is required for %d GPUs (the authors' setups have 32, 64, 128 or 256)", errUsage, what, gpus)
+		s32, _ := replay.AuthorsSetup(32)
+		s64, _ := replay.AuthorsSetup(64)
+		c.Throughputs = s32.Throughputs
+		if gpus > 32 {
+			c.Throughputs = s64.Throughputs
+		}
 	}
-	var err error
-	if c.Trace, err = pick(tracePath, c.Trace, "trace"); err != nil {
-		return c, err
+	f := files{base: data.Shockwave, disk: map[string]bool{}}
+	if dir != "" {
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+			return c, fmt.Errorf("--data %s: not a folder", dir)
+		}
+		f.base = os.DirFS(dir)
 	}
-	if c.Throughputs, err = pick(throughputs, c.Throughputs, "throughputs"); err != nil {
-		return c, err
+	for _, p := range []struct {
+		flag, path string
+		dst        *string
+	}{
+		{"trace", tracePath, &c.Trace}, {"throughputs", throughputs, &c.Throughputs}, {"config", config, &c.Config},
+	} {
+		switch p.path {
+		case "":
+		case "none":
+			if p.flag == "config" {
+				*p.dst = ""
+				continue
+			}
+			fallthrough
+		default:
+			*p.dst = p.path
+			f.disk[p.path] = true
+		}
 	}
-	switch {
-	case config == "none":
-		c.Config = ""
-	case config != "":
-		c.Config = config
-	}
+	c.Data = f
 	return c, nil
+}
+
+// files is what a replay reads: the files the command line names, from
+// disk, and the rest from a data folder.
+type files struct {
+	base fs.FS
+	disk map[string]bool // names to read from the operating system's file system
+}
+
+// Open opens name from disk if the command line named it, else from the
+// data folder.
+func (f files) Open(name string) (fs.File, error) {
+	if f.disk[name] {
+		return os.Open(name)
+	}
+	return f.base.Open(name)
 }
 
 // runShockwaveSimulate is "orrery shockwave simulate".
@@ -72,15 +97,14 @@ func runShockwaveSimulate(ctx context.Context, args []string, s stdio) error {
 Replays one of the Shockwave authors' traces round by round under each
 policy and prints makespan, average JCT, worst finish-time fairness, the
 unfair fraction and utilization. Without --trace, --throughputs and
---config the authors' setup for --gpus (32, 64, 128 or 256) is read from
---data (default: the repository's `+swData+`, found from any folder inside
-it).
+--config the authors' setup for --gpus (32, 64, 128 or 256) is used, from
+the copy inside this binary (or from --data).
 
 flags:
 `)
 		fs.PrintDefaults()
 	}
-	data := fs.String("data", "", "the authors' data `folder` (default: the repository's "+swData+", found from any folder inside it)")
+	data := fs.String("data", "", "the authors' data `folder` to read in place of the copy inside the binary (their scheduler/ layout: traces/, configurations/, *_throughputs.json)")
 	quiet := quietFlag(fs)
 	tr := fs.String("trace", "", "trace `file` (default: the authors' trace for --gpus)")
 	tp := fs.String("throughputs", "", "throughput table `file` (default: tacc for 32 GPUs, wisr above)")
@@ -260,8 +284,7 @@ func swWriteJSON(out io.Writer, rep replay.ShockwaveReport, showTime, perJob boo
 }
 
 // shockwaveSimulateDemo is the demo's Shockwave replay: the authors'
-// 120-job trace on 32 GPUs (from the repository's testdata, so run from its
-// root) under Shockwave and the six baselines, then Shockwave again with
+// 120-job trace on 32 GPUs (the copy inside the binary) under Shockwave and the six baselines, then Shockwave again with
 // the authors' rescale flaw, about two seconds on two cores. It prints the
 // side-by-side table and the comparison to out and, unless plotDir is
 // empty, writes the finish-time-fairness CDF there, returning the files

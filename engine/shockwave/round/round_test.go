@@ -19,7 +19,7 @@ import (
 )
 
 func testdata(name ...string) string {
-	return filepath.Join(append([]string{"..", "..", "..", "testdata", "shockwave"}, name...)...)
+	return filepath.Join(append([]string{"..", "..", "..", "internal", "eval", "data", "shockwave"}, name...)...)
 }
 
 // traceJobs returns the first n jobs of the authors' 120-job trace with

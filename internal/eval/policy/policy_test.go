@@ -128,7 +128,7 @@ func TestNew(t *testing.T) {
 
 func authorsWorkload(t testing.TB, name, table string, n int) *sim.Workload {
 	t.Helper()
-	w, err := sim.LoadWorkload("../../../testdata/shockwave/traces/"+name, "../../../testdata/shockwave/"+table, n, sim.WorkloadOptions{})
+	w, err := sim.LoadWorkload("../../../internal/eval/data/shockwave/traces/"+name, "../../../internal/eval/data/shockwave/"+table, n, sim.WorkloadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +139,7 @@ const trace120 = "120_0.2_5_100_40_25_0,0.5,0.5_0.6,0.3,0.09,0.01_multigpu_dynam
 
 func authorsConfig(t testing.TB, name string) Config {
 	t.Helper()
-	tc, err := trace.LoadConfigFile("../../../testdata/shockwave/configurations/" + name)
+	tc, err := trace.LoadConfigFile("../../../internal/eval/data/shockwave/configurations/" + name)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -76,7 +76,7 @@ type Cassini struct {
 	// Noise is the iteration-time noise; the zero value is none. NoiseCV
 	// is the Gaussian noise's coefficient of variation, and NoiseData holds
 	// the Alibaba PAI files the other kinds replay (this repository's
-	// testdata/alibaba).
+	// internal/eval/data/alibaba).
 	Noise     Noise
 	NoiseCV   float64
 	NoiseData fs.FS
@@ -467,7 +467,7 @@ func (o Cassini) simulate(ctx context.Context) (CassiniReport, error) {
 	noise := workload.Replay{Source: o.Noise.source(), CV: o.NoiseCV}
 	if o.Noise != NoNoise && o.Noise != Gaussian {
 		if noise, err = workload.LoadReplay(o.NoiseData, noise.Source); err != nil {
-			return CassiniReport{}, fmt.Errorf("%w: NoiseData: %w (the Alibaba PAI files: testdata/alibaba in the repository)", ErrInvalid, err)
+			return CassiniReport{}, fmt.Errorf("%w: NoiseData: %w (the Alibaba PAI files: internal/eval/data/alibaba in the repository)", ErrInvalid, err)
 		}
 	}
 	gpus := o.Fabric.Servers * max(o.GPUsPerServer, 1)

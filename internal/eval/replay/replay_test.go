@@ -3,12 +3,12 @@ package replay_test
 import (
 	"context"
 	"errors"
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/orrery/orrery/internal/eval/data"
 	"github.com/orrery/orrery/internal/eval/netsim"
 	"github.com/orrery/orrery/internal/eval/replay"
 	"github.com/orrery/orrery/internal/eval/topology"
@@ -139,5 +139,5 @@ func TestSimulateCassiniJobCap(t *testing.T) {
 	}
 }
 
-// authorsData is the Shockwave authors' data folder in the repository.
-var authorsData = os.DirFS("../../../testdata/shockwave")
+// authorsData is the Shockwave authors' data folder, embedded.
+var authorsData = data.Shockwave

@@ -9,7 +9,7 @@ import (
 // Load the authors' table and derive an epoch time from it: ResNet-18 at
 // batch size 32 on one V100 reads 50 000 samples per epoch.
 func ExampleTable_Alone() {
-	tab, err := throughput.LoadFile("../../../testdata/shockwave/tacc_throughputs.json")
+	tab, err := throughput.LoadFile("../../../internal/eval/data/shockwave/tacc_throughputs.json")
 	if err != nil {
 		panic(err)
 	}

@@ -13,7 +13,7 @@ import (
 // derive one job's profile, and predict its remaining runtime after 30
 // epochs, with the authors' (hindsight) modes and with declared ones.
 func Example() {
-	const data = "../../../testdata/shockwave/"
+	const data = "../../../internal/eval/data/shockwave/"
 	paths, _ := filepath.Glob(data + "traces/120_*.trace")
 	jobs, err := trace.ParseFile(paths[0])
 	if err != nil {
