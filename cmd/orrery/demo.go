@@ -3,11 +3,8 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"sort"
 	"time"
 
@@ -35,9 +32,6 @@ func runDemo(ctx context.Context, args []string, s stdio) error {
 	}
 	if err := parse(set, args); err != nil {
 		return err
-	}
-	if _, err := os.Stat(filepath.Join("internal", "eval", "data", "shockwave")); errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("demo: testdata/shockwave not found: run the demo from the repository root (make demo)")
 	}
 	if err := os.MkdirAll(*plotDir, 0o755); err != nil {
 		return fmt.Errorf("demo: %w", err)
