@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -67,8 +68,10 @@ func simulateCassini(ctx context.Context, f cassiniFlags) (replay.CassiniReport,
 }
 
 // runCassiniSimulate is `orrery cassini simulate`.
-func runCassiniSimulate(ctx context.Context, args []string, s stdio) error {
-	f, err := parseCassiniSimFlags(args, s)
+func runCassiniSimulate(ctx context.Context, args []string, s stdio) (err error) {
+	fs := flags("cassini simulate", s)
+	defer func() { err = withUsage(fs, err) }()
+	f, err := parseCassiniSimFlags(fs, args, s)
 	if err != nil {
 		return err
 	}
@@ -176,13 +179,12 @@ func cassiniSimulateDemo(ctx context.Context, out io.Writer, plotDir string) ([]
 	return append(paths, p), nil
 }
 
-// parseCassiniSimFlags parses the command's flags. The simulation checks
-// its own fields (a bad one is a usage error); the command checks what it
-// turns into them.
-func parseCassiniSimFlags(args []string, s stdio) (f cassiniFlags, err error) {
+// parseCassiniSimFlags defines the command's flags on fs and parses args.
+// The simulation checks its own fields (a bad one is a usage error); the
+// command checks what it turns into them.
+func parseCassiniSimFlags(fs *flag.FlagSet, args []string, s stdio) (f cassiniFlags, err error) {
 	f = cassiniDefaults()
 	o := &f.Cassini
-	fs := flags("cassini simulate", s)
 	scenario := fs.String("scenario", "poisson", "poisson (arrivals at -load), dynamic (a busy cluster, then -arrive jobs every 30 s), or a fixed experiment of the paper: fig2 (two VGG19 on one link) or snapshot1..snapshot5 (Table 2), each job running -iterations (the maximum)")
 	fabric := fs.String("topology", "paper", "fabric: paper (the CASSINI testbed: 24 servers, 2:1) or clos:PODS,TORS,SERVERS,AGGS,CORES[,GBPS[,UPLINK_GBPS]] (CORES=0: two-tier, one pod)")
 	scheduler := fs.String("scheduler", "themis", "GPU allocation: themis (finish-time fairness auctions with leases, the paper's), gavel (max-min fairness rounds), shockwave (its market, rounds) or fifo")

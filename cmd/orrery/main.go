@@ -58,6 +58,27 @@ var errUsage = errors.New("usage")
 // is an errUsage.
 var errReported = fmt.Errorf("%w (reported)", errUsage)
 
+// commandUsage is a usage error found after a command parsed its flags
+// (a flag's value the command or the simulation refuses): it prints the
+// message, then that command's own usage.
+type commandUsage struct {
+	err error
+	fs  *flag.FlagSet
+}
+
+func (e *commandUsage) Error() string { return e.err.Error() }
+func (e *commandUsage) Unwrap() error { return e.err }
+
+// withUsage ties err, if it is a usage error not yet reported, to the
+// command whose flags are fs. Commands defer it over their result.
+func withUsage(fs *flag.FlagSet, err error) error {
+	var cu *commandUsage
+	if err == nil || !errors.Is(err, errUsage) || errors.Is(err, errReported) || errors.As(err, &cu) {
+		return err
+	}
+	return &commandUsage{err, fs}
+}
+
 // command is one command of the command line.
 type command struct {
 	run     func(context.Context, []string, stdio) error
@@ -156,6 +177,13 @@ func run(ctx context.Context, args []string, s stdio) int {
 	case errors.Is(err, flag.ErrHelp):
 		return 0
 	case errors.Is(err, errReported):
+		return 2
+	case errors.As(err, new(*commandUsage)):
+		var cu *commandUsage
+		errors.As(err, &cu)
+		fmt.Fprintf(s.err, "orrery: %s\n\n", userMessage(err))
+		cu.fs.SetOutput(s.err)
+		cu.fs.Usage()
 		return 2
 	case errors.Is(err, errUsage):
 		help := usage()

@@ -135,6 +135,29 @@ func TestUsage(t *testing.T) {
 	}
 }
 
+// A flag value a subcommand refuses prints that subcommand's usage, not
+// its group's; a runtime failure (a file that is not there) exits 1
+// without a usage.
+func TestSubcommandUsage(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"cassini", "simulate", "-load", "-1"}, 2, "usage: orrery cassini simulate [flags]"},
+		{[]string{"cassini", "simulate", "-policies", "nope"}, 2, "usage: orrery cassini simulate [flags]"},
+		{[]string{"shockwave", "simulate", "--gpus", "7"}, 2, "usage: orrery shockwave simulate [flags]"},
+		{[]string{"cassini", "simulate", "-noise-dir", "no/such/folder", "-q"}, 1, "-noise-dir no/such/folder: not a folder"},
+		{[]string{"shockwave", "simulate", "--trace", "no/such.trace", "-q"}, 1, "no/such.trace"},
+	} {
+		code, out, errs := runWith(strings.NewReader(""), c.args...)
+		if code != c.code || out != "" || !strings.Contains(errs, c.want) || strings.Contains(errs, "<command>") ||
+			(c.code == 1) == strings.Contains(errs, "usage") {
+			t.Errorf("%q: exit %d, stderr %q; want %d and %q", c.args, code, errs, c.code, c.want)
+		}
+	}
+}
+
 func TestHelp(t *testing.T) {
 	for _, h := range []string{"help", "-h", "--help"} {
 		code, out, _ := runWith(nil, h)

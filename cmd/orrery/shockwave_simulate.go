@@ -89,8 +89,9 @@ func (f files) Open(name string) (fs.File, error) {
 }
 
 // runShockwaveSimulate is "orrery shockwave simulate".
-func runShockwaveSimulate(ctx context.Context, args []string, s stdio) error {
+func runShockwaveSimulate(ctx context.Context, args []string, s stdio) (err error) {
 	fs := flags("shockwave simulate", s)
+	defer func() { err = withUsage(fs, err) }()
 	fs.Usage = func() {
 		fmt.Fprint(s.err, `usage: orrery shockwave simulate [flags]
 
