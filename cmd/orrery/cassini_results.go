@@ -30,8 +30,12 @@ func writeCassiniSimTable(w io.Writer, r replay.CassiniReport) error {
 	if r.Sweep > 1 {
 		jobs += fmt.Sprintf(" in sweeps of %d", r.Sweep)
 	}
-	fmt.Fprintf(w, "CASSINI simulation (%s, %s): %s fabric (%d servers), %s, load %.2f, noise %s, seed %s\n\n",
-		r.Scenario, r.Scheduler, r.Topology, r.Servers, jobs, r.Load, r.Noise, seeds)
+	load := fmt.Sprintf(", load %.2f", r.Load)
+	if r.Scenario == string(replay.Custom) {
+		load = "" // the trace's own arrivals
+	}
+	fmt.Fprintf(w, "CASSINI simulation (%s, %s): %s fabric (%d servers), %s%s, noise %s, seed %s\n\n",
+		r.Scenario, r.Scheduler, r.Topology, r.Servers, jobs, load, r.Noise, seeds)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	first := r.Arms[0].Arm
 	fmt.Fprintf(tw, "arm\tmean iter (ms)\tp99 iter (ms)\tmean slowdown\tp99 slowdown\tx %s mean\tx %s p99\tmarked (Mbit/iter)\tagents\tadjust/job-min\tpooled\tgave up\tsharing\t\n", first, first)

@@ -18,6 +18,7 @@ import (
 	"github.com/orrery/orrery/internal/eval/netsim"
 	"github.com/orrery/orrery/internal/eval/replay"
 	"github.com/orrery/orrery/internal/eval/topology"
+	"github.com/orrery/orrery/internal/eval/workload"
 )
 
 // cassiniFlags is one `orrery cassini simulate` run: the simulation and
@@ -27,9 +28,12 @@ type cassiniFlags struct {
 	Sweep    []string // -sweep-noise: the noises to run the experiment under, one after another
 	NoiseDir string   // -noise-dir: where the Alibaba PAI files are ("": the copy inside the binary)
 	PlotDir  string   // -plot: where to write the iteration-time CDF ("": none)
-	JSON     bool
-	PerModel bool
-	Quiet    bool // -q: no progress on stderr
+	// TraceFile is -trace: the user's jobs ("-": standard input), read by
+	// readTrace into Trace and Profiles once the fabric is known.
+	TraceFile string
+	JSON      bool
+	PerModel  bool
+	Quiet     bool // -q: no progress on stderr
 }
 
 // cassiniDefaults are the command's defaults: the replay's (the paper's
@@ -73,6 +77,9 @@ func runCassiniSimulate(ctx context.Context, args []string, s stdio) (err error)
 	defer func() { err = withUsage(fs, err) }()
 	f, err := parseCassiniSimFlags(fs, args, s)
 	if err != nil {
+		return err
+	}
+	if err := readTrace(&f, s.in); err != nil {
 		return err
 	}
 	prog := newProgress(s, f.Quiet)
@@ -220,15 +227,31 @@ func parseCassiniSimFlags(fs *flag.FlagSet, args []string, s stdio) (f cassiniFl
 	sweep := fs.String("sweep-noise", "", "run the experiment once per noise of this comma-separated list (as -noise takes them) and print one row per noise and arm: the jitter study")
 	fs.StringVar(&f.PlotDir, "plot", "", "also write the CDF of the first seed's iteration times per arm into this directory (cassini_iteration_cdf.png)")
 	fs.BoolVar(&f.PerModel, "per-model", false, "also print a table per model (mean and p99 iteration, slowdown, marked traffic)")
+	traceFile := fs.String("trace", "", "your own jobs: a JSON `file` of models (profiles) and jobs (arrivals), - for stdin; the format is below")
 	fs.Usage = func() {
-		fmt.Fprintf(s.err, "usage: orrery cassini simulate [flags]\n\nSimulates a trace on a fabric under a round scheduler, once per arm of the ablation (placement\npolicy, with or without CASSINI's shifts) and seed, in a max-min fair fluid network, and prints\niteration times and congestion per arm.\n\n")
+		fmt.Fprint(s.err, cassiniSimulateUsage)
 		fs.PrintDefaults()
+		fmt.Fprint(s.err, cassiniTraceFormat)
 	}
 	if err = parse(fs, args); err != nil {
 		return f, err
 	}
 	f.Quiet = *quiet
 	usage := func(flag string, err error) error { return fmt.Errorf("%w: %s: %v", errUsage, flag, err) }
+	if *traceFile != "" {
+		var clash []string
+		fs.Visit(func(fl *flag.Flag) {
+			switch fl.Name {
+			case "scenario", "jobs", "load", "models", "arrive", "iterations", "sweep":
+				clash = append(clash, "-"+fl.Name)
+			}
+		})
+		if clash != nil {
+			return f, usage("-trace", fmt.Errorf("the file gives the jobs: %s shape generated traces only", strings.Join(clash, ", ")))
+		}
+		f.TraceFile = *traceFile
+		*scenario = string(replay.Custom)
+	}
 	// The simulation reads 0 as its default; on the command line a 0 is a
 	// mistake, never silently the default.
 	for _, c := range []struct {
@@ -299,6 +322,67 @@ func parseCassiniSimFlags(fs *flag.FlagSet, args []string, s stdio) (f cassiniFl
 	}
 	return f, nil
 }
+
+// readTrace reads f.TraceFile, if set, into f's Trace and Profiles,
+// checking its numbers against f's tick and fabric. A file that cannot be
+// read, or holds a bad value, is a runtime error (exit 1) naming the file
+// and the field.
+func readTrace(f *cassiniFlags, stdin io.Reader) error {
+	if f.TraceFile == "" {
+		return nil
+	}
+	r, name := stdin, "standard input"
+	if f.TraceFile != "-" {
+		file, err := os.Open(f.TraceFile)
+		if err != nil {
+			return fmt.Errorf("-trace: %w", err)
+		}
+		defer file.Close()
+		r, name = file, f.TraceFile
+	}
+	o := workload.FileOptions{Tick: f.Tick}
+	fabric := f.Fabric
+	if fabric == nil {
+		fabric = topology.Paper()
+	}
+	for _, l := range fabric.Links {
+		o.MaxGbps = max(o.MaxGbps, l.Gbps)
+	}
+	jobs, models, err := workload.ReadJobs(r, o)
+	if err != nil {
+		return fmt.Errorf("-trace %s: %s", name, strings.TrimPrefix(err.Error(), "workload: invalid: "))
+	}
+	f.Trace, f.Profiles = jobs, models
+	return nil
+}
+
+// cassiniSimulateUsage heads the command's -h.
+const cassiniSimulateUsage = `usage: orrery cassini simulate [flags]
+
+Simulates a trace on a fabric under a round scheduler, once per arm of the ablation (placement
+policy, with or without CASSINI's shifts) and seed, in a max-min fair fluid network, and prints
+iteration times and congestion per arm. The trace is generated (-scenario, -jobs, -load, ...)
+or your own (-trace FILE).
+
+flags:
+`
+
+// cassiniTraceFormat is the -trace file's format, at the end of -h.
+const cassiniTraceFormat = `
+-trace FILE: your own jobs, JSON. Models of your own are one iteration measured alone on the
+network: compute phases (ms only) and communication phases (ms, and gbps sent by each server at
+its NIC, in a ring all-reduce unless "pattern" is chain or all-to-all), measured on "servers"
+servers (default 2); on other server counts a phase carries what its pattern carries there.
+Jobs name one of your models or a built-in one (VGG11, VGG16, VGG19, WideResNet101, ResNet50,
+BERT, RoBERTa, CamemBERT, XLM, GPT1, GPT2, GPT3, DLRM; "batch" per GPU for those, default the
+model's reference). Units are in the names: ms milliseconds, gbps gigabits per second, arrival_s
+seconds. An iteration under 10 ticks (-tick) or a phase faster than every link is refused.
+
+  {"models": [{"name": "my-net", "servers": 2,
+               "phases": [{"ms": 150}, {"ms": 118, "gbps": 40}]}],
+   "jobs": [{"model": "my-net", "gpus": 2, "iterations": 500, "arrival_s": 0},
+            {"model": "VGG19", "gpus": 4, "batch": 1400, "iterations": 300, "arrival_s": 60}]}
+`
 
 // parseSeeds parses N, N-M or a comma-separated list of both.
 func parseSeeds(s string) ([]uint64, error) {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -244,4 +245,43 @@ func FuzzParseSeeds(f *testing.F) {
 			t.Fatalf("%q: %d seeds", s, len(seeds))
 		}
 	})
+}
+
+// -trace runs the user's own jobs from a file or stdin; a bad value in it
+// is a runtime error naming the file and the field; generated-trace flags
+// beside it are a usage error.
+func TestCassiniSimulateTraceFile(t *testing.T) {
+	const file = `{"models": [{"name": "my-net", "phases": [{"ms": 150}, {"ms": 118, "gbps": 40}]}],
+	 "jobs": [{"model": "my-net", "gpus": 2, "iterations": 40}, {"model": "my-net", "gpus": 2, "iterations": 40},
+	          {"model": "VGG19", "gpus": 4, "iterations": 40, "arrival_s": 5}]}`
+	path := filepath.Join(t.TempDir(), "jobs.json")
+	if err := os.WriteFile(path, []byte(file), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := cassiniArgs(t, "-trace", path, "-noise", "none", "-per-model")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"(custom, themis)", "3 jobs, noise none", "my-net", "VGG19"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	var stdout, errb bytes.Buffer
+	if err := runCassiniSimulate(context.Background(), []string{"-trace", "-", "-noise", "none", "-per-model"}, stdio{strings.NewReader(file), &stdout, &errb}); err != nil || stdout.String() != out {
+		t.Fatalf("from stdin: %v\n%s", err, stdout.String())
+	}
+	bad := strings.Replace(file, `"ms": 118`, `"ms": 0.118`, 1)
+	bad = strings.Replace(bad, `"ms": 150`, `"ms": 0.150`, 1)
+	err = runCassiniSimulate(context.Background(), []string{"-trace", "-"}, stdio{strings.NewReader(bad), &stdout, &errb})
+	if err == nil || errors.Is(err, errUsage) || !strings.Contains(err.Error(), "standard input: models[0].phases: an iteration of 0.268 ms") ||
+		!strings.Contains(err.Error(), "did you mean 268") {
+		t.Fatalf("seconds typed as ms: %v", err)
+	}
+	if _, _, err := cassiniArgs(t, "-trace", path, "-jobs", "5"); !errors.Is(err, errUsage) || !strings.Contains(err.Error(), "-jobs") {
+		t.Fatalf("-trace with -jobs: %v", err)
+	}
+	if _, _, err := cassiniArgs(t, "-trace", "no/such.json"); err == nil || errors.Is(err, errUsage) {
+		t.Fatalf("missing file: %v", err)
+	}
 }

@@ -41,9 +41,16 @@ var ErrInvalid = errors.New("replay: invalid setup")
 // experiment (its 24-server 2:1 testbed, the 13 models of its Table 3,
 // Themis with 10-minute leases, 90% load) without iteration-time noise.
 type Cassini struct {
-	// Scenario is the trace; "" means Poisson. The fixed experiments (Fig2,
-	// Snapshot1..5) bring their own fabric, and each job runs MaxIterations.
+	// Scenario is the trace; "" means Poisson, or Custom when Trace is set.
+	// The fixed experiments (Fig2, Snapshot1..5) bring their own fabric,
+	// and each job runs MaxIterations.
 	Scenario Scenario
+	// Trace, when not nil, is the jobs to run (the Custom scenario, the same
+	// on every seed): the caller's own arrivals, naming built-in models or
+	// Profiles. workload.ReadJobs reads both from a file.
+	Trace []workload.Job
+	// Profiles are models of the caller's own that Trace may name.
+	Profiles []workload.Model
 	// Fabric is the cluster's network; nil means the paper's testbed
 	// (topology.Paper). topology.Parse reads the command line's form.
 	Fabric *topology.Topology
@@ -124,11 +131,12 @@ const (
 	Snapshot3 Scenario = "snapshot3"
 	Snapshot4 Scenario = "snapshot4"
 	Snapshot5 Scenario = "snapshot5"
+	Custom    Scenario = "custom" // the caller's Trace
 )
 
 // Scenarios lists the scenarios.
 func Scenarios() []Scenario {
-	return []Scenario{Poisson, Dynamic, Fig2, Snapshot1, Snapshot2, Snapshot3, Snapshot4, Snapshot5}
+	return []Scenario{Poisson, Dynamic, Fig2, Snapshot1, Snapshot2, Snapshot3, Snapshot4, Snapshot5, Custom}
 }
 
 // ParseScenario parses a scenario's name.
@@ -209,8 +217,20 @@ func RunCassini(ctx context.Context, s Cassini) (CassiniReport, error) {
 // resolve fills in the defaults and checks the options.
 func (s Cassini) resolve() (Cassini, error) {
 	o := s
-	if o.Scenario == "" {
+	switch {
+	case o.Scenario == "" && o.Trace != nil:
+		o.Scenario = Custom
+	case o.Scenario == "":
 		o.Scenario = Poisson
+	}
+	if (o.Scenario == Custom) != (o.Trace != nil) {
+		return o, badField("Trace", "%d jobs for scenario %q (a Trace is the custom scenario, and only it)", len(o.Trace), o.Scenario)
+	}
+	if o.Scenario == Custom && len(o.Trace) == 0 {
+		return o, badField("Trace", "no jobs")
+	}
+	if o.Scenario == Custom {
+		o.Load = -1 // the trace has its own arrivals
 	}
 	if sc, ok := cassiniScenarios[o.Scenario]; ok {
 		fabric, err := topology.Parse(sc.topology)
@@ -273,6 +293,8 @@ func (s Cassini) resolve() (Cassini, error) {
 		return o, badField("Jobs", "%d (want 1..%d, or 0 for 40)", o.Jobs, MaxJobs)
 	case o.Sweep < 0 || o.Sweep > o.Jobs:
 		return o, badField("Sweep", "%d (want 0..%d, the jobs)", o.Sweep, o.Jobs)
+	case o.Scenario == Custom && (o.Sweep > 0 || o.Models != nil || o.Arrive != nil):
+		return o, badField("Sweep, Models or Arrive", "set with a Trace of the caller's (they shape generated traces)")
 	case o.Sweep > 1 && o.Scenario != Poisson && o.Scenario != Dynamic:
 		return o, badField("Sweep", "%d for scenario %q (sweeps are of the poisson and dynamic traces)", o.Sweep, o.Scenario)
 	case o.MinIterations < 1 || o.MaxIterations < o.MinIterations:
@@ -427,6 +449,8 @@ func cassiniTrace(o Cassini, seed uint64, gpus int) ([]workload.Job, map[int][]i
 	case Dynamic:
 		jobs, err := workload.GenerateDynamic(workload.Dynamic{Base: base, Arrive: o.Arrive})
 		return jobs, nil, err
+	case Custom:
+		return slices.Clone(o.Trace), nil, nil
 	}
 	sc, ok := cassiniScenarios[o.Scenario]
 	if !ok {
@@ -443,7 +467,7 @@ func cassiniTrace(o Cassini, seed uint64, gpus int) ([]workload.Job, map[int][]i
 // config is the simulation of one arm of o on jobs.
 func (o Cassini) config(arm Arm, jobs []workload.Job, pinned map[int][]int, seed uint64, noise workload.Replay) netsim.Config {
 	cfg := netsim.Config{
-		Topology: o.Fabric, GPUsPerServer: o.GPUsPerServer, Jobs: jobs, Pinned: pinned, Scheduler: o.Scheduler, Lease: o.Lease,
+		Topology: o.Fabric, GPUsPerServer: o.GPUsPerServer, Jobs: jobs, Models: o.Profiles, Pinned: pinned, Scheduler: o.Scheduler, Lease: o.Lease,
 		Policy: arm.Policy, Candidates: o.Candidates, Seed: seed, Duration: o.Duration, Noise: noise,
 		Agent: agent.Options{Mode: o.AgentMode, Threshold: o.Threshold, GiveUp: o.GiveUp, Budget: o.Budget},
 		Cassini: netsim.CassiniOptions{Mode: o.LinkMode, Tick: o.Tick, MaxPerimeter: o.MaxPerimeter,
@@ -501,7 +525,7 @@ func (o Cassini) simulate(ctx context.Context) (CassiniReport, error) {
 					errs[a*len(o.Seeds)+i] = fmt.Errorf("%v, seed %d: %w", arm, seed, err)
 					return
 				}
-				runs[a][i] = summarizeCassini(arm, seed, r)
+				runs[a][i] = summarizeCassini(arm, seed, r, o.Profiles)
 				if o.Progress != nil {
 					mu.Lock()
 					done++
@@ -525,7 +549,7 @@ func (o Cassini) simulate(ctx context.Context) (CassiniReport, error) {
 		res.Sweep = o.Sweep
 	}
 	for a, arm := range o.Arms {
-		res.Arms = append(res.Arms, aggregateCassini(arm, runs[a], runs[0]))
+		res.Arms = append(res.Arms, aggregateCassini(arm, runs[a], runs[0], profileNames(o.Profiles)))
 	}
 	return res, nil
 }
@@ -671,7 +695,7 @@ type CassiniModel struct {
 	MarkedMbitPerIter float64 `json:"marked_mbit_per_iter"`
 }
 
-func summarizeCassini(arm Arm, seed uint64, r netsim.Result) CassiniRun {
+func summarizeCassini(arm Arm, seed uint64, r netsim.Result, own []workload.Model) CassiniRun {
 	slow := r.Slowdowns()
 	pr := CassiniRun{
 		Arm: arm.String(), Seed: seed, Status: r.Status.String(),
@@ -695,7 +719,7 @@ func summarizeCassini(arm Arm, seed uint64, r netsim.Result) CassiniRun {
 	if pr.Finished > 0 {
 		pr.MeanJCTSec = cassiniRound(jct / float64(pr.Finished))
 	}
-	pr.Models = modelResults(r)
+	pr.Models = modelResults(r, profileNames(own))
 	if r.Policy == netsim.Cassini {
 		f := func(v float64) *float64 { v = cassiniRound(v); return &v }
 		agents, released := r.Agent.Agents, r.Agent.Released
@@ -719,8 +743,24 @@ func summarizeCassini(arm Arm, seed uint64, r netsim.Result) CassiniRun {
 	return pr
 }
 
-// modelResults splits r's iterations by model, in Table 3's order.
-func modelResults(r netsim.Result) []CassiniModel {
+// profileNames lists the names of the caller's models.
+func profileNames(ms []workload.Model) []string {
+	out := make([]string, len(ms))
+	for i, m := range ms {
+		out[i] = m.Name
+	}
+	return out
+}
+
+// modelOrder is the order of models in the tables: Table 3's, then the
+// caller's own.
+func modelOrder(own []string) []string {
+	return append(workload.ModelNames(), own...)
+}
+
+// modelResults splits r's iterations by model, in Table 3's order, then
+// the caller's models' (own).
+func modelResults(r netsim.Result, own []string) []CassiniModel {
 	type acc struct {
 		jobs, iterations int
 		ms, slow         []float64
@@ -746,12 +786,12 @@ func modelResults(r netsim.Result) []CassiniModel {
 		k += j.Iterations
 	}
 	var out []CassiniModel
-	for _, m := range workload.Models() {
-		a := by[m.Name]
+	for _, name := range modelOrder(own) {
+		a := by[name]
 		if a == nil {
 			continue
 		}
-		mr := CassiniModel{Model: m.Name, Jobs: a.jobs, Iterations: a.iterations,
+		mr := CassiniModel{Model: name, Jobs: a.jobs, Iterations: a.iterations,
 			MeanIterMs: cassiniRound(netsim.Mean(a.ms)), P99IterMs: cassiniRound(netsim.Percentile(a.ms, 99)),
 			MeanSlowdown: cassiniRound(netsim.Mean(a.slow))}
 		if a.iterations > 0 {
@@ -764,7 +804,7 @@ func modelResults(r netsim.Result) []CassiniModel {
 
 // aggregateCassini summarizes an arm's runs, with speedups over base (the
 // first arm's runs on the same seeds).
-func aggregateCassini(arm Arm, runs, base []CassiniRun) CassiniArm {
+func aggregateCassini(arm Arm, runs, base []CassiniRun, own []string) CassiniArm {
 	pick := func(f func(CassiniRun) float64) Spread {
 		v := make([]float64, len(runs))
 		for i, r := range runs {
@@ -812,7 +852,7 @@ func aggregateCassini(arm Arm, runs, base []CassiniRun) CassiniArm {
 		sh := pick(func(r CassiniRun) float64 { return *r.Sharing })
 		a.Sharing = &sh
 	}
-	for _, name := range modelNames(runs) {
+	for _, name := range modelNames(runs, own) {
 		m := CassiniModel{Model: name}
 		var n float64
 		for _, r := range runs {
@@ -836,8 +876,9 @@ func aggregateCassini(arm Arm, runs, base []CassiniRun) CassiniArm {
 	return a
 }
 
-// modelNames are the models of r's runs, in Table 3's order.
-func modelNames(runs []CassiniRun) []string {
+// modelNames are the models of r's runs, in Table 3's order, then the
+// caller's (own).
+func modelNames(runs []CassiniRun, own []string) []string {
 	seen := map[string]bool{}
 	for _, r := range runs {
 		for _, m := range r.Models {
@@ -845,9 +886,9 @@ func modelNames(runs []CassiniRun) []string {
 		}
 	}
 	var out []string
-	for _, m := range workload.Models() {
-		if seen[m.Name] {
-			out = append(out, m.Name)
+	for _, m := range modelOrder(own) {
+		if seen[m] {
+			out = append(out, m)
 		}
 	}
 	return slices.Clip(out)
