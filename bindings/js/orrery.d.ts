@@ -167,6 +167,7 @@ export interface ProfileResponse {
   samples: { interval_ms: number; gbps: number[] };
   /** For a series or events: the period found and how well the record repeats it. */
   fit?: { period_ms: number; quality: number; explained: number; iterations: number };
+  warnings?: Warning[];
 }
 
 /** Options every CASSINI request shares; absent means the default. */
@@ -209,6 +210,20 @@ export interface LinkResponse {
   unrounded_excess_gbit?: number;
   unrounded_perimeter_ms?: number;
   evaluations: number;
+  /** Values the call accepted but changed or doubts; absent when none. */
+  warnings?: Warning[];
+}
+
+/**
+ * A value a call accepted but that is likely a mistake or that it changed:
+ * a period rounded up to whole ticks, an iteration of few ticks (seconds
+ * typed as milliseconds?), a phase under a tick, a demand above the link.
+ */
+export interface Warning {
+  /** The value's JSON path in the request. */
+  field: string;
+  /** What happened to it, with its unit. */
+  message: string;
 }
 
 export interface RankRequest extends SearchOptions {
@@ -238,6 +253,7 @@ export interface RankResponse {
   candidates: CandidateResult[];
   periods_ms: Record<string, number>;
   searches: number;
+  warnings?: Warning[];
 }
 
 // ---- shockwave.plan

@@ -197,6 +197,7 @@ class LinkResponse(_LinkResponseRequired, total=False):
     unrounded_score: float
     unrounded_excess_gbit: float
     unrounded_perimeter_ms: float
+    warnings: List["Warning"]
 
 
 class _LinkResultRequired(TypedDict):
@@ -242,6 +243,7 @@ class _ProfileResponseRequired(TypedDict):
 
 class ProfileResponse(_ProfileResponseRequired, total=False):
     fit: "FitSpec"
+    warnings: List["Warning"]
 
 
 class RankRequest(TypedDict, total=False):
@@ -272,7 +274,7 @@ class _RankResponseRequired(TypedDict):
 
 
 class RankResponse(_RankResponseRequired, total=False):
-    pass
+    warnings: List["Warning"]
 
 
 class SamplesSpec(TypedDict, total=False):
@@ -513,3 +515,12 @@ class ThroughputSpec(TypedDict, total=False):
     round: int
     it_per_s: float
     bs: int
+
+
+class _WarningRequired(TypedDict):
+    field: str
+    message: str
+
+
+class Warning(_WarningRequired, total=False):
+    pass
