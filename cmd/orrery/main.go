@@ -270,19 +270,33 @@ func flags(name string, s stdio) *flag.FlagSet {
 // parse parses args into fs. A bad flag is reported once, by the flag
 // package (its message, then the command's own usage), and returns an
 // error that prints nothing more; so is a stray argument.
-func parse(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
+func parse(fs *flag.FlagSet, args []string) error { return parseArgs(fs, args, 0) }
+
+// parseArgs is parse for a command that takes up to n arguments, before,
+// between or after its flags (orrery cassini link req.json -table). The
+// arguments are fs.Args() afterwards.
+func parseArgs(fs *flag.FlagSet, args []string, n int) error {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return err
+			}
+			return fmt.Errorf("%w: %v", errReported, err)
 		}
-		return fmt.Errorf("%w: %v", errReported, err)
+		args = fs.Args()
+		if len(args) == 0 {
+			break
+		}
+		if len(pos) == n {
+			fmt.Fprintf(fs.Output(), "unexpected argument %q\n", args[0])
+			fs.Usage()
+			return fmt.Errorf("%w: unexpected argument %q", errReported, args[0])
+		}
+		pos, args = append(pos, args[0]), args[1:]
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(fs.Output(), "unexpected argument %q\n", fs.Arg(0))
-		fs.Usage()
-		return fmt.Errorf("%w: unexpected argument %q", errReported, fs.Arg(0))
-	}
-	return nil
+	// Leave the arguments where fs.Args finds them.
+	return fs.Parse(append([]string{"--"}, pos...))
 }
 
 // quietFlag adds -q to a long command's flags: no progress on stderr.
