@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // version names orrery, the toolchain and the schema and ABI versions.
@@ -118,5 +119,34 @@ func TestProgressQuiet(t *testing.T) {
 	fs := flag.NewFlagSet("x", flag.ContinueOnError)
 	if q := quietFlag(fs); fs.Parse([]string{"-q"}) != nil || !*q {
 		t.Fatal("-q")
+	}
+
+	// The ETA is the time so far scaled to the work left, from the first
+	// report, once a second has passed.
+	clock := time.Unix(1000, 0)
+	b.Reset()
+	p = &progress{w: &b, now: func() time.Time { return clock }}
+	p.Report("run", 0, 10)
+	clock = clock.Add(500 * time.Millisecond)
+	p.Report("run", 1, 10)
+	if got := b.String(); strings.Contains(got, "ETA") {
+		t.Fatalf("an ETA before a second: %q", got)
+	}
+	clock = clock.Add(3500 * time.Millisecond) // 4 s for 4 of 10: 6 s left
+	p.Report("run", 4, 10)
+	if got := b.String(); !strings.HasSuffix(strings.TrimRight(got, " "), "run: 4/10 (40%, ETA 6s)") {
+		t.Fatalf("%q", got)
+	}
+	// shockwave simulate's ETA covers every policy: the second of three
+	// policies half done is half of the run.
+	b.Reset()
+	clock = time.Unix(1000, 0)
+	p = &progress{w: &b, now: func() time.Time { return clock }}
+	report := swProgress(p, 3)
+	report("shockwave", 120, 120)
+	clock = clock.Add(3 * time.Second)
+	report("gavel", 60, 120)
+	if got := b.String(); !strings.HasSuffix(strings.TrimRight(got, " "), "shockwave simulate: gavel: 180/360 (50%, ETA 3s)") {
+		t.Fatalf("%q", got)
 	}
 }

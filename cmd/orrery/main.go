@@ -305,13 +305,15 @@ func quietFlag(fs *flag.FlagSet) *bool {
 }
 
 // progress reports a long command's progress on standard error, one line
-// rewritten in place, at most ten times a second, and only when standard
-// error is a terminal and -q is not set: piped or logged output gets
-// none. The zero value, and a nil *progress, report nothing.
+// rewritten in place, at most ten times a second, with the time left at
+// the rate so far, and only when standard error is a terminal and -q is
+// not set: piped or logged output gets none. The zero value, and a nil
+// *progress, report nothing.
 type progress struct {
-	w    io.Writer
-	last time.Time
-	text string
+	w           io.Writer
+	start, last time.Time
+	text        string
+	now         func() time.Time // time.Now; tests set it
 }
 
 // newProgress returns the progress reporter of a command with stdio s.
@@ -332,15 +334,33 @@ func isTerminal(w io.Writer) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
-// Report shows "what: done/total" (total 0: no total).
+// Report shows "what: done/total (P%, ETA)" (total 0: no total). The
+// ETA is the time so far scaled to the work left, shown once a second
+// has passed and some work is done.
 func (p *progress) Report(what string, done, total int) {
-	if p == nil || (time.Since(p.last) < 100*time.Millisecond && done != total) {
+	if p == nil {
 		return
 	}
-	p.last = time.Now()
+	now := time.Now
+	if p.now != nil {
+		now = p.now
+	}
+	t := now()
+	if p.start.IsZero() {
+		p.start = t
+	}
+	if t.Sub(p.last) < 100*time.Millisecond && done != total {
+		return
+	}
+	p.last = t
 	text := fmt.Sprintf("%s: %d", what, done)
 	if total > 0 {
-		text = fmt.Sprintf("%s: %d/%d (%d%%)", what, done, total, 100*done/total)
+		text = fmt.Sprintf("%s: %d/%d (%d%%", what, done, total, 100*done/total)
+		if el := t.Sub(p.start); done > 0 && done < total && el >= time.Second {
+			left := time.Duration(float64(el) * float64(total-done) / float64(done))
+			text += ", ETA " + left.Round(time.Second).String()
+		}
+		text += ")"
 	}
 	pad := max(0, len(p.text)-len(text))
 	fmt.Fprintf(p.w, "\r%s%s", text, strings.Repeat(" ", pad))

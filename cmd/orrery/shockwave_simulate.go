@@ -17,6 +17,7 @@ import (
 	"github.com/orrery/orrery/internal/eval/policy"
 	"github.com/orrery/orrery/internal/eval/replay"
 	"github.com/orrery/orrery/internal/eval/sim"
+	"github.com/orrery/orrery/internal/eval/trace"
 )
 
 // swSetupFor resolves the files of a run on gpus GPUs. A file the command
@@ -104,6 +105,7 @@ the copy inside this binary (or from --data).
 flags:
 `)
 		fs.PrintDefaults()
+		fmt.Fprint(s.err, swTraceFormat)
 	}
 	data := fs.String("data", "", "the authors' data `folder` to read in place of the copy inside the binary (their scheduler/ layout: traces/, configurations/, *_throughputs.json)")
 	quiet := quietFlag(fs)
@@ -123,7 +125,7 @@ flags:
 	optima := fs.Bool("authors-optima", false, "baselines: return the optimum the authors' solvers return where there are several (MST: ECOS's interior point; Themis, OSSP: the optimal face's analytic centre, OSSP's makespan by their 5% bisection) instead of the canonical one")
 	reset := fs.Float64("reset-interval", 0, "baselines: minimum `seconds` between allocation recomputations (0: Gavel's 1000; negative: whenever needed)")
 	nodes := fs.Int("max-nodes", 0, "Shockwave: branch-and-bound `nodes` per plan (0: the solver's default)")
-	showTime := fs.Bool("time", false, "also report each replay's wall-clock time")
+	showTime := fs.Bool("time", false, "also report each replay's wall-clock time (wall_s)")
 	plotDir := fs.String("plot", "", "write the finish-time-fairness CDF (PNG and SVG) into `dir`")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -148,7 +150,7 @@ flags:
 		return err
 	}
 	prog := newProgress(s, *quiet)
-	c.Progress = func(policy string, finished, jobs int) { prog.Report("shockwave simulate: "+policy, finished, jobs) }
+	c.Progress = swProgress(prog, len(c.Policies))
 	c.PerJob = true
 	rep, err := replay.RunShockwave(ctx, c)
 	prog.Done()
@@ -168,6 +170,51 @@ flags:
 	}
 	return swWriteTable(s.out, rep, *showTime)
 }
+
+// swProgress reports a replay's progress over all its policies (n of
+// them; 0 means all), so that the ETA covers the whole run.
+func swProgress(p *progress, n int) func(string, int, int) {
+	if n == 0 {
+		n = len(policy.Names())
+	}
+	done, last := -1, ""
+	return func(name string, finished, jobs int) {
+		if name != last {
+			done, last = done+1, name
+		}
+		p.Report("shockwave simulate: "+name, done*jobs+finished, n*jobs)
+	}
+}
+
+// swTraceFormat is the trace format, at the end of -h: the models and
+// batch sizes from package trace, so that it cannot drift.
+var swTraceFormat = func() string {
+	var models strings.Builder
+	for _, m := range trace.Models() {
+		sizes := make([]string, 0, len(m.BatchSizes()))
+		for _, b := range m.BatchSizes() {
+			sizes = append(sizes, strconv.Itoa(b))
+		}
+		fmt.Fprintf(&models, "\n                     %-15s %s", m.String()+":", strings.Join(sizes, ", "))
+	}
+	return `
+--trace FILE: the Shockwave authors' format, one job a line, 12 tab-separated fields:
+  job_type         "<model> (batch size B)", B one of the model's sizes:` + models.String() + `
+  command, working_dir, num_steps_arg   kept, unused by the replay
+  needs_data_dir   0 or 1, unused
+  total_steps      the job's steps (iterations) at its first batch size
+  scale_factor     its GPUs (the throughput table measures 1, 2, 4 and 8)
+  mode             static, accordion or gns (how its batch size changes)
+  priority_weight, SLO                  kept, unused
+  duration_s       its isolated run time, whole seconds
+  arrival_s        its arrival, seconds from the start
+e.g. ResNet-18 (batch size 32)<TAB>cmd<TAB>dir<TAB>--steps<TAB>0<TAB>5000<TAB>1<TAB>static<TAB>1<TAB>-1<TAB>300<TAB>0
+--throughputs: the authors' JSON table, iterations/s per worker type and "('<job_type>', GPUs)";
+--config: their JSON of future_rounds, k, lambda, rhomax, log_approximation_bases, gpu_ram,
+solver_rel_gap, solver_num_threads and solver_timeout. Errors name the line, the field and what
+is valid; internal/eval/data/shockwave/README.md in the repository has the rest.
+`
+}()
 
 // swPolicyList parses --policy; the names are checked by the simulation.
 func swPolicyList(arg string) ([]string, error) {
@@ -194,7 +241,7 @@ var swRows = []swRow{
 	{"avg_jct_s", func(r *replay.ShockwavePolicyResult) string { return swFloat(r.AvgJCTS, 0) }},
 	{"worst_ftf", func(r *replay.ShockwavePolicyResult) string { return swFloat(r.WorstFTF, 3) }},
 	{"unfair_fraction", func(r *replay.ShockwavePolicyResult) string { return swFloat(r.UnfairFraction, 3) }},
-	{"unfair_fraction_1.1", func(r *replay.ShockwavePolicyResult) string { return swFloat(r.UnfairFraction110, 3) }},
+	{"unfair_fraction_1_1", func(r *replay.ShockwavePolicyResult) string { return swFloat(r.UnfairFraction110, 3) }},
 	{"worst_ftf_themis", func(r *replay.ShockwavePolicyResult) string { return swFloat(r.WorstFTFThemis, 3) }},
 	{"utilization", func(r *replay.ShockwavePolicyResult) string { return swFloat(r.Utilization, 3) }},
 	{"rounds", func(r *replay.ShockwavePolicyResult) string { return strconv.Itoa(r.Rounds) }},
@@ -221,10 +268,10 @@ func swWriteTable(out io.Writer, rep replay.ShockwaveReport, showTime bool) erro
 		}
 		cells = append(cells, line)
 	}
-	if showTime {
-		line := []string{"replay_s"}
+	if showTime { // three significant digits: a replay can take milliseconds
+		line := []string{"wall_s"}
 		for _, r := range rep.Results {
-			line = append(line, swFloat(r.WallS, 2))
+			line = append(line, strconv.FormatFloat(r.WallS, 'g', 3, 64))
 		}
 		cells = append(cells, line)
 	}
