@@ -95,6 +95,10 @@ func (s *Scheduler) Observe(id int, sample ThroughputSpec) error {
 // ReoptRounds rounds it forces a re-plan.
 func (s *Scheduler) EndRound() { s.s.EndRound() }
 
+// Resolve forces a re-plan at the next Schedule (set_resolve), for a
+// caller that decides when (ReoptRounds -1 turns the periodic re-plan off).
+func (s *Scheduler) Resolve() { s.s.Resolve() }
+
 // Round returns the index of the current round.
 func (s *Scheduler) Round() int { return s.s.Round() }
 

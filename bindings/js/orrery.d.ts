@@ -105,6 +105,8 @@ export class Scheduler {
   observe(id: JobId, sample: { round: number; it_per_s: number; bs: number }): SchedulerState;
   /** increment_round_ptr: returns the new round. */
   endRound(): number;
+  /** set_resolve: re-plan at the next schedule (with reopt_rounds -1, the caller decides when). */
+  resolve(): SchedulerState;
   /** round_schedule: the ids to run in the current round, planned ones first. */
   schedule(): JobId[];
   /** The most recent plan, or null before the first. */

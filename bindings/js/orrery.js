@@ -551,6 +551,11 @@ export class Scheduler {
     return this.#call('shockwave.scheduler.end_round', {}).round;
   }
 
+  /** "shockwave.scheduler.resolve" (set_resolve): re-plan at the next schedule. */
+  resolve() {
+    return this.#call('shockwave.scheduler.resolve', {});
+  }
+
   /** "shockwave.scheduler.schedule" (round_schedule): the ids to run this round. */
   schedule() {
     return this.#call('shockwave.scheduler.schedule', {}).jobs;

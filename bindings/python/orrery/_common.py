@@ -264,6 +264,11 @@ class Scheduler:
         """increment_round_ptr: returns the new round."""
         return self._call("shockwave.scheduler.end_round", {})["round"]
 
+    def resolve(self):
+        """set_resolve: re-plan at the next schedule (with reopt_rounds -1,
+        the caller decides when)."""
+        return self._call("shockwave.scheduler.resolve", {})
+
     def schedule(self):
         """round_schedule: the ids to run in the current round, planned ones
         first."""
