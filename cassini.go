@@ -76,7 +76,11 @@ type LinkResponse struct {
 	ShiftsMs       map[string]float64 `json:"shifts_ms"`     // delay of each job's next iteration
 	RotationsDeg   map[string]float64 `json:"rotations_deg"` // the same, as a rotation of the unified circle
 	PeriodsMs      map[string]float64 `json:"periods_ms"`    // quantized (and rounded) iteration times
-	GridMs         float64            `json:"grid_ms,omitempty"`
+	// CommOffsetsMs is where each job's communication starts in its
+	// iteration (profile.Profile.CommOffset): the comm_offset_ms of its
+	// agent's plan.
+	CommOffsetsMs map[string]float64 `json:"comm_offsets_ms"`
+	GridMs        float64            `json:"grid_ms,omitempty"`
 
 	// When the periods were rounded (grid_ms): score, bound, unshifted
 	// score, excess and perimeter are for the rounded periods, which
@@ -608,6 +612,7 @@ func linkOp(ctx context.Context, req LinkRequest) (LinkResponse, error) {
 		ShiftsMs:       make(map[string]float64, len(jobs)),
 		RotationsDeg:   make(map[string]float64, len(jobs)),
 		PeriodsMs:      make(map[string]float64, len(jobs)),
+		CommOffsetsMs:  make(map[string]float64, len(jobs)),
 		Evaluations:    res.Evaluated,
 		Warnings:       warns,
 	}
@@ -633,6 +638,7 @@ func linkOp(ctx context.Context, req LinkRequest) (LinkResponse, error) {
 		resp.ShiftsMs[s.ID] = r.ms(float64(res.Shifts[i]))
 		resp.RotationsDeg[s.ID] = 360 * float64(res.Shifts[i]) / float64(res.Circle.Perimeter)
 		resp.PeriodsMs[s.ID] = r.ms(float64(res.Circle.Periods[i]))
+		resp.CommOffsetsMs[s.ID] = r.ms(float64(jobs[i].CommOffset()))
 	}
 	return resp, nil
 }

@@ -47,7 +47,11 @@ type RankResponse struct {
 	Ranking    []string           `json:"ranking"`   // kept candidates, best first
 	Candidates []CandidateResult  `json:"candidates"`
 	PeriodsMs  map[string]float64 `json:"periods_ms"` // quantized iteration times
-	Searches   int                `json:"searches"`   // distinct link problems solved
+	// CommOffsetsMs is where each job's communication starts in its
+	// iteration (profile.Profile.CommOffset): the comm_offset_ms of its
+	// agent's plan.
+	CommOffsetsMs map[string]float64 `json:"comm_offsets_ms"`
+	Searches      int                `json:"searches"` // distinct link problems solved
 
 	// Warnings are values the call accepted but changed or doubts (see
 	// Warning); absent when there are none.
@@ -257,8 +261,10 @@ func (req *RankRequest) response(r quantum, jobs []profile.Profile, rk candidate
 		PeriodsMs:  make(map[string]float64, len(jobs)),
 		Searches:   rk.Searches,
 	}
+	resp.CommOffsetsMs = make(map[string]float64, len(jobs))
 	for j, s := range req.Jobs {
 		resp.PeriodsMs[s.ID] = r.ms(float64(jobs[j].Period))
+		resp.CommOffsetsMs[s.ID] = r.ms(float64(jobs[j].CommOffset()))
 	}
 	for _, c := range rk.Order {
 		resp.Ranking = append(resp.Ranking, req.Candidates[c].ID)

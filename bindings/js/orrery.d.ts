@@ -206,6 +206,8 @@ export interface LinkResponse {
   shifts_ms: Record<string, number>;
   rotations_deg: Record<string, number>;
   periods_ms: Record<string, number>;
+  /** Where each job's communication starts in its iteration: its agent's comm_offset_ms. */
+  comm_offsets_ms: Record<string, number>;
   grid_ms?: number;
   score_periods?: 'rounded';
   unrounded_score?: number;
@@ -254,6 +256,8 @@ export interface RankResponse {
   ranking: string[];
   candidates: CandidateResult[];
   periods_ms: Record<string, number>;
+  /** Where each job's communication starts in its iteration: its agent's comm_offset_ms. */
+  comm_offsets_ms: Record<string, number>;
   searches: number;
   warnings?: Warning[];
 }

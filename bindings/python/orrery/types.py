@@ -188,6 +188,7 @@ class _LinkResponseRequired(TypedDict):
     shifts_ms: Dict[str, float]
     rotations_deg: Dict[str, float]
     periods_ms: Dict[str, float]
+    comm_offsets_ms: Dict[str, float]
     evaluations: int
 
 
@@ -270,6 +271,7 @@ class _RankResponseRequired(TypedDict):
     ranking: List[str]
     candidates: List["CandidateResult"]
     periods_ms: Dict[str, float]
+    comm_offsets_ms: Dict[str, float]
     searches: int
 
 
