@@ -391,7 +391,8 @@ export interface AgentPlan {
 }
 
 export interface AgentNewRequest extends AgentPlan {
-  mode?: 'pad' | 'free';
+  /** 'elastic' (the default: without a shared group clock it holds slots as 'pad' does), 'pad' or 'free' (the paper's rule). */
+  mode?: 'elastic' | 'pad' | 'free';
   threshold?: number;
   cooldown_ms?: number;
 }
