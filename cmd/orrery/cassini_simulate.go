@@ -155,6 +155,9 @@ func cassiniSimulateDemo(ctx context.Context, out io.Writer, plotDir string) ([]
 	if err := writeCassiniSimTable(out, r); err != nil {
 		return nil, err
 	}
+	if err := writeCassiniNotes(out, r); err != nil {
+		return nil, err
+	}
 	// Fig. 2 with the per-iteration jitter only: the straggler episodes of
 	// the worker traces would dominate 300 iterations of two jobs.
 	fig2 := o

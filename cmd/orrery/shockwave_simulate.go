@@ -350,6 +350,9 @@ func shockwaveSimulateDemo(ctx context.Context, out io.Writer, plotDir string) (
 	if err := swWriteTable(out, rep, false); err != nil {
 		return nil, err
 	}
+	if _, err := io.WriteString(out, swRowsLegend); err != nil {
+		return nil, err
+	}
 	c.Policies, c.AuthorsRescaleDrop, c.PerJob = []string{"shockwave"}, true, false
 	drop, err := replay.RunShockwave(ctx, c)
 	if err != nil {
@@ -363,6 +366,20 @@ func shockwaveSimulateDemo(ctx context.Context, out io.Writer, plotDir string) (
 	}
 	return plotShockwaveFTF(plotDir, rep)
 }
+
+// swRowsLegend says what each row of swWriteTable measures.
+const swRowsLegend = `
+What the rows measure, per policy, over the trace's jobs (N jobs on M GPUs):
+  makespan_s, avg_jct_s   the last job's completion, and the mean time from arrival to completion
+  worst_ftf               the largest finish-time fairness ρ = JCT / (isolated time · max(1, N/M)):
+                          how much longer than its fair share of the cluster a job took (≤ 1 is fair)
+  unfair_fraction[_1_1]   the share of jobs with ρ above 1.05 (1.1)
+  worst_ftf_themis        ρ with Themis's contention factor: max(1, the mean number of jobs active
+                          while the job lived / M) in place of max(1, N/M)
+  utilization             GPU-time the jobs kept busy over the cluster's, first arrival to makespan
+  rounds ... batch_changes   rounds of 120 s, restarts of preempted jobs, completions forced by
+                          the authors' 1.5x rule, jobs dropped, batch-size changes
+`
 
 // swWriteRescale explains --authors-rescale-drop with Shockwave's replay
 // with and without it.
