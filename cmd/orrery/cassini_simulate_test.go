@@ -195,6 +195,11 @@ func TestCassiniSimulateDemo(t *testing.T) {
 	if len(paths) != 2 || !strings.Contains(out.String(), "(poisson, themis)") || !strings.Contains(out.String(), "(fig2, themis)") {
 		t.Fatalf("%v\n%s", paths, out.String())
 	}
+	for _, want := range []string{"What the columns compare", "Why an arm can lose on one seed", "Ideal keeps the scheduler's own placements"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the demo's table lacks %q", want)
+		}
+	}
 }
 
 // The jitter study: one row per noise and arm, and a JSON array, the same
@@ -283,5 +288,34 @@ func TestCassiniSimulateTraceFile(t *testing.T) {
 	}
 	if _, _, err := cassiniArgs(t, "-trace", "no/such.json"); err == nil || errors.Is(err, errUsage) {
 		t.Fatalf("missing file: %v", err)
+	}
+}
+
+// The log axes' labels are the 1-2-5 values, and every value with 1.5 on
+// a narrow range.
+func TestLogTicks(t *testing.T) {
+	labels := func(lo, hi float64) string {
+		var out []string
+		for _, tk := range logTicks(lo, hi) {
+			if tk.Label != "" {
+				out = append(out, tk.Label)
+			}
+		}
+		return strings.Join(out, " ")
+	}
+	for _, c := range []struct {
+		lo, hi float64
+		want   string
+	}{
+		{65, 4100, "100 200 500 1000 2000"},
+		{0.75, 2.05, "0.8 0.9 1 1.5 2"},
+		{0.5, 9, "0.5 1 2 5"},
+	} {
+		if got := labels(c.lo, c.hi); got != c.want {
+			t.Errorf("%v..%v: %q, want %q", c.lo, c.hi, got, c.want)
+		}
+	}
+	if logTicks(0, 1) != nil || logTicks(2, 1) != nil {
+		t.Error("ticks for an empty or non-positive range")
 	}
 }
