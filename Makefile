@@ -11,7 +11,7 @@ WAZERO := $(GOBIN)/wazero
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK := $(shell $(GO) env GOPATH)/orrery-tools/staticcheck-$(STATICCHECK_VERSION)/staticcheck
 
-.PHONY: demo test ci vet lint fmt-check race test-paths cross wasm-test gen-check fuzz fma-check wasm simd-check cshared crosscheck python-install npm-pack bench-hosts bench bench-smoke cassini-sweep
+.PHONY: demo test ci vet lint fmt-check race test-paths go-consumer cross wasm-test gen-check fuzz fma-check wasm simd-check cshared crosscheck python-install npm-pack bench-hosts bench bench-smoke cassini-sweep
 
 # The demo writes its plots into $(OUT) and refreshes the three in docs/
 # (deterministic: the same bytes on every run, so a clean tree stays clean).
@@ -48,6 +48,10 @@ race:
 
 # Every kernel path against the generic one, whole suite: purego, then with
 # AVX-512 and then AVX2 turned off (-count=1: the cache cannot see the variable).
+# A module outside the repository, set up as docs/go.md says (about 5 s).
+go-consumer:
+	./.ci/go-consumer.sh
+
 test-paths:
 	$(GO) test -count=1 -tags purego ./...
 	ORRERY_KERNELS=noavx512 $(GO) test -count=1 ./...
@@ -142,7 +146,7 @@ fma-check:
 fuzz:
 	./.ci/fuzz.sh $(FUZZTIME)
 
-ci: test fmt-check lint race test-paths cross fma-check wasm-test gen-check simd-check crosscheck python-install npm-pack bench-smoke fuzz k8s ns3-check
+ci: test fmt-check lint race test-paths go-consumer cross fma-check wasm-test gen-check simd-check crosscheck python-install npm-pack bench-smoke fuzz k8s ns3-check
 
 # The Kubernetes scheduler plugin, its own module (bindings/k8s): download,
 # vet and test the plugin (about 480 MB of modules; see .ci/k8s.sh), and

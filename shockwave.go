@@ -106,7 +106,11 @@ type ShockwavePlanRequest struct {
 }
 
 // ShockwaveConfig is the planner configuration; absent fields take the
-// authors' defaults (tacc_32gpus).
+// authors' defaults (tacc_32gpus). The zero value is those defaults.
+//
+// Fields whose explicit zero the schema refuses (an empty window is never
+// silently the default one) are pointers, nil meaning absent; write one
+// inline with new: ShockwaveConfig{Rounds: new(4), K: new(1e-3)}.
 type ShockwaveConfig struct {
 	Rounds        *int      `json:"rounds,omitempty" round:"Market.Rounds"`
 	RoundS        *float64  `json:"round_s,omitempty" round:"Market.RoundSeconds"`
