@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/orrery/orrery/engine/cassini/link"
+	"github.com/orrery/orrery/engine/shockwave/predictor"
 	"github.com/orrery/orrery/internal/codec"
 	"github.com/orrery/orrery/kernels"
 )
@@ -181,4 +182,20 @@ func message(err error) string {
 		start = true
 	}
 	return b.String()
+}
+
+// fieldMessage is message for an engine error about a value the *Error's
+// field names already: a predictor error leaves out its own (Go) name for
+// the value ("Job.EpochBS = 6 epochs profiled, ...: lengths do not match"
+// is "lengths do not match: 6 epochs profiled, ...").
+func fieldMessage(err error) string {
+	var pe *predictor.FieldError
+	if !errors.As(err, &pe) {
+		return message(err)
+	}
+	m := message(pe.Err)
+	if pe.Value != "" {
+		m += ": " + pe.Value
+	}
+	return m
 }

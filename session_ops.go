@@ -211,7 +211,9 @@ func schedulerObserve(_ context.Context, s *Session, req SchedulerObserveRequest
 
 func schedulerEndRound(_ context.Context, s *Session, req SchedulerRequest) (any, error) {
 	return s.with(req.Handle, func(m *idScheduler) (any, error) {
-		m.s.EndRound()
+		if err := m.s.EndRound(); err != nil {
+			return nil, err
+		}
 		return m.state(), nil
 	})
 }

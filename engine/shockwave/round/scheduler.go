@@ -106,7 +106,7 @@ func (s *Scheduler) calibrateOptions() predictor.CalibrateOptions {
 	if delta == 0 {
 		delta = market.DefaultRoundSeconds
 	}
-	return predictor.CalibrateOptions{RoundSec: delta, Tolerance: s.cfg.Tolerance}
+	return calibrateOptions(delta, s.cfg.Tolerance)
 }
 
 // admissible checks job j as Plan checks each job, alone on the cluster at
@@ -158,7 +158,7 @@ func (s *Scheduler) Add(j Job) error {
 		why := strings.TrimPrefix(fe.Err.Error(), market.ErrLimit.Error()+": ")
 		return argErr("j", market.ErrLimit, "%s, with this job and the %d active", why, len(s.jobs))
 	}
-	if err := checkJob(-1, &j, s.gpus, s.round, false); err != nil {
+	if err := checkJob(-1, &j, s.gpus, s.round, s.cfg.Predictor.Estimator, false); err != nil {
 		return err
 	}
 	if err := s.admissible(&j); err != nil {
@@ -218,6 +218,13 @@ func (s *Scheduler) Progress(id, epochs int) error {
 	if epochs < 0 || epochs > E {
 		return argErr("epochs", ErrInvalid, "%d epochs of %d", epochs, E)
 	}
+	// The next plan predicts at this progress: a profile declared up to
+	// the epochs seen so far (Modes) must reach it.
+	if j.Known == nil {
+		if _, err := s.trk[i].pred.Estimate(epochs); err != nil {
+			return argErr("epochs", ErrInvalid, "%d: the job's profile states %d epochs, and a prediction at progress %d needs epochs 0..%d", epochs, len(j.EpochBS), epochs, min(epochs, E-1))
+		}
+	}
 	j.Progress = epochs
 	return nil
 }
@@ -233,24 +240,25 @@ func (s *Scheduler) Observe(id int, sample predictor.Sample) error {
 		return argErr("id", ErrUnknownID, "%d", id)
 	}
 	j := &s.jobs[i]
-	switch n := len(j.Timeline); {
-	case sample.Round < 0 || sample.Round > s.round+1:
-		return argErr("sample.Round", ErrInvalid, "%d (want 0..%d: a lease cannot end after the current round)", sample.Round, s.round+1)
-	case n > 0 && sample.Round <= j.Timeline[n-1].Round:
-		return argErr("sample.Round", ErrInvalid, "%d does not follow the previous sample's round %d", sample.Round, j.Timeline[n-1].Round)
-	case !(sample.ItPerSec >= 0) || sample.ItPerSec > maxItPerSec:
-		return argErr("sample.ItPerSec", ErrInvalid, "%v (want a finite throughput ≥ 0)", sample.ItPerSec)
-	case sample.BatchSize < 1:
-		return argErr("sample.BatchSize", ErrInvalid, "%d (want ≥ 1)", sample.BatchSize)
+	prev := -1
+	if n := len(j.Timeline); n > 0 {
+		prev = j.Timeline[n-1].Round
+	}
+	if err := checkSample(sample, prev, s.round); err != nil {
+		return err
+	}
+	switch {
+	case j.Known != nil:
+		return argErr("id", ErrInvalid, "job %d was added with known predictions: it has no profile to calibrate against a sample", id)
 	case !(j.SamplesPerEpoch > 0):
-		return argErr("id", ErrInvalid, "job %d was added without SamplesPerEpoch, which calibrating against a sample needs", id)
+		return argErr("id", ErrInvalid, "job %d was added without its dataset size (samples per epoch), which calibrating against a sample needs", id)
 	}
 	// Only calibration reads the timeline: check it with the sample exactly
 	// as the next plan will run it (the job's calibrator in O(log E)), and
 	// keep the calibrator as it was if that fails.
 	t := s.trk[i]
 	if t.calErr != nil {
-		return argErr("sample", ErrInvalid, "%v", t.calErr)
+		return argErr("sample", ErrInvalid, "the job's timeline cannot be calibrated: %w", t.calErr)
 	}
 	saved := t.cal // Observe changes only its counters
 	err := t.cal.Observe(sample)
@@ -259,21 +267,20 @@ func (s *Scheduler) Observe(id int, sample predictor.Sample) error {
 	}
 	if err != nil {
 		t.cal = saved
-		return argErr("sample", ErrInvalid, "%v", err)
+		return argErr("sample", ErrInvalid, "%w", err)
 	}
 	j.Timeline = append(j.Timeline, sample)
 	t.recheck = true
 	return nil
 }
 
-// maxItPerSec bounds a throughput sample (as the trace readers bound the
-// tables): far above any training job, and small enough that calibration's
-// sums cannot overflow.
-const maxItPerSec = 1e12
-
 // EndRound advances to the next round (increment_round_ptr) and forces a
-// re-plan every ReoptRounds rounds, as the authors' simulator does.
-func (s *Scheduler) EndRound() {
+// re-plan every ReoptRounds rounds, as the authors' simulator does. Past
+// market.MaxRound it fails and the round stays.
+func (s *Scheduler) EndRound() error {
+	if s.round >= market.MaxRound {
+		return argErr("round", ErrInvalid, "%d is the last round a plan may have", s.round)
+	}
 	s.round++
 	s.since++
 	period := s.cfg.ReoptRounds
@@ -284,6 +291,7 @@ func (s *Scheduler) EndRound() {
 		s.since = 0
 		s.dirty = true
 	}
+	return nil
 }
 
 // Schedule returns the IDs of the jobs to run in the current round (the
