@@ -200,12 +200,12 @@ func (g *seqGen) newAgent() map[string]any {
 }
 
 // The agent's instants, in ms since the Unix epoch: today, and around the
-// last instant an agent takes (year 2262, 9.2e12 ms: int64 nanoseconds
-// end at 9223372036854.775807 ms, and an answer may lie up to two days
-// after its request's instant).
+// last instant an agent takes, 9223199236854 ms (in 2262: int64
+// nanoseconds end at 9223372036854.775807 ms, and an answer may lie up to
+// two days after the latest instant given).
 var (
-	goodInstants = vals(0.0, 1.7e12, 1.7e12+0.25, 9.2e12, 9.2e12-0.5)
-	badInstants  = []any{9.2e12 + 1, 9.22e12, 9.3e12, 9.2e15, -1.0}
+	goodInstants = vals(0.0, 1.7e12, 1.7e12+0.25, 9.2e12, 9223199236854.0, 9223199236853.5)
+	badInstants  = []any{9223199236855.0, 9.2233e12, 9.3e12, 9.2e15, -1.0}
 )
 
 func (g *seqGen) agentPlan() map[string]any {
