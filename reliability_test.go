@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/orrery/orrery"
@@ -113,9 +114,12 @@ func TestAcceptedCallsNeverPoison(t *testing.T) {
 // ("float64", "[]int"), a length in Go's words ("len 6"), a package
 // prefix ("round: ", "predictor.") or a formatting mistake ("%!d").
 func goWords(s string) string {
+	s = quotedRE.ReplaceAllString(s, `""`) // the request's own strings, echoed
 	for _, re := range goWordREs {
-		if m := re.FindString(s); m != "" {
-			return m
+		for _, m := range re.FindAllString(s, -1) {
+			if !englishCapitals[strings.TrimLeft(m, " (")] {
+				return strings.TrimLeft(m, " (")
+			}
 		}
 	}
 	for _, w := range capitalRE.FindAllStringSubmatch(s, -1) {
@@ -127,13 +131,14 @@ func goWords(s string) string {
 }
 
 var (
+	quotedRE  = regexp.MustCompile(`"(\\.|[^"\\])*"`)
 	goWordREs = []*regexp.Regexp{
 		regexp.MustCompile(`\b[A-Za-z_]+\.[A-Z]\w*`),
 		regexp.MustCompile(`\b[A-Za-z]*[a-z][A-Z][A-Za-z0-9]*`),
 		regexp.MustCompile(`\b(u?int(8|16|32|64)?|float(32|64)|time\.Duration|map\[|\[\][a-z]+)\b`),
 		regexp.MustCompile(`\blen \d`),
 		regexp.MustCompile(`(^|: )(orrery|round|market|predictor|profile|link|circle|candidate|affinity|agent|codec|kernels|deadline): `),
-		regexp.MustCompile(`\b(orrery|round|market|predictor|profile|link|circle|candidate|affinity|agent|codec|kernels)\.[A-Za-z]`),
+		regexp.MustCompile(`(^|[ (])(orrery|round|market|predictor|profile|link|circle|candidate|affinity|agent|codec|kernels)\.[A-Za-z]`),
 		regexp.MustCompile(`%!`),
 	}
 	// capitalRE finds a capitalized word that does not start the text or
@@ -165,5 +170,33 @@ func TestGoWords(t *testing.T) {
 		if got := goWords(s); got != want {
 			t.Errorf("goWords(%q) = %q, want %q", s, got, want)
 		}
+	}
+}
+
+// TestHandleMessages: a handle of the other kind, and the handle cap,
+// in the ops' own words (it was "1 is not a agent", and agent.new at the
+// cap named the schedulers' close op only).
+func TestHandleMessages(t *testing.T) {
+	s := orrery.NewSession()
+	defer s.Close()
+	call := func(line string) answer {
+		return decodeAnswer(t, s.Handle(context.Background(), []byte(line)))
+	}
+	call(`{"op":"cassini.agent.new","request":{"period_ms":72,"shift_ms":30}}`)
+	call(`{"op":"shockwave.scheduler.new","request":{"gpus":4}}`)
+	for line, want := range map[string]string{
+		`{"op":"cassini.agent.stats","request":{"handle":2}}`:         "2 is a scheduler's handle, not an agent's",
+		`{"op":"shockwave.scheduler.schedule","request":{"handle":1}}`: "1 is an agent's handle, not a scheduler's",
+	} {
+		if a := call(line); a.Error == nil || a.Error.Field != "handle" || !strings.Contains(a.Error.Message, want) {
+			t.Errorf("%s: %+v, want %q", line, a.Error, want)
+		}
+	}
+	for range orrery.MaxHandles - 2 {
+		call(`{"op":"cassini.agent.new","request":{"period_ms":72,"shift_ms":30}}`)
+	}
+	a := call(`{"op":"cassini.agent.new","request":{"period_ms":72,"shift_ms":30}}`)
+	if a.Error == nil || a.Error.Code != orrery.CodeLimit || !strings.Contains(a.Error.Message, "cassini.agent.close") || !strings.Contains(a.Error.Message, "shockwave.scheduler.close") {
+		t.Errorf("new at the cap: %+v", a.Error)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/orrery/orrery/internal/codec"
@@ -74,7 +75,7 @@ func (s *Session) open(v any) (int64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.handles) >= MaxHandles {
-		return 0, &Error{Code: CodeLimit, Message: fmt.Sprintf("%d schedulers are open in this session: close one (shockwave.scheduler.close)", MaxHandles)}
+		return 0, &Error{Code: CodeLimit, Message: fmt.Sprintf("%d handles (schedulers and agents) are open in this session: close one (shockwave.scheduler.close, cassini.agent.close)", MaxHandles)}
 	}
 	if s.handles == nil {
 		s.handles = map[int64]*entry{}
@@ -102,7 +103,11 @@ func withKind[T any](s *Session, h int64, kind string, f func(T) (any, error)) (
 	defer e.mu.Unlock()
 	v, ok := e.v.(T)
 	if !ok {
-		return nil, fieldError("handle", fmt.Errorf("%w: %d is not a %s", ErrUnknownHandle, h, kind))
+		other := "an agent's"
+		if kind == "agent" {
+			other = "a scheduler's"
+		}
+		return nil, fieldError("handle", fmt.Errorf("%w: %d is %s handle, not %s", ErrUnknownHandle, h, other, article(kind)+"'s"))
 	}
 	return f(v)
 }
@@ -289,4 +294,12 @@ func (m *idScheduler) externals(ns []int) []JobID {
 
 func unknownID(field string, id JobID) error {
 	return fieldError(field, fmt.Errorf("%w: %s is not active", ErrUnknownID, id))
+}
+
+// article returns the noun with its indefinite article.
+func article(noun string) string {
+	if strings.ContainsRune("aeiou", rune(noun[0])) {
+		return "an " + noun
+	}
+	return "a " + noun
 }
