@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -185,7 +186,7 @@ func TestHandleMessages(t *testing.T) {
 	call(`{"op":"cassini.agent.new","request":{"period_ms":72,"shift_ms":30}}`)
 	call(`{"op":"shockwave.scheduler.new","request":{"gpus":4}}`)
 	for line, want := range map[string]string{
-		`{"op":"cassini.agent.stats","request":{"handle":2}}`:         "2 is a scheduler's handle, not an agent's",
+		`{"op":"cassini.agent.stats","request":{"handle":2}}`:          "2 is a scheduler's handle, not an agent's",
 		`{"op":"shockwave.scheduler.schedule","request":{"handle":1}}`: "1 is an agent's handle, not a scheduler's",
 	} {
 		if a := call(line); a.Error == nil || a.Error.Field != "handle" || !strings.Contains(a.Error.Message, want) {
@@ -198,5 +199,100 @@ func TestHandleMessages(t *testing.T) {
 	a := call(`{"op":"cassini.agent.new","request":{"period_ms":72,"shift_ms":30}}`)
 	if a.Error == nil || a.Error.Code != orrery.CodeLimit || !strings.Contains(a.Error.Message, "cassini.agent.close") || !strings.Contains(a.Error.Message, "shockwave.scheduler.close") {
 		t.Errorf("new at the cap: %+v", a.Error)
+	}
+}
+
+// TestRemovedIDsFreed (issue 29, item 3): 20,000 add/remove cycles of
+// 1 KB string ids keep the heap flat; before, every removed id stayed in
+// the scheduler's table for good (50,000 cycles grew orrery serve from 20
+// to 100 MB).
+func TestRemovedIDsFreed(t *testing.T) {
+	s := orrery.NewSession()
+	defer s.Close()
+	do := func(line string) {
+		if a := decodeAnswer(t, s.Handle(context.Background(), []byte(line))); a.Error != nil {
+			t.Fatalf("%.100s: %+v", line, a.Error)
+		}
+	}
+	do(`{"op":"shockwave.scheduler.new","request":{"gpus":4}}`)
+	cycle := func(k int) {
+		id := fmt.Sprintf("%01024d", k)
+		do(`{"op":"shockwave.scheduler.add","request":{"handle":1,"job":{"id":"` + id + `","gpus":1,"submit_s":1,"progress":0,"epoch_bs":[32,32],"epoch_dur_s":[36,36]}}}`)
+		if k%50 == 0 {
+			do(`{"op":"shockwave.scheduler.schedule","request":{"handle":1}}`)
+		}
+		do(`{"op":"shockwave.scheduler.remove","request":{"handle":1,"id":"` + id + `"}}`)
+	}
+	for k := range 1000 { // warm up the buffers
+		cycle(k)
+	}
+	heap := func() uint64 {
+		var m runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}
+	before := heap()
+	const n = 20000
+	for k := 1000; k < 1000+n; k++ {
+		cycle(k)
+	}
+	do(`{"op":"shockwave.scheduler.schedule","request":{"handle":1}}`)
+	grew := int64(heap()) - int64(before)
+	t.Logf("%d cycles of 1 KB ids: the heap grew %d bytes", n, grew)
+	if grew > 2<<20 { // the ids alone are 20 MB
+		t.Errorf("the heap grew %d bytes over %d add/remove cycles", grew, n)
+	}
+	// The last plan's job, removed since, keeps its name (last_plan
+	// lists it): one id.
+	if bytes, jobs := s.Bytes(); bytes > 1024+96 || jobs != 0 {
+		t.Errorf("no job left, and the session counts %d bytes of %d jobs", bytes, jobs)
+	}
+}
+
+// TestPlanIDCap (issue 29, item 3): a scheduler's plan lists at most
+// orrery.MaxPlanIDBytes of ids: with a window of 1024 rounds and 1 KB ids
+// the 31st add is refused, where before 32 ids (a 33 KB session) made
+// last_plan answer 67 MB.
+func TestPlanIDCap(t *testing.T) {
+	s := orrery.NewSession()
+	defer s.Close()
+	s.Handle(context.Background(), []byte(`{"op":"shockwave.scheduler.new","request":{"gpus":64,"config":{"rounds":1024,"max_nodes":1}}}`))
+	var refused *orrery.Error
+	n := 0
+	for ; n < 64; n++ {
+		id := fmt.Sprintf("%01024d", n)
+		a := decodeAnswer(t, s.Handle(context.Background(), []byte(`{"op":"shockwave.scheduler.add","request":{"handle":1,"job":{"id":"`+id+`","gpus":1,"submit_s":1,"progress":0,"epoch_bs":[32,32],"epoch_dur_s":[36,36]}}}`)))
+		if a.Error != nil {
+			refused = a.Error
+			break
+		}
+	}
+	if refused == nil || refused.Code != orrery.CodeLimit || refused.Field != "job.id" || n != 31 {
+		t.Fatalf("after %d adds: %+v, want the 31st refused naming job.id", n, refused)
+	}
+	s.Handle(context.Background(), []byte(`{"op":"shockwave.scheduler.schedule","request":{"handle":1}}`))
+	plan := s.Handle(context.Background(), []byte(`{"op":"shockwave.scheduler.last_plan","request":{"handle":1}}`))
+	if len(plan) > orrery.MaxPlanIDBytes+n*400 {
+		t.Errorf("last_plan answered %d bytes for %d jobs", len(plan), n)
+	}
+	t.Logf("%d jobs of 1 KB ids, window 1024: last_plan answers %d bytes", n, len(plan))
+}
+
+// TestIDCap: string ids are strings: at most orrery.MaxStringBytes
+// bytes (a 16 MB id was accepted, and last_plan then wrote 621 MB).
+func TestIDCap(t *testing.T) {
+	s := orrery.NewSession()
+	defer s.Close()
+	s.Handle(context.Background(), []byte(`{"op":"shockwave.scheduler.new","request":{"gpus":4}}`))
+	for n, want := range map[int]string{orrery.MaxStringBytes: "", orrery.MaxStringBytes + 1: orrery.CodeLimit, 16 << 20: orrery.CodeLimit} {
+		id := strings.Repeat("é", n/2) + strings.Repeat("x", n%2)
+		a := decodeAnswer(t, s.Handle(context.Background(), []byte(`{"op":"shockwave.scheduler.add","request":{"handle":1,"job":{"id":"`+id+`","gpus":1,"submit_s":1,"progress":0,"epoch_bs":[32,32],"epoch_dur_s":[36,36]}}}`)))
+		switch {
+		case want == "" && a.Error != nil:
+			t.Errorf("an id of %d bytes: %+v", n, a.Error)
+		case want != "" && (a.Error == nil || a.Error.Code != want || a.Error.Field != "job.id"):
+			t.Errorf("an id of %d bytes: %+v, want %s naming job.id", n, a.Error, want)
+		}
 	}
 }

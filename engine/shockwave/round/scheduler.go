@@ -44,7 +44,39 @@ type Scheduler struct {
 	ws     Workspace
 	check  Workspace // for admissible, so that checking never overwrites a cached plan
 	probe  State
+	bytes  int64 // the jobs' state, as JobBytes counts it
+	plans  int   // plans made
 }
+
+// JobBytes is what a [Scheduler] keeps for job j, in bytes, as its
+// [Scheduler.Bytes] counts it: its lists (profile, timeline, finish
+// history), the predictor's and the calibrator's tables on the profile,
+// and a fixed part. It tracks the heap a job holds within a factor of
+// about two (TestSchedulerBytes measures it).
+func JobBytes(j *Job) int64 {
+	n := int64(len(j.EpochBS))
+	lists := 8*(n+int64(len(j.EpochDur))+int64(len(j.Modes))+int64(len(j.ModeDur))) +
+		8*max(int64(len(j.ProfiledDur)), int64(len(j.EpochDur))) + 24*int64(len(j.Timeline)) + 16*int64(len(j.Finish))
+	tables := int64(0)
+	if j.Known == nil {
+		tables = 64*n + 8*int64(len(j.Modes)) // the tracker's and calibrator's sums and copies
+	}
+	return jobOverhead + lists + tables
+}
+
+// jobOverhead is the fixed part of a job's state: the Job, its tracker
+// and the slots of the Scheduler's per-job slices.
+const jobOverhead = 1024
+
+// Bytes returns the state the Scheduler keeps for its active jobs, the
+// sum of their JobBytes: it grows with Add, Observe and the finish
+// estimates a re-plan records (16 bytes a job when it re-estimates), and
+// shrinks with Remove.
+func (s *Scheduler) Bytes() int64 { return s.bytes }
+
+// Plans returns how many plans the Scheduler has made: [Scheduler.LastPlan]
+// changes only when it grows.
+func (s *Scheduler) Plans() int { return s.plans }
 
 // New returns a Scheduler for a cluster of gpus GPUs, at round 0.
 func New(gpus int, cfg Config) (*Scheduler, error) {
@@ -186,6 +218,7 @@ func (s *Scheduler) Add(j Job) error {
 	}
 	s.jobs = append(s.jobs, j)
 	s.trk = append(s.trk, t)
+	s.bytes += JobBytes(&j)
 	s.dirty, s.reest = true, true
 	return nil
 }
@@ -197,6 +230,7 @@ func (s *Scheduler) Remove(id int) error {
 	if i < 0 {
 		return argErr("id", ErrUnknownID, "%d", id)
 	}
+	s.bytes -= JobBytes(&s.jobs[i])
 	s.jobs = slices.Delete(s.jobs, i, i+1)
 	s.trk = slices.Delete(s.trk, i, i+1)
 	s.dirty, s.reest = true, true
@@ -270,6 +304,7 @@ func (s *Scheduler) Observe(id int, sample predictor.Sample) error {
 		return argErr("sample", ErrInvalid, "%w", err)
 	}
 	j.Timeline = append(j.Timeline, sample)
+	s.bytes += 24
 	t.recheck = true
 	return nil
 }
@@ -327,6 +362,7 @@ func (s *Scheduler) Schedule(ctx context.Context) ([]int, error) {
 		j, jr := &s.jobs[i], &res.Jobs[i]
 		if jr.Estimate != 0 {
 			j.Finish = append(j.Finish, FinishPoint{Round: s.round, Estimate: jr.Estimate})
+			s.bytes += 16
 		}
 		// Keep the calibrated durations, as the authors' JobMetaData does
 		// (the tracker already predicts with them).
@@ -339,6 +375,7 @@ func (s *Scheduler) Schedule(ctx context.Context) ([]int, error) {
 		}
 	}
 	s.plan, s.cached, s.from = res, res.Rounds, s.round
+	s.plans++
 	s.dirty, s.reest = false, false
 	return s.cached[0], nil
 }
