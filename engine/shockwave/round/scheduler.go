@@ -8,6 +8,7 @@ import (
 
 	"github.com/orrery/orrery/engine/shockwave/market"
 	"github.com/orrery/orrery/engine/shockwave/predictor"
+	"github.com/orrery/orrery/internal/deadline"
 	"github.com/orrery/orrery/internal/scratch"
 )
 
@@ -107,6 +108,10 @@ type track struct {
 	// checked: a plan has checked the job's profile (checkProfile) as it
 	// stands; only a rescale of EpochDur changes it after Add.
 	checked bool
+	// reload: the predictor must be loaded again with the job's
+	// durations before its next estimate (a plan failed after it was
+	// loaded with rescaled ones; see resync).
+	reload bool
 }
 
 // newTrack loads j (checked by admissible) into a track.
@@ -345,10 +350,11 @@ func (s *Scheduler) Schedule(ctx context.Context) ([]int, error) {
 		return nil, nil
 	}
 	s.state = State{GPUs: s.gpus, Round: s.round, Reestimate: s.reest, Jobs: s.jobs, Config: s.cfg}
-	if err := s.track(); err != nil {
-		return nil, err
+	err := s.track(ctx)
+	var res *Result
+	if err == nil {
+		res, err = s.ws.plan(ctx, &s.state, s.given)
 	}
-	res, err := s.ws.plan(ctx, &s.state, s.given)
 	if err != nil {
 		s.resync()
 		if errors.Is(err, market.ErrTimeLimit) && s.round >= s.from && s.round < s.from+len(s.cached) {
@@ -383,14 +389,31 @@ func (s *Scheduler) Schedule(ctx context.Context) ([]int, error) {
 // track brings every job's tracker up to date for the plan of s.state and
 // fills s.given: the calibration is checked again only when the timeline
 // grew or the last check rescaled, the posterior only when the progress
-// moved, and a rescale reloads the durations. Errors are Plan's.
-func (s *Scheduler) track() error {
+// moved, and a rescale reloads the durations. Errors are Plan's, and
+// market.ErrTimeLimit when ctx ends first (for a plan Plan watches: each
+// tracker is brought up to date whole, so stopping between them loses
+// nothing).
+func (s *Scheduler) track(ctx context.Context) error {
 	s.given = scratch.Resize(s.given, len(s.jobs))
+	T := s.cfg.Market.Rounds
+	if T <= 0 {
+		T = market.DefaultRounds
+	}
+	watch := int64(len(s.jobs))*int64(T+1) >= market.WatchedCells
 	for i := range s.jobs {
+		if watch && i%predictEvery == predictEvery-1 && deadline.Done(ctx) {
+			return market.ErrTimeLimit
+		}
 		j, t := &s.jobs[i], s.trk[i]
 		s.given[i] = given{}
 		if j.Known != nil {
 			continue // Plan takes the caller's predictions
+		}
+		if t.reload {
+			if err := t.pred.Reset(predictorJob(j, j.EpochDur), s.cfg.Predictor); err != nil {
+				return fromPredictor(&s.state, i, -1, err) // unreachable: loaded before with these durations' shape
+			}
+			t.reload = false
 		}
 		cal := 1.0
 		if t.recheck && len(j.Timeline) > 0 {
@@ -429,13 +452,13 @@ func (s *Scheduler) track() error {
 }
 
 // resync makes the trackers start over from the jobs' state after a plan
-// that failed (its rescaled durations were not kept).
+// that failed (its rescaled durations were not kept). The predictors are
+// reloaded by the next track, job by job, so that a plan out of time does
+// not spend a reload of every job past its deadline.
 func (s *Scheduler) resync() {
 	for i := range s.jobs {
 		j, t := &s.jobs[i], s.trk[i]
 		t.estF, t.recheck = -1, len(j.Timeline) > 0
-		if j.Known == nil {
-			_ = t.pred.Reset(predictorJob(j, j.EpochDur), s.cfg.Predictor) // loaded before with these durations' shape
-		}
+		t.reload = j.Known == nil
 	}
 }
