@@ -155,7 +155,7 @@ func (p AgentPlan) plan(prefix string) (agent.Plan, error) {
 	pl := agent.Plan{Reference: ref, Shift: shift, Period: period, CommOffset: comm}
 	switch {
 	case period <= 0 || period > agent.MaxPeriod:
-		return pl, fieldError(prefix+"period_ms", fmt.Errorf("%w: %v ms", agent.ErrInvalid, p.PeriodMs))
+		return pl, fieldError(prefix+"period_ms", fmt.Errorf("%w: %v ms (want a period in (0, %v] ms)", agent.ErrInvalid, p.PeriodMs, float64(agent.MaxPeriod/time.Millisecond)))
 	case shift >= period:
 		return pl, fieldError(prefix+"shift_ms", fmt.Errorf("%w: %v ms is not below the period, %v ms", agent.ErrInvalid, p.ShiftMs, p.PeriodMs))
 	case comm >= period:

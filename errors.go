@@ -151,7 +151,7 @@ func checkFloats(prefix string, v any) error {
 // internalPackages prefix the text of the sentinels ("round: invalid
 // state", "orrery: empty id"): names a user of the schema never needs in
 // a message.
-var internalPackages = []string{"orrery", "round", "market", "predictor", "profile", "link", "circle", "candidate", "affinity"}
+var internalPackages = []string{"orrery", "round", "market", "predictor", "profile", "link", "circle", "candidate", "affinity", "agent"}
 
 // message returns err's text in the schema's words: no package names
 // ("round: invalid state: ..." is "invalid state: ...") and limits as

@@ -89,7 +89,7 @@ func TestAcceptedCallsNeverPoison(t *testing.T) {
 			case (a.Op == "shockwave.scheduler.schedule" || a.Op == "shockwave.scheduler.last_plan") && a.Error.Field != "handle":
 				t.Errorf("%s: an accepted call poisoned the scheduler: %s: %s", what, a.Error.Field, a.Error.Message)
 			}
-			if w := goWords(a.Error.Field + " " + a.Error.Message); w != "" {
+			if w := goWords(a.Error.Field) + goWords(a.Error.Message); w != "" {
 				t.Errorf("%s: the message names %q, not the request's words: %s: %s", what, w, a.Error.Field, a.Error.Message)
 			}
 		}
