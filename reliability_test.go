@@ -252,7 +252,7 @@ func TestRemovedIDsFreed(t *testing.T) {
 
 // TestPlanIDCap (issue 29, item 3): a scheduler's plan lists at most
 // orrery.MaxPlanIDBytes of ids: with a window of 1024 rounds and 1 KB ids
-// the 31st add is refused, where before 32 ids (a 33 KB session) made
+// the 32nd add is refused, where before 32 ids (a 33 KB session) made
 // last_plan answer 67 MB.
 func TestPlanIDCap(t *testing.T) {
 	s := orrery.NewSession()
@@ -269,7 +269,7 @@ func TestPlanIDCap(t *testing.T) {
 		}
 	}
 	if refused == nil || refused.Code != orrery.CodeLimit || refused.Field != "job.id" || n != 31 {
-		t.Fatalf("after %d adds: %+v, want the 31st refused naming job.id", n, refused)
+		t.Fatalf("after %d adds: %+v, want the 32nd refused naming job.id", n, refused)
 	}
 	s.Handle(context.Background(), []byte(`{"op":"shockwave.scheduler.schedule","request":{"handle":1}}`))
 	plan := s.Handle(context.Background(), []byte(`{"op":"shockwave.scheduler.last_plan","request":{"handle":1}}`))

@@ -64,7 +64,7 @@ const (
 	// this; an add past it is refused. Integer ids (at most 21 bytes)
 	// reach it only past a third of the planner's value cells
 	// (market.MaxCells); 1 KB string ids at a window of 1024 rounds
-	// reach it at 31 jobs.
+	// reach it at 32 jobs.
 	MaxPlanIDBytes = 64 << 20
 )
 
