@@ -11,7 +11,7 @@ WAZERO := $(GOBIN)/wazero
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK := $(shell $(GO) env GOPATH)/orrery-tools/staticcheck-$(STATICCHECK_VERSION)/staticcheck
 
-.PHONY: demo test ci vet lint fmt-check race test-paths cross wasm-test gen-check fuzz fma-check wasm simd-check cshared crosscheck python-install npm-pack bench-hosts bench bench-smoke
+.PHONY: demo test ci vet lint fmt-check race test-paths cross wasm-test gen-check fuzz fma-check wasm simd-check cshared crosscheck python-install npm-pack bench-hosts bench bench-smoke cassini-sweep
 
 demo:
 	$(GO) run ./cmd/orrery demo -out $(OUT)
@@ -19,6 +19,12 @@ demo:
 test:
 	$(GO) vet ./...
 	$(GO) test ./...
+
+# The congestion sweep of docs/cassini-regime.md: oversubscription x
+# placement x transport on the paper's setup, ten seeds; rewrites the
+# page's table and docs/cassini_regime.png.
+cassini-sweep:
+	$(GO) run ./cmd/orrery cassini regime -seed 1-10 -q -plot docs -doc docs/cassini-regime.md
 
 vet:
 	$(GO) vet ./...

@@ -49,6 +49,23 @@ func writeCassiniSimTable(w io.Writer, r replay.CassiniReport) error {
 	return tw.Flush()
 }
 
+// writeCassiniPlacementTable prints, per arm, the paper's metric (every
+// seed's iterations pooled: mean and p99, the first arm's over the arm's,
+// the fraction of the gap to Ideal closed) and where the jobs ran.
+func writeCassiniPlacementTable(w io.Writer, r replay.CassiniReport) error {
+	fmt.Fprintf(w, "placement %s, auction %s: pooled iteration times (the paper's metric) and where the jobs ran (means over seeds)\n\n", r.Placement, r.Auction)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	first := r.Arms[0].Arm
+	fmt.Fprintf(tw, "arm\tpooled mean (ms)\tpooled p99 (ms)\tx %s mean\tx %s p99\tgap closed\tcross-rack\tuplink hops\tbinding sharers\tbinding share\tuplink load\tmoves\tresized\t\n", first, first)
+	for _, a := range r.Arms {
+		p, pl := a.Pooled, a.Placement
+		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.3f\t%.3f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", a.Arm, p.MeanIterMs, p.P99IterMs, p.SpeedupMean, p.SpeedupP99,
+			optf(p.GapClosed, "%.3f"), show(pl.CrossRack, "%.3f"), show(pl.UplinkHops, "%.3f"), show(pl.BindingSharers, "%.2f"),
+			show(pl.BindingShare, "%.3f"), show(pl.UplinkLoad, "%.3f"), show(pl.Moves, "%.1f"), show(pl.Resized, "%.1f"))
+	}
+	return tw.Flush()
+}
+
 // writeCassiniModelTable prints, per model, each arm's mean and p99
 // iteration time and marked traffic (means over the seeds).
 func writeCassiniModelTable(w io.Writer, r replay.CassiniReport) error {

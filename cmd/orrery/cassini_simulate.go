@@ -105,6 +105,10 @@ func runCassiniSimulate(ctx context.Context, args []string, s stdio) error {
 	if err := writeCassiniSimTable(s.out, r); err != nil {
 		return err
 	}
+	fmt.Fprintln(s.out)
+	if err := writeCassiniPlacementTable(s.out, r); err != nil {
+		return err
+	}
 	if f.PerModel {
 		fmt.Fprintln(s.out)
 		return writeCassiniModelTable(s.out, r)
@@ -190,7 +194,9 @@ func parseCassiniSimFlags(args []string, s stdio) (f cassiniFlags, err error) {
 	f = cassiniDefaults()
 	o := &f.Cassini
 	fs := flags("cassini simulate", s)
-	scenario := fs.String("scenario", "poisson", "poisson (arrivals at -load), dynamic (a busy cluster, then -arrive jobs every 30 s), or a fixed experiment of the paper: fig2 (two VGG19 on one link) or snapshot1..snapshot5 (Table 2), each job running -iterations (the maximum)")
+	scenario := fs.String("scenario", "poisson", "poisson (arrivals at -load), paper (the paper's Fig. 11 experiment: its fabric, its ten models, Poisson arrivals, Themis placing as Themis does), dynamic (a busy cluster, then -arrive jobs every 30 s), or a fixed experiment of the paper: fig2 (two VGG19 on one link) or snapshot1..snapshot5 (Table 2), each job running -iterations (the maximum)")
+	placement := fs.String("placement", "themis", "how the scheduler picks GPUs: themis (Themis's rule: fewest machines, ties drawn at random; blind to links), contiguous (first fit over the servers in order: rack-local) or scattered (one GPU per server, round robin over the racks)")
+	auction := fs.String("auction", "", "Themis's mechanism: paper (its partial allocation auction among the 1-f worst off, leftover at random, worker counts re-tuned, GPUs given up at lease ends) or greedy (decreasing finish-time fairness, fixed worker counts, renewals in place); default: greedy with -placement contiguous, paper otherwise")
 	fabric := fs.String("topology", "paper", "fabric: paper (the CASSINI testbed: 24 servers, 2:1) or clos:PODS,TORS,SERVERS,AGGS,CORES[,GBPS[,UPLINK_GBPS]] (CORES=0: two-tier, one pod)")
 	scheduler := fs.String("scheduler", "themis", "GPU allocation: themis (finish-time fairness auctions with leases, the paper's), gavel (max-min fairness rounds), shockwave (its market, rounds) or fifo")
 	fs.DurationVar(&o.Lease, "lease", 0, "Themis's lease or Gavel's and Shockwave's round (0: 10m and 2m)")
@@ -253,6 +259,13 @@ func parseCassiniSimFlags(args []string, s stdio) (f cassiniFlags, err error) {
 		parse func() error
 	}{
 		{"-scenario", func() (e error) { o.Scenario, e = replay.ParseScenario(*scenario); return }},
+		{"-placement", func() (e error) { o.Placement, e = replay.ParsePlacement(*placement); return }},
+		{"-auction", func() (e error) {
+			if *auction != "" {
+				o.Auction, e = replay.ParseAuction(*auction)
+			}
+			return
+		}},
 		{"-topology", func() (e error) { o.Fabric, e = topology.Parse(*fabric); return }},
 		{"-scheduler", func() (e error) { o.Scheduler, e = netsim.ParseScheduler(*scheduler); return }},
 		{"-noise", func() (e error) { o.Noise, o.NoiseCV, e = replay.ParseNoise(*noise); return }},

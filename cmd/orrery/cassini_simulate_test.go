@@ -5,8 +5,10 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -101,6 +103,8 @@ func TestCassiniSimulateBadInput(t *testing.T) {
 		{"-agent-mode", "loose"},
 		{"-mode", "fast"},
 		{"-scenario", "snapshot9"},
+		{"-placement", "random"},
+		{"-auction", "vickrey"},
 		{"-bogus"},
 		{"extra"},
 	} {
@@ -248,4 +252,71 @@ func FuzzParseSeeds(f *testing.F) {
 			t.Fatalf("%q: %d seeds", s, len(seeds))
 		}
 	})
+}
+
+// The placement knob: the table names the rule and auction, themis by
+// default (the paper's auction), contiguous with the greedy auction.
+func TestCassiniSimulatePlacement(t *testing.T) {
+	for placement, want := range map[string]string{"": "placement themis, auction paper", "contiguous": "placement contiguous, auction greedy",
+		"scattered": "placement scattered, auction paper"} {
+		args := []string{"-scenario", "paper", "-jobs", "6", "-iterations", "10-20", "-noise", "none"}
+		if placement != "" {
+			args = append(args, "-placement", placement)
+		}
+		out, _, err := cassiniArgs(t, args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range []string{want, "pooled mean (ms)", "gap closed", "cross-rack", "uplink hops", "binding sharers"} {
+			if !strings.Contains(out, w) {
+				t.Errorf("-placement %q: output lacks %q:\n%s", placement, w, out)
+			}
+		}
+	}
+}
+
+// The congestion sweep: a Markdown row per oversubscription and placement,
+// the block of a -doc file rewritten (and only it), a plot, the same bytes
+// every time; a transport this build lacks is a usage error.
+func TestCassiniRegime(t *testing.T) {
+	dir := t.TempDir()
+	doc := filepath.Join(dir, "doc.md")
+	if err := os.WriteFile(doc, []byte("before\n"+regimeBegin+"\nold\n"+regimeEnd+"\nafter\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var errb bytes.Buffer
+	run := func(args ...string) string {
+		var out bytes.Buffer
+		if err := runCassiniRegime(context.Background(), args, stdio{strings.NewReader(""), &out, &errb}); err != nil {
+			t.Fatal(err)
+		}
+		return out.String()
+	}
+	args := []string{"-seed", "1", "-jobs", "5", "-iterations", "5-10", "-oversub", "2,8", "-placements", "themis,scattered", "-noise", "none", "-q"}
+	out := run(append(args, "-doc", doc, "-plot", dir)...)
+	for _, w := range []string{"| 2:1 | themis | maxmin |", "| 2:1 | scattered | maxmin |", "| 8:1 | themis | maxmin |", "| 8:1 | scattered | maxmin |", "Themis/Ideal mean", "placement closes"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("table lacks %q:\n%s", w, out)
+		}
+	}
+	b, err := os.ReadFile(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "before\n" + regimeBegin + "\n" + out + regimeEnd + "\nafter\n"; string(b) != want {
+		t.Fatalf("doc:\n%s\nwant:\n%s", b, want)
+	}
+	png, err := os.ReadFile(filepath.Join(dir, "cassini_regime.png"))
+	if err != nil || !bytes.HasPrefix(png, []byte("\x89PNG")) {
+		t.Fatalf("plot: %v", err)
+	}
+	if again := run(args...); again != out {
+		t.Fatal("two sweeps printed different tables")
+	}
+	for _, bad := range [][]string{{"-transports", "dcqcn9"}, {"-oversub", "0"}, {"-placements", "random"}, {"-scenario", "fig2"}, {"-auction", "x"}} {
+		err := runCassiniRegime(context.Background(), append(slices.Clone(args), bad...), stdio{strings.NewReader(""), io.Discard, io.Discard})
+		if err == nil || !strings.Contains(err.Error(), "usage") {
+			t.Errorf("%v: err %v, want a usage error", bad, err)
+		}
+	}
 }

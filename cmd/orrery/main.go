@@ -71,6 +71,7 @@ type command struct {
 var groups = map[string]map[string]command{
 	"cassini": {
 		"simulate": {runCassiniSimulate, "simulate placement policies on a fabric (table, or --json)"},
+		"regime":   {runCassiniRegime, "the congestion sweep: oversubscription x placement x transport (Markdown table, plot)"},
 	},
 	"shockwave": {
 		"simulate": {runShockwaveSimulate, "replay a trace under Shockwave and the baselines (table or --json)"},
