@@ -223,7 +223,7 @@ func (g *seqGen) agentPlan() map[string]any {
 func (g *seqGen) instant() float64 {
 	t := g.val(goodInstants, badInstants...).(float64)
 	if !g.bad && t < 9e12 && g.chance(0.5) {
-		t += float64(g.r.IntN(100000)) / 4
+		t += float64(float64(g.r.IntN(100000)) / 4) // float64(): no fused multiply-add (.ci/fma-check.sh)
 	}
 	return t
 }
