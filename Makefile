@@ -13,8 +13,11 @@ STATICCHECK := $(shell $(GO) env GOPATH)/orrery-tools/staticcheck-$(STATICCHECK_
 
 .PHONY: demo test ci vet lint fmt-check race test-paths cross wasm-test gen-check fuzz fma-check wasm simd-check cshared crosscheck python-install npm-pack bench-hosts bench bench-smoke cassini-sweep
 
+# The demo writes its plots into $(OUT) and refreshes the three in docs/
+# (deterministic: the same bytes on every run, so a clean tree stays clean).
 demo:
 	$(GO) run ./cmd/orrery demo -out $(OUT)
+	cp $(OUT)/cassini_iteration_cdf.png $(OUT)/cassini_unified_circle.png $(OUT)/shockwave_ftf_cdf.png docs/
 
 test:
 	$(GO) vet ./...

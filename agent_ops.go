@@ -36,7 +36,7 @@ type AgentPlan struct {
 // AgentNewRequest is the request of "cassini.agent.new".
 type AgentNewRequest struct {
 	AgentPlan
-	Mode       string  `json:"mode,omitempty"`      // "pad" (default) or "free" (the paper's rule)
+	Mode       string  `json:"mode,omitempty"`      // "elastic" (default; without a group it holds slots as "pad" does), "pad" or "free" (the paper's rule)
 	Threshold  float64 `json:"threshold,omitempty"` // re-alignment trigger, fraction of the period; 0: 0.05
 	CooldownMs float64 `json:"cooldown_ms,omitempty"`
 }

@@ -46,6 +46,11 @@ var (
 	// instead.
 	ErrTimeLimit = errors.New("orrery: time limit ended before a first answer")
 
+	// ErrShortPeriod: a job's iteration is shorter than one tick of the
+	// request's tick_ms (invalid_argument): most often seconds typed
+	// where milliseconds are meant.
+	ErrShortPeriod = errors.New("orrery: period shorter than one tick")
+
 	ErrEmptyID          = errors.New("orrery: empty id")
 	ErrDuplicateID      = errors.New("orrery: duplicate id")
 	ErrUnknownID        = errors.New("orrery: unknown id")

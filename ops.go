@@ -71,6 +71,7 @@ var registry = []op{
 	{Op{"shockwave.scheduler.observe", "Scheduler.Observe", "record a job's measured throughput, for calibration", true}, sessionOp[SchedulerObserveRequest, SchedulerState](schedulerObserve)},
 	{Op{"shockwave.scheduler.progress", "Scheduler.Progress", "set a job's completed epochs (schedule_progress)", true}, sessionOp[SchedulerProgressRequest, SchedulerState](schedulerProgress)},
 	{Op{"shockwave.scheduler.remove", "Scheduler.Remove", "retire a job from a scheduler (remove_metadata)", true}, sessionOp[SchedulerRemoveRequest, SchedulerState](schedulerRemove)},
+	{Op{"shockwave.scheduler.resolve", "Scheduler.Resolve", "force a re-plan at a scheduler's next schedule (set_resolve)", true}, sessionOp[SchedulerRequest, SchedulerState](schedulerResolve)},
 	{Op{"shockwave.scheduler.schedule", "Scheduler.Schedule", "the jobs to run in a scheduler's current round (round_schedule)", true}, timed(sessionOp[SchedulerRequest, SchedulerSchedule](schedulerSchedule))},
 }
 

@@ -96,6 +96,10 @@ func (s *Scheduler) Observe(id int, sample ThroughputSpec) error {
 // round a plan may have (2^40), leaving the round as it was.
 func (s *Scheduler) EndRound() error { return schedulerError(s.s.EndRound()) }
 
+// Resolve forces a re-plan at the next Schedule (set_resolve), for a
+// caller that decides when (ReoptRounds -1 turns the periodic re-plan off).
+func (s *Scheduler) Resolve() { s.s.Resolve() }
+
 // Round returns the index of the current round.
 func (s *Scheduler) Round() int { return s.s.Round() }
 

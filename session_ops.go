@@ -22,6 +22,7 @@ const observeBytes = 24
 //	shockwave.scheduler.progress   {"handle": 1, "id": 7, "epochs": 12}   → {"round": 0, "active": 1}
 //	shockwave.scheduler.observe    {"handle": 1, "id": 7, "sample": {"round": 3, "it_per_s": 10.5, "bs": 32}}
 //	shockwave.scheduler.end_round  {"handle": 1}                          → {"round": 1, "active": 1}
+//	shockwave.scheduler.resolve    {"handle": 1}                          → {"round": 1, "active": 1}
 //	shockwave.scheduler.schedule   {"handle": 1}                          → {"round": 1, "jobs": [7, 9]}
 //	shockwave.scheduler.last_plan  {"handle": 1}                          → {"plan": {...}} or {}
 //	shockwave.scheduler.close      {"handle": 1}                          → {"round": 1, "active": 1}
@@ -45,7 +46,7 @@ type SchedulerHandle struct {
 }
 
 // SchedulerRequest is the request of the operations that take only the
-// handle: end_round, schedule, last_plan and close.
+// handle: end_round, resolve, schedule, last_plan and close.
 type SchedulerRequest struct {
 	Handle int64 `json:"handle"`
 }
@@ -258,6 +259,13 @@ func schedulerEndRound(_ context.Context, s *Session, req SchedulerRequest) (any
 		if err := m.s.EndRound(); err != nil {
 			return nil, err
 		}
+		return m.state(), nil
+	})
+}
+
+func schedulerResolve(_ context.Context, s *Session, req SchedulerRequest) (any, error) {
+	return s.with(req.Handle, func(m *idScheduler) (any, error) {
+		m.s.Resolve()
 		return m.state(), nil
 	})
 }

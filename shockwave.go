@@ -50,7 +50,7 @@ import (
 //	    "momentum": 0.9,          // FT* weight of the time-weighted mean (0..1)
 //	    "tolerance": 0.4,         // calibration tolerance
 //	    "time_limit_ms": 0,       // wall-clock limit (0 none; results then depend on the host's speed)
-//	    "reopt_rounds": 8         // a Scheduler's periodic re-plan (plan ignores it)
+//	    "reopt_rounds": 8         // a Scheduler's periodic re-plan; -1 only on resolve (plan ignores it)
 //	  },
 //	  "jobs": [{
 //	    "id": 7,                  // unique integer; the last tie-breaker
@@ -125,7 +125,7 @@ type ShockwaveConfig struct {
 	Momentum      *float64  `json:"momentum,omitempty"`
 	Tolerance     *float64  `json:"tolerance,omitempty"`
 	TimeLimitMs   float64   `json:"time_limit_ms,omitempty" round:"-"`
-	ReoptRounds   int       `json:"reopt_rounds,omitempty"` // Scheduler: re-plan every this many rounds; 0 = 8 (plan ignores it)
+	ReoptRounds   int       `json:"reopt_rounds,omitempty"` // Scheduler: re-plan every this many rounds; 0 = 8, -1 = only on request (shockwave.scheduler.resolve); plan ignores it
 }
 
 // ShockwaveJob is one active job.

@@ -95,7 +95,7 @@ func TestShockwaveBadRequests(t *testing.T) {
 // traceRequest builds a request from the first n jobs of the authors'
 // 120-job trace, with seeded progress.
 func traceRequest(t testing.TB, n, gpus int) []byte {
-	dir := filepath.Join("testdata", "shockwave")
+	dir := filepath.Join("internal", "eval", "data", "shockwave")
 	jobs, err := trace.ParseFile(filepath.Join(dir, "traces", "120_0.2_5_100_40_25_0,0.5,0.5_0.6,0.3,0.09,0.01_multigpu_dynamic.trace"))
 	if err != nil {
 		t.Fatal(err)

@@ -191,7 +191,7 @@ func TestOps(t *testing.T) {
 	want := []string{"cassini.agent.close", "cassini.agent.communicating", "cassini.agent.new", "cassini.agent.next",
 		"cassini.agent.set_plan", "cassini.agent.stats", "cassini.link", "cassini.profile", "cassini.rank", "shockwave.plan", "shockwave.predict",
 		"shockwave.scheduler.add", "shockwave.scheduler.close", "shockwave.scheduler.end_round", "shockwave.scheduler.last_plan",
-		"shockwave.scheduler.new", "shockwave.scheduler.observe", "shockwave.scheduler.progress", "shockwave.scheduler.remove",
+		"shockwave.scheduler.new", "shockwave.scheduler.observe", "shockwave.scheduler.progress", "shockwave.scheduler.remove", "shockwave.scheduler.resolve",
 		"shockwave.scheduler.schedule"}
 	if !slices.IsSorted(names) || !slices.Equal(names, want) {
 		t.Fatalf("Ops() = %v, want %v", names, want)

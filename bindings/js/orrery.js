@@ -10,17 +10,21 @@
 // engine's orrery.Handle answers for the same request, byte for byte. An
 // Orrery object owns one instance; Node runs JavaScript on one thread, so one
 // is enough (use one per worker thread). No dependencies beyond Node >= 20.
+//
+// This file is an ES module without top-level await; CommonJS code gets
+// load() from orrery.cjs (require('@orrery/orrery'), see README.md).
 
 import { randomFillSync } from 'node:crypto';
 import { readFileSync, writeSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 
 /**
- * Runs fn (which may return a promise) without the ExperimentalWarning
- * node prints for WASI: node:wasi is what this package is built on, and the
- * warning says nothing a user of orrery can act on. Other warnings pass.
+ * Runs fn without the ExperimentalWarning node prints for WASI: node:wasi
+ * is what this package is built on, and the warning says nothing a user of
+ * orrery can act on. Other warnings pass.
  */
-async function withoutWASIWarning(fn) {
+function withoutWASIWarning(fn) {
   const emit = process.emitWarning;
   process.emitWarning = function (warning, ...rest) {
     const type = typeof rest[0] === 'string' ? rest[0] : rest[0]?.type;
@@ -28,14 +32,64 @@ async function withoutWASIWarning(fn) {
     return emit.call(this, warning, ...rest);
   };
   try {
-    return await fn();
+    return fn();
   } finally {
     process.emitWarning = emit;
   }
 }
 
-// Node warns when node:wasi is first loaded (Node 20-22).
-const { WASI } = await withoutWASIWarning(() => import('node:wasi'));
+// Node warns when node:wasi is first loaded (Node 20-22). Loaded with a
+// synchronous require, not a top-level await import, so that require() of
+// this module works where Node supports it.
+const { WASI } = withoutWASIWarning(() => createRequire(import.meta.url)('node:wasi'));
+
+/**
+ * The JSON path and value of the first number of value that JSON cannot
+ * carry (NaN, an infinity), or null: JSON.stringify would write it as
+ * null, and the engine would refuse "null is not a value" without saying
+ * which number was wrong.
+ */
+function nonFinite(value, path = '') {
+  if (typeof value === 'number') return Number.isFinite(value) ? null : { path, value };
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const found = nonFinite(value[i], `${path}[${i}]`);
+      if (found) return found;
+    }
+  } else if (value !== null && typeof value === 'object' && typeof value.toJSON !== 'function') {
+    for (const k of Object.keys(value)) {
+      const found = nonFinite(value[k], path ? `${path}.${k}` : k);
+      if (found) return found;
+    }
+  }
+  return null;
+}
+
+/** A replacer for JSON.stringify that stops at a number JSON cannot carry. */
+function finiteOnly(key, value) {
+  if (typeof value === 'number' && !Number.isFinite(value)) throw new RangeError('non-finite');
+  return value;
+}
+
+/**
+ * request as JSON text; a NaN or an infinity is an OrreryError naming its
+ * field ("jobs[0].phases[1].gbps").
+ */
+function encode(request) {
+  if (typeof request === 'string') return request;
+  try {
+    try {
+      return JSON.stringify(request, finiteOnly);
+    } catch (e) {
+      if (!(e instanceof TypeError)) throw e;
+      return withBigInts(request); // JSON.stringify refuses a BigInt
+    }
+  } catch (e) {
+    const found = e instanceof RangeError && e.message === 'non-finite' ? nonFinite(request) : null;
+    if (!found) throw e;
+    throw new OrreryError('invalid_argument', found.path, `${found.value} is not a finite number (JSON has no NaN or infinity)`);
+  }
+}
 
 /** The ABI version this package speaks. */
 export const ABI_VERSION = 1;
@@ -243,16 +297,13 @@ function memorySafeImports(memory) {
 /**
  * JSON text of a request: JSON.stringify's, with BigInt values written as
  * the integers they are (JSON.stringify refuses them), so that an id past
- * Number.MAX_SAFE_INTEGER reaches the module exactly.
+ * Number.MAX_SAFE_INTEGER reaches the module exactly; a number JSON cannot
+ * carry stops it as finiteOnly does.
  */
-function stringify(value) {
-  try {
-    return JSON.stringify(value);
-  } catch (err) {
-    if (!(err instanceof TypeError)) throw err;
-  }
+function withBigInts(value) {
   const write = (v) => {
     if (typeof v === 'bigint') return v.toString();
+    if (typeof v === 'number' && !Number.isFinite(v)) throw new RangeError('non-finite');
     if (v === null || typeof v !== 'object') return JSON.stringify(v);
     if (typeof v.toJSON === 'function') return write(v.toJSON());
     if (Array.isArray(v)) return `[${v.map((x) => write(x) ?? 'null').join(',')}]`;
@@ -466,7 +517,7 @@ export class Orrery {
    * Works for every operation of the schema, including ones added later.
    */
   call(op, request) {
-    const body = typeof request === 'string' ? request : stringify(request);
+    const body = encode(request);
     const reply = parseReply(this.handle(`{"op":${JSON.stringify(op)},"request":${body}}`));
     if (reply.error) throw new OrreryError(reply.error.code, reply.error.field, reply.error.message);
     return reply.response;
@@ -641,6 +692,11 @@ export class Scheduler {
   /** "shockwave.scheduler.end_round" (increment_round_ptr): returns the new round. */
   endRound() {
     return this.#call('shockwave.scheduler.end_round', {}).round;
+  }
+
+  /** "shockwave.scheduler.resolve" (set_resolve): re-plan at the next schedule. */
+  resolve() {
+    return this.#call('shockwave.scheduler.resolve', {});
   }
 
   /** "shockwave.scheduler.schedule" (round_schedule): the ids to run this round. */

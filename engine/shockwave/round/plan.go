@@ -225,8 +225,8 @@ func checkState(s *State) (delta float64, err error) {
 	if !finite(cfg.Tolerance) || cfg.Tolerance < 0 {
 		return 0, invalid("Config.Tolerance", "%v (want a finite value ≥ 0)", cfg.Tolerance)
 	}
-	if cfg.ReoptRounds < 0 {
-		return 0, invalid("Config.ReoptRounds", "%d (want ≥ 0)", cfg.ReoptRounds)
+	if cfg.ReoptRounds < -1 {
+		return 0, invalid("Config.ReoptRounds", "%d (want ≥ 0, or -1 for none)", cfg.ReoptRounds)
 	}
 	// The configuration's own checks before the sizes and the jobs, so
 	// that a configuration is refused (or accepted) whatever the jobs: a

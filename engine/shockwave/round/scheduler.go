@@ -15,15 +15,16 @@ import (
 // Scheduler is the incremental form of the planner, the counterpart of the
 // authors' ShockwaveScheduler: jobs arrive and leave, report progress and
 // throughput, and each round asks for its jobs. It re-plans, as the authors
-// do, when a job arrives or completes, every ReoptRounds rounds, and when
-// the current round has left the cached window; otherwise it returns the
-// cached plan's round.
+// do, when a job arrives or completes, every ReoptRounds rounds, when the
+// caller asks (Resolve), and when the current round has left the cached
+// window; otherwise it returns the cached plan's round.
 //
 //	add_metadata          → Add
 //	remove_metadata       → Remove
 //	schedule_progress     → Progress
 //	(throughput timeline) → Observe
 //	increment_round_ptr   → EndRound
+//	set_resolve           → Resolve
 //	round_schedule        → Schedule
 //
 // A Scheduler is not safe for concurrent use.
@@ -84,8 +85,8 @@ func New(gpus int, cfg Config) (*Scheduler, error) {
 	if gpus < 1 {
 		return nil, argErr("gpus", ErrInvalid, "%d GPUs (want ≥ 1)", gpus)
 	}
-	if cfg.ReoptRounds < 0 {
-		return nil, argErr("cfg.ReoptRounds", ErrInvalid, "%d (want ≥ 0)", cfg.ReoptRounds)
+	if cfg.ReoptRounds < -1 {
+		return nil, argErr("cfg.ReoptRounds", ErrInvalid, "%d (want ≥ 0, or -1 for none)", cfg.ReoptRounds)
 	}
 	if _, err := checkState(&State{GPUs: gpus, Config: cfg}); err != nil {
 		return nil, err
@@ -315,8 +316,8 @@ func (s *Scheduler) Observe(id int, sample predictor.Sample) error {
 }
 
 // EndRound advances to the next round (increment_round_ptr) and forces a
-// re-plan every ReoptRounds rounds, as the authors' simulator does. Past
-// market.MaxRound it fails and the round stays.
+// re-plan every ReoptRounds rounds, as the authors' simulator does (never
+// with ReoptRounds -1). Past market.MaxRound it fails and the round stays.
 func (s *Scheduler) EndRound() error {
 	if s.round >= market.MaxRound {
 		return argErr("round", ErrInvalid, "%d is the last round a plan may have", s.round)
@@ -324,7 +325,10 @@ func (s *Scheduler) EndRound() error {
 	s.round++
 	s.since++
 	period := s.cfg.ReoptRounds
-	if period == 0 {
+	switch period {
+	case -1:
+		return nil
+	case 0:
 		period = DefaultReoptRounds
 	}
 	if s.since >= period {
@@ -332,6 +336,15 @@ func (s *Scheduler) EndRound() error {
 		s.dirty = true
 	}
 	return nil
+}
+
+// Resolve forces a re-plan at the next Schedule (set_resolve): what the
+// authors' simulator calls after a completion or every REOPT_ROUNDS
+// rounds, for a caller that keeps that count itself (ReoptRounds -1). It
+// restarts the periodic count.
+func (s *Scheduler) Resolve() {
+	s.since = 0
+	s.dirty = true
 }
 
 // Schedule returns the IDs of the jobs to run in the current round (the

@@ -25,7 +25,8 @@ type Config struct {
 	// Tolerance is the calibration tolerance; 0 means 0.4.
 	Tolerance float64
 	// ReoptRounds is the period of forced re-plans of a [Scheduler]; 0
-	// means 8. Plan ignores it.
+	// means 8, -1 none (the caller forces them with [Scheduler.Resolve],
+	// as the authors' simulator does with set_resolve). Plan ignores it.
 	ReoptRounds int
 }
 
