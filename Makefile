@@ -116,6 +116,14 @@ python-install:
 npm-pack:
 	./.ci/npm-pack.sh
 
+# Time limits on every host, 1 ms to 1 s on every request size
+# (docs/reliability.md): natively, in wazero and in node (needs node).
+.PHONY: deadlines
+deadlines:
+	$(GO) test -count=1 -timeout 60m -run TestDeadlines -v . -deadline.sweep
+	$(GO) test -count=1 -timeout 60m -run TestDeadlines -v ./bindings/go -deadline.sweep
+	$(GO) test -count=1 -timeout 60m -run TestNodeDeadlines -v ./bindings/crosscheck -deadline.sweep
+
 # Per-call overhead and end-to-end calls, native vs wazero vs node vs Python.
 bench-hosts:
 	$(GO) run ./bindings/crosscheck -bench

@@ -175,10 +175,11 @@ func limit(ms float64) time.Duration {
 	return time.Duration(math.Ceil(ms * 1e6))
 }
 
-// withLimit bounds ctx by a request's time limit; 0 means none.
+// withLimit bounds ctx by a request's time limit, from the call's start
+// (see callStart); 0 means none.
 func withLimit(ctx context.Context, limit time.Duration) (context.Context, context.CancelFunc) {
 	if limit > 0 {
-		return context.WithTimeout(ctx, limit)
+		return context.WithDeadline(ctx, callStart(ctx).Add(limit))
 	}
 	return ctx, func() {}
 }

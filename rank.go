@@ -323,6 +323,8 @@ func reason(err error, req RankRequest) string {
 		return fmt.Sprintf("%s; jobs %q on link %q exceed capacity by %d unit-ticks with the shifts the rest of the placement sets, %d at the link's own optimum", what, ids, req.Links[ie.Link].ID, ie.Excess, ie.Optimum)
 	case errors.Is(err, circle.ErrPerimeterTooLarge), errors.Is(err, link.ErrTooLarge):
 		return "perimeter: " + err.Error() + " (set round_periods to round iteration times up to a coarser grid)"
+	case errors.Is(err, candidate.ErrTimeLimit):
+		return "time limit: it ended before this candidate was evaluated (raise time_limit_ms)"
 	case errors.Is(err, link.ErrTimeLimit):
 		return "time limit: it ended before a link search of this candidate had a first answer (raise time_limit_ms)"
 	}

@@ -289,8 +289,8 @@ func (c *ShockwaveConfig) config() (round.Config, time.Duration, error) {
 		dst  *float64
 		upTo float64
 	}{
-		{"config.round_s", c.RoundS, &mc.RoundSeconds, inf},
-		{"config.k", c.K, &mc.K, inf},
+		{"config.round_s", c.RoundS, &mc.RoundSeconds, round.MaxSeconds},
+		{"config.k", c.K, &mc.K, round.MaxK},
 		{"config.lambda", c.Lambda, &mc.Lambda, inf},
 		{"config.rho_max", c.RhoMax, &mc.RhoMax, inf},
 		{"config.log_zero", c.LogZero, &mc.LogZero, inf},
@@ -321,8 +321,8 @@ func (c *ShockwaveConfig) config() (round.Config, time.Duration, error) {
 	default:
 		return round.Config{}, 0, fieldError("config.estimator", fmt.Errorf("%w: %q (want \"faithful\", \"posterior\" or \"oracle\")", predictor.ErrInvalid, c.Estimator))
 	}
-	if !(c.PriorStrength >= 0) || math.IsInf(c.PriorStrength, 0) {
-		return round.Config{}, 0, fieldError("config.prior_strength", fmt.Errorf("%w: %v", predictor.ErrInvalid, c.PriorStrength))
+	if !(c.PriorStrength >= 0 && c.PriorStrength <= predictor.MaxPriorStrength) {
+		return round.Config{}, 0, fieldError("config.prior_strength", fmt.Errorf("%w: %v (want 0..%d; 0 is the job's epoch count, the authors')", predictor.ErrInvalid, c.PriorStrength, predictor.MaxPriorStrength))
 	}
 	cfg.Predictor.PriorStrength = c.PriorStrength
 	if cfg.Momentum, err = optional("config.momentum", c.Momentum, 1); err != nil {
@@ -380,7 +380,7 @@ func fieldPlanError(fe *round.FieldError, err error) error {
 	if errors.Is(err, market.ErrLimit) {
 		code = CodeLimit
 	}
-	return &Error{Code: code, Field: field, Message: message(fe.Err), err: err}
+	return &Error{Code: code, Field: field, Message: fieldMessage(fe.Err), err: err}
 }
 
 // jsonPath returns the JSON path of the request value a round error names,

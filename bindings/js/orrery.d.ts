@@ -66,7 +66,14 @@ export class Orrery {
 }
 
 /** A job id of the stateful scheduler: an integer or a non-empty string (one kind per scheduler). */
-export type JobId = number | string;
+/**
+ * A job's id in the stateful operations: an integer or a non-empty string.
+ * Integers outside ±Number.MAX_SAFE_INTEGER are BigInt, both ways: pass
+ * one as a BigInt, and every id the module answers past that range comes
+ * back as one (a number there would round: 2^53 + 1 is 2^53). Ids within
+ * it are numbers.
+ */
+export type JobId = number | bigint | string;
 
 /** shockwave.plan's configuration, with the scheduler's periodic re-plan. */
 export interface SchedulerConfig extends PlanConfig {
@@ -285,7 +292,8 @@ export interface PlanConfig {
 }
 
 export interface PlanJob {
-  id: number;
+  /** An integer; past ±Number.MAX_SAFE_INTEGER a BigInt (see JobId). */
+  id: number | bigint;
   gpus: number;
   submit_s: number;
   epochs?: number;
@@ -319,8 +327,8 @@ export interface PlanResponse {
   welfare: number;
   makespan_s: number;
   nodes: number;
-  rounds: number[][];
-  backfill: number[][];
+  rounds: (number | bigint)[][];
+  backfill: (number | bigint)[][];
   jobs: (JobPrediction & { rounds: number; epochs: number; priority: number })[];
 }
 
@@ -328,7 +336,7 @@ export interface PlanResponse {
 
 /** What the planner predicts for one job. */
 export interface JobPrediction {
-  id: number;
+  id: number | bigint;
   remaining_s: number;
   remaining_std_s: number;
   mean_epoch_s: number;

@@ -78,7 +78,12 @@ function finiteOnly(key, value) {
 function encode(request) {
   if (typeof request === 'string') return request;
   try {
-    return JSON.stringify(request, finiteOnly);
+    try {
+      return JSON.stringify(request, finiteOnly);
+    } catch (e) {
+      if (!(e instanceof TypeError)) throw e;
+      return withBigInts(request); // JSON.stringify refuses a BigInt
+    }
   } catch (e) {
     const found = e instanceof RangeError && e.message === 'non-finite' ? nonFinite(request) : null;
     if (!found) throw e;
@@ -289,6 +294,95 @@ function memorySafeImports(memory) {
   };
 }
 
+/**
+ * JSON text of a request: JSON.stringify's, with BigInt values written as
+ * the integers they are (JSON.stringify refuses them), so that an id past
+ * Number.MAX_SAFE_INTEGER reaches the module exactly; a number JSON cannot
+ * carry stops it as finiteOnly does.
+ */
+function withBigInts(value) {
+  const write = (v) => {
+    if (typeof v === 'bigint') return v.toString();
+    if (typeof v === 'number' && !Number.isFinite(v)) throw new RangeError('non-finite');
+    if (v === null || typeof v !== 'object') return JSON.stringify(v);
+    if (typeof v.toJSON === 'function') return write(v.toJSON());
+    if (Array.isArray(v)) return `[${v.map((x) => write(x) ?? 'null').join(',')}]`;
+    const parts = [];
+    for (const [k, x] of Object.entries(v)) {
+      const w = write(x);
+      if (w !== undefined) parts.push(`${JSON.stringify(k)}:${w}`);
+    }
+    return `{${parts.join(',')}}`;
+  };
+  return write(value);
+}
+
+/** Keys whose integers are job ids (their own value, or their array's elements). */
+const ID_KEYS = new Set(['id', 'jobs', 'rounds', 'backfill']);
+
+/**
+ * The reply envelope's value. Integer ids (a key "id", or an element of a
+ * "jobs", "rounds" or "backfill" array) outside ±Number.MAX_SAFE_INTEGER
+ * come back as BigInt, exactly as the module wrote them (JSON.parse would
+ * round 2^53 + 1 to 2^53); every other value is JSON.parse's. The
+ * lexical check is cheap: replies without a run of 16 digits take
+ * JSON.parse itself.
+ */
+function parseReply(text) {
+  if (!/\d{16}/.test(text)) return JSON.parse(text);
+  let i = 0;
+  const ws = () => {
+    while (i < text.length && ' \t\n\r'.includes(text[i])) i++;
+  };
+  const value = (idKey) => {
+    ws();
+    const c = text[i];
+    if (c === '{') {
+      i++;
+      const o = {};
+      ws();
+      if (text[i] === '}') return i++, o;
+      for (;;) {
+        ws();
+        const k = string();
+        ws();
+        i++; // ':'
+        o[k] = value(ID_KEYS.has(k) ? k : null);
+        ws();
+        if (text[i++] === '}') return o;
+      }
+    }
+    if (c === '[') {
+      i++;
+      const a = [];
+      ws();
+      if (text[i] === ']') return i++, a;
+      for (;;) {
+        // An array of ids (or of arrays of ids: rounds) passes its key on.
+        a.push(value(idKey === 'id' ? null : idKey));
+        ws();
+        if (text[i++] === ']') return a;
+      }
+    }
+    if (c === '"') return string();
+    const m = /^-?\d+(\.\d+)?([eE][+-]?\d+)?|^true|^false|^null/.exec(text.slice(i, i + 400));
+    i += m[0].length;
+    if (m[0] === 'true') return true;
+    if (m[0] === 'false') return false;
+    if (m[0] === 'null') return null;
+    const n = Number(m[0]);
+    if (idKey && m[1] === undefined && m[2] === undefined && !Number.isSafeInteger(n)) return BigInt(m[0]);
+    return n;
+  };
+  const string = () => {
+    const start = i++;
+    while (text[i] !== '"') i += text[i] === '\\' ? 2 : 1;
+    i++;
+    return JSON.parse(text.slice(start, i));
+  };
+  return value(null);
+}
+
 /** One instance of the module. Create it with load(). */
 export class Orrery {
   #module;
@@ -424,7 +518,7 @@ export class Orrery {
    */
   call(op, request) {
     const body = encode(request);
-    const reply = JSON.parse(this.handle(`{"op":${JSON.stringify(op)},"request":${body}}`));
+    const reply = parseReply(this.handle(`{"op":${JSON.stringify(op)},"request":${body}}`));
     if (reply.error) throw new OrreryError(reply.error.code, reply.error.field, reply.error.message);
     return reply.response;
   }

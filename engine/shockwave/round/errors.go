@@ -103,13 +103,16 @@ func indexed(field string, k int) string {
 // wire reports it as an internal error). TestFieldNames keeps it unused.
 const unmapped = "unmapped "
 
-// fromPredictor re-roots a predictor error about job i of s at the State
-// field its input came from. The predictor names its own inputs (fields of
+// fromPredictor re-roots a predictor error about job i of s (−1: one about
+// the options) at the State field its input came from. The predictor names its own inputs (fields of
 // predictor.Job, arguments of Calibrate, FinishEstimate and FinishSeries),
 // which Plan fills from the State; k is the index in the job's Finish of
 // the estimate being added, −1 for any other call.
 func fromPredictor(s *State, i, k int, err error) error {
-	j := &s.Jobs[i]
+	j := &Job{} // i < 0: an error of the State's own (the options)
+	if i >= 0 {
+		j = &s.Jobs[i]
+	}
 	var pe *predictor.FieldError
 	if !errors.As(err, &pe) {
 		return fmt.Errorf("round: job %d: %w", j.ID, err)

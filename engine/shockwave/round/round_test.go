@@ -513,8 +513,10 @@ func TestPlanBadInput(t *testing.T) {
 	}{
 		{"gpus", func(s *State) { s.GPUs = 0 }, -1, "GPUs", ErrInvalid},
 		{"round", func(s *State) { s.Round = market.MaxRound + 1 }, -1, "Round", ErrInvalid},
-		{"k", func(s *State) { s.Config.Market.K = 1e300 }, -1, "Config.Market.K", market.ErrInvalid},
-		{"round length", func(s *State) { s.Config.Market.RoundSeconds = -1 }, -1, "Config.Market.RoundSeconds", ErrInvalid},
+		{"k", func(s *State) { s.Config.Market.K = 1e300 }, -1, "Config.Market.K", ErrInvalid},
+		{"negative k", func(s *State) { s.Config.Market.K = -1 }, -1, "Config.Market.K", market.ErrInvalid},
+		{"round length", func(s *State) { s.Config.Market.RoundSeconds = -1 }, -1, "Config.Market.RoundSeconds", market.ErrInvalid},
+		{"round of 1e16 s", func(s *State) { s.Config.Market.RoundSeconds = 1e16 }, -1, "Config.Market.RoundSeconds", ErrInvalid},
 		{"breakpoint", func(s *State) { s.Config.Market.Breakpoints = []float64{0, 2} }, -1, "Config.Market.Breakpoints[1]", market.ErrInvalid},
 		{"too many GPU-rounds", func(s *State) { s.GPUs = 1 << 20 }, -1, "GPUs", market.ErrLimit},
 		{"prior strength", func(s *State) { s.Config.Predictor.PriorStrength = 1e20 }, -1, "Config.Predictor.PriorStrength", predictor.ErrInvalid},
@@ -533,7 +535,12 @@ func TestPlanBadInput(t *testing.T) {
 			s.Jobs[0].ProfiledDur = []float64{0, 0, 0}
 			s.Jobs[0].Finish = []FinishPoint{{Round: 0, Estimate: 1000}}
 		}, 0, "ProfiledDur[0]", ErrInvalid},
-		{"timeline", func(s *State) { timeline(s); s.Jobs[0].Timeline[0].ItPerSec = -3 }, 0, "Timeline[0].ItPerSec", predictor.ErrInvalid},
+		{"timeline", func(s *State) { timeline(s); s.Jobs[0].Timeline[0].ItPerSec = -3 }, 0, "Timeline[0].ItPerSec", ErrInvalid},
+		{"timeline past the round", func(s *State) { timeline(s); s.Jobs[0].Timeline[0].Round = 9 }, 0, "Timeline[0].Round", ErrInvalid},
+		{"timeline throughput", func(s *State) { timeline(s); s.Jobs[0].Timeline[0].ItPerSec = 2e12 }, 0, "Timeline[0].ItPerSec", ErrInvalid},
+		{"profiled durations of another length", func(s *State) { s.Jobs[0].ProfiledDur = []float64{10, 10} }, 0, "ProfiledDur", ErrInvalid},
+		{"negative dataset size", func(s *State) { s.Jobs[0].SamplesPerEpoch = -1 }, 0, "SamplesPerEpoch", ErrInvalid},
+		{"epoch past the bound", func(s *State) { s.Jobs[0].EpochDur[0] = 2e15 }, 0, "EpochDur[0]", ErrInvalid},
 		{"zero epochs", func(s *State) { s.Jobs[0].EpochBS, s.Jobs[0].EpochDur = nil, nil }, 0, "EpochBS", predictor.ErrNoEpochs},
 		{"progress past total", func(s *State) { s.Jobs[0].Progress = 4 }, 0, "Progress", predictor.ErrProgress},
 		{"unknown batch size", func(s *State) {
@@ -541,16 +548,15 @@ func TestPlanBadInput(t *testing.T) {
 		}, 0, "EpochBS[2]", predictor.ErrUnknownBatchSize},
 		{"known NaN", func(s *State) { s.Jobs[1].Known.Remaining = math.NaN() }, 1, "Known.Remaining", ErrInvalid},
 		{"known progress", func(s *State) { s.Jobs[1].Progress = 6 }, 1, "Progress", market.ErrInvalid},
-		{"finish estimate overflows", func(s *State) {
-			s.Jobs[1].Submit, s.Jobs[1].Known.Remaining = 1.7e308, 1e308
-		}, 1, "Known.Remaining", predictor.ErrOverflow},
+		{"submission past the bound", func(s *State) { s.Jobs[1].Submit = 1.7e308 }, 1, "Submit", ErrInvalid},
+		{"known remaining past the bound", func(s *State) { s.Jobs[1].Known.Remaining = 1e308 }, 1, "Known.Remaining", ErrInvalid},
 		{"duplicate id", func(s *State) { s.Jobs[1].ID = 1 }, 1, "ID", market.ErrInvalid},
 		{"empty window", func(s *State) { s.Config.Market.Rounds = -1 }, -1, "Config.Market.Rounds", market.ErrInvalid},
 		{"finish order", func(s *State) {
 			s.Jobs[0].Finish = []FinishPoint{{Round: 2, Estimate: 5}, {Round: 1, Estimate: 6}}
 		}, 0, "Finish[1].Round", ErrInvalid},
 		{"finish in the future", func(s *State) { s.Jobs[0].Finish = []FinishPoint{{Round: 9, Estimate: 5}} }, 0, "Finish[0].Round", ErrInvalid},
-		{"fair finish not positive", func(s *State) { s.Jobs[0].Finish = []FinishPoint{{Round: 0, Estimate: -5}} }, 0, "Finish", ErrInvalid},
+		{"finish estimate not positive", func(s *State) { s.Jobs[0].Finish = []FinishPoint{{Round: 0, Estimate: -5}} }, 0, "Finish[0].Estimate", ErrInvalid},
 		{"momentum", func(s *State) { s.Config.Momentum = 2 }, -1, "Config.Momentum", ErrInvalid},
 		{"calibration without dataset size", func(s *State) {
 			s.Jobs[0].Timeline = []predictor.Sample{{Round: 1, ItPerSec: 3, BatchSize: 32}}
