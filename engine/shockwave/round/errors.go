@@ -128,19 +128,12 @@ func fromPredictor(s *State, i, k int, err error) error {
 // State.
 func predictorField(j *Job, k int, pe *predictor.FieldError) (field string, ofJob bool) {
 	job := func(f string) (string, bool) { return indexed(f, pe.Index), true }
+	if f, ok := strings.CutPrefix(pe.Field, "Job."); ok {
+		return job(f) // predictor.Job's fields are Job's, by the same names
+	}
 	switch pe.Field {
-	case "Job.Epochs":
-		return job("Epochs")
-	case "Job.Progress":
-		return job("Progress")
-	case "Job.EpochBS":
-		return job("EpochBS")
-	case "Job.EpochDur", "cur":
+	case "cur":
 		return job("EpochDur")
-	case "Job.Modes":
-		return job("Modes")
-	case "Job.ModeDur":
-		return job("ModeDur")
 	case "pre": // Calibrate's pre-profiled durations: EpochDur without ProfiledDur
 		if j.ProfiledDur == nil {
 			return job("EpochDur")
