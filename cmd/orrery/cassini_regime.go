@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"image/color"
 	"io"
@@ -15,6 +16,7 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 
+	"github.com/orrery/orrery/internal/eval/data"
 	"github.com/orrery/orrery/internal/eval/replay"
 )
 
@@ -35,22 +37,22 @@ const (
 )
 
 // runCassiniRegime is `orrery cassini regime`: the congestion sweep.
-func runCassiniRegime(ctx context.Context, args []string, s stdio) error {
-	f, err := parseCassiniRegimeFlags(args, s)
+func runCassiniRegime(ctx context.Context, args []string, s stdio) (err error) {
+	fs := flags("cassini regime", s)
+	defer func() { err = withUsage(fs, err) }()
+	f, err := parseCassiniRegimeFlags(fs, args, s)
 	if err != nil {
 		return err
 	}
 	prog := newProgress(s, f.Quiet)
 	defer prog.Done()
 	f.Progress = func(done, cells int) { prog.Report("cassini regime", done, cells) }
-	if f.Base.Noise != replay.NoNoise && f.Base.Noise != replay.Gaussian {
-		dir := f.NoiseDir
-		if dir == "" {
-			if dir, err = dataDir(alibabaData, "noise-dir"); err != nil {
-				return err
-			}
+	f.Base.NoiseData = data.Alibaba
+	if f.NoiseDir != "" {
+		if st, err := os.Stat(f.NoiseDir); err != nil || !st.IsDir() {
+			return fmt.Errorf("-noise-dir %s: not a folder", f.NoiseDir)
 		}
-		f.Base.NoiseData = os.DirFS(dir)
+		f.Base.NoiseData = os.DirFS(f.NoiseDir)
 	}
 	r, err := replay.RunRegime(ctx, f.Regime)
 	prog.Done()
@@ -83,9 +85,8 @@ func runCassiniRegime(ctx context.Context, args []string, s stdio) error {
 	return err
 }
 
-func parseCassiniRegimeFlags(args []string, s stdio) (f regimeFlags, err error) {
+func parseCassiniRegimeFlags(fs *flag.FlagSet, args []string, s stdio) (f regimeFlags, err error) {
 	o := &f.Base
-	fs := flags("cassini regime", s)
 	scenario := fs.String("scenario", "paper", "the experiment: paper (the paper's Fig. 11 setup) or poisson (all 13 models)")
 	oversub := fs.String("oversub", "2,4,8", "oversubscriptions of the paper's fabric (its ToRs' server to uplink capacity), comma-separated")
 	placements := fs.String("placements", "contiguous,themis,scattered", "placement rules, comma-separated: contiguous, themis, scattered")
@@ -96,7 +97,7 @@ func parseCassiniRegimeFlags(args []string, s stdio) (f regimeFlags, err error) 
 	iters := fs.String("iterations", "200-1000", "iterations per job: N or MIN-MAX")
 	seed := fs.String("seed", "1-5", "seeds: N, N-M or a list; every cell runs every arm on every seed")
 	noise := fs.String("noise", "both", "iteration-time noise: both, traces, cov (Alibaba PAI), gauss:CV or none")
-	fs.StringVar(&f.NoiseDir, "noise-dir", "", "directory of the Alibaba PAI files (default: the repository's "+alibabaData+")")
+	fs.StringVar(&f.NoiseDir, "noise-dir", "", "folder of the Alibaba PAI files to read in place of the copy inside the binary")
 	fs.StringVar(&f.PlotDir, "plot", "", "write cassini_regime.png into this directory")
 	fs.StringVar(&f.Doc, "doc", "", "rewrite the table between the regime markers of this Markdown file")
 	fs.BoolVar(&f.JSON, "json", false, "print JSON instead of the table")

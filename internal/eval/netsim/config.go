@@ -342,6 +342,9 @@ type Config struct {
 	Topology      *topology.Topology
 	GPUsPerServer int            // 0 means 1
 	Jobs          []workload.Job // the trace; IDs must be distinct
+	// Models are models of the caller's own the jobs may name besides the
+	// built-in ones (workload.Models); their names must differ from those.
+	Models []workload.Model
 	// Scheduler allocates the GPUs (the zero value is Themis, the paper's);
 	// Lease is Themis's lease or Gavel's and Shockwave's round, 0 meaning
 	// DefaultLease for Themis and DefaultRound for the others.
@@ -463,6 +466,11 @@ func (c Config) normalize() (Config, error) {
 			return c, fmt.Errorf("%w: topology: link %d (%s) has %v Gbps", ErrInvalid, i, l.ID, l.Gbps)
 		}
 	}
+	for i, m := range c.Models {
+		if _, err := workload.Lookup(m.Name); err == nil || m.Name == "" {
+			return c, fmt.Errorf("%w: models[%d]: %q is empty or a built-in model's name", ErrInvalid, i, m.Name)
+		}
+	}
 	gpus := c.Topology.Servers * c.GPUsPerServer
 	ids := make(map[int]bool, len(c.Jobs))
 	for i, j := range c.Jobs {
@@ -470,7 +478,7 @@ func (c Config) normalize() (Config, error) {
 			return c, fmt.Errorf("%w: jobs[%d]: ID %d repeats", ErrInvalid, i, j.ID)
 		}
 		ids[j.ID] = true
-		m, err := workload.Lookup(j.Model)
+		m, err := c.model(j.Model)
 		if err != nil {
 			return c, fmt.Errorf("jobs[%d]: %w", i, err)
 		}
@@ -500,6 +508,16 @@ func (c Config) normalize() (Config, error) {
 		}
 	}
 	return c, nil
+}
+
+// model returns the model called name: one of c.Models, or a built-in one.
+func (c *Config) model(name string) (workload.Model, error) {
+	for _, m := range c.Models {
+		if m.Name == name {
+			return m, nil
+		}
+	}
+	return workload.Lookup(name)
 }
 
 func checkPinned(servers []int, gpus, perServer, nservers, minServers int) error {

@@ -293,7 +293,7 @@ func newSim(ctx context.Context, cfg Config) (*sim, error) {
 	dealer := cfg.Noise.Dealer() // jobs share worker-trace series
 	for k, i := range order {
 		j := cfg.Jobs[i]
-		m, _ := workload.Lookup(j.Model) // validated
+		m, _ := cfg.model(j.Model) // validated
 		noise, err := dealer.For(j.ID, workload.Servers(j.GPUs, cfg.GPUsPerServer))
 		if err != nil {
 			return nil, fmt.Errorf("jobs[%d]: noise: %w", i, err)

@@ -43,11 +43,17 @@ var ErrInvalid = errors.New("replay: invalid setup")
 // Themis with 10-minute leases placing as Themis does, 90% load) without
 // iteration-time noise.
 type Cassini struct {
-	// Scenario is the trace; "" means Poisson. The fixed experiments (Fig2,
-	// Snapshot1..5) bring their own fabric and pinned placements, and each
-	// job runs MaxIterations; Paper is the Poisson experiment of the
-	// paper's Fig. 11 (see PaperModels).
+	// Scenario is the trace; "" means Poisson, or Custom when Trace is set.
+	// The fixed experiments (Fig2, Snapshot1..5) bring their own fabric and
+	// pinned placements, and each job runs MaxIterations; Paper is the
+	// Poisson experiment of the paper's Fig. 11 (see PaperModels).
 	Scenario Scenario
+	// Trace, when not nil, is the jobs to run (the Custom scenario, the same
+	// on every seed): the caller's own arrivals, naming built-in models or
+	// Profiles. workload.ReadJobs reads both from a file.
+	Trace []workload.Job
+	// Profiles are models of the caller's own that Trace may name.
+	Profiles []workload.Model
 	// Placement picks the GPUs of the scheduler's placements (and the
 	// candidates it offers CASSINI); "" means PlaceThemis.
 	Placement Placement
@@ -88,7 +94,7 @@ type Cassini struct {
 	// Noise is the iteration-time noise; the zero value is none. NoiseCV
 	// is the Gaussian noise's coefficient of variation, and NoiseData holds
 	// the Alibaba PAI files the other kinds replay (this repository's
-	// testdata/alibaba).
+	// internal/eval/data/alibaba).
 	Noise     Noise
 	NoiseCV   float64
 	NoiseData fs.FS
@@ -205,7 +211,8 @@ const (
 	// arrivals at Load (90%, the paper's 80-100%), 1-12 GPUs and 200-1000
 	// iterations per job, and Themis as its paper describes it (its
 	// auction, worker counts re-tuned, its GPU rule).
-	Paper Scenario = "paper"
+	Paper  Scenario = "paper"
+	Custom Scenario = "custom" // the caller's Trace
 )
 
 // PaperModels is the model mix of the paper's Fig. 11: its data-parallel
@@ -219,7 +226,7 @@ func PaperModels() []string {
 
 // Scenarios lists the scenarios.
 func Scenarios() []Scenario {
-	return []Scenario{Poisson, Dynamic, Fig2, Snapshot1, Snapshot2, Snapshot3, Snapshot4, Snapshot5, Paper}
+	return []Scenario{Poisson, Dynamic, Fig2, Snapshot1, Snapshot2, Snapshot3, Snapshot4, Snapshot5, Paper, Custom}
 }
 
 // ParseScenario parses a scenario's name.
@@ -300,8 +307,20 @@ func RunCassini(ctx context.Context, s Cassini) (CassiniReport, error) {
 // resolve fills in the defaults and checks the options.
 func (s Cassini) resolve() (Cassini, error) {
 	o := s
-	if o.Scenario == "" {
+	switch {
+	case o.Scenario == "" && o.Trace != nil:
+		o.Scenario = Custom
+	case o.Scenario == "":
 		o.Scenario = Poisson
+	}
+	if (o.Scenario == Custom) != (o.Trace != nil) {
+		return o, badField("Trace", "%d jobs for scenario %q (a Trace is the custom scenario, and only it)", len(o.Trace), o.Scenario)
+	}
+	if o.Scenario == Custom && len(o.Trace) == 0 {
+		return o, badField("Trace", "no jobs")
+	}
+	if o.Scenario == Custom {
+		o.Load = -1 // the trace has its own arrivals
 	}
 	if sc, ok := cassiniScenarios[o.Scenario]; ok {
 		fabric, err := topology.Parse(sc.topology)
@@ -383,6 +402,8 @@ func (s Cassini) resolve() (Cassini, error) {
 		return o, badField("Jobs", "%d (want 1..%d, or 0 for 40)", o.Jobs, MaxJobs)
 	case o.Sweep < 0 || o.Sweep > o.Jobs:
 		return o, badField("Sweep", "%d (want 0..%d, the jobs)", o.Sweep, o.Jobs)
+	case o.Scenario == Custom && (o.Sweep > 0 || o.Models != nil || o.Arrive != nil):
+		return o, badField("Sweep, Models or Arrive", "set with a Trace of the caller's (they shape generated traces)")
 	case o.Sweep > 1 && o.Scenario != Poisson && o.Scenario != Dynamic && o.Scenario != Paper:
 		return o, badField("Sweep", "%d for scenario %q (sweeps are of the poisson and dynamic traces)", o.Sweep, o.Scenario)
 	case o.MinIterations < 1 || o.MaxIterations < o.MinIterations:
@@ -539,6 +560,8 @@ func cassiniTrace(o Cassini, seed uint64, gpus int) ([]workload.Job, map[int][]i
 	case Dynamic:
 		jobs, err := workload.GenerateDynamic(workload.Dynamic{Base: base, Arrive: o.Arrive})
 		return jobs, nil, err
+	case Custom:
+		return slices.Clone(o.Trace), nil, nil
 	}
 	sc, ok := cassiniScenarios[o.Scenario]
 	if !ok {
@@ -555,7 +578,7 @@ func cassiniTrace(o Cassini, seed uint64, gpus int) ([]workload.Job, map[int][]i
 // config is the simulation of one arm of o on jobs.
 func (o Cassini) config(arm Arm, jobs []workload.Job, pinned map[int][]int, seed uint64, noise workload.Replay) netsim.Config {
 	cfg := netsim.Config{
-		Topology: o.Fabric, GPUsPerServer: o.GPUsPerServer, Jobs: jobs, Pinned: pinned, Scheduler: o.Scheduler, Lease: o.Lease,
+		Topology: o.Fabric, GPUsPerServer: o.GPUsPerServer, Jobs: jobs, Models: o.Profiles, Pinned: pinned, Scheduler: o.Scheduler, Lease: o.Lease,
 		Placement: o.Placement.netsim(), Auction: o.Auction.netsim(),
 		Policy: arm.Policy, Candidates: o.Candidates, Seed: seed, Duration: o.Duration, Noise: noise,
 		Agent: agent.Options{Mode: o.AgentMode, Threshold: o.Threshold, GiveUp: o.GiveUp, Budget: o.Budget},
@@ -587,7 +610,7 @@ func (o Cassini) simulate(ctx context.Context) (CassiniReport, error) {
 	noise := workload.Replay{Source: o.Noise.source(), CV: o.NoiseCV}
 	if o.Noise != NoNoise && o.Noise != Gaussian {
 		if noise, err = workload.LoadReplay(o.NoiseData, noise.Source); err != nil {
-			return CassiniReport{}, fmt.Errorf("%w: NoiseData: %w (the Alibaba PAI files: testdata/alibaba in the repository)", ErrInvalid, err)
+			return CassiniReport{}, fmt.Errorf("%w: NoiseData: %w (the Alibaba PAI files: internal/eval/data/alibaba in the repository)", ErrInvalid, err)
 		}
 	}
 	gpus := o.Fabric.Servers * max(o.GPUsPerServer, 1)
@@ -621,7 +644,7 @@ func (o Cassini) simulate(ctx context.Context) (CassiniReport, error) {
 					errs[a*len(o.Seeds)+i] = fmt.Errorf("%v, seed %d: %w", arm, seed, err)
 					return
 				}
-				runs[a][i] = summarizeCassini(arm, seed, r)
+				runs[a][i] = summarizeCassini(arm, seed, r, o.Profiles)
 				if o.Progress != nil {
 					mu.Lock()
 					done++
@@ -648,7 +671,7 @@ func (o Cassini) simulate(ctx context.Context) (CassiniReport, error) {
 		res.Transport = o.Transport.String()
 	}
 	for a, arm := range o.Arms {
-		res.Arms = append(res.Arms, aggregateCassini(arm, runs[a], runs[0]))
+		res.Arms = append(res.Arms, aggregateCassini(arm, runs[a], runs[0], profileNames(o.Profiles)))
 	}
 	pool(res.Arms)
 	return res, nil
@@ -885,7 +908,7 @@ type CassiniModel struct {
 	MarkedMbitPerIter float64 `json:"marked_mbit_per_iter"`
 }
 
-func summarizeCassini(arm Arm, seed uint64, r netsim.Result) CassiniRun {
+func summarizeCassini(arm Arm, seed uint64, r netsim.Result, own []workload.Model) CassiniRun {
 	slow := r.Slowdowns()
 	pr := CassiniRun{
 		Arm: arm.String(), Seed: seed, Status: r.Status.String(),
@@ -909,7 +932,7 @@ func summarizeCassini(arm Arm, seed uint64, r netsim.Result) CassiniRun {
 	if pr.Finished > 0 {
 		pr.MeanJCTSec = cassiniRound(jct / float64(pr.Finished))
 	}
-	pr.Models = modelResults(r)
+	pr.Models = modelResults(r, profileNames(own))
 	ps := r.Placement
 	pr.Placement = CassiniPlacement{CrossRack: cassiniRound(ps.CrossRackFraction()), UplinkHops: cassiniRound(ps.UplinkHopFraction()),
 		BindingSharers: cassiniRound(ps.BindingSharers()), BindingShare: cassiniRound(ps.BindingShare()), UplinkLoad: cassiniRound(ps.UplinkLoad()),
@@ -937,8 +960,24 @@ func summarizeCassini(arm Arm, seed uint64, r netsim.Result) CassiniRun {
 	return pr
 }
 
-// modelResults splits r's iterations by model, in Table 3's order.
-func modelResults(r netsim.Result) []CassiniModel {
+// profileNames lists the names of the caller's models.
+func profileNames(ms []workload.Model) []string {
+	out := make([]string, len(ms))
+	for i, m := range ms {
+		out[i] = m.Name
+	}
+	return out
+}
+
+// modelOrder is the order of models in the tables: Table 3's, then the
+// caller's own.
+func modelOrder(own []string) []string {
+	return append(workload.ModelNames(), own...)
+}
+
+// modelResults splits r's iterations by model, in Table 3's order, then
+// the caller's models' (own).
+func modelResults(r netsim.Result, own []string) []CassiniModel {
 	type acc struct {
 		jobs, iterations int
 		ms, slow         []float64
@@ -964,12 +1003,12 @@ func modelResults(r netsim.Result) []CassiniModel {
 		k += j.Iterations
 	}
 	var out []CassiniModel
-	for _, m := range workload.Models() {
-		a := by[m.Name]
+	for _, name := range modelOrder(own) {
+		a := by[name]
 		if a == nil {
 			continue
 		}
-		mr := CassiniModel{Model: m.Name, Jobs: a.jobs, Iterations: a.iterations,
+		mr := CassiniModel{Model: name, Jobs: a.jobs, Iterations: a.iterations,
 			MeanIterMs: cassiniRound(netsim.Mean(a.ms)), P99IterMs: cassiniRound(netsim.Percentile(a.ms, 99)),
 			MeanSlowdown: cassiniRound(netsim.Mean(a.slow))}
 		if a.iterations > 0 {
@@ -982,7 +1021,7 @@ func modelResults(r netsim.Result) []CassiniModel {
 
 // aggregateCassini summarizes an arm's runs, with speedups over base (the
 // first arm's runs on the same seeds).
-func aggregateCassini(arm Arm, runs, base []CassiniRun) CassiniArm {
+func aggregateCassini(arm Arm, runs, base []CassiniRun, own []string) CassiniArm {
 	pick := func(f func(CassiniRun) float64) Spread {
 		v := make([]float64, len(runs))
 		for i, r := range runs {
@@ -1039,7 +1078,7 @@ func aggregateCassini(arm Arm, runs, base []CassiniRun) CassiniArm {
 		sh := pick(func(r CassiniRun) float64 { return *r.Sharing })
 		a.Sharing = &sh
 	}
-	for _, name := range modelNames(runs) {
+	for _, name := range modelNames(runs, own) {
 		m := CassiniModel{Model: name}
 		var n float64
 		for _, r := range runs {
@@ -1063,8 +1102,9 @@ func aggregateCassini(arm Arm, runs, base []CassiniRun) CassiniArm {
 	return a
 }
 
-// modelNames are the models of r's runs, in Table 3's order.
-func modelNames(runs []CassiniRun) []string {
+// modelNames are the models of r's runs, in Table 3's order, then the
+// caller's (own).
+func modelNames(runs []CassiniRun, own []string) []string {
 	seen := map[string]bool{}
 	for _, r := range runs {
 		for _, m := range r.Models {
@@ -1072,9 +1112,9 @@ func modelNames(runs []CassiniRun) []string {
 		}
 	}
 	var out []string
-	for _, m := range workload.Models() {
-		if seen[m.Name] {
-			out = append(out, m.Name)
+	for _, m := range modelOrder(own) {
+		if seen[m] {
+			out = append(out, m)
 		}
 	}
 	return slices.Clip(out)

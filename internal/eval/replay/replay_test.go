@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"math"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -12,9 +11,11 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/orrery/orrery/internal/eval/data"
 	"github.com/orrery/orrery/internal/eval/netsim"
 	"github.com/orrery/orrery/internal/eval/replay"
 	"github.com/orrery/orrery/internal/eval/topology"
+	"github.com/orrery/orrery/internal/eval/workload"
 )
 
 // TestSimulateShockwaveOptions: a bad setup is an ErrSimulation naming the
@@ -146,8 +147,78 @@ func TestSimulateCassiniJobCap(t *testing.T) {
 	}
 }
 
-// authorsData is the Shockwave authors' data folder in the repository.
-var authorsData = os.DirFS("../../../testdata/shockwave")
+// authorsData is the Shockwave authors' data folder, embedded.
+var authorsData = data.Shockwave
+
+// A Trace of the caller's holding the jobs the Poisson scenario generates
+// runs them as that scenario does, arm for arm; a model of the caller's
+// that is VGG19's own profile under another name simulates as VGG19; a
+// Trace with a generated scenario's options is refused.
+func TestSimulateCassiniTrace(t *testing.T) {
+	ctx := context.Background()
+	s := replay.Cassini{Jobs: 10, MinIterations: 20, MaxIterations: 40}
+	want, err := replay.RunCassini(ctx, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs, err := workload.Generate(workload.Config{Jobs: 10, Load: 0.9, ClusterGPUs: 24, MinIterations: 20, MaxIterations: 40, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := replay.RunCassini(ctx, replay.Cassini{Trace: jobs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Scenario != "custom" || got.Jobs != 10 {
+		t.Fatalf("report %+v", got)
+	}
+	if diff := cmp.Diff(want.Arms, got.Arms); diff != "" {
+		t.Fatalf("the generated jobs as a Trace differ from the Poisson scenario (-want +got):\n%s", diff)
+	}
+
+	// VGG19's profile under another name.
+	vgg, _ := workload.Lookup("VGG19")
+	gbps := vgg.GradientBits() / vgg.Phases[1].Duration.Seconds() / 1e9
+	trace := []workload.Job{{ID: 0, Model: "VGG19", GPUs: 2, Batch: vgg.RefBatch, Iterations: 30}, {ID: 1, Model: "VGG19", GPUs: 2, Batch: vgg.RefBatch, Iterations: 30}}
+	builtin, err := replay.RunCassini(ctx, replay.Cassini{Trace: trace})
+	if err != nil {
+		t.Fatal(err)
+	}
+	own, _, err := workload.JobFile{Models: []workload.ModelSpec{{Name: "mine", Phases: []workload.PhaseSpec{{Ms: 150}, {Ms: 118, Gbps: gbps}}}}}.Parse(workload.FileOptions{})
+	if err == nil {
+		t.Fatal("a file without jobs parsed")
+	}
+	_, models, err := workload.JobFile{Models: []workload.ModelSpec{{Name: "mine", Phases: []workload.PhaseSpec{{Ms: 150}, {Ms: 118, Gbps: gbps}}}},
+		Jobs: []workload.JobSpec{{Model: "mine", GPUs: 2, Iterations: 30}}}.Parse(workload.FileOptions{})
+	if err != nil || own != nil {
+		t.Fatal(err)
+	}
+	for i := range trace {
+		trace[i].Model, trace[i].Batch = "mine", 1
+	}
+	mine, err := replay.RunCassini(ctx, replay.Cassini{Trace: trace, Profiles: models})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, a := range mine.Arms {
+		b := builtin.Arms[i]
+		if a.MeanIterMs != b.MeanIterMs || a.P99IterMs != b.P99IterMs || a.MarkedMbitPerIter != b.MarkedMbitPerIter ||
+			len(a.Models) != 1 || a.Models[0].Model != "mine" {
+			t.Fatalf("arm %s: %+v, as VGG19 %+v", a.Arm, a, b)
+		}
+	}
+
+	for _, bad := range []replay.Cassini{
+		{Trace: jobs, Scenario: replay.Poisson},
+		{Trace: jobs, Sweep: 2},
+		{Trace: []workload.Job{}},
+		{Scenario: replay.Custom},
+	} {
+		if _, err := replay.RunCassini(ctx, bad); !errors.Is(err, replay.ErrInvalid) {
+			t.Errorf("%+v: %v", bad, err)
+		}
+	}
+}
 
 // TestCassiniTransports is the transports' smoke test: Fig. 2 under each
 // one, with the invariants that hold whatever the congestion control:
