@@ -11,7 +11,7 @@ WAZERO := $(GOBIN)/wazero
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK := $(shell $(GO) env GOPATH)/orrery-tools/staticcheck-$(STATICCHECK_VERSION)/staticcheck
 
-.PHONY: demo test ci vet lint fmt-check race test-paths go-consumer cross wasm-test gen-check fuzz fma-check wasm simd-check cshared crosscheck python-install npm-pack bench-hosts bench bench-smoke cassini-sweep
+.PHONY: demo test ci vet lint fmt-check race test-paths go-consumer cross wasm-test gen-check fuzz fma-check wasm simd-check cshared crosscheck python-install npm-pack bench-hosts bench bench-smoke cassini-sweep transports-sweep
 
 # The demo writes its plots into $(OUT) and refreshes the three in docs/
 # (deterministic: the same bytes on every run, so a clean tree stays clean).
@@ -27,7 +27,12 @@ test:
 # placement x transport on the paper's setup, ten seeds; rewrites the
 # page's table and docs/cassini_regime.png.
 cassini-sweep:
-	$(GO) run ./cmd/orrery cassini regime -seed 1-10 -q -plot docs -doc docs/cassini-regime.md
+	$(GO) run ./cmd/orrery cassini regime -seed 1-10 -transports maxmin -q -plot docs -doc docs/cassini-regime.md
+
+# The sweep across transports (docs/transports.md): DCQCN and MLTCP cost
+# some 300-600 s of CPU per cell and seed, so one seed and the themis rule.
+transports-sweep:
+	$(GO) run ./cmd/orrery cassini regime -seed 1 -oversub 2,8 -placements themis -transports maxmin,dcqcn,mltcp -q -doc docs/transports.md
 
 vet:
 	$(GO) vet ./...
