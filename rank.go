@@ -46,6 +46,12 @@ type RankResponse struct {
 	Candidates []CandidateResult  `json:"candidates"`
 	PeriodsMs  map[string]float64 `json:"periods_ms"` // quantized iteration times
 	Searches   int                `json:"searches"`   // distinct link problems solved
+
+	// The best candidate's shifts centred in the ranges its shared links
+	// tolerate, and each job's room there (see LinkResponse); absent when
+	// every candidate was discarded.
+	CentredShiftsMs map[string]float64   `json:"centred_shifts_ms,omitempty"`
+	ShiftRoomMs     map[string]ShiftRoom `json:"shift_room_ms,omitempty"`
 }
 
 // CandidateResult is one candidate's evaluation.
@@ -145,7 +151,15 @@ func rankOp(ctx context.Context, req RankRequest) (RankResponse, error) {
 		}
 		return RankResponse{}, fieldError(f, err)
 	}
-	return req.response(r, jobs, rk), nil
+	resp := req.response(r, jobs, rk)
+	if rk.Best >= 0 {
+		shifts, rooms, err := candidate.Centre(ctx, jobs, links, cands[rk.Best], rk.Outcomes[rk.Best], opt)
+		if err != nil {
+			return RankResponse{}, fieldError("candidates", err)
+		}
+		resp.CentredShiftsMs, resp.ShiftRoomMs = r.centred(req.Jobs, shifts, rooms)
+	}
+	return resp, nil
 }
 
 // options reads the ranking's own options.

@@ -208,7 +208,17 @@ export interface LinkResponse {
   unrounded_score?: number;
   unrounded_excess_gbit?: number;
   unrounded_perimeter_ms?: number;
+  /** The shifts to hold: each centred in the range the link tolerates (shifts_ms is its edge). */
+  centred_shifts_ms: Record<string, number>;
+  /** Each job's room around its centred shift; an agent's slack is late_ms. */
+  shift_room_ms: Record<string, ShiftRoom>;
   evaluations: number;
+}
+
+export interface ShiftRoom {
+  early_ms: number;
+  late_ms: number;
+  partial?: boolean;
 }
 
 export interface RankRequest extends SearchOptions {
@@ -238,6 +248,8 @@ export interface RankResponse {
   candidates: CandidateResult[];
   periods_ms: Record<string, number>;
   searches: number;
+  centred_shifts_ms?: Record<string, number>;
+  shift_room_ms?: Record<string, ShiftRoom>;
 }
 
 // ---- shockwave.plan

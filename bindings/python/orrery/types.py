@@ -188,6 +188,8 @@ class _LinkResponseRequired(TypedDict):
     shifts_ms: Dict[str, float]
     rotations_deg: Dict[str, float]
     periods_ms: Dict[str, float]
+    centred_shifts_ms: Dict[str, float]
+    shift_room_ms: Dict[str, "ShiftRoom"]
     evaluations: int
 
 
@@ -272,7 +274,8 @@ class _RankResponseRequired(TypedDict):
 
 
 class RankResponse(_RankResponseRequired, total=False):
-    pass
+    centred_shifts_ms: Dict[str, float]
+    shift_room_ms: Dict[str, "ShiftRoom"]
 
 
 class SamplesSpec(TypedDict, total=False):
@@ -399,6 +402,15 @@ class SeriesSpec(TypedDict, total=False):
     min_period_ms: float
     max_period_ms: float
     min_quality: float
+
+
+class _ShiftRoomRequired(TypedDict):
+    early_ms: float
+    late_ms: float
+
+
+class ShiftRoom(_ShiftRoomRequired, total=False):
+    partial: bool
 
 
 ShockwaveConfig = TypedDict(

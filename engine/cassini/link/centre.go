@@ -1,6 +1,7 @@
 package link
 
 import (
+	"context"
 	"fmt"
 	"slices"
 
@@ -18,6 +19,9 @@ type Room struct {
 	// Bound says some link carries the job: without one nothing bounds
 	// its shift, and Early and Late are 0.
 	Bound bool
+	// Partial says the budget or the context ended the walk: the room is
+	// at least Early and Late (and the job was centred in that much).
+	Partial bool
 }
 
 // Shared is one link of a [Centre] call: the jobs crossing it, as indices
@@ -46,7 +50,8 @@ type Shared struct {
 // The jobs are centred one at a time in index order, each in its room with
 // the others at their shifts so far (an earlier job's move changes a later
 // one's room), and then every room is measured again at the centred
-// shifts. A move stays within the job's room, so the centred shifts score
+// shifts. The first job may so move earlier; [Anchor] then delays its
+// group back to where it was, which changes no excess and no room. A move stays within the job's room, so the centred shifts score
 // on every link at most what the given shifts do (the same, when those are
 // optimal). Jobs whose hold entry is true keep their shifts (a running job
 // a new placement must not move); so do jobs on no link and on a pinned
@@ -54,9 +59,14 @@ type Shared struct {
 // taken modulo it and updated in place.
 //
 // opt selects the points that are scored ([Exact] every tick, [Paper] the
-// 72 angles) and the circle options the problems were searched with. A
-// link that cannot be laid out (a cell or perimeter limit) is an error.
-func Centre(links []Shared, periods, shifts []int, hold []bool, opt Options) ([]Room, error) {
+// 72 angles) and the circle options the problems were searched with; its
+// Budget bounds the pair evaluations the walks spend (0 DefaultBudget,
+// negative none), as ctx bounds their time: a walk they stop returns a
+// Partial room. A job's room on a link costs one scan of its shifts there
+// (what one leaf of the search costs), or a step at a time where the scan
+// would pass the budget. A link that cannot be laid out (a cell or
+// perimeter limit) is an error.
+func Centre(ctx context.Context, links []Shared, periods, shifts []int, hold []bool, opt Options) ([]Room, error) {
 	if len(shifts) != len(periods) || (hold != nil && len(hold) != len(periods)) {
 		return nil, fmt.Errorf("%w: %d shifts, %d periods and %d holds", ErrFixed, len(shifts), len(periods), len(hold))
 	}
@@ -67,7 +77,10 @@ func Centre(links []Shared, periods, shifts []int, hold []bool, opt Options) ([]
 		shifts[j] = circle.Mod(shifts[j], p)
 	}
 	on := make([][]int, len(periods)) // per job, the links carrying it
-	c := centring{links: links, checkers: make([]Checker, len(links)), periods: periods, opt: opt}
+	c := centring{ctx: ctx, links: links, checkers: make([]Checker, len(links)), periods: periods, opt: opt, budget: opt.Budget}
+	if c.budget == 0 {
+		c.budget = DefaultBudget
+	}
 	for i, l := range links {
 		if len(l.Jobs) != len(l.Problem.Jobs) {
 			return nil, fmt.Errorf("%w: link %d lists %d jobs and %d demands", ErrFixed, i, len(l.Jobs), len(l.Problem.Jobs))
@@ -112,6 +125,8 @@ func Centre(links []Shared, periods, shifts []int, hold []bool, opt Options) ([]
 
 // centring is the state of one Centre call.
 type centring struct {
+	ctx      context.Context
+	budget   int64 // pair evaluations left; negative: no limit
 	links    []Shared
 	checkers []Checker // one per link, reset once
 	periods  []int
@@ -138,29 +153,90 @@ func (c *centring) room(j int, on []int, shifts []int) Room {
 			c.sub = append(c.sub, shifts[m])
 		}
 		ch := &c.checkers[i]
+		spent := ch.Evaluated()
 		base := ch.Excess(c.sub)
-		// excess(t) is the link's excess with job j at shift t.
-		var excess func(t int) int64
-		if c.opt.Mode == Exact {
+		// excess(t) is the link's excess with job j at shift t; ok is
+		// false once the budget or the context stops the walk.
+		var excess func(t int) (int64, bool)
+		if c.opt.Mode == Exact && (c.budget < 0 || ch.w.scanCost(k) <= c.budget) {
 			c.scan = ch.Scan(c.scan, c.sub, k)
 			n := len(c.scan) // the excess depends on j's shift modulo n
-			excess = func(t int) int64 { return c.scan[circle.Mod(t, n)] }
+			excess = func(t int) (int64, bool) { return c.scan[circle.Mod(t, n)], true }
 		} else {
-			excess = func(t int) int64 {
+			excess = func(t int) (int64, bool) {
+				if c.budget >= 0 && ch.Evaluated()-spent >= c.budget || c.ctx.Err() != nil {
+					return 0, false
+				}
 				c.sub[k] = t
 				e := ch.Excess(c.sub)
 				c.sub[k] = shifts[j]
-				return e
+				return e, true
 			}
 		}
 		reach := func(dir, limit int) int {
 			d := 0
-			for d < limit && excess(shifts[j]+dir*(d+1)) <= base {
+			for d < limit {
+				e, ok := excess(shifts[j] + dir*(d+1))
+				if !ok {
+					r.Partial = true
+					break
+				}
+				if e > base {
+					break
+				}
 				d++
 			}
 			return d
 		}
 		r.Late, r.Early = reach(1, r.Late), reach(-1, r.Early)
+		if c.budget >= 0 {
+			c.budget = max(c.budget-(ch.Evaluated()-spent), 0)
+		}
 	}
 	return r
+}
+
+// Anchor delays every job of each group of jobs the links connect (a
+// connected component of the affinity graph) by the same amount, so that
+// the group's first job is back at its shift in from: delaying every job on
+// a link alike changes none of its excess nor any job's room, and a search
+// fixes its first job where the caller asked (Centre may have moved it
+// earlier). A group with a held job is left as it is (the held job did not
+// move), and so are the jobs on no link. shifts is updated in place.
+func Anchor(links []Shared, periods, from, shifts []int, hold []bool) {
+	on := make([]bool, len(periods))
+	parent := make([]int, len(periods))
+	for j := range parent {
+		parent[j] = j
+	}
+	find := func(j int) int {
+		for parent[j] != j {
+			parent[j] = parent[parent[j]]
+			j = parent[j]
+		}
+		return j
+	}
+	for _, l := range links {
+		for _, m := range l.Jobs {
+			on[m] = true
+			if a, b := find(l.Jobs[0]), find(m); a != b {
+				parent[max(a, b)] = min(a, b) // the root is the group's first job
+			}
+		}
+	}
+	held := make([]bool, len(periods))
+	for j := range periods {
+		if hold != nil && hold[j] {
+			held[find(j)] = true
+		}
+	}
+	delay := make([]int, len(periods)) // per group's first job, before any moves
+	for j := range periods {
+		delay[j] = from[j] - shifts[j]
+	}
+	for j := range periods {
+		if r := find(j); on[j] && !held[r] {
+			shifts[j] = circle.Mod(shifts[j]+delay[r], periods[j])
+		}
+	}
 }

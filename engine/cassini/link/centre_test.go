@@ -34,12 +34,16 @@ func TestCentreVectorD(t *testing.T) {
 		t.Fatalf("search: shifts %v excess %d, want the edge [0 30] at 0", res.Shifts, res.Excess)
 	}
 	shifts := append([]int(nil), res.Shifts...)
-	rooms, err := Centre([]Shared{{Jobs: []int{0, 1}, Problem: pr}}, []int{72, 72}, shifts, nil, Options{})
+	rooms, err := Centre(context.Background(), []Shared{{Jobs: []int{0, 1}, Problem: pr}}, []int{72, 72}, shifts, nil, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if d := circle.Mod(shifts[1]-shifts[0], 72); d != 36 {
 		t.Errorf("centred shifts %v are %d apart, want 36", shifts, d)
+	}
+	Anchor([]Shared{{Jobs: []int{0, 1}, Problem: pr}}, []int{72, 72}, res.Shifts, shifts, nil)
+	if shifts[0] != 0 || shifts[1] != 36 {
+		t.Errorf("anchored: shifts %v, want [0 36]", shifts)
 	}
 	for j, r := range rooms {
 		if r != (Room{Early: 6, Late: 6, Bound: true}) {
@@ -115,9 +119,15 @@ func TestCentreBruteForce(t *testing.T) {
 			hold[rng.IntN(njobs)] = true
 		}
 		shifts := append([]int(nil), edge...)
-		rooms, err := Centre(links, periods, shifts, hold, opt)
+		rooms, err := Centre(context.Background(), links, periods, shifts, hold, opt)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if it%2 == 1 {
+			Anchor(links, periods, edge, shifts, hold)
+			if hold == nil && shifts[0] != edge[0] {
+				t.Fatalf("case %d: anchored %v, job 0 not at its edge shift %v", it, shifts, edge)
+			}
 		}
 		for i, l := range links {
 			if got, want := excessAt(l, shifts), excessAt(l, edge); got > want {
@@ -163,7 +173,7 @@ func TestCentreBruteForce(t *testing.T) {
 func TestCentrePinnedAndErrors(t *testing.T) {
 	pr := Problem{Jobs: []profile.Profile{upDown(72, 30, 40), upDown(72, 30, 40)}, Capacity: 50}
 	shifts := []int{0, 30, 5}
-	rooms, err := Centre([]Shared{{Jobs: []int{0, 1}, Problem: pr, Pinned: true}}, []int{72, 72, 10}, shifts, nil, Options{})
+	rooms, err := Centre(context.Background(), []Shared{{Jobs: []int{0, 1}, Problem: pr, Pinned: true}}, []int{72, 72, 10}, shifts, nil, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,8 +190,39 @@ func TestCentrePinnedAndErrors(t *testing.T) {
 		{[]Shared{{Jobs: []int{1, 1}, Problem: pr}}, []int{72, 72}}, // a job twice
 		{nil, []int{0}}, // no period
 	} {
-		if _, err := Centre(c.links, c.periods, make([]int, len(c.periods)), nil, Options{}); !errors.Is(err, ErrFixed) {
+		if _, err := Centre(context.Background(), c.links, c.periods, make([]int, len(c.periods)), nil, Options{}); !errors.Is(err, ErrFixed) {
 			t.Errorf("%+v: %v, want ErrFixed", c, err)
 		}
+	}
+}
+
+// TestCentreBudget: two jobs of 60,000 ticks of ragged demand (no few runs
+// to scan by) whose scan would cost 3.6e9 pair evaluations: under a budget
+// the walk goes a step at a time, stops at the budget and says so
+// (Partial); so does a cancelled context.
+func TestCentreBudget(t *testing.T) {
+	const T = 60000
+	ragged := func() profile.Profile {
+		p := upDown(T, T/3, 0)
+		for i := range T / 3 {
+			p.Demand[i] = int32(30 + i%7)
+		}
+		return p
+	}
+	pr := Problem{Jobs: []profile.Profile{ragged(), ragged()}, Capacity: 50}
+	links := []Shared{{Jobs: []int{0, 1}, Problem: pr}}
+	shifts := []int{0, T / 3}
+	rooms, err := Centre(context.Background(), links, []int{T, T}, shifts, nil, Options{Budget: 1 << 22})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rooms[0].Partial || rooms[0].Early >= T/3 {
+		t.Errorf("budgeted: rooms %+v, want a partial one", rooms)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	shifts = []int{0, T / 3}
+	if rooms, err := Centre(ctx, links, []int{T, T}, shifts, nil, Options{Budget: -1, Mode: Paper}); err != nil || !rooms[0].Partial {
+		t.Errorf("cancelled: rooms %+v, %v: want partial", rooms, err)
 	}
 }

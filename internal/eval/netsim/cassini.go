@@ -324,7 +324,9 @@ func (s *sim) slacks(p *planned, hold []bool, slack []time.Duration) {
 		return
 	}
 	shifts := slices.Clone(p.shifts)
-	rooms, err := link.Centre(shared, p.periods, shifts, nil, s.linkOptions(false))
+	opt := s.linkOptions(false)
+	opt.Budget = -1 // the walk was never bounded here
+	rooms, err := link.Centre(s.ctx, shared, p.periods, shifts, nil, opt)
 	if err != nil {
 		return // no slack: every lateness corrected, as without
 	}
