@@ -666,6 +666,9 @@ func (s *sim) install(newJobs []*jobRun, p *planned, members []int, freeComm, sl
 	for k, m := range members {
 		r := order[m]
 		plans[k].Group = group
+		if group != nil && s.cfg.Cassini.PlanClock {
+			plans[k].Group = agent.NewPlanGroup(simTime(ref)) // each its own: nothing shared but the plan
+		}
 		r.driftOK = false
 		if r.agent != nil {
 			if err := r.agent.SetPlan(plans[k]); err != nil {
