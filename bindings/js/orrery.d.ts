@@ -378,12 +378,18 @@ export interface AgentPlan {
   comm_offset_ms?: number;
   /** 0 (the default) is the Unix epoch, which synchronized clocks share. */
   reference_unix_ms?: number;
+  /** Elastic: how late the job may start (the room's late_ms). */
+  slack_ms?: number;
+  /** Elastic: communication time without the shift; 0 never gives up. */
+  free_comm_ms?: number;
 }
 
 export interface AgentNewRequest extends AgentPlan {
-  mode?: 'pad' | 'free';
+  /** 'elastic' runs on the plan's clock, shared with every agent of the same reference. */
+  mode?: 'pad' | 'free' | 'elastic';
   threshold?: number;
   cooldown_ms?: number;
+  give_up?: 'group' | 'own';
 }
 
 export interface AgentDecision {
@@ -391,6 +397,8 @@ export interface AgentDecision {
   delay_ms: number;
   late_ms: number;
   adjusted: boolean;
+  /** An elastic agent gave its shift up: the job runs free from now on. */
+  released?: boolean;
 }
 
 export interface AgentStats {
@@ -410,7 +418,7 @@ export interface AgentStats {
 /** CASSINI's time-shift agent behind a handle (the Go engine/cassini/agent). */
 export class Agent {
   readonly handle: number;
-  next(readyUnixMs: number): AgentDecision;
+  next(readyUnixMs: number, commMs?: number): AgentDecision;
   communicating(atUnixMs: number): number;
   setPlan(plan: AgentPlan): object;
   stats(): AgentStats;

@@ -29,7 +29,7 @@ class _AgentDecisionRequired(TypedDict):
 
 
 class AgentDecision(_AgentDecisionRequired, total=False):
-    pass
+    released: bool
 
 
 class _AgentDriftRequired(TypedDict):
@@ -53,14 +53,18 @@ class AgentNewRequest(TypedDict, total=False):
     shift_ms: float
     comm_offset_ms: float
     reference_unix_ms: float
+    slack_ms: float
+    free_comm_ms: float
     mode: str
     threshold: float
     cooldown_ms: float
+    give_up: str
 
 
 class AgentNextRequest(TypedDict, total=False):
     handle: int
     ready_unix_ms: float
+    comm_ms: float
 
 
 class AgentPlan(TypedDict, total=False):
@@ -68,6 +72,8 @@ class AgentPlan(TypedDict, total=False):
     shift_ms: float
     comm_offset_ms: float
     reference_unix_ms: float
+    slack_ms: float
+    free_comm_ms: float
 
 
 class AgentPlanRequest(TypedDict, total=False):

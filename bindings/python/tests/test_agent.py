@@ -70,5 +70,41 @@ class AgentTest(unittest.TestCase):
             a.close()
 
 
+    def test_elastic_plan_clock(self):
+        # Two ranks of one job, each with an engine of its own (two
+        # processes), on the plan's clock: the same slots, ready 0.3 ms
+        # apart; the shift is given up once communication stops paying.
+        ft = [FakeTime(1_700_000_000.0123), FakeTime(1_700_000_000.0126)]
+        ranks = [TimeShiftAgent(shift_ms=30, period_ms=100, mode="elastic", slack_ms=8, free_comm_ms=50,
+                                engine=orrery.load(backend="native"), clock=f.clock, sleep=f.sleep) for f in ft]
+        released = None
+        for i in range(200):
+            ds = [r.wait() for r in ranks]
+            if ds[0]["delay_ms"] > 1:
+                self.assertAlmostEqual(ds[0]["start_unix_ms"], ds[1]["start_unix_ms"], places=3)
+            if ds[0].get("released") and released is None:
+                released = i
+            comm = 30 if i < 100 else 60
+            for r, f in zip(ranks, ft):
+                f.t += 0.040
+                r.communicating()
+                f.t += comm / 1000.0
+                r.communicated()
+                f.t += (96 - 40 - comm) / 1000.0 if comm < 56 else 0.0
+        self.assertIsNotNone(released)
+        self.assertGreater(released, 100)
+        for r in ranks:
+            r.close()
+
+    def test_read_plan_centred(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "link.json")
+            with open(path, "w") as fh:
+                json.dump({"shifts_ms": {"a": 0, "b": 30}, "centred_shifts_ms": {"a": 0, "b": 36},
+                           "shift_room_ms": {"a": {"early_ms": 6, "late_ms": 6}, "b": {"early_ms": 6, "late_ms": 6}},
+                           "periods_ms": {"a": 72, "b": 72}}, fh)
+            self.assertEqual(read_plan(path, "b"), {"period_ms": 72, "shift_ms": 36, "slack_ms": 6})
+
+
 if __name__ == "__main__":
     unittest.main()
