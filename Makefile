@@ -180,7 +180,7 @@ ns3-full:
 # fixed experiments on real TCP in network namespaces, root only (it skips
 # with a message when not root or when ip, tc or chrt are missing), every
 # namespace it creates removed when it ends. testbed-check is CI's: Fig. 2
-# under Cubic, alone (40 iterations), overlapped and with agents (200 each)
+# under Cubic, alone (30 iterations), overlapped and with agents (150 each)
 # at real-time priority; it fails when the agents do not beat the
 # overlapped jobs by 5% on medians, and says IN DOUBT (and passes) when the
 # host stalled on more than 5% of the iterations. About 2.5 minutes.

@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"os/signal"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -171,8 +173,8 @@ func TestShortRun(t *testing.T) {
 }
 
 // TestCI is the run every .ci/run makes (make testbed-check: ORRERY_TESTBED=1):
-// Fig. 2 under Cubic, each job alone (40 iterations, its profile), then
-// overlapped and with its agents (200 iterations each), at real-time
+// Fig. 2 under Cubic, each job alone (30 iterations, its profile), then
+// overlapped and with its agents (150 iterations each), at real-time
 // priority. It passes when the agents beat the overlapped jobs on medians
 // by DefaultPolicy.Margin and each job alone runs its model's time; when
 // the host stalled too often to tell, it says IN DOUBT loudly and skips
@@ -187,8 +189,12 @@ func TestCI(t *testing.T) {
 		}
 		t.Skip(err)
 	}
+	// An interrupt (a cancelled CI job) ends the run, which then removes
+	// its namespaces.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
 	start := time.Now()
-	rep, err := Run(context.Background(), Options{Log: testWriter{t}})
+	rep, err := Run(ctx, Options{Iterations: 150, AloneIterations: 30, Log: testWriter{t}})
 	if err != nil {
 		t.Fatal(err)
 	}
