@@ -199,7 +199,7 @@ func (r *runner) together(ctx context.Context, arm Arm, rep *Report) (ArmResult,
 	for _, j := range r.jobs {
 		n += len(j.servers)
 	}
-	epoch := epochAfter(n)
+	epoch := r.epochAfter(n)
 	for k := range r.jobs {
 		j := &r.jobs[k]
 		jp := &rep.Jobs[k]
@@ -210,7 +210,8 @@ func (r *runner) together(ctx context.Context, arm Arm, rep *Report) (ArmResult,
 				rs[i].cfg.StartNs = nsOf(jp.ShiftMs)
 			case Agents:
 				a := &AgentConfig{Mode: r.opt.AgentMode, ReferenceNs: epoch.UnixNano(), ShiftNs: nsOf(jp.ShiftMs), PeriodNs: nsOf(jp.PeriodMs),
-					CommOffsetNs: nsOf(jp.CommOffsetMs), SlackNs: nsOf(jp.SlackMs), Threshold: r.opt.Threshold, Budget: r.opt.Budget, GiveUp: r.opt.GiveUp}
+					CommOffsetNs: nsOf(jp.CommOffsetMs), SlackNs: nsOf(jp.SlackMs), Threshold: r.opt.Threshold, Budget: r.opt.Budget, GiveUp: r.opt.GiveUp,
+					MeanGiveUp: r.opt.MeanGiveUp}
 				a.CommOffsetNs = min(a.CommOffsetNs, a.PeriodNs-1)
 				a.SlackNs = min(a.SlackNs, a.PeriodNs-1)
 				if !r.opt.NoGiveUp && jp.FreeCommMs > 0 {

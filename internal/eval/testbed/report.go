@@ -27,6 +27,7 @@ type Report struct {
 	Priority   int     `json:"rt_priority"` // SCHED_FIFO priority of the workers; 0 none
 	StallMs    float64 `json:"stall_ms"`    // a sleep this late is a stall
 	NoiseCV    float64 `json:"noise_cv,omitempty"`
+	Torch      bool    `json:"torch,omitempty"` // PyTorch DDP over gloo, the Python agent
 	Seed       uint64  `json:"seed,omitempty"`
 
 	Jobs        []JobPlan   `json:"jobs"`

@@ -58,6 +58,7 @@ type Options struct {
 	Threshold, Budget float64
 	GiveUp            string
 	NoGiveUp          bool
+	MeanGiveUp        bool // the give-up rule before (agent.Options.MeanGiveUp): its ablation
 	// Fabric: Scale divides the rates (0: DefaultScale), QueueBytes is
 	// each port's buffer (0: 32 ms at its rate), ECN marks with RED.
 	Scale      float64
@@ -74,6 +75,14 @@ type Options struct {
 	// 0 is none: the host's own jitter only.
 	NoiseCV float64
 	Seed    uint64
+	// Torch runs every rank as real PyTorch DDP over gloo with the Python
+	// time-shift agent (python/ddp_worker.py, the engine through the C
+	// library) instead of the Go worker: it needs python3 with torch
+	// (ErrUnavailable otherwise), a congestion control a namespace may
+	// default to (reno or bbr here: gloo's sockets cannot be given one),
+	// and it shapes each server's NIC to its job's peak (gloo's sockets
+	// cannot be paced).
+	Torch bool
 	// Worker is the worker binary; "" builds it (go build) into a temporary
 	// directory.
 	Worker string
@@ -196,6 +205,9 @@ func Run(ctx context.Context, opt Options) (Report, error) {
 		return Report{}, err
 	}
 	worker := opt.Worker
+	if opt.Torch {
+		worker = "-" // python3 python/ddp_worker.py
+	}
 	if worker == "" {
 		dir, err := os.MkdirTemp("", "orrery-testbed-")
 		if err != nil {
@@ -219,9 +231,14 @@ func Run(ctx context.Context, opt Options) (Report, error) {
 	defer f.Close()
 	logf("fabric %s (%s, %d servers) in namespaces %s-*, links at 1/%v of their rate", fabricSpec, opt.Scenario, topo.Servers, name, opt.Scale)
 	r := &runner{opt: opt, f: f, jobs: jobs, worker: worker, dir: cfgDir, logf: logf}
+	if opt.Torch {
+		if err := r.torchSetup(ctx, kernel); err != nil {
+			return Report{}, err
+		}
+	}
 	rep := Report{Scenario: string(opt.Scenario), Fabric: fabricSpec, Scale: opt.Scale, Congestion: opt.Congestion,
 		Kernel: kernel, AgentMode: opt.AgentMode, Edge: opt.Edge, Headroom: opt.Headroom, Priority: max(opt.Priority, 0),
-		NoiseCV: opt.NoiseCV, Seed: opt.Seed, StallMs: opt.StallMs}
+		NoiseCV: opt.NoiseCV, Seed: opt.Seed, StallMs: opt.StallMs, Torch: opt.Torch}
 	for _, j := range jobs {
 		rep.Jobs = append(rep.Jobs, JobPlan{ID: j.id, Model: j.model, Servers: j.servers})
 	}
@@ -319,6 +336,7 @@ type runner struct {
 	seq    int
 	// results holds each arm's latest workers' reports.
 	results map[Arm][]WorkerResult
+	torch   torchLeg
 }
 
 // rank is one worker to start.
@@ -349,9 +367,16 @@ func (r *runner) launch(ctx context.Context, ranks []rank) ([]WorkerResult, erro
 		if r.opt.Priority > 0 {
 			args = append(args, "chrt", "-f", strconv.Itoa(r.opt.Priority))
 		}
-		args = append(args, r.worker, path)
+		if r.opt.Torch {
+			args = append(args, r.torch.python, r.torch.script, path)
+		} else {
+			args = append(args, r.worker, path)
+		}
 		cmd := exec.CommandContext(ctx, "ip", args...)
 		cmd.Env = append(os.Environ(), "GOMAXPROCS=1")
+		if r.opt.Torch {
+			cmd.Env = append(cmd.Env, "ORRERY_LIB="+r.torch.lib, "OMP_NUM_THREADS=1")
+		}
 		cmd.WaitDelay = 5 * time.Second
 		var out, errb bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &errb
@@ -388,17 +413,29 @@ func (r *runner) ranksOf(j *job, iterations int, epoch time.Time) []rank {
 		addrs = append(addrs, r.f.Addr[s].String()+":"+port(j.id))
 	}
 	out := make([]rank, len(j.servers))
-	for k := range j.servers {
+	for k, s := range j.servers {
 		out[k] = rank{job: j, cfg: WorkerConfig{Job: j.id, Rank: k, Ranks: addrs, Iterations: iterations, EpochNs: epoch.UnixNano(),
 			Steps: j.steps, Congestion: r.opt.Congestion, StallMs: r.opt.StallMs, NoiseCV: r.opt.NoiseCV, Seed: r.opt.Seed}}
+		if r.opt.Torch {
+			c := &out[k].cfg
+			c.Congestion = "" // the namespace's default, set to the arm's
+			c.TorchMaster = r.f.Addr[j.servers[0]].String() + ":" + strconv.Itoa(29500+j.id)
+			_, c.Iface = r.f.port(r.f.uplink(s))
+			c.BindingsPath = r.torch.bindings
+		}
 	}
 	return out
 }
 
-// epoch is when the ranks started now may all have connected: a second
-// per fifty ranks, at least two.
-func epochAfter(ranks int) time.Time {
-	return time.Now().Add(time.Duration(2+ranks/50) * time.Second)
+// epochAfter is when the ranks started now may all have connected: a
+// second per fifty ranks, at least two; fifteen for Python, which imports
+// torch and warms gloo up first.
+func (r *runner) epochAfter(ranks int) time.Time {
+	d := time.Duration(2+ranks/50) * time.Second
+	if r.opt.Torch {
+		d += 13 * time.Second
+	}
+	return time.Now().Add(d)
 }
 
 // arm runs ranks and measures the fabric's queues over the run.
@@ -433,7 +470,7 @@ func (r *runner) alone(ctx context.Context, rep *Report) (ArmResult, error) {
 	var results []WorkerResult
 	for k := range r.jobs {
 		j := &r.jobs[k]
-		ranks := r.ranksOf(j, r.opt.AloneIterations, epochAfter(len(j.servers)))
+		ranks := r.ranksOf(j, r.opt.AloneIterations, r.epochAfter(len(j.servers)))
 		res, rs, err := r.arm(ctx, Alone, ranks)
 		if err != nil {
 			return all, err

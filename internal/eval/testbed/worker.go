@@ -50,6 +50,12 @@ type WorkerConfig struct {
 	// ranks compute alike); 0 is none.
 	NoiseCV float64
 	Seed    uint64
+	// The PyTorch leg's (Options.Torch): rank 0's store for
+	// torch.distributed ("10.27.0.1:29500"), the NIC gloo binds to, and the
+	// Python bindings' directory.
+	TorchMaster  string `json:",omitempty"`
+	Iface        string `json:",omitempty"`
+	BindingsPath string `json:",omitempty"`
 }
 
 // WorkerStep is one step of an iteration: compute (a sleep) or a ring
@@ -73,6 +79,7 @@ type AgentConfig struct {
 	Threshold    float64
 	Budget       float64
 	GiveUp       string
+	MeanGiveUp   bool `json:",omitempty"`
 }
 
 // Iteration is what a rank measured of one iteration: instants in
@@ -317,7 +324,7 @@ func newAgent(a *AgentConfig, w *stallWatch) (*agent.Agent, error) {
 		// sharing memory.
 		plan.Group = agent.NewPlanGroup(plan.Reference)
 	}
-	return agent.New(plan, agent.Options{Mode: mode, Threshold: a.Threshold, Budget: a.Budget, GiveUp: giveUp, Clock: watchClock{w}})
+	return agent.New(plan, agent.Options{Mode: mode, Threshold: a.Threshold, Budget: a.Budget, GiveUp: giveUp, MeanGiveUp: a.MeanGiveUp, Clock: watchClock{w}})
 }
 
 // connect dials the next rank (the socket this rank sends on, with its

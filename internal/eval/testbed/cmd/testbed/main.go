@@ -35,6 +35,7 @@ func main() {
 	headroom := flag.Float64("headroom", 0, "idle fraction added to each measured period before planning")
 	budget := flag.Float64("budget", 0, "elastic agents' adjustments per minute (0: the default, negative: no cap)")
 	noGiveUp := flag.Bool("no-give-up", false, "elastic agents never give their shifts up")
+	meanGiveUp := flag.Bool("mean-give-up", false, "elastic agents weigh giving up by moving averages (the rule before; its ablation)")
 	scale := flag.Float64("scale", testbed.DefaultScale, "divide the links' rates and the jobs' bytes by this")
 	queue := flag.Int("queue-kb", 0, "each port's drop-tail buffer in KB (0: 32 ms of the link)")
 	ecn := flag.Bool("ecn", false, "RED marking with DCTCP (only where the kernel has both)")
@@ -42,6 +43,7 @@ func main() {
 	stall := flag.Float64("stall-ms", 10, "a sleep that wakes this much late counts as a host stall")
 	noise := flag.Float64("noise-cv", 0, "Gaussian jitter of each iteration's compute, coefficient of variation (0: the host's own only)")
 	seed := flag.Uint64("seed", 1, "seed of the jitter")
+	torch := flag.Bool("torch", false, "run the ranks as PyTorch DDP (gloo) with the Python agent (needs python3-torch; reno or bbr)")
 	worker := flag.String("worker", "", "the worker binary (default: go build it, from inside the module)")
 	tag := flag.String("tag", "", "name the JSON files SCENARIO-CC-TAG.json instead of SCENARIO-CC-MODE.json")
 	out := flag.String("out", "", "write each run's report as JSON into this directory")
@@ -59,8 +61,8 @@ func main() {
 	}
 	for _, cc := range strings.Split(*ccs, ",") {
 		opt := testbed.Options{Scenario: replay.Scenario(*scenario), Congestion: strings.TrimSpace(cc), Iterations: *iterations,
-			AloneIterations: *alone, Arms: armList, AgentMode: *mode, Edge: *edge, Headroom: *headroom, Budget: *budget, NoGiveUp: *noGiveUp,
-			Scale: *scale, QueueBytes: *queue * 1000, ECN: *ecn, Priority: *prio, StallMs: *stall, NoiseCV: *noise, Seed: *seed, Worker: *worker, Log: os.Stderr}
+			AloneIterations: *alone, Arms: armList, AgentMode: *mode, Edge: *edge, Headroom: *headroom, Budget: *budget, NoGiveUp: *noGiveUp, MeanGiveUp: *meanGiveUp,
+			Scale: *scale, QueueBytes: *queue * 1000, ECN: *ecn, Priority: *prio, StallMs: *stall, NoiseCV: *noise, Seed: *seed, Torch: *torch, Worker: *worker, Log: os.Stderr}
 		rep, err := testbed.Run(ctx, opt)
 		if errors.Is(err, testbed.ErrUnavailable) {
 			fmt.Fprintln(os.Stderr, "testbed: skipped:", err)
