@@ -30,10 +30,13 @@ type Report struct {
 	Torch      bool    `json:"torch,omitempty"` // PyTorch DDP over gloo, the Python agent
 	Seed       uint64  `json:"seed,omitempty"`
 
-	Jobs        []JobPlan   `json:"jobs"`
-	Plan        *Plan       `json:"plan,omitempty"`
-	Arms        []ArmResult `json:"arms"`
-	WallSeconds float64     `json:"wall_s"`
+	Jobs []JobPlan   `json:"jobs"`
+	Plan *Plan       `json:"plan,omitempty"`
+	Arms []ArmResult `json:"arms"`
+	// Fluid is the same scenario in the fluid model, for the columns side
+	// by side.
+	Fluid       []FluidArm `json:"fluid,omitempty"`
+	WallSeconds float64    `json:"wall_s"`
 }
 
 // JobPlan is a job as measured alone and planned.
@@ -250,8 +253,15 @@ func (r Report) Table() string {
 	for _, a := range r.Arms {
 		fmt.Fprintf(&b, "  %-10s %8.1f %8.1f %8.1f %8.1f %9d %7d %8d %7d %6d %6d %4.0fs\n", a.Arm, a.P50Ms, a.MeanMs, a.P90Ms, a.P99Ms, a.Disturbed, a.Stalls, a.Retrans, a.Drops, a.Adjustments, a.Released, a.WallSeconds)
 	}
+	for _, a := range r.Fluid {
+		fmt.Fprintf(&b, "  %-10s %8.1f %8.1f %8s %8.1f   (the fluid model)\n", "fluid/"+a.Arm, a.P50Ms, a.MeanMs, "", a.P99Ms)
+	}
 	if o, g := r.Arm(Overlapped), r.Arm(Agents); o != nil && g != nil && g.P50Ms > 0 {
-		fmt.Fprintf(&b, "  agents vs overlapped: %.3fx on medians, %.3fx on means\n", o.P50Ms/g.P50Ms, o.MeanMs/g.MeanMs)
+		fmt.Fprintf(&b, "  agents vs overlapped: %.3fx on medians, %.3fx on means", o.P50Ms/g.P50Ms, o.MeanMs/g.MeanMs)
+		if len(r.Fluid) == 2 {
+			fmt.Fprintf(&b, " (the fluid model: %.3fx on means)", r.Fluid[0].MeanMs/r.Fluid[1].MeanMs)
+		}
+		b.WriteString("\n")
 	}
 	return b.String()
 }

@@ -270,6 +270,9 @@ func Run(ctx context.Context, opt Options) (Report, error) {
 		rep.Arms = append(rep.Arms, res)
 		logf("%-10s %s", arm, res.summary())
 	}
+	if rep.Fluid, err = fluid(ctx, opt); err != nil {
+		return rep, fmt.Errorf("the fluid model: %w", err)
+	}
 	rep.WallSeconds = time.Since(start).Seconds()
 	return rep, nil
 }

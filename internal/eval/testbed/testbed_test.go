@@ -225,3 +225,15 @@ func needRoot(t *testing.T) {
 		t.Skip(err)
 	}
 }
+
+// The fluid column is the simulator's: Fig. 2 without noise, overlapped
+// 334.2 ms, with CASSINI's shifts 268.0.
+func TestFluidColumn(t *testing.T) {
+	arms, err := fluid(context.Background(), Options{Scenario: replay.Fig2, Iterations: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(arms) != 2 || math.Abs(arms[0].MeanMs-334.2) > 0.1 || math.Abs(arms[1].MeanMs-268) > 0.1 {
+		t.Errorf("fluid: %+v", arms)
+	}
+}
