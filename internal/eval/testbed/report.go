@@ -88,8 +88,10 @@ type ArmResult struct {
 	P99Ms  float64   `json:"p99_iter_ms"`
 	Jobs   []JobArm  `json:"jobs"`
 	// PhaseMs (two jobs or more) is, per iteration of the second job, how
-	// far its communication started after the first job's latest one:
-	// the two jobs' relative phase, which an agent holds at the plan's.
+	// far its communication started after the first job's latest one,
+	// within [-g/4, 3g/4) of the first job's gap g between its
+	// communications: the two jobs' relative phase (0 in lock step), which
+	// an agent holds at the plan's.
 	PhaseMs []float64 `json:"phase_ms,omitempty"`
 	// Host: sleeps that woke more than the stall threshold late (the
 	// workers' compute sleeps, agent waits and 5 ms monitors), of how
@@ -160,12 +162,17 @@ func summarize(arm Arm, jobs []job, results []WorkerResult, stallMs float64) Arm
 			}
 			if k == 0 {
 				firstComm = append(firstComm, it.CommStart)
-			} else if k == 1 && len(firstComm) > 0 {
-				// The first job's latest communication start before this one.
+			} else if k == 1 && len(firstComm) > 1 {
+				// After the first job's latest communication start, within
+				// [-gap/4, 3gap/4) of the gap to its next: in lock step the
+				// phase is 0, not 0 and a whole iteration by turns.
 				x, _ := slices.BinarySearch(firstComm, it.CommStart+1)
-				if x > 0 {
-					res.PhaseMs = append(res.PhaseMs, ms(it.CommStart-firstComm[x-1]))
+				x = min(max(x, 1), len(firstComm)-1)
+				d, gap := it.CommStart-firstComm[x-1], firstComm[x]-firstComm[x-1]
+				if d >= gap-gap/4 {
+					d -= gap
 				}
+				res.PhaseMs = append(res.PhaseMs, ms(d))
 			}
 		}
 		ja.Iterations = len(times)
