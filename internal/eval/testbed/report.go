@@ -167,7 +167,10 @@ func summarize(arm Arm, jobs []job, results []WorkerResult, stallMs float64) Arm
 				// [-gap/4, 3gap/4) of the gap to its next: in lock step the
 				// phase is 0, not 0 and a whole iteration by turns.
 				x, _ := slices.BinarySearch(firstComm, it.CommStart+1)
-				x = min(max(x, 1), len(firstComm)-1)
+				if x == 0 {
+					continue // before the first job's first: no phase yet
+				}
+				x = min(x, len(firstComm)-1)
 				d, gap := it.CommStart-firstComm[x-1], firstComm[x]-firstComm[x-1]
 				if d >= gap-gap/4 {
 					d -= gap

@@ -53,7 +53,10 @@ func phases(comm [2][]int64) []float64 {
 	}
 	for _, c := range comm[1] {
 		x, _ := slices.BinarySearch(first, c+1)
-		x = min(max(x, 1), len(first)-1)
+		if x == 0 {
+			continue // before job 0's first: no phase yet
+		}
+		x = min(x, len(first)-1)
 		d, gap := c-first[x-1], first[x]-first[x-1]
 		if d >= gap-gap/4 {
 			d -= gap
