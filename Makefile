@@ -178,8 +178,9 @@ ns3-full:
 
 # The kernel testbed (internal/eval/testbed, docs/testbed.md): the paper's
 # fixed experiments on real TCP in network namespaces, root only (it skips
-# with a message when not root or when ip, tc or chrt are missing), every
-# namespace it creates removed when it ends. testbed-check is CI's: Fig. 2
+# with a message when not root; as root testbed-check installs iproute2
+# and util-linux, for ip, tc and chrt, when missing), every namespace it
+# creates removed when it ends. testbed-check is CI's: Fig. 2
 # under Cubic, alone (30 iterations), overlapped and with agents (150 each)
 # at real-time priority; it fails when the agents do not beat the
 # overlapped jobs by 5% on medians, and says IN DOUBT (and passes) when the
@@ -188,6 +189,8 @@ ns3-full:
 # BBR and writes every report to $(OUT)/testbed/ (about 40 minutes).
 .PHONY: testbed testbed-check
 testbed-check:
+	@if [ "$$(id -u)" -eq 0 ] && ! (command -v ip && command -v tc && command -v chrt) >/dev/null 2>&1; then \
+		./.ci/apt-install.sh testbed-check iproute2 util-linux; fi
 	ORRERY_TESTBED=1 $(GO) test -count=1 -timeout 15m -run 'TestCI$$' -v ./internal/eval/testbed/
 
 TESTBED = $(GO) run ./internal/eval/testbed/cmd/testbed
