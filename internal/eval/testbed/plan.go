@@ -39,24 +39,8 @@ func (r *runner) plan(ctx context.Context, rep *Report) error {
 		for _, s := range j.steps {
 			bytes += s.Bytes
 		}
-		// The iteration's start is an event of no bytes, so that the
-		// series (which starts at its first event) and the profile begin
-		// where the job's iterations do: the shifts are the iterations'.
-		ev := &orrery.EventsSpec{IntervalMs: 1, AtMs: []float64{ms(its[0].Start)}, Bytes: []float64{0}, DurationMs: []float64{0}}
-		var iters, offsets []float64
-		for i, it := range its {
-			if it.CommEnd > 0 {
-				ev.AtMs = append(ev.AtMs, ms(it.CommStart))
-				ev.Bytes = append(ev.Bytes, float64(bytes))
-				ev.DurationMs = append(ev.DurationMs, ms(it.CommEnd-it.CommStart))
-				offsets = append(offsets, ms(it.CommStart-it.Start))
-			}
-			if i > 0 {
-				iters = append(iters, ms(it.Start-its[i-1].Start))
-			}
-		}
+		ev, iters, offsets := profileEvents(its, bytes)
 		med := median(iters)
-		ev.MinPeriodMs, ev.MaxPeriodMs = med/2, med*2
 		prof, err := orrery.Profile(ctx, orrery.ProfileRequest{Job: orrery.JobSpec{ID: id, Events: ev}, SearchSpec: orrery.SearchSpec{TickMs: 1}})
 		if err != nil {
 			return fmt.Errorf("job %d: cassini.profile: %w", j.id, err)
@@ -122,6 +106,35 @@ func (r *runner) plan(ctx context.Context, rep *Report) error {
 	}
 	r.logf("plan: score %.3f; %s", rep.Plan.Score, planText(rep.Jobs))
 	return nil
+}
+
+// profileEvents turns a job's iterations measured alone into the events
+// cassini.profile takes (ms): each all-reduce at its measured offset in its
+// own iteration and for its measured duration, on a grid of the median
+// iteration. A loop knows where its iterations start, and a host stall
+// while it profiles (one iteration 100 ms long) would otherwise shift every
+// later event against the fold and smear the profile (a CI run planned a
+// 57 ms shift from one). The iteration's start is an event of no bytes, so
+// that the series (which starts at its first event) and the profile begin
+// where the iterations do: the shifts are the iterations'. It also returns
+// the iteration times and the communication offsets.
+func profileEvents(its []Iteration, bytes int64) (ev *orrery.EventsSpec, iters, offsets []float64) {
+	for i := 1; i < len(its); i++ {
+		iters = append(iters, ms(its[i].Start-its[i-1].Start))
+	}
+	med := median(iters)
+	ev = &orrery.EventsSpec{IntervalMs: 1, AtMs: []float64{0}, Bytes: []float64{0}, DurationMs: []float64{0}}
+	for i, it := range its {
+		if it.CommEnd > 0 {
+			off := ms(it.CommStart - it.Start)
+			ev.AtMs = append(ev.AtMs, float64(i)*med+off)
+			ev.Bytes = append(ev.Bytes, float64(bytes))
+			ev.DurationMs = append(ev.DurationMs, ms(it.CommEnd-it.CommStart))
+			offsets = append(offsets, off)
+		}
+	}
+	ev.MinPeriodMs, ev.MaxPeriodMs = med/2, med*2
+	return ev, iters, offsets
 }
 
 // harmonic locks periods (ticks) to B/k_j, k_j = ⌊B/T_j⌋ with B the

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/orrery/orrery"
 	"github.com/orrery/orrery/internal/eval/replay"
 	"github.com/orrery/orrery/internal/eval/topology"
 )
@@ -235,5 +236,49 @@ func TestFluidColumn(t *testing.T) {
 	}
 	if len(arms) != 2 || math.Abs(arms[0].MeanMs-334.2) > 0.1 || math.Abs(arms[1].MeanMs-268) > 0.1 {
 		t.Errorf("fluid: %+v", arms)
+	}
+}
+
+// A host stall while a job is profiled (one iteration 100 ms long, every
+// later one 100 ms later) does not move its profile: a Fig. 2 job profiled
+// through one and a job profiled without, sharing a 200 Mbit/s link, are
+// planned 118 ms apart at the edge (their all-reduce's length). Timed as
+// measured (each event at its own instant), the stalled job's fold would
+// put its all-reduce 100 ms late for two thirds of its record, and the
+// plan would interleave profiles that are not the jobs' (a CI run planned
+// a 57 ms shift).
+func TestProfileSurvivesAStall(t *testing.T) {
+	const period, offset, comm = 268 * 1e6, 150 * 1e6, 118 * 1e6
+	iterations := func(stallAt int) []Iteration {
+		var its []Iteration
+		var t int64
+		for i := range 30 {
+			it := Iteration{Start: t, CommStart: t + offset, CommEnd: t + offset + comm}
+			t += period
+			if i == stallAt {
+				it.CommStart += 100e6
+				it.CommEnd += 100e6
+				t += 100e6
+			}
+			its = append(its, it)
+		}
+		return its
+	}
+	var jobs []orrery.JobSpec
+	for k, stallAt := range []int{10, -1} {
+		ev, _, _ := profileEvents(iterations(stallAt), 2_200_000)
+		id := fmt.Sprint("job", k)
+		prof, err := orrery.Profile(context.Background(), orrery.ProfileRequest{Job: orrery.JobSpec{ID: id, Events: ev}, SearchSpec: orrery.SearchSpec{TickMs: 1}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		jobs = append(jobs, orrery.JobSpec{ID: id, Samples: &prof.Samples})
+	}
+	res, err := orrery.Link(context.Background(), orrery.LinkRequest{CapacityGbps: 0.2, Jobs: jobs, SearchSpec: orrery.SearchSpec{TickMs: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := res.ShiftsMs["job1"]; math.Abs(s-118) > 2 || res.Score < 0.99 {
+		t.Errorf("periods %v ms, edge shift %v ms, score %v: want 118 ms apart", res.PeriodsMs, s, res.Score)
 	}
 }
