@@ -216,6 +216,7 @@ func parseCassiniSimFlags(args []string, s stdio) (f cassiniFlags, err error) {
 	fs.BoolVar(&o.NoGiveUp, "no-give-up", false, "elastic agents never give their shifts up (the ablation of the give-up rule)")
 	fs.BoolVar(&o.FullBudget, "full-budget", false, "elastic agents' budgets start with their token (a first correction at once; by default none before a token's worth of time: its ablation)")
 	fs.BoolVar(&o.MeanGiveUp, "mean-give-up", false, "elastic agents weigh giving up by moving averages, every iteration alike (the rule before; its ablation)")
+	fs.BoolVar(&o.PlanBudget, "plan-budget", false, "with -plan-clock, the budget applies on the plan's clock too (the rule before; its ablation)")
 	fs.BoolVar(&o.PlanClock, "plan-clock", false, "each elastic agent on the plan's clock (as across processes: nothing shared but the plan) instead of a group clock")
 	fs.Float64Var(&o.Budget, "budget", 0, "elastic agents' adjustments per minute at most (0: 2, the paper's rate; negative: no cap, the budget's ablation)")
 	giveUp := fs.String("give-up", "group", "who decides an elastic shift does not pay: group (the members' summed wait against their summed saving) or own (each member its own)")

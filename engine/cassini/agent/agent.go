@@ -197,6 +197,10 @@ type Options struct {
 	// default the estimates leave out the few worst iterations of their
 	// window, so a transient stall of the host does not give a shift up.
 	MeanGiveUp bool
+	// PlanBudget applies the budget on the plan's clock too, the rule
+	// before (its ablation): a drift past the threshold then stands until
+	// a token is there, though on that clock nothing drains it.
+	PlanBudget bool
 	Clock      Clock // nil means SystemClock
 }
 

@@ -436,7 +436,7 @@ func (a *Agent) nextElastic(ready time.Time) Decision {
 // spend takes a token from the budget for an adjustment at ready, if there
 // is one.
 func (a *Agent) spend(ready time.Time) bool {
-	if a.opt.Budget < 0 || a.group.fixed {
+	if a.opt.Budget < 0 || a.group.fixed && !a.opt.PlanBudget {
 		return true
 	}
 	a.tokens = min(a.tokens+float64(a.opt.Budget*ready.Sub(a.filled).Minutes()), budgetBurst) // rounded here: no fused multiply-add

@@ -404,13 +404,15 @@ func TestElasticBudget(t *testing.T) {
 // budget); with FullBudget it is corrected at once, and so it is on the
 // plan's clock, where the budget does not apply.
 func TestElasticBudgetStart(t *testing.T) {
-	for _, c := range []struct{ full, plan bool }{{false, false}, {true, false}, {false, true}} {
+	// planBudget: the rule before on the plan's clock (its ablation), where
+	// the budget's empty start defers the correction again.
+	for _, c := range []struct{ full, plan, planBudget bool }{{false, false, false}, {true, false, false}, {false, true, false}, {false, true, true}} {
 		_, plans := pair(50 * ms)
 		if c.plan {
 			plans[0].Group, plans[1].Group = NewPlanGroup(ref), NewPlanGroup(ref)
 		}
-		empty := !c.full && !c.plan
-		_, agents := loops(t, plans, Options{FullBudget: c.full}, 40, func(i, n int) time.Duration {
+		empty := !c.full && (!c.plan || c.planBudget)
+		_, agents := loops(t, plans, Options{FullBudget: c.full, PlanBudget: c.planBudget}, 40, func(i, n int) time.Duration {
 			if i == 1 && n == 3 {
 				return 130 * ms // one straggler, late past slack and threshold
 			}

@@ -90,8 +90,9 @@ type Cassini struct {
 	// MeanGiveUp weighs their give-up by moving averages, the rule before
 	// (agent.Options): ablations. PlanClock gives each Elastic agent the
 	// plan's clock instead of a shared group clock
-	// (netsim.CassiniOptions.PlanClock).
-	FullBudget, MeanGiveUp, PlanClock bool
+	// (netsim.CassiniOptions.PlanClock); PlanBudget applies the budget on
+	// it, the rule before (agent.Options.PlanBudget).
+	FullBudget, MeanGiveUp, PlanClock, PlanBudget bool
 	// GiveUp is who decides an Elastic shift does not pay; the zero value
 	// is the group (the members' summed wait against their summed saving).
 	GiveUp agent.GiveUp
@@ -467,7 +468,7 @@ func (o Cassini) config(arm Arm, jobs []workload.Job, pinned map[int][]int, seed
 	cfg := netsim.Config{
 		Topology: o.Fabric, GPUsPerServer: o.GPUsPerServer, Jobs: jobs, Pinned: pinned, Scheduler: o.Scheduler, Lease: o.Lease,
 		Policy: arm.Policy, Candidates: o.Candidates, Seed: seed, Duration: o.Duration, Noise: noise,
-		Agent: agent.Options{Mode: o.AgentMode, Threshold: o.Threshold, GiveUp: o.GiveUp, Budget: o.Budget, FullBudget: o.FullBudget, MeanGiveUp: o.MeanGiveUp},
+		Agent: agent.Options{Mode: o.AgentMode, Threshold: o.Threshold, GiveUp: o.GiveUp, Budget: o.Budget, FullBudget: o.FullBudget, MeanGiveUp: o.MeanGiveUp, PlanBudget: o.PlanBudget},
 		Cassini: netsim.CassiniOptions{Mode: o.LinkMode, Tick: o.Tick, MaxPerimeter: o.MaxPerimeter,
 			Headroom: o.Headroom, Rank: o.Rank, Hold: o.Hold, MinGain: o.MinGain, MinScore: o.MinScore, NoGiveUp: o.NoGiveUp, PlanClock: o.PlanClock, Workers: 1},
 	}

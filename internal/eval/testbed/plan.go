@@ -224,7 +224,7 @@ func (r *runner) together(ctx context.Context, arm Arm, rep *Report) (ArmResult,
 			case Agents:
 				a := &AgentConfig{Mode: r.opt.AgentMode, ReferenceNs: epoch.UnixNano(), ShiftNs: nsOf(jp.ShiftMs), PeriodNs: nsOf(jp.PeriodMs),
 					CommOffsetNs: nsOf(jp.CommOffsetMs), SlackNs: nsOf(jp.SlackMs), Threshold: r.opt.Threshold, Budget: r.opt.Budget, GiveUp: r.opt.GiveUp,
-					MeanGiveUp: r.opt.MeanGiveUp}
+					MeanGiveUp: r.opt.MeanGiveUp, PlanBudget: r.opt.PlanBudget}
 				a.CommOffsetNs = min(a.CommOffsetNs, a.PeriodNs-1)
 				a.SlackNs = min(a.SlackNs, a.PeriodNs-1)
 				if !r.opt.NoGiveUp && jp.FreeCommMs > 0 {

@@ -59,6 +59,7 @@ type Options struct {
 	GiveUp            string
 	NoGiveUp          bool
 	MeanGiveUp        bool // the give-up rule before (agent.Options.MeanGiveUp): its ablation
+	PlanBudget        bool // the budget applies on the plan's clock (agent.Options.PlanBudget): its ablation
 	// Fabric: Scale divides the rates (0: DefaultScale), QueueBytes is
 	// each port's buffer (0: 32 ms at its rate), ECN marks with RED.
 	Scale      float64

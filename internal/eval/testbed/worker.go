@@ -80,6 +80,7 @@ type AgentConfig struct {
 	Budget       float64
 	GiveUp       string
 	MeanGiveUp   bool `json:",omitempty"`
+	PlanBudget   bool `json:",omitempty"`
 }
 
 // Iteration is what a rank measured of one iteration: instants in
@@ -324,7 +325,7 @@ func newAgent(a *AgentConfig, w *stallWatch) (*agent.Agent, error) {
 		// sharing memory.
 		plan.Group = agent.NewPlanGroup(plan.Reference)
 	}
-	return agent.New(plan, agent.Options{Mode: mode, Threshold: a.Threshold, Budget: a.Budget, GiveUp: giveUp, MeanGiveUp: a.MeanGiveUp, Clock: watchClock{w}})
+	return agent.New(plan, agent.Options{Mode: mode, Threshold: a.Threshold, Budget: a.Budget, GiveUp: giveUp, MeanGiveUp: a.MeanGiveUp, PlanBudget: a.PlanBudget, Clock: watchClock{w}})
 }
 
 // connect dials the next rank (the socket this rank sends on, with its

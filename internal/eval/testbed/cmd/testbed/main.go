@@ -36,6 +36,7 @@ func main() {
 	budget := flag.Float64("budget", 0, "elastic agents' adjustments per minute (0: the default, negative: no cap)")
 	noGiveUp := flag.Bool("no-give-up", false, "elastic agents never give their shifts up")
 	meanGiveUp := flag.Bool("mean-give-up", false, "elastic agents weigh giving up by moving averages (the rule before; its ablation)")
+	planBudget := flag.Bool("plan-budget", false, "elastic agents' budget applies on the plan's clock too (the rule before; its ablation)")
 	scale := flag.Float64("scale", testbed.DefaultScale, "divide the links' rates and the jobs' bytes by this")
 	queue := flag.Int("queue-kb", 0, "each port's drop-tail buffer in KB (0: 32 ms of the link)")
 	ecn := flag.Bool("ecn", false, "RED marking with DCTCP (only where the kernel has both)")
@@ -61,7 +62,7 @@ func main() {
 	}
 	for _, cc := range strings.Split(*ccs, ",") {
 		opt := testbed.Options{Scenario: replay.Scenario(*scenario), Congestion: strings.TrimSpace(cc), Iterations: *iterations,
-			AloneIterations: *alone, Arms: armList, AgentMode: *mode, Edge: *edge, Headroom: *headroom, Budget: *budget, NoGiveUp: *noGiveUp, MeanGiveUp: *meanGiveUp,
+			AloneIterations: *alone, Arms: armList, AgentMode: *mode, Edge: *edge, Headroom: *headroom, Budget: *budget, NoGiveUp: *noGiveUp, MeanGiveUp: *meanGiveUp, PlanBudget: *planBudget,
 			Scale: *scale, QueueBytes: *queue * 1000, ECN: *ecn, Priority: *prio, StallMs: *stall, NoiseCV: *noise, Seed: *seed, Torch: *torch, Worker: *worker, Log: os.Stderr}
 		rep, err := testbed.Run(ctx, opt)
 		if errors.Is(err, testbed.ErrUnavailable) {
