@@ -12,7 +12,8 @@ export interface TimeShiftAgentOptions {
   job?: string;
   commOffsetMs?: number;
   referenceUnixMs?: number;
-  mode?: 'pad' | 'free';
+  /** 'pad' (the engine's default), 'free' (the paper's rule) or 'elastic' (on the plan's clock, shared by every agent of the same reference). */
+  mode?: 'elastic' | 'pad' | 'free';
   threshold?: number;
   cooldownMs?: number;
   orrery?: Orrery;

@@ -194,6 +194,7 @@ class _LinkResponseRequired(TypedDict):
     shifts_ms: Dict[str, float]
     rotations_deg: Dict[str, float]
     periods_ms: Dict[str, float]
+    comm_offsets_ms: Dict[str, float]
     centred_shifts_ms: Dict[str, float]
     shift_room_ms: Dict[str, "ShiftRoom"]
     evaluations: int
@@ -205,6 +206,7 @@ class LinkResponse(_LinkResponseRequired, total=False):
     unrounded_score: float
     unrounded_excess_gbit: float
     unrounded_perimeter_ms: float
+    warnings: List["Warning"]
 
 
 class _LinkResultRequired(TypedDict):
@@ -250,6 +252,7 @@ class _ProfileResponseRequired(TypedDict):
 
 class ProfileResponse(_ProfileResponseRequired, total=False):
     fit: "FitSpec"
+    warnings: List["Warning"]
 
 
 class RankRequest(TypedDict, total=False):
@@ -276,10 +279,12 @@ class _RankResponseRequired(TypedDict):
     ranking: List[str]
     candidates: List["CandidateResult"]
     periods_ms: Dict[str, float]
+    comm_offsets_ms: Dict[str, float]
     searches: int
 
 
 class RankResponse(_RankResponseRequired, total=False):
+    warnings: List["Warning"]
     centred_shifts_ms: Dict[str, float]
     shift_room_ms: Dict[str, "ShiftRoom"]
 
@@ -531,3 +536,12 @@ class ThroughputSpec(TypedDict, total=False):
     round: int
     it_per_s: float
     bs: int
+
+
+class _WarningRequired(TypedDict):
+    field: str
+    message: str
+
+
+class Warning(_WarningRequired, total=False):
+    pass

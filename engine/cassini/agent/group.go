@@ -382,7 +382,7 @@ func (a *Agent) nextElastic(ready time.Time) Decision {
 			a.slot++
 		}
 		d = a.waitFor(ready)
-		a.stats.Padding += d.Delay
+		a.stats.Padding = sat(a.stats.Padding, d.Delay)
 		a.started = d.Start
 		return d
 	}
@@ -395,7 +395,7 @@ func (a *Agent) nextElastic(ready time.Time) Decision {
 	switch {
 	case late <= 0: // early: wait for the slot
 		d = a.waitFor(ready)
-		a.stats.Padding += d.Delay
+		a.stats.Padding = sat(a.stats.Padding, d.Delay)
 	case e >= 0 && e <= a.plan.Slack: // within the interleaving's slack: it stands, nobody waits
 		d = Decision{Start: ready, Late: g.realSpan(e)}
 	case e >= 0 && e-a.plan.Slack <= a.thr && g.fixed: // the plan's clock cannot slide: the lateness stands
@@ -415,7 +415,7 @@ func (a *Agent) nextElastic(ready time.Time) Decision {
 		d = a.waitFor(ready)
 		d.Adjusted = true
 		a.stats.Adjustments++
-		a.stats.AdjustDelay += d.Delay
+		a.stats.AdjustDelay = sat(a.stats.AdjustDelay, d.Delay)
 	case !g.fixed && time.Duration(g.active()-1)*(e-a.plan.Slack) < T-e: // slide the others: cheaper than waiting
 		g.slide(g.realSpan(e - a.plan.Slack))
 		d = Decision{Start: ready, Late: g.realSpan(a.plan.Slack), Adjusted: true}
@@ -426,7 +426,7 @@ func (a *Agent) nextElastic(ready time.Time) Decision {
 		d = a.waitFor(ready)
 		d.Adjusted = true
 		a.stats.Adjustments++
-		a.stats.AdjustDelay += d.Delay
+		a.stats.AdjustDelay = sat(a.stats.AdjustDelay, d.Delay)
 	}
 	a.started = d.Start
 	g.pace[a.member].held.waited(d.Delay)
