@@ -227,6 +227,11 @@ type CassiniOptions struct {
 	// give-up rule; the zero value lets an agent give its shift up when it
 	// waits longer than the interleaving saves it.
 	NoGiveUp bool
+	// PlanClock gives each Elastic agent the plan's clock
+	// (agent.NewPlanGroup) instead of a group clock its partners share:
+	// agents that share nothing but the plan, as across processes or
+	// hosts (the ablation of what a shared clock buys).
+	PlanClock bool
 	// Rank picks the candidate: RankDelay (the zero value) or RankScore
 	// (the paper's mean score, or Aggregate's).
 	Rank      Rank

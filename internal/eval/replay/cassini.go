@@ -104,6 +104,13 @@ type Cassini struct {
 	AgentMode agent.Mode
 	Threshold float64 // the agent's re-alignment trigger, fraction of the period; 0 means 0.05
 	NoGiveUp  bool    // Elastic agents never give their shifts up (the give-up rule's ablation)
+	// FullBudget starts Elastic agents' budgets with their token, and
+	// MeanGiveUp weighs their give-up by moving averages, the rule before
+	// (agent.Options): ablations. PlanClock gives each Elastic agent the
+	// plan's clock instead of a shared group clock
+	// (netsim.CassiniOptions.PlanClock); PlanBudget applies the budget on
+	// it, the rule before (agent.Options.PlanBudget).
+	FullBudget, MeanGiveUp, PlanClock, PlanBudget bool
 	// GiveUp is who decides an Elastic shift does not pay; the zero value
 	// is the group (the members' summed wait against their summed saving).
 	GiveUp agent.GiveUp
@@ -533,6 +540,22 @@ var cassiniScenarios = map[Scenario]cassiniScenario{
 
 const scenarioNames = "poisson, paper, dynamic, fig2 or snapshot1..snapshot5"
 
+// Fixed returns a fixed experiment's fabric (as topology.Parse reads it),
+// its jobs (Iterations unset) and the servers each is pinned to; ok is
+// false for a trace (Poisson, Dynamic). The kernel testbed runs the same
+// experiments.
+func Fixed(s Scenario) (fabric string, jobs []workload.Job, pinned map[int][]int, ok bool) {
+	sc, ok := cassiniScenarios[s]
+	if !ok {
+		return "", nil, nil, false
+	}
+	pinned = make(map[int][]int, len(sc.pinned))
+	for j, servers := range sc.pinned {
+		pinned[j] = slices.Clone(servers)
+	}
+	return sc.topology, slices.Clone(sc.jobs), pinned, true
+}
+
 func snapshot(topo string, jobs ...string) cassiniScenario {
 	perRack := len(jobs)
 	if topo == "clos:1,2,3,1,0" {
@@ -581,9 +604,9 @@ func (o Cassini) config(arm Arm, jobs []workload.Job, pinned map[int][]int, seed
 		Topology: o.Fabric, GPUsPerServer: o.GPUsPerServer, Jobs: jobs, Models: o.Profiles, Pinned: pinned, Scheduler: o.Scheduler, Lease: o.Lease,
 		Placement: o.Placement.netsim(), Auction: o.Auction.netsim(),
 		Policy: arm.Policy, Candidates: o.Candidates, Seed: seed, Duration: o.Duration, Noise: noise,
-		Agent: agent.Options{Mode: o.AgentMode, Threshold: o.Threshold, GiveUp: o.GiveUp, Budget: o.Budget},
+		Agent: agent.Options{Mode: o.AgentMode, Threshold: o.Threshold, GiveUp: o.GiveUp, Budget: o.Budget, FullBudget: o.FullBudget, MeanGiveUp: o.MeanGiveUp, PlanBudget: o.PlanBudget},
 		Cassini: netsim.CassiniOptions{Mode: o.LinkMode, Tick: o.Tick, MaxPerimeter: o.MaxPerimeter,
-			Headroom: o.Headroom, Rank: o.Rank, Hold: o.Hold, MinGain: o.MinGain, MinScore: o.MinScore, NoGiveUp: o.NoGiveUp, Workers: 1},
+			Headroom: o.Headroom, Rank: o.Rank, Hold: o.Hold, MinGain: o.MinGain, MinScore: o.MinScore, NoGiveUp: o.NoGiveUp, PlanClock: o.PlanClock, Workers: 1},
 	}
 	if o.Transport != netsim.MaxMin {
 		cfg.Transport, cfg.MLTCP = o.Transport, o.MLTCP
