@@ -99,7 +99,7 @@ type Args struct {
 	// DisableConfigMapProfiles turns ConfigMap profiles off, and with them
 	// the scheduler's watch on every ConfigMap of the cluster.
 	DisableConfigMapProfiles bool `json:"disableConfigMapProfiles,omitempty"`
-	// PlanAnnotation is where PreBind writes a pod's time-shift plan for the
+	// PlanAnnotation is where the plugin writes a pod's time-shift plan for the
 	// agent; default [DefaultPlanAnnotation].
 	PlanAnnotation string `json:"planAnnotation,omitempty"`
 	// Reference is the instant shifts count from (RFC 3339); zero means
