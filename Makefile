@@ -65,7 +65,7 @@ wasm-test: $(WAZERO)
 	GOOS=wasip1 GOARCH=wasm $(GO) test -exec $(WASIRUN) -run 'TestPlanDigest|TestDetMath|TestSolveMatchesBruteForce|TestSolveDeadline' ./engine/shockwave/market/
 	PATH="$$PATH:$(GOBIN):$$($(GO) env GOROOT)/lib/wasm" GOWASIRUNTIME=wazero GOOS=wasip1 GOARCH=wasm $(GO) test -tags purego ./kernels/ ./engine/cassini/link/
 
-# The WebAssembly reactor (ABI v1, see the README) and the C shared library.
+# The WebAssembly reactor (ABI v1, see docs/abi.md) and the C shared library.
 # orrery.wasm imports its kernels ("orrery_kernels": the Go, JavaScript and
 # Python bindings provide them; kernels.wasm is the SIMD module the latter
 # two use); orrery-portable.wasm (the purego tag) imports only WASI, for
@@ -158,7 +158,7 @@ ns3-check:
 	./internal/eval/ns3/install.sh
 	ORRERY_NS3=1 $(GO) test -count=1 -timeout 60m -run 'TestPacketLevel' -v ./internal/eval/ns3/
 
-# The larger offline runs behind the README's packet-level numbers (about
+# The larger offline runs behind the packet-level numbers of docs/cassini.md (about
 # an hour of CPU; each command's report in $(OUT)/ns3/*.txt, every run's
 # scenario and output under $(OUT)/ns3/runs/).
 NS3CHECK = $(GO) run ./internal/eval/ns3/cmd/ns3check

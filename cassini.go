@@ -13,6 +13,7 @@ import (
 	"github.com/orrery/orrery/engine/cassini/circle"
 	"github.com/orrery/orrery/engine/cassini/link"
 	"github.com/orrery/orrery/engine/cassini/profile"
+	"github.com/orrery/orrery/internal/codec"
 	"github.com/orrery/orrery/internal/deadline"
 )
 
@@ -261,10 +262,6 @@ func (r quantum) sources(specs []JobSpec) ([]source, map[string]int, error) {
 	return out, index, nil
 }
 
-// ErrTooManyTicks: a request's jobs quantize to more than MaxProfileTicks
-// ticks in all (a limit_exceeded error).
-var ErrTooManyTicks = errors.New("wire: the jobs quantize to too many ticks")
-
 // build quantizes the sources (validated: it cannot fail), checking the
 // context between jobs, when they are link.WatchedTicks ticks or more in
 // all, so that a time limit covers the profiles too.
@@ -299,12 +296,6 @@ func timeLimitError(field string, limit time.Duration, what string) *Error {
 	err := fmt.Errorf("%w: the %v limit ended while building the %s, before a first answer", ErrTimeLimit, limit, what)
 	return &Error{Code: CodeLimit, Field: field, Message: message(err) + " (raise the limit: there is no best-so-far yet)", err: err}
 }
-
-// ErrTimeLimit is wrapped by the error of a call whose time limit ended
-// before it had any answer to return (a limit_exceeded error naming the
-// time_limit_ms field). Once it has one, a call that runs out of time
-// answers its best so far with a status instead.
-var ErrTimeLimit = errors.New("time limit ended before a first answer")
 
 // source validates one job and returns its phases.
 func (r quantum) source(f string, s JobSpec) (source, error) {
@@ -457,14 +448,6 @@ func profileError(job, durations, bandwidths string, err error) *Error {
 	return fieldError(job, err)
 }
 
-// Request errors the engine packages do not define.
-var (
-	ErrEmptyID          = errors.New("wire: empty id")
-	ErrDuplicateID      = errors.New("wire: duplicate id")
-	ErrUnknownID        = errors.New("wire: unknown id")
-	ErrPhasesAndSamples = errors.New("wire: give phases or samples, not both")
-)
-
 // workspaces keeps link-search workspaces between calls: a warm one searches
 // without allocating its unified circles again. It holds no state a caller
 // could observe.
@@ -490,8 +473,8 @@ func (req LinkRequest) Problem() (link.Problem, link.Options, error) {
 // it is decoded.
 func (req *LinkRequest) measure() []string { return []string{"jobs"} }
 
-func (req *LinkRequest) limits(m *measures) error {
-	if _, n := m.get("jobs"); n > link.MaxJobs {
+func (req *LinkRequest) limits(m *codec.Measures) error {
+	if _, n := m.Get("jobs"); n > link.MaxJobs {
 		return fieldError("jobs", link.Options{}.Check(make([]int, n), 0))
 	}
 	return nil

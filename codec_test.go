@@ -7,17 +7,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/orrery/orrery/internal/codec"
 	"github.com/orrery/orrery/internal/malformed"
 )
 
@@ -38,11 +38,11 @@ func decoderSyntax(data []byte) string {
 	}
 	var se *json.SyntaxError
 	if errors.As(err, &se) {
-		line, col := position(data, se.Offset)
+		line, col := codec.Position(data, se.Offset)
 		return fmt.Sprintf("%v (byte %d, line %d, column %d)", se, se.Offset, line, col)
 	}
 	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
-		line, col := position(data, int64(len(data)))
+		line, col := codec.Position(data, int64(len(data)))
 		return fmt.Sprintf("unexpected end of the request (byte %d, line %d, column %d)", len(data), line, col)
 	}
 	return err.Error()
@@ -57,17 +57,17 @@ func sameDecoding(t *testing.T, what string, data []byte, typ reflect.Type) {
 		return
 	}
 	if !json.Valid(data) {
-		got := syntaxCheck(data)
+		got := codec.CheckSyntax(data)
 		if want := decoderSyntax(data); got == nil || got.Message != want {
 			t.Errorf("%s: syntax error %v, encoding/json's %q", what, got, want)
 		}
 		return
 	}
-	if checkKeys(data, typ, nil) != nil {
+	if codec.CheckKeys(data, typ, nil) != nil {
 		return
 	}
 	mine, theirs := reflect.New(typ), reflect.New(typ)
-	if err := unmarshal(data, mine.Interface()); err != nil {
+	if err := codec.Unmarshal(data, mine.Interface()); err != nil {
 		t.Errorf("%s: codec: %v", what, err)
 		return
 	}
@@ -90,7 +90,7 @@ func sameDecoding(t *testing.T, what string, data []byte, typ reflect.Type) {
 // sameEncoding checks that the codec encodes v as json.Marshal does.
 func sameEncoding(t *testing.T, what string, v any) {
 	t.Helper()
-	got, gerr := marshal(v)
+	got, gerr := codec.Marshal(v)
 	want, werr := json.Marshal(v)
 	if (gerr != nil) != (werr != nil) || !bytes.Equal(got, want) {
 		t.Errorf("%s: codec %.300s (%v), encoding/json %.300s (%v)", what, got, gerr, want, werr)
@@ -121,7 +121,7 @@ func (c *codecCheck) check(t *testing.T, what string, env []byte, s *Session, ru
 	}
 	c.responses++
 	sameEncoding(t, what+" response", resp)
-	out, _ := marshal(resp)
+	out, _ := codec.Marshal(resp)
 	sameEncoding(t, what+" envelope", reply{Version: Version, Op: e.Op, Response: out})
 }
 
@@ -157,90 +157,6 @@ func TestCodecMatchesEncodingJSON(t *testing.T) {
 	t.Logf("%d files, %d sessions, %d malformed cases, %d responses compared", len(corpus.Files), len(corpus.Sessions), n, c.responses)
 }
 
-// TestCodecStrings: string escapes and float formats at their edges, both
-// ways.
-func TestCodecStrings(t *testing.T) {
-	for _, s := range []string{"", "a", "<&>", "\u2028\u2029", "\x00\x1f\b\f\n\r\t\"\\/", "\xff\xc3(", "é😀", "\xed\xa0\x80"} {
-		sameEncoding(t, fmt.Sprintf("%q", s), s)
-		raw := appendJSONString(nil, s)
-		var want string
-		if err := json.Unmarshal(raw, &want); err != nil || unquote(raw) != want {
-			t.Errorf("unquote(%s) = %q, encoding/json %q (%v)", raw, unquote(raw), want, err)
-		}
-	}
-	for _, raw := range []string{`"\ud83d\ude00"`, `"\ud83d"`, `"\ud83d\u0041"`, `"\udc00\ud83d\ude00"`, `"\u00e9\/\""`, "\"\xff\""} {
-		var want string
-		if err := json.Unmarshal([]byte(raw), &want); err != nil || unquote([]byte(raw)) != want {
-			t.Errorf("unquote(%s) = %q, encoding/json %q (%v)", raw, unquote([]byte(raw)), want, err)
-		}
-	}
-	for _, f := range []float64{0, math.Copysign(0, -1), 1, -1.5, 1e-6, 9.99e-7, 1e20, 1e21, 123456789e13, 5e-324, 1.7976931348623157e308, 0.1, 1.0 / 3} {
-		sameEncoding(t, fmt.Sprint(f), f)
-		sameEncoding(t, fmt.Sprint(f), float32(f))
-	}
-}
-
-// TestCodecIntegralFloats: integral float64s, which the encoder writes as
-// integers below 1e15, are written as encoding/json writes them, at the
-// edge and past it, with either sign.
-func TestCodecIntegralFloats(t *testing.T) {
-	fs := []float64{0, math.Copysign(0, -1), 1e15, 1e15 - 1, 1e15 + 1, 1 << 53, 1<<53 + 2, 1e20, 1e21}
-	for i := range 2000 {
-		fs = append(fs, float64(i), float64(i*i*i*i)+0.5, math.Ldexp(1, i%64), math.Pow(10, float64(i%22)), float64(i)*12345678901.0)
-	}
-	for _, f := range fs {
-		for _, x := range []float64{f, -f, math.Nextafter(f, math.Inf(1)), math.Nextafter(f, math.Inf(-1))} {
-			got, _ := marshal(x)
-			if want, _ := json.Marshal(x); !bytes.Equal(got, want) {
-				t.Errorf("%v: codec %s, encoding/json %s", x, got, want)
-			}
-		}
-	}
-}
-
-// TestParseNumbers: the decoder's number parsing is strconv's, bit for
-// bit, on literals of every length around its exact path's (15 digits,
-// 18 for integers), with and without a sign, a fraction or an exponent.
-func TestParseNumbers(t *testing.T) {
-	var lits []string
-	digits := "9071845362"
-	for n := 1; n <= 20; n++ {
-		for p := 0; p <= n; p++ {
-			for off := range 10 {
-				d := strings.Repeat(digits[off:]+digits[:off], 3)[:n]
-				lit := d
-				if p > 0 {
-					lit = d[:n-p] + "." + d[n-p:]
-					if n == p {
-						lit = "0." + d
-					}
-				} else if len(d) > 1 && d[0] == '0' {
-					lit = d[1:]
-				}
-				lits = append(lits, lit, "-"+lit, lit+"e3", lit+"E-7")
-			}
-		}
-	}
-	lits = append(lits, "0", "-0", "0.0", "-0.0", "0.000001", "123456789012345", "1234567890123456", "999999999999999999", "9223372036854775807", "-9223372036854775808", "9223372036854775808", "0.1", "0.2", "0.3")
-	for _, lit := range lits {
-		if !json.Valid([]byte(lit)) {
-			continue
-		}
-		for _, bits := range []int{32, 64} {
-			got, gerr := parseFloat([]byte(lit), bits)
-			want, werr := strconv.ParseFloat(lit, bits)
-			if math.Float64bits(got) != math.Float64bits(want) || (gerr == nil) != (werr == nil) {
-				t.Errorf("parseFloat(%s, %d) = %v, %v; strconv %v, %v", lit, bits, got, gerr, want, werr)
-			}
-		}
-		got, gerr := parseInt([]byte(lit))
-		want, werr := strconv.ParseInt(lit, 10, 64)
-		if got != want || (gerr == nil) != (werr == nil) {
-			t.Errorf("parseInt(%s) = %v, %v; strconv %v, %v", lit, got, gerr, want, werr)
-		}
-	}
-}
-
 // BenchmarkCodec: the codec against encoding/json on corpus requests and
 // their responses, in one process:
 //
@@ -263,7 +179,7 @@ func BenchmarkCodec(b *testing.B) {
 		b.Run(name+"/decode/codec", func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if err := unmarshal(e.Request, reflect.New(o.req).Interface()); err != nil {
+				if err := codec.Unmarshal(e.Request, reflect.New(o.req).Interface()); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -281,7 +197,7 @@ func BenchmarkCodec(b *testing.B) {
 		b.Run(name+"/encode/codec", func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				marshal(resp)
+				codec.Marshal(resp)
 			}
 		})
 		b.Run(name+"/encode/encoding_json", func(b *testing.B) {
@@ -322,11 +238,11 @@ func BenchmarkHandlePhases(b *testing.B) {
 			f    func()
 		}{
 			{"handle", func() { Handle(ctx, env) }},
-			{"syntax", func() { syntaxCheck(env) }},
-			{"keys", func() { checkKeys(e.Request, o.req, nil) }},
-			{"decode", func() { unmarshal(e.Request, req.Interface()) }},
+			{"syntax", func() { codec.CheckSyntax(env) }},
+			{"keys", func() { codec.CheckKeys(e.Request, o.req, nil) }},
+			{"decode", func() { codec.Unmarshal(e.Request, req.Interface()) }},
 			{"run", func() { o.run(ctx, nil, e.Request) }},
-			{"encode", func() { marshal(resp) }},
+			{"encode", func() { codec.Marshal(resp) }},
 		} {
 			b.Run(name+"/"+phase.name, func(b *testing.B) {
 				for b.Loop() {
@@ -337,56 +253,10 @@ func BenchmarkHandlePhases(b *testing.B) {
 	}
 }
 
-// TestSyntaxMatchesEncodingJSON: on every prefix of small envelopes, and
-// on each with one byte replaced or inserted anywhere by one of the bytes
-// JSON's grammar turns on, syntaxCheck accepts what json.Valid accepts and
-// words its refusal as encoding/json's Decoder did.
-func TestSyntaxMatchesEncodingJSON(t *testing.T) {
-	envs := []string{
-		`{"op": "cassini.link", "request": {"capacity_gbps": 5e1, "jobs": [{"id": "a\u00e9\n", "phases": [{"ms": -0.5E+2, "gbps": 40}], "x": [true, false, null, [], {}]}]}}`,
-		"[1, 2.5e-3, \"\\\"\\/\\b\"]",
-		`-12`,
-		` {"a":{"b":[[{}]]}} `,
-	}
-	alphabet := []byte("{}[]:,\"\\ \t-+0123.eEtrufalsn\x00\x1f\xffx/'")
-	n := 0
-	check := func(data []byte) {
-		n++
-		got := syntaxCheck(data)
-		if json.Valid(data) {
-			if got != nil {
-				t.Errorf("%q: %v, but json.Valid accepts it", data, got)
-			}
-			return
-		}
-		if len(bytes.TrimSpace(data)) == 0 {
-			return // "empty request", decided before
-		}
-		if want := decoderSyntax(data); got == nil || got.Message != want {
-			t.Errorf("%q: %v, encoding/json %q", data, got, want)
-		}
-	}
-	for _, env := range envs {
-		b := []byte(env)
-		for i := 0; i <= len(b); i++ {
-			check(b[:i])
-			for _, c := range alphabet {
-				if i < len(b) {
-					check(slices.Concat(b[:i], []byte{c}, b[i+1:]))
-				}
-				check(slices.Concat(b[:i], []byte{c}, b[i:]))
-			}
-		}
-	}
-	check([]byte(strings.Repeat("[", maxNesting) + strings.Repeat("]", maxNesting)))
-	check([]byte(strings.Repeat("[", maxNesting+1) + strings.Repeat("]", maxNesting+1)))
-	check([]byte(strings.Repeat(`{"a":`, maxNesting+1)))
-	t.Logf("%d inputs", n)
-}
-
-// TestCodecConcurrent: calls on several goroutines, each the first to
-// meet some types, answer what one goroutine answers (the type cache is
-// shared; go test -race checks it).
+// TestCodecConcurrent: calls on several goroutines answer what one
+// goroutine answers (the codec's type cache is shared; go test -race
+// checks it, and internal/codec's TestConcurrentFirstUse has goroutines
+// meet new types at once).
 func TestCodecConcurrent(t *testing.T) {
 	corpus, err := malformed.Load(filepath.Join("testdata", "corpus", "ok"))
 	if err != nil {
@@ -396,7 +266,6 @@ func TestCodecConcurrent(t *testing.T) {
 	for i, f := range corpus.Files {
 		want[i] = Handle(context.Background(), f.Envelope)
 	}
-	schemaTypes.Clear()
 	var wg sync.WaitGroup
 	for g := range 4 {
 		wg.Go(func() {
@@ -495,8 +364,8 @@ func TestEnvelopeMatchesSteps(t *testing.T) {
 	}
 	fast := 0
 	for _, env := range envs {
-		if sc := (syntaxScanner{data: env, record: true}); sc.check() == nil {
-			if _, _, ok := plainEnvelope(&sc); ok {
+		if n, members, err := codec.CheckObject(env); err == nil {
+			if _, _, ok := plainEnvelope(n, members); ok {
 				fast++
 			}
 		}

@@ -76,10 +76,6 @@ func (r quantum) measured(f string, s JobSpec) (source, error) {
 	return r.events(f+".events", s.Events)
 }
 
-// ErrOneSource: a job gives more than one of phases, samples, series and
-// events (or a period_ms with a series or events, whose period is found).
-var ErrOneSource = errors.New("give one of phases, samples, series and events (and period_ms only with phases or samples)")
-
 func (r quantum) seriesOptions(f string, minMs, maxMs, q float64) (profile.SeriesOptions, error) {
 	lo, err := duration(f+".min_period_ms", minMs)
 	if err != nil {

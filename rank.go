@@ -12,6 +12,7 @@ import (
 	"github.com/orrery/orrery/engine/cassini/circle"
 	"github.com/orrery/orrery/engine/cassini/link"
 	"github.com/orrery/orrery/engine/cassini/profile"
+	"github.com/orrery/orrery/internal/codec"
 )
 
 // LinkSpec is a network link.
@@ -73,16 +74,12 @@ type LinkResult struct {
 // and of the response. A request past it is refused before it is decoded.
 const MaxRankCells = 1 << 20
 
-// ErrTooLarge is wrapped by the limit_exceeded error of a request whose
-// counts (candidates × jobs, ...) pass a limit of the schema.
-var ErrTooLarge = errors.New("wire: request too large")
-
 func (req *RankRequest) measure() []string { return []string{"jobs", "links", "candidates"} }
 
-func (req *RankRequest) limits(m *measures) error {
-	_, jobs := m.get("jobs")
-	_, links := m.get("links")
-	_, cands := m.get("candidates")
+func (req *RankRequest) limits(m *codec.Measures) error {
+	_, jobs := m.Get("jobs")
+	_, links := m.Get("links")
+	_, cands := m.Get("candidates")
 	return rankSize(jobs, links, cands)
 }
 

@@ -147,14 +147,15 @@ func schedulerError(err error) error {
 		p, ok = jsonPath(&round.FieldError{Job: 0, Field: fe.Field[2:]})
 		field = "job" + strings.TrimPrefix(p, "jobs[0]")
 	case strings.HasPrefix(fe.Field, "sample."):
-		field = "sample." + jsonKeys["Jobs.Timeline."+fe.Field[len("sample."):]]
-		ok = field != "sample."
+		var p string
+		p, ok = jsonPath(&round.FieldError{Job: 0, Field: "Timeline[0]." + fe.Field[len("sample."):]})
+		field = "sample." + strings.TrimPrefix(p, "jobs[0].timeline[0].")
 	case fe.Field == "sample" || fe.Field == "id" || fe.Field == "epochs" || fe.Field == "gpus":
 		field, ok = fe.Field, true
 	case fe.Field == "j": // the job as a whole: one too many
 		field, ok = "job", true
 	case fe.Field == "cfg.ReoptRounds":
-		field, ok = "config.reopt_rounds", true
+		field, ok = jsonPath(&round.FieldError{Job: -1, Field: "Config.ReoptRounds"})
 	default:
 		field, ok = jsonPath(fe) // the configuration, checked by NewScheduler
 	}

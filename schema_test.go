@@ -12,6 +12,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/orrery/orrery/internal/codec"
 )
 
 // The published JSON Schema of schema v1 (schema/v1.json) and the Python
@@ -92,7 +94,7 @@ func (g *schemaGen) define(t reflect.Type, response bool) {
 	var fields []schemaField
 	var required []string
 	for _, f := range reflect.VisibleFields(t) {
-		name, ok := jsonName(f)
+		name, ok := codec.JSONName(f)
 		if !ok || slices.ContainsFunc(fields, func(x schemaField) bool { return x.name == name }) {
 			continue
 		}

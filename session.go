@@ -3,10 +3,11 @@ package orrery
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"sync"
+
+	"github.com/orrery/orrery/internal/codec"
 )
 
 // Session holds the objects of schema v1's stateful operations, by handle:
@@ -83,10 +84,6 @@ func (s *Session) open(v any) (int64, error) {
 	return s.next, nil
 }
 
-// ErrUnknownHandle is wrapped by the error of a stateful operation whose
-// handle is not open in the Session.
-var ErrUnknownHandle = errors.New("unknown handle")
-
 // with runs f on the Scheduler of handle h, holding its lock.
 func (s *Session) with(h int64, f func(*idScheduler) (any, error)) (any, error) {
 	return withKind(s, h, "scheduler", f)
@@ -152,9 +149,21 @@ func (id JobID) String() string {
 // MarshalJSON encodes an integer id as a number, a string id as a string.
 func (id JobID) MarshalJSON() ([]byte, error) {
 	if id.isStr {
-		return appendJSONString(nil, id.str), nil
+		return codec.AppendString(nil, id.str), nil
 	}
 	return strconv.AppendInt(nil, int64(id.num), 10), nil
+}
+
+// The codec writes and reads ids with these functions directly, not
+// through the interfaces of MarshalJSON and UnmarshalJSON (see
+// codec.Register).
+func init() {
+	codec.Register(func(dst []byte, id JobID) []byte {
+		if id.isStr {
+			return codec.AppendString(dst, id.str)
+		}
+		return strconv.AppendInt(dst, int64(id.num), 10)
+	}, func(id *JobID, raw []byte) { id.UnmarshalJSON(raw) })
 }
 
 // UnmarshalJSON decodes an integer or a non-empty string. It never fails:
@@ -176,10 +185,10 @@ func (id *JobID) parse() string {
 	case len(b) == 0:
 		return "no id"
 	case b[0] == '"':
-		if !wholeString(b) || !validString(b) {
+		if !codec.ValidString(b) {
 			return "not valid UTF-8"
 		}
-		s := unquote(b)
+		s := codec.Unquote(b)
 		if s == "" {
 			return "empty"
 		}
@@ -191,7 +200,7 @@ func (id *JobID) parse() string {
 		}
 		*id = IntID(int(n))
 	default:
-		return "JSON " + jsonKind(b[0])
+		return "JSON " + codec.Kind(b[0])
 	}
 	return ""
 }

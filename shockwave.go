@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/orrery/orrery/engine/shockwave/market"
 	"github.com/orrery/orrery/engine/shockwave/predictor"
 	"github.com/orrery/orrery/engine/shockwave/round"
+	"github.com/orrery/orrery/internal/codec"
 )
 
 // ShockwavePlanRequest is the request of "shockwave.plan" (schema v1).
@@ -106,23 +108,23 @@ type ShockwavePlanRequest struct {
 // ShockwaveConfig is the planner configuration; absent fields take the
 // authors' defaults (tacc_32gpus).
 type ShockwaveConfig struct {
-	Rounds        *int      `json:"rounds,omitempty"`
-	RoundS        *float64  `json:"round_s,omitempty"`
-	K             *float64  `json:"k,omitempty"`
-	Lambda        *float64  `json:"lambda,omitempty"`
-	RhoMax        *float64  `json:"rho_max,omitempty"`
-	Breakpoints   []float64 `json:"breakpoints,omitempty"`
-	LogZero       *float64  `json:"log_zero,omitempty"`
-	UrgentPower   *float64  `json:"urgent_power,omitempty"`
-	Log           string    `json:"log,omitempty"`
-	NoRelax       bool      `json:"no_relax,omitempty"`
-	Gap           float64   `json:"gap,omitempty"`
-	MaxNodes      int       `json:"max_nodes,omitempty"`
-	Estimator     string    `json:"estimator,omitempty"`
-	PriorStrength float64   `json:"prior_strength,omitempty"`
+	Rounds        *int      `json:"rounds,omitempty" round:"Market.Rounds"`
+	RoundS        *float64  `json:"round_s,omitempty" round:"Market.RoundSeconds"`
+	K             *float64  `json:"k,omitempty" round:"Market.K"`
+	Lambda        *float64  `json:"lambda,omitempty" round:"Market.Lambda"`
+	RhoMax        *float64  `json:"rho_max,omitempty" round:"Market.RhoMax"`
+	Breakpoints   []float64 `json:"breakpoints,omitempty" round:"Market.Breakpoints"`
+	LogZero       *float64  `json:"log_zero,omitempty" round:"Market.LogZero"`
+	UrgentPower   *float64  `json:"urgent_power,omitempty" round:"Market.UrgentPower"`
+	Log           string    `json:"log,omitempty" round:"Market.Log"`
+	NoRelax       bool      `json:"no_relax,omitempty" round:"Market.NoRelax"`
+	Gap           float64   `json:"gap,omitempty" round:"Market.Gap"`
+	MaxNodes      int       `json:"max_nodes,omitempty" round:"Market.MaxNodes"`
+	Estimator     string    `json:"estimator,omitempty" round:"Predictor.Estimator"`
+	PriorStrength float64   `json:"prior_strength,omitempty" round:"Predictor.PriorStrength"`
 	Momentum      *float64  `json:"momentum,omitempty"`
 	Tolerance     *float64  `json:"tolerance,omitempty"`
-	TimeLimitMs   float64   `json:"time_limit_ms,omitempty"`
+	TimeLimitMs   float64   `json:"time_limit_ms,omitempty" round:"-"`
 	ReoptRounds   int       `json:"reopt_rounds,omitempty"` // Scheduler: re-plan every this many rounds; 0 = 8 (plan ignores it)
 }
 
@@ -130,14 +132,14 @@ type ShockwaveConfig struct {
 type ShockwaveJob struct {
 	ID              int               `json:"id"`
 	GPUs            int               `json:"gpus"`
-	SubmitS         float64           `json:"submit_s"`
+	SubmitS         float64           `json:"submit_s" round:"Submit"`
 	Epochs          int               `json:"epochs,omitempty"`
 	Progress        int               `json:"progress"`
 	EpochBS         []int             `json:"epoch_bs,omitempty"`
-	EpochDurS       []float64         `json:"epoch_dur_s,omitempty"`
+	EpochDurS       []float64         `json:"epoch_dur_s,omitempty" round:"EpochDur"`
 	Modes           []int             `json:"modes,omitempty"`
-	ModeDurS        []float64         `json:"mode_dur_s,omitempty"`
-	ProfiledDurS    []float64         `json:"profiled_dur_s,omitempty"`
+	ModeDurS        []float64         `json:"mode_dur_s,omitempty" round:"ModeDur"`
+	ProfiledDurS    []float64         `json:"profiled_dur_s,omitempty" round:"ProfiledDur"`
 	SamplesPerEpoch float64           `json:"samples_per_epoch,omitempty"`
 	Timeline        []ThroughputSpec  `json:"timeline,omitempty"`
 	Finish          []FinishSpec      `json:"finish,omitempty"`
@@ -148,22 +150,22 @@ type ShockwaveJob struct {
 // ItPerS iterations per second with batch size BS.
 type ThroughputSpec struct {
 	Round  int     `json:"round"`
-	ItPerS float64 `json:"it_per_s"`
-	BS     int     `json:"bs"`
+	ItPerS float64 `json:"it_per_s" round:"ItPerSec"`
+	BS     int     `json:"bs" round:"BatchSize"`
 }
 
 // FinishSpec is an earlier finish-time estimate.
 type FinishSpec struct {
 	Round     int     `json:"round"`
-	EstimateS float64 `json:"estimate_s"`
+	EstimateS float64 `json:"estimate_s" round:"Estimate"`
 }
 
 // KnownPredictions are the caller's own predictions for a job.
 type KnownPredictions struct {
-	RemainingS  float64 `json:"remaining_s"`
-	MeanEpochS  float64 `json:"mean_epoch_s"`
-	ElapsedS    float64 `json:"elapsed_s,omitempty"`
-	FairFinishS float64 `json:"fair_finish_s,omitempty"`
+	RemainingS  float64 `json:"remaining_s" round:"Remaining"`
+	MeanEpochS  float64 `json:"mean_epoch_s" round:"MeanEpoch"`
+	ElapsedS    float64 `json:"elapsed_s,omitempty" round:"Elapsed"`
+	FairFinishS float64 `json:"fair_finish_s,omitempty" round:"FairFinish"`
 }
 
 // ShockwavePlanResponse is the response of "shockwave.plan".
@@ -229,13 +231,13 @@ const maxTimeLimitMs = 1e9
 // decoded: its jobs would otherwise be decoded and predicted first.
 func (r *ShockwavePlanRequest) measure() []string { return []string{"gpus", "jobs", "config.rounds"} }
 
-func (r *ShockwavePlanRequest) limits(m *measures) error {
-	_, jobs := m.get("jobs")
+func (r *ShockwavePlanRequest) limits(m *codec.Measures) error {
+	_, jobs := m.Get("jobs")
 	var cfg round.Config
-	if n, ok := m.int("config.rounds"); ok {
+	if n, ok := m.Int("config.rounds"); ok {
 		cfg.Market.Rounds = max(n, 1) // a bad count is left to the decoded check
 	}
-	gpus, _ := m.int("gpus")
+	gpus, _ := m.Int("gpus")
 	if err := round.CheckSize(gpus, jobs, cfg); err != nil {
 		return planError(err)
 	}
@@ -355,7 +357,7 @@ func (s ThroughputSpec) sample() predictor.Sample {
 }
 
 // planError turns a planner error into a wire error naming the JSON path
-// of the field (see jsonKeys).
+// of the field (see jsonPath).
 func planError(err error) error {
 	var fe *round.FieldError
 	if !errors.As(err, &fe) {
@@ -377,96 +379,80 @@ func fieldPlanError(fe *round.FieldError, err error) error {
 	return &Error{Code: code, Field: field, Message: message(fe.Err), err: err}
 }
 
-// jsonKeys is the one table from the engine's Go field names to the
-// schema's JSON keys: the engine's errors name fields of round.State, the
-// wire's name paths of the request. A key is a field's path from
-// round.State without element indices ("Jobs.Timeline.ItPerSec"), its value
-// the field's JSON key: "" for a struct whose fields the schema inlines
-// into its parent's object (the market's and the predictor's settings sit
-// in "config"), "-" for a field the schema does not have (the request
-// never sets it). TestJSONKeys checks that the table has every field of
-// round.State, and each path's place in [ShockwavePlanRequest].
-var jsonKeys = map[string]string{
-	"GPUs":                           "gpus",
-	"Round":                          "round",
-	"Reestimate":                     "reestimate",
-	"Config":                         "config",
-	"Config.Market":                  "",
-	"Config.Market.Rounds":           "rounds",
-	"Config.Market.RoundSeconds":     "round_s",
-	"Config.Market.K":                "k",
-	"Config.Market.Lambda":           "lambda",
-	"Config.Market.RhoMax":           "rho_max",
-	"Config.Market.Breakpoints":      "breakpoints",
-	"Config.Market.LogZero":          "log_zero",
-	"Config.Market.UrgentPower":      "urgent_power",
-	"Config.Market.Log":              "log",
-	"Config.Market.NoRelax":          "no_relax",
-	"Config.Market.Gap":              "gap",
-	"Config.Market.MaxNodes":         "max_nodes",
-	"Config.Predictor":               "",
-	"Config.Predictor.Estimator":     "estimator",
-	"Config.Predictor.PriorStrength": "prior_strength",
-	"Config.Momentum":                "momentum",
-	"Config.Tolerance":               "tolerance",
-	"Config.ReoptRounds":             "reopt_rounds", // the Scheduler's; Plan only checks it
-	"Jobs":                           "jobs",
-	"Jobs.ID":                        "id",
-	"Jobs.GPUs":                      "gpus",
-	"Jobs.Submit":                    "submit_s",
-	"Jobs.Epochs":                    "epochs",
-	"Jobs.Progress":                  "progress",
-	"Jobs.EpochBS":                   "epoch_bs",
-	"Jobs.EpochDur":                  "epoch_dur_s",
-	"Jobs.Modes":                     "modes",
-	"Jobs.ModeDur":                   "mode_dur_s",
-	"Jobs.ProfiledDur":               "profiled_dur_s",
-	"Jobs.SamplesPerEpoch":           "samples_per_epoch",
-	"Jobs.Timeline":                  "timeline",
-	"Jobs.Timeline.Round":            "round",
-	"Jobs.Timeline.ItPerSec":         "it_per_s",
-	"Jobs.Timeline.BatchSize":        "bs",
-	"Jobs.Finish":                    "finish",
-	"Jobs.Finish.Round":              "round",
-	"Jobs.Finish.Estimate":           "estimate_s",
-	"Jobs.Known":                     "known",
-	"Jobs.Known.Remaining":           "remaining_s",
-	"Jobs.Known.MeanEpoch":           "mean_epoch_s",
-	"Jobs.Known.Elapsed":             "elapsed_s",
-	"Jobs.Known.FairFinish":          "fair_finish_s",
-}
-
-// jsonPath returns the JSON path of the request value a round error names:
-// "Jobs[3].EpochDur[2]" (Job 3, Field "EpochDur[2]") is
-// "jobs[3].epoch_dur_s[2]", "Config.Market.Breakpoints[1]" is
-// "config.breakpoints[1]". It reports false for a path the table lacks.
+// jsonPath returns the JSON path of the request value a round error names,
+// read from the struct tags of the request's types: a field's round tag
+// names the field of round.State it fills (its Go name when it has none,
+// "-" for none), its json tag its key. "Jobs[3].EpochDur[2]" (Job 3, Field
+// "EpochDur[2]") is "jobs[3].epoch_dur_s[2]", "Config.Market.Breakpoints[1]"
+// is "config.breakpoints[1]", and "Config.Market", whose fields the schema
+// inlines into "config", is "config". It reports false for a path no field
+// names; TestJSONKeys checks that every field of round.State has one.
 func jsonPath(fe *round.FieldError) (string, bool) {
 	path := fe.Field
 	if fe.Job >= 0 {
 		path = "Jobs[" + strconv.Itoa(fe.Job) + "]." + path
 	}
-	var key, out strings.Builder
-	for seg := range strings.SplitSeq(path, ".") {
-		name, index, _ := strings.Cut(seg, "[")
-		if key.Len() > 0 {
-			key.WriteByte('.')
+	segs := strings.Split(path, ".")
+	t := reflect.TypeFor[ShockwavePlanRequest]()
+	var out strings.Builder
+	for len(segs) > 0 {
+		for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice {
+			t = t.Elem()
 		}
-		key.WriteString(name)
-		k, ok := jsonKeys[key.String()]
-		if !ok || k == "-" || (k == "" && index != "") {
+		if t.Kind() != reflect.Struct {
 			return "", false
 		}
-		if k != "" {
-			if out.Len() > 0 {
-				out.WriteByte('.')
-			}
-			out.WriteString(k)
+		f, n, ok := stateField(t, segs)
+		switch {
+		case !ok:
+			return "", false
+		case n == 0: // a struct of the State the schema inlines here
+			return out.String(), out.Len() > 0
 		}
-		if index != "" {
+		key, _ := codec.JSONName(f)
+		if out.Len() > 0 {
+			out.WriteByte('.')
+		}
+		out.WriteString(key)
+		if _, index, ok := strings.Cut(segs[n-1], "["); ok {
 			out.WriteString("[" + index)
 		}
+		segs, t = segs[n:], f.Type
 	}
 	return out.String(), true
+}
+
+// stateField returns the field of t that fills the State field path segs
+// begins with, and how many of its segments that field's round tag
+// covers: 0 when segs end inside the tag ("Config.Market" of
+// "Market.Rounds"). Only the last segment covered may be indexed.
+func stateField(t reflect.Type, segs []string) (reflect.StructField, int, bool) {
+	for f := range t.Fields() {
+		name := f.Tag.Get("round")
+		switch name {
+		case "-":
+			continue
+		case "":
+			name = f.Name
+		}
+		parts := strings.Split(name, ".")
+		match := true
+		for i, p := range parts[:min(len(parts), len(segs))] {
+			seg, _, indexed := strings.Cut(segs[i], "[")
+			if seg != p || (indexed && i < len(parts)-1) {
+				match = false
+				break
+			}
+		}
+		switch {
+		case !match:
+		case len(parts) <= len(segs):
+			return f, len(parts), true
+		default:
+			return f, 0, true
+		}
+	}
+	return reflect.StructField{}, 0, false
 }
 
 // Plan runs "shockwave.plan": the next rounds of a GPU cluster from

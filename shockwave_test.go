@@ -232,17 +232,18 @@ func FuzzShockwavePlan(f *testing.F) {
 	})
 }
 
-// TestJSONKeys: jsonKeys, the one table from the engine's Go field names to
-// JSON keys, has every field of round.State (the engine names no other:
-// package round's TestFieldNames), none else, and each path it gives is the
-// request's (ShockwavePlanRequest's by JSON tags), a list where the Go
-// field is a slice. A field missing here would fail every error naming it
-// with code "internal".
+// TestJSONKeys: every field of round.State (the engine names no other:
+// package round's TestFieldNames) has a JSON path in the request
+// (jsonPath, from the round and json tags of ShockwavePlanRequest's
+// types), a list where the Go field is a slice, and every round tag names
+// a field of round.State. A field missing here would fail every error
+// naming it with code "internal".
 func TestJSONKeys(t *testing.T) {
 	req := reflect.TypeFor[ShockwavePlanRequest]()
-	seen := map[string]bool{}
-	var walk func(reflect.Type, string, string)
-	walk = func(typ reflect.Type, key, path string) {
+	state := reflect.TypeFor[round.State]()
+	seen := 0
+	var walk func(reflect.Type, string)
+	walk = func(typ reflect.Type, path string) {
 		for typ.Kind() == reflect.Pointer {
 			typ = typ.Elem()
 		}
@@ -250,54 +251,74 @@ func TestJSONKeys(t *testing.T) {
 			return
 		}
 		for f := range typ.Fields() {
-			k, p := f.Name, f.Name
-			if key != "" {
-				k, p = key+"."+k, path+"."+p
+			seen++
+			p := f.Name
+			if path != "" {
+				p = path + "." + p
 			}
-			seen[k] = true
-			json, ok := jsonKeys[k]
 			ft := f.Type
 			for ft.Kind() == reflect.Pointer {
 				ft = ft.Elem()
 			}
-			switch {
-			case !ok:
-				t.Errorf("round.State field %s has no JSON key", k)
-			case json == "-":
-				if _, ok := jsonPath(&round.FieldError{Job: -1, Field: p}); ok {
-					t.Errorf("%s is not in the schema, yet it has a JSON path", k)
-				}
-			default:
-				jp, ok := jsonPath(&round.FieldError{Job: -1, Field: p})
-				if !ok {
-					t.Errorf("%s: no JSON path", p)
-					break
-				}
-				jt, err := jsonType(req, jp)
-				if err != nil {
-					t.Errorf("%s is %s: %v", p, jp, err)
-					break
-				}
-				if (ft.Kind() == reflect.Slice) != (jt.Kind() == reflect.Slice) || (ft.Kind() == reflect.Struct) != (jt.Kind() == reflect.Struct) {
-					t.Errorf("%s is a %v, its JSON path %s a %v", p, ft.Kind(), jp, jt.Kind())
-				}
+			jp, ok := jsonPath(&round.FieldError{Job: -1, Field: p})
+			if !ok {
+				t.Errorf("round.State field %s has no JSON path", p)
+			} else if jt, err := jsonType(req, jp); err != nil {
+				t.Errorf("%s is %s: %v", p, jp, err)
+			} else if (ft.Kind() == reflect.Slice) != (jt.Kind() == reflect.Slice) || (ft.Kind() == reflect.Struct) != (jt.Kind() == reflect.Struct) {
+				t.Errorf("%s is a %v, its JSON path %s a %v", p, ft.Kind(), jp, jt.Kind())
 			}
 			if ft.Kind() == reflect.Slice {
 				p += "[0]"
 				ft = ft.Elem()
 			}
-			walk(ft, k, p)
+			walk(ft, p)
 		}
 	}
-	walk(reflect.TypeFor[round.State](), "", "")
-	for k := range jsonKeys {
-		if !seen[k] {
-			t.Errorf("jsonKeys has %s, which is not a field of round.State", k)
+	walk(state, "")
+	if seen < 45 {
+		t.Fatalf("only %d fields walked", seen)
+	}
+	// Every round tag of the request's types names a field of the State
+	// (under the field of its parent's type).
+	var tags func(reflect.Type, reflect.Type, string)
+	tags = func(wire, st reflect.Type, at string) {
+		for wire.Kind() == reflect.Pointer || wire.Kind() == reflect.Slice {
+			wire = wire.Elem()
+		}
+		for st.Kind() == reflect.Pointer || st.Kind() == reflect.Slice {
+			st = st.Elem()
+		}
+		if wire.Kind() != reflect.Struct {
+			return
+		}
+		for f := range wire.Fields() {
+			name := f.Tag.Get("round")
+			switch name {
+			case "-":
+				continue
+			case "":
+				name = f.Name
+			}
+			sub := st
+			for part := range strings.SplitSeq(name, ".") {
+				for sub.Kind() == reflect.Pointer || sub.Kind() == reflect.Slice {
+					sub = sub.Elem()
+				}
+				sf, ok := sub.FieldByName(part)
+				if sub.Kind() != reflect.Struct || !ok {
+					t.Errorf("%s%s.%s: round tag %q names no field of round.State", at, wire.Name(), f.Name, name)
+					sub = nil
+					break
+				}
+				sub = sf.Type
+			}
+			if sub != nil {
+				tags(f.Type, sub, at+wire.Name()+".")
+			}
 		}
 	}
-	if len(seen) < 45 {
-		t.Fatalf("only %d fields walked", len(seen))
-	}
+	tags(req, state, "")
 	for _, c := range []struct {
 		fe   round.FieldError
 		want string // "" for no path

@@ -1,36 +1,8 @@
 package orrery
 
 import (
-	"reflect"
 	"testing"
 )
-
-// An unknown key gets the schema key it most likely meant, by prefix or
-// edit distance, and none when nothing is close.
-func TestSuggest(t *testing.T) {
-	link := schemaOf(reflect.TypeFor[LinkRequest]()).keyTypes
-	job := schemaOf(reflect.TypeFor[ShockwaveJob]()).keyTypes
-	for _, c := range []struct {
-		fields map[string]*schemaType
-		key    string
-		want   string
-	}{
-		{link, "capacity", "capacity_gbps"},
-		{link, "capacity_gbs", "capacity_gbps"},
-		{link, "job", "jobs"},
-		{link, "tick", "tick_ms"},
-		{link, "budgett", "budget"},
-		{link, "zzz", ""},
-		{job, "gpu", "gpus"},
-		{job, "epoch_durs", "epoch_dur_s"},
-		{job, "submit", "submit_s"},
-		{job, "x", ""},
-	} {
-		if got := suggest(c.fields, c.key); got != c.want {
-			t.Errorf("suggest(%q) = %q, want %q", c.key, got, c.want)
-		}
-	}
-}
 
 // The message names the suggestion, and only for an unknown key.
 func TestUnknownFieldSuggestion(t *testing.T) {

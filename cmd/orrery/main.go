@@ -1,7 +1,7 @@
 // Command orrery runs orrery's engines from the shell: CASSINI link search
 // and candidate ranking, Shockwave round planning, and the demo.
 //
-// Engine commands read one JSON request (schema v1, see the README) on
+// Engine commands read one JSON request (schema v1, see docs/schema.md) on
 // standard input and write the JSON response on standard output. Bad input
 // exits with status 1 and a message naming the field on standard error;
 // a usage error exits with status 2.

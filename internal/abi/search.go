@@ -8,6 +8,7 @@ import (
 	"github.com/orrery/orrery/engine/cassini/circle"
 	"github.com/orrery/orrery/engine/cassini/link"
 	"github.com/orrery/orrery/engine/cassini/profile"
+	"github.com/orrery/orrery/internal/scratch"
 )
 
 // MaxSearchCells is link_search's link.Options.MaxCells: it bounds an
@@ -100,7 +101,7 @@ func (s *Searcher) Search(periods, demand []int32, capacity int32, fixed []int32
 		return fail(res, Invalid, "demand", fmt.Errorf("%w: %d demands for periods summing to %d ticks", profile.ErrPeriodMismatch, len(demand), total))
 	}
 
-	s.jobs = grow(s.jobs, k)
+	s.jobs = scratch.Resize(s.jobs, k)
 	var off int
 	for j, t := range periods {
 		s.jobs[j] = profile.Profile{Period: int(t), Demand: demand[off : off+int(t) : off+int(t)]}
@@ -108,7 +109,7 @@ func (s *Searcher) Search(periods, demand []int32, capacity int32, fixed []int32
 	}
 	pr := link.Problem{Jobs: s.jobs, Capacity: capacity}
 	if fixed != nil {
-		s.fixed = grow(s.fixed, k)
+		s.fixed = scratch.Resize(s.fixed, k)
 		for j, t := range fixed {
 			s.fixed[j] = int(t)
 		}
@@ -186,11 +187,4 @@ func fail(res *LinkResult, c Code, field string, err error) Code {
 	}
 	res.setMessage(msg)
 	return c
-}
-
-func grow[T any](s []T, n int) []T {
-	if cap(s) < n {
-		return make([]T, n)
-	}
-	return s[:n]
 }

@@ -1,5 +1,5 @@
 // Package bench measures orrery on a shared, noisy machine and reports the
-// results as Markdown (for the README) and JSON (for machines).
+// results as Markdown (for docs/performance.md) and JSON (for machines).
 //
 // # Measuring
 //

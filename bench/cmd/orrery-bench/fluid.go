@@ -20,8 +20,7 @@ import (
 )
 
 // simWorkerArg runs the program as a cluster-simulation worker: one process
-// per run, its fluid filling chosen by ORRERY_FLUID, which a process reads
-// once at start.
+// per run, its fluid filling named by its last argument.
 const simWorkerArg = "sim-worker"
 
 // simProfileEnv, when set, names the file a worker writes the CPU profile
@@ -69,22 +68,25 @@ func (c simCase) config(root string) (netsim.Config, error) {
 		Cassini: netsim.CassiniOptions{Workers: 1}}, nil
 }
 
-// simWorker runs the simCase in os.Args[3] (JSON) from root os.Args[2] and
-// prints a simRun.
+// simWorker runs the simCase in os.Args[3] (JSON) from root os.Args[2]
+// with the fluid filling os.Args[4] names, and prints a simRun.
 func simWorker() int {
 	fail := func(err error) int {
 		fmt.Fprintln(os.Stderr, "sim worker:", err)
 		return 1
 	}
 	var c simCase
-	if len(os.Args) != 4 {
-		return fail(fmt.Errorf("want %s ROOT CASE", simWorkerArg))
+	if len(os.Args) != 5 {
+		return fail(fmt.Errorf("want %s ROOT CASE FILLING", simWorkerArg))
 	}
 	if err := json.Unmarshal([]byte(os.Args[3]), &c); err != nil {
 		return fail(err)
 	}
 	cfg, err := c.config(os.Args[2])
 	if err != nil {
+		return fail(err)
+	}
+	if cfg.Filling, err = fluid.ParseFilling(os.Args[4]); err != nil {
 		return fail(err)
 	}
 	if path := os.Getenv(simProfileEnv); path != "" {
@@ -117,7 +119,7 @@ func simWorker() int {
 type FluidRow struct {
 	Case   string                 `json:"case"`
 	Events int64                  `json:"events"`
-	CPU    map[string]bench.Stats `json:"cpu_seconds"` // by ORRERY_FLUID value, "default" for unset
+	CPU    map[string]bench.Stats `json:"cpu_seconds"` // by filling: "default", "legacy", "full", "eager"
 	// Speedup is the old filling's CPU time over the default's, per round.
 	Speedup bench.Stats `json:"speedup_over_legacy"`
 	// Identical: the default, full and eager fillings gave the same
@@ -146,7 +148,7 @@ func fluidSection(ctx context.Context, cfg *config) ([]bench.Section, []bench.Ga
 				Modes: []string{"default"}, Rounds: 1})
 	}
 	sec := bench.Section{ID: "fluid", Title: "Cluster simulation: the fluid network's max-min rates (internal/eval/fluid)",
-		Notes:  []string{fmt.Sprintf("netsim.Run with Alibaba noise at 90%% load, 1 ms ticks, one process per run, the filling chosen by %s: *default* keeps the rates incrementally (fluid.Network): when flows start or end it fills again only the hot components (flows joined by links whose connections' peaks can exceed capacity) that the changed links reach, with only hot links taking part; the other modes solve every flow at every change: *full* fills each connected component with every link; *eager* is the reference filling of the whole network, scanned every round; *legacy* is the package's filling before (one level for the whole network, residuals decremented every round). Default, full and eager compute the same rates bit for bit; legacy rounds differently (rates within about 1e-15). CPU time of the simulation in the worker process (GOMAXPROCS=1), median of %d rounds (min–max), the fillings interleaved; *speedup* is legacy over default per round. *Identical* compares the SHA-256 of the netsim.Result JSON. A row with dashes ran the default alone, once.", fluid.EnvVar, rounds)},
+		Notes:  []string{fmt.Sprintf("netsim.Run with Alibaba noise at 90%% load, 1 ms ticks, one process per run, the filling named on its command line: *default* keeps the rates incrementally (fluid.Network): when flows start or end it fills again only the hot components (flows joined by links whose connections' peaks can exceed capacity) that the changed links reach, with only hot links taking part; the other modes solve every flow at every change: *full* fills each connected component with every link; *eager* is the reference filling of the whole network, scanned every round; *legacy* is the package's filling before (one level for the whole network, residuals decremented every round). Default, full and eager compute the same rates bit for bit; legacy rounds differently (rates within about 1e-15). CPU time of the simulation in the worker process (GOMAXPROCS=1), median of %d rounds (min–max), the fillings interleaved; *speedup* is legacy over default per round. *Identical* compares the SHA-256 of the netsim.Result JSON. A row with dashes ran the default alone, once.", rounds)},
 		Header: []string{"simulation", "events", "default (CPU)", "legacy", "speedup over legacy", "full", "eager", "identical (default, full, eager / legacy)"},
 	}
 	var rows []FluidRow
@@ -200,12 +202,8 @@ func runFluidCase(ctx context.Context, cfg *config, c simCase, rounds int) (Flui
 	for r := range rounds {
 		for i := range modes {
 			mode := modes[(i+r)%len(modes)] // a different first mode each round
-			cmd := exec.CommandContext(ctx, exe, simWorkerArg, cfg.root, string(arg))
-			env := mode
-			if mode == "default" {
-				env = ""
-			}
-			cmd.Env = append(os.Environ(), fluid.EnvVar+"="+env, "GOMAXPROCS=1")
+			cmd := exec.CommandContext(ctx, exe, simWorkerArg, cfg.root, string(arg), mode)
+			cmd.Env = append(os.Environ(), "GOMAXPROCS=1")
 			cmd.Stderr = os.Stderr
 			out, err := cmd.Output()
 			if err != nil {

@@ -8,7 +8,7 @@
 //	go run ./bench/cmd/orrery-bench            # the full suite (make bench)
 //	go run ./bench/cmd/orrery-bench -smoke     # the CI subset and its gates
 //
-// It writes report.md (tables and gates), readme.md (the README's
+// It writes report.md (tables and gates), readme.md (docs/performance.md's
 // performance section: the same tables) and report.json (every number)
 // into -out, prints report.md, and exits with status 1 if a gate fails. Every figure is a median over interleaved rounds with its
 // spread, timed on CPU clocks (see package bench).
@@ -181,7 +181,7 @@ func write(rep *bench.Report, dir string) error {
 	if err := os.WriteFile(filepath.Join(dir, "report.md"), []byte(md.String()), 0o644); err != nil {
 		return err
 	}
-	// The README's performance section: the same tables, no gates.
+	// docs/performance.md: the same tables, no gates.
 	var readme strings.Builder
 	readme.WriteString("## Performance\n\nReproduce with `make bench` (it installs COIN-OR CBC through apt when `cbc` is missing, then runs the suite below; `make bench-smoke` is the CI subset with its gates). The tables are the suite's own report (out/bench/readme.md; every number is in out/bench/report.json).\n\n")
 	if err := rep.Markdown(&readme, 3, false); err != nil {

@@ -61,7 +61,7 @@
 //     step of one job's pace, which the pace estimate follows within two
 //     iterations; correcting each of them at once adjusted 2-5 times a
 //     minute in the noisiest dealings for under a thousandth of the gain
-//     (see the repository's README).
+//     (see docs/cassini.md).
 //   - [Pad]: every iteration starts on its slot of a fixed period, waiting
 //     for it when the previous iteration ended early; the iteration time is
 //     thereby locked to T, which the unified circle assumes. An iteration

@@ -13,6 +13,7 @@ import (
 	"github.com/orrery/orrery/engine/cassini/circle"
 	"github.com/orrery/orrery/engine/cassini/link"
 	"github.com/orrery/orrery/engine/cassini/profile"
+	"github.com/orrery/orrery/internal/scratch"
 	"github.com/orrery/orrery/kernels"
 )
 
@@ -817,7 +818,7 @@ func sharedLinks(jobs []profile.Profile, links []Link, cand Candidate, x *crossi
 	if len(cand.Profiles) > len(cand.Paths) {
 		return shared{}, fmt.Errorf("%w: per-link profiles for %d jobs, paths for %d", ErrInvalid, len(cand.Profiles), len(cand.Paths))
 	}
-	x.start = grow(x.start, len(links)+1)
+	x.start = scratch.Resize(x.start, len(links)+1)
 	clear(x.start)
 	total := 0
 	for j, path := range cand.Paths {
@@ -853,10 +854,10 @@ func sharedLinks(jobs []profile.Profile, links []Link, cand Candidate, x *crossi
 	var dem []profile.Profile
 	if custom {
 		dem = make([]profile.Profile, total)
-		x.own = grow(x.own, len(links))
+		x.own = scratch.Resize(x.own, len(links))
 		clear(x.own)
 	}
-	x.fill = grow(x.fill, len(links))
+	x.fill = scratch.Resize(x.fill, len(links))
 	copy(x.fill, x.start)
 	for j, path := range cand.Paths {
 		var per []profile.Profile
@@ -1025,13 +1026,6 @@ func pad(p profile.Profile, grid int) profile.Profile {
 	d := make([]int32, period)
 	copy(d, p.Demand)
 	return profile.Profile{Period: period, Demand: d}
-}
-
-func grow[T any](s []T, n int) []T {
-	if cap(s) < n {
-		return make([]T, n)
-	}
-	return s[:n]
 }
 
 // parallel runs f(w, i) for i in [0, n) on up to workers goroutines, each

@@ -15,7 +15,7 @@ import (
 	"github.com/orrery/orrery/internal/bench/cassini"
 )
 
-// TestScaleAsSearched: on the growth benchmark's instances (the README's
+// TestScaleAsSearched: on the growth benchmark's instances (docs/performance.md's
 // ranking-at-scale table: 8-GPU servers, 400 Gbps links, where every shared
 // link fits), on one with jobs at 150-350 Gbps and on the 1000-server
 // single-GPU Clos instance (where none does: a job's peak is near the top

@@ -7,6 +7,7 @@ import (
 
 	"github.com/orrery/orrery/engine/cassini/circle"
 	"github.com/orrery/orrery/engine/cassini/profile"
+	"github.com/orrery/orrery/internal/scratch"
 	"github.com/orrery/orrery/kernels"
 )
 
@@ -62,7 +63,7 @@ func sortDemands(v, tmp []int32) []int32 {
 		slices.Sort(v)
 		return tmp
 	}
-	tmp = grow(tmp, len(v))
+	tmp = scratch.Resize(tmp, len(v))
 	var count [1 << 16]int
 	src, dst := v, tmp
 	for shift := 0; shift < 32; shift += 16 {
@@ -94,8 +95,8 @@ func (c *classes) build(jb profile.Profile, period, mod int, b *buildScratch) {
 	c.mod = mod
 	if size == 1 {
 		// One tick a class: the demand itself.
-		c.off = grow(c.off, mod+1)
-		c.val, c.cnt, c.sum = grow(c.val, mod), grow(c.cnt, mod), grow(c.sum, mod)
+		c.off = scratch.Resize(c.off, mod+1)
+		c.val, c.cnt, c.sum = scratch.Resize(c.val, mod), scratch.Resize(c.cnt, mod), scratch.Resize(c.sum, mod)
 		for r := range mod {
 			v := demandAt(jb, r)
 			c.off[r], c.val[r], c.cnt[r], c.sum[r] = int32(r), v, 1, int64(v)
@@ -103,7 +104,7 @@ func (c *classes) build(jb profile.Profile, period, mod int, b *buildScratch) {
 		c.off[mod] = int32(mod)
 		return
 	}
-	c.off = grow(c.off, mod+1)[:1]
+	c.off = scratch.Resize(c.off, mod+1)[:1]
 	c.off[0] = 0
 	c.val, c.cnt, c.sum = c.val[:0], c.cnt[:0], c.sum[:0]
 	for r := range mod {
@@ -124,7 +125,7 @@ func (c *classes) build(jb profile.Profile, period, mod int, b *buildScratch) {
 		}
 		if noise {
 			// Noise: hardly any runs to merge; sorting the demands is faster.
-			b.vals = grow(b.vals, size)
+			b.vals = scratch.Resize(b.vals, size)
 			for z := range size {
 				b.vals[z] = demandAt(jb, r+z*mod)
 			}
@@ -354,7 +355,7 @@ func (w *Workspace) residues(base []int32, v int32, dst []int64) int64 {
 		c := a.c
 		w.kc = append(w.kc, kernels.Classes{Off: c.off[:c.mod+1], Val: c.val, Cnt: c.cnt, Sum: c.sum, At: circle.Mod(-a.shift, c.mod)})
 	}
-	w.ks = grow(w.ks, kernels.ResiduesScratch(len(w.kc)))
+	w.ks = scratch.Resize(w.ks, kernels.ResiduesScratch(len(w.kc)))
 	e, evals := kernels.Residues(dst, w.kc, base, v, w.capacity, w.ks)
 	w.evals += evals
 	return e
@@ -422,7 +423,7 @@ func (c *classes) period(fail []int32) ([]int32, int) {
 	if m == 1 {
 		return fail, 1
 	}
-	fail = grow(fail, m)
+	fail = scratch.Resize(fail, m)
 	fail[0] = 0
 	if c.single() {
 		var p int
@@ -452,7 +453,7 @@ func (c *classes) period(fail []int32) ([]int32, int) {
 // that does not repeat costs one pass.
 func period(v []int32, pre []int64) ([]int64, int) {
 	m := len(v)
-	pre = grow(pre, m+1)
+	pre = scratch.Resize(pre, m+1)
 	pre[0] = 0
 	for i, x := range v {
 		pre[i+1] = pre[i] + int64(x)
@@ -518,7 +519,7 @@ func (w *Workspace) foldInto(dst, c *classes, p, r int) {
 func (w *Workspace) fold(n int) (int, int64) {
 	k := len(w.jobs)
 	mu := int64(1)
-	w.per = grow(w.per, k)
+	w.per = scratch.Resize(w.per, k)
 	if len(w.spare) < k {
 		w.spare = append(w.spare, make([]classes, k-len(w.spare))...)
 	}

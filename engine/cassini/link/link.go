@@ -11,6 +11,7 @@ import (
 	"github.com/orrery/orrery/engine/cassini/circle"
 	"github.com/orrery/orrery/engine/cassini/profile"
 	"github.com/orrery/orrery/internal/deadline"
+	"github.com/orrery/orrery/internal/scratch"
 	"github.com/orrery/orrery/kernels"
 )
 
@@ -502,20 +503,12 @@ func (w *Workspace) Evaluate(pr Problem, opt Options, shifts []int) (excess int6
 	return w.mu * w.evaluate(w.cur), w.points, nil
 }
 
-func grow[T any](s []T, n int) []T {
-	if cap(s) < n {
-		return make([]T, n)
-	}
-	return s[:n]
-}
-
-func grow2[T any](s [][]T, k, n int) [][]T {
-	if cap(s) < k {
-		s = append(s[:cap(s)], make([][]T, k-cap(s))...)
-	}
-	s = s[:k]
+// resizeRows returns s as k rows of length n, each resized as
+// scratch.Resize does.
+func resizeRows[T any](s [][]T, k, n int) [][]T {
+	s = scratch.Resize(s, k)
 	for i := range s {
-		s[i] = grow(s[i], n)
+		s[i] = scratch.Resize(s[i], n)
 	}
 	return s
 }
@@ -540,7 +533,7 @@ func (w *Workspace) setup(ctx context.Context, pr Problem, opt Options) error {
 	}
 	var peaks int64
 	ticks := 0
-	w.periods = grow(w.periods, k)
+	w.periods = scratch.Resize(w.periods, k)
 	for j, jb := range pr.Jobs {
 		if err := jb.Validate(); err != nil {
 			return fmt.Errorf("job %d: %w", j, err)
@@ -607,12 +600,12 @@ func (w *Workspace) prepare(u circle.Unified, fixed []int) error {
 		w.budget = DefaultBudget
 	}
 
-	w.in = grow(w.in, k)
+	w.in = scratch.Resize(w.in, k)
 	for j := range w.in {
 		w.in[j] = true
 	}
 	// Free jobs and fixed shifts.
-	w.cur, w.best = grow(w.cur, k), grow(w.best, k)
+	w.cur, w.best = scratch.Resize(w.cur, k), scratch.Resize(w.best, k)
 	w.free = w.free[:0]
 	for j := range w.jobs {
 		switch {
@@ -631,9 +624,9 @@ func (w *Workspace) prepare(u circle.Unified, fixed []int) error {
 	}
 
 	// Points, per-job data and candidates.
-	w.ncand = grow(w.ncand, k)
+	w.ncand = scratch.Resize(w.ncand, k)
 	if w.mode == Exact {
-		w.kind = grow(w.kind, k)
+		w.kind = scratch.Resize(w.kind, k)
 		if err := w.plan(u); err != nil {
 			return err
 		}
@@ -658,7 +651,7 @@ func (w *Workspace) prepare(u circle.Unified, fixed []int) error {
 		w.resetPatterns()
 	} else {
 		w.n, w.points, w.mu = PaperAngles, PaperAngles, 1
-		w.pts = grow(w.pts, PaperAngles)
+		w.pts = scratch.Resize(w.pts, PaperAngles)
 		for a := range w.pts {
 			w.pts[a] = paperTick(a, w.p)
 		}
@@ -670,12 +663,12 @@ func (w *Workspace) prepare(u circle.Unified, fixed []int) error {
 	if w.late() {
 		return nil
 	}
-	w.masses = grow(w.masses, k)
+	w.masses = scratch.Resize(w.masses, k)
 	for _, j := range w.free {
 		w.masses[j] = w.minMass(j, w.jobs[j])
 	}
 	if w.mode == Exact {
-		w.rotors = grow2(w.rotors, k, 0)
+		w.rotors = resizeRows(w.rotors, k, 0)
 		for _, j := range w.free {
 			if w.kind[j] == onCircle && w.ncand[j] > fewShifts {
 				if w.late() {
@@ -685,14 +678,14 @@ func (w *Workspace) prepare(u circle.Unified, fixed []int) error {
 			}
 		}
 	}
-	w.bases = grow2(w.bases, max(len(w.free), 1), w.n)
+	w.bases = resizeRows(w.bases, max(len(w.free), 1), w.n)
 	maxc := 0
 	for _, j := range w.free {
 		maxc = max(maxc, w.ncand[j])
 	}
-	w.out = grow(w.out, maxc)
-	w.tmp = grow(w.tmp, maxc)
-	w.sum = grow(w.sum, w.n)
+	w.out = scratch.Resize(w.out, maxc)
+	w.tmp = scratch.Resize(w.tmp, maxc)
+	w.sum = scratch.Resize(w.sum, w.n)
 	return nil
 }
 
@@ -702,7 +695,7 @@ func (w *Workspace) prepare(u circle.Unified, fixed []int) error {
 // much (a smaller shift at the earlier job would be smaller). Materialize
 // keeps the search as it was.
 func (w *Workspace) twins() {
-	w.twin = grow(w.twin, len(w.jobs))
+	w.twin = scratch.Resize(w.twin, len(w.jobs))
 	for j := range w.twin {
 		w.twin[j] = -1
 	}
@@ -711,7 +704,7 @@ func (w *Workspace) twins() {
 	}
 	// By a hash of period and demand, so that the free jobs are compared
 	// with the earlier ones that may be their twins, not with all of them.
-	w.hashes = grow(w.hashes, len(w.jobs))
+	w.hashes = scratch.Resize(w.hashes, len(w.jobs))
 	for _, j := range w.free {
 		w.hashes[j] = profileHash(w.periods[j], w.jobs[j].Demand)
 	}

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/orrery/orrery/engine/cassini/circle"
+	"github.com/orrery/orrery/internal/scratch"
 )
 
 // smallSearch is the most pair evaluations a dense search may cost for the
@@ -31,8 +32,8 @@ const smallSearch = 1 << 17
 func (w *Workspace) plan(u circle.Unified) error {
 	k := len(w.jobs)
 	w.points = u.Perimeter
-	w.mods = grow(w.mods, k)
-	w.tiles = grow2(w.tiles, k, 0)
+	w.mods = scratch.Resize(w.mods, k)
+	w.tiles = resizeRows(w.tiles, k, 0)
 	if w.late() {
 		return nil
 	}
@@ -48,7 +49,7 @@ func (w *Workspace) plan(u circle.Unified) error {
 		w.layDense(u)
 		return nil
 	}
-	w.cls = grow(w.cls, k)
+	w.cls = scratch.Resize(w.cls, k)
 	for j, jb := range w.jobs {
 		if w.late() {
 			return nil
@@ -73,7 +74,7 @@ func (w *Workspace) plan(u circle.Unified) error {
 		}
 	}
 	if !w.static.trivial() {
-		w.zero = grow(w.zero, w.n)
+		w.zero = scratch.Resize(w.zero, w.n)
 		clear(w.zero)
 	}
 	return nil
@@ -108,7 +109,7 @@ func (w *Workspace) layShared(n int, mu int64) {
 			// is a factor of every tuple count.
 			w.kind[j] = onCircle
 			w.mu *= c.size()
-			tile := grow(w.tiles[j], n)
+			tile := scratch.Resize(w.tiles[j], n)
 			for s := range tile {
 				tile[s] = c.val[c.off[s%c.mod]]
 			}
@@ -175,7 +176,7 @@ func (w *Workspace) vectors(mods func(j int) int) float64 {
 // freeMods returns each job's candidate count under the given moduli, with
 // the first free job reduced by the frame (see candidates).
 func (w *Workspace) freeMods(mods func(j int) int) []int {
-	w.cands = grow(w.cands, len(w.jobs))
+	w.cands = scratch.Resize(w.cands, len(w.jobs))
 	for j := range w.jobs {
 		w.cands[j] = mods(j)
 	}

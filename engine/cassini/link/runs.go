@@ -3,6 +3,7 @@ package link
 import (
 	"slices"
 
+	"github.com/orrery/orrery/internal/scratch"
 	"github.com/orrery/orrery/kernels"
 )
 
@@ -40,7 +41,7 @@ type runEntry struct {
 
 // resetPatterns forgets the run patterns of the previous search.
 func (w *Workspace) resetPatterns() {
-	w.pat = grow(w.pat, len(w.jobs))
+	w.pat = scratch.Resize(w.pat, len(w.jobs))
 	for j := range w.pat {
 		w.pat[j].built = false
 	}
@@ -159,8 +160,8 @@ func (w *Workspace) runLeaf(base []int32, j, from0 int, out []int64) {
 	w.in[j] = true
 	f := w.unplaced() // the other jobs the state does not hold
 	w.in[j] = false   // Φ is over the other jobs' tuples
-	w.psi = grow(w.psi, m)
-	w.pre2 = grow(w.pre2, kernels.WindowsScratch(m))
+	w.psi = scratch.Resize(w.psi, m)
+	w.pre2 = scratch.Resize(w.pre2, kernels.WindowsScratch(m))
 	trivial := w.trivial()
 	var e0 int64
 	if trivial {
@@ -222,7 +223,7 @@ func (w *Workspace) delta(base []int32, v int32, trivial bool) {
 // phi writes into dst (grown to the circle) the excess at each residue of
 // base plus v with the class structures w.in holds, over their tuples.
 func (w *Workspace) phi(dst []int64, base []int32, v int32) []int64 {
-	dst = grow(dst, len(base))
+	dst = scratch.Resize(dst, len(base))
 	c := int64(w.capacity)
 	if w.trivial() {
 		for i, b := range base {

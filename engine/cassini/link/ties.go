@@ -5,6 +5,7 @@ import (
 
 	"github.com/orrery/orrery/engine/cassini/circle"
 	"github.com/orrery/orrery/engine/cassini/profile"
+	"github.com/orrery/orrery/internal/scratch"
 	"github.com/orrery/orrery/kernels"
 )
 
@@ -38,7 +39,7 @@ func (c *Checker) Reset(pr Problem, opt Options) error {
 	for _, jb := range pr.Jobs {
 		n += len(jb.Demand)
 	}
-	c.demand = grow(c.demand, n)[:0]
+	c.demand = scratch.Resize(c.demand, n)[:0]
 	c.jobs = c.jobs[:0]
 	for _, jb := range pr.Jobs {
 		lo := len(c.demand)
@@ -46,7 +47,7 @@ func (c *Checker) Reset(pr Problem, opt Options) error {
 		c.jobs = append(c.jobs, profile.Profile{Period: jb.Period, Demand: c.demand[lo:len(c.demand):len(c.demand)]})
 	}
 	pr.Jobs = c.jobs
-	c.fixed = grow(c.fixed, len(pr.Jobs))
+	c.fixed = scratch.Resize(c.fixed, len(pr.Jobs))
 	clear(c.fixed)
 	pr.Fixed = c.fixed
 	w := &c.w
@@ -56,7 +57,7 @@ func (c *Checker) Reset(pr Problem, opt Options) error {
 	if err != nil {
 		return err
 	}
-	c.rotorOK = grow(c.rotorOK, len(pr.Jobs))
+	c.rotorOK = scratch.Resize(c.rotorOK, len(pr.Jobs))
 	clear(c.rotorOK)
 	return nil
 }
@@ -131,7 +132,7 @@ func (c *Checker) Scan(dst []int64, shifts []int, j int) []int64 {
 		}
 	}
 	nc := c.Candidates(j)
-	dst = grow(dst, nc)
+	dst = scratch.Resize(dst, nc)
 	// The layout may repeat job j's excess with a shorter modulus (its
 	// classes folded): scan that, and repeat it.
 	m := w.ncand[j]
@@ -139,7 +140,7 @@ func (c *Checker) Scan(dst []int64, shifts []int, j int) []int64 {
 		m = w.mods[j]
 	}
 	w.ncand[j] = m
-	w.out, w.tmp = grow(w.out, m), grow(w.tmp, m)
+	w.out, w.tmp = scratch.Resize(w.out, m), scratch.Resize(w.tmp, m)
 	if w.mode == Exact && w.kind[j] == onCircle && m > fewShifts && !c.rotorOK[j] {
 		w.rotors[j] = kernels.PrepareRotor(w.rotors[j][:0], w.tiles[j])
 		c.rotorOK[j] = true

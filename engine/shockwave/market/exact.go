@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/bits"
 	"slices"
+
+	"github.com/orrery/orrery/internal/scratch"
 )
 
 // # Exact comparisons over the whole priority range
@@ -187,7 +189,7 @@ func (w *Workspace) layoutItems() []item {
 		return int(a.j - b.j)
 	})
 	ex.items = items
-	suf := grow(ex.suf, len(items)+1)
+	suf := scratch.Resize(ex.suf, len(items)+1)
 	suf[len(items)] = 0
 	for i := len(items) - 1; i >= 0; i-- {
 		suf[i] = suf[i+1] + items[i].s
@@ -409,7 +411,7 @@ func (w *Workspace) fullValue(n []int32, tau float64) (welfare, objective float6
 	for _, t := range w.ex.full.tiers {
 		W, L = max(W, int(t.off+t.n)), max(L, int(t.n))
 	}
-	buf := grow(w.ex.full.buf, W+L)
+	buf := scratch.Resize(w.ex.full.buf, W+L)
 	w.ex.full.buf = buf
 	x, v := buf[:W], buf[W:]
 	clear(x)
@@ -496,7 +498,7 @@ func (w *Workspace) grid() {
 			size += 2 * (T + 1) * int(w.ex.tiers[t].n)
 		}
 	}
-	w.ex.gains = grow(w.ex.gains, size)
+	w.ex.gains = scratch.Resize(w.ex.gains, size)
 	clear(w.ex.gains)
 	clear(w.ex.c0)
 	for j := 0; j < N; j++ {

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/orrery/orrery/internal/deadline"
+	"github.com/orrery/orrery/internal/scratch"
 )
 
 // # The Lagrangian bound
@@ -213,8 +214,8 @@ func (w *Workspace) lagrangeSetup(slot int) {
 	// count); the cap keeps it within the tier's width: the sum of the
 	// terms' scales (exact.go).
 	maxPrice := w.tierScale()
-	lg.ps.price = grow(lg.ps.price, N*W)
-	lg.ps.best = grow(lg.ps.best, N)
+	lg.ps.price = scratch.Resize(lg.ps.price, N*W)
+	lg.ps.best = scratch.Resize(lg.ps.best, N)
 	for j := range N {
 		qy := 0.0
 		for _, r := range lp.jobRows[lp.jobStart[j]:lp.jobStart[j+1]] {
@@ -229,10 +230,10 @@ func (w *Workspace) lagrangeSetup(slot int) {
 		}
 		lg.ps.best[j] = n
 	}
-	lg.acc = grow(lg.acc, 2*WL)
-	lg.out = grow(lg.out, w.ex.limbs)
-	lg.out2 = grow(lg.out2, w.ex.limbs)
-	lg.ps.cq = grow(lg.ps.cq, WL)
+	lg.acc = scratch.Resize(lg.acc, 2*WL)
+	lg.out = scratch.Resize(lg.out, w.ex.limbs)
+	lg.out2 = scratch.Resize(lg.out2, w.ex.limbs)
+	lg.ps.cq = scratch.Resize(lg.ps.cq, WL)
 	clear(lg.ps.cq)
 	for j := range N {
 		mulAdd(lg.ps.cq, lg.ps.price[j*W:j*W+W], uint64(w.tab.top[j]))
@@ -248,7 +249,7 @@ func (w *Workspace) knapsackValue() {
 	N, W, WL := len(w.p.Jobs), lg.limbs, lg.wide
 	K := len(w.ks.classWidth)
 	M := w.p.GPUs
-	by := grow(lg.byPr, N)
+	by := scratch.Resize(lg.byPr, N)
 	for j := range by {
 		by[j] = int32(j)
 	}
@@ -263,7 +264,7 @@ func (w *Workspace) knapsackValue() {
 	})
 	lg.byPr = by
 	// Prefix sums per class, capped at the slots a round can hold.
-	lg.preOff = grow(lg.preOff, K+1)
+	lg.preOff = scratch.Resize(lg.preOff, K+1)
 	size := 0
 	start := 0
 	for c := range K {
@@ -277,7 +278,7 @@ func (w *Workspace) knapsackValue() {
 		start = end
 	}
 	lg.preOff[K] = int32(size)
-	lg.pre = grow(lg.pre, size)
+	lg.pre = scratch.Resize(lg.pre, size)
 	clear(lg.pre)
 	start = 0
 	for c := range K {
@@ -292,7 +293,7 @@ func (w *Workspace) knapsackValue() {
 			start++
 		}
 	}
-	lg.dp = grow(lg.dp, 2*(M+1)*WL)
+	lg.dp = scratch.Resize(lg.dp, 2*(M+1)*WL)
 	cur, next := lg.dp[:(M+1)*WL], lg.dp[(M+1)*WL:]
 	clear(cur)
 	tmp := lg.acc[:WL]
@@ -312,7 +313,7 @@ func (w *Workspace) knapsackValue() {
 		}
 		cur, next = next, cur
 	}
-	lg.ps.ks = grow(lg.ps.ks, WL)
+	lg.ps.ks = scratch.Resize(lg.ps.ks, WL)
 	clear(lg.ps.ks)
 	mulAdd(lg.ps.ks, cur[M*WL:M*WL+WL], uint64(w.cfg.T))
 }
@@ -397,7 +398,7 @@ func (w *Workspace) roundPatterns() bool {
 		return false
 	}
 	// Round the mixture.
-	lg.rounds = grow(lg.rounds, T*K)
+	lg.rounds = scratch.Resize(lg.rounds, T*K)
 	t := 0
 	for l := range R {
 		if lp.basis[l] != colPattern {
@@ -454,15 +455,15 @@ func (w *Workspace) lpRound(lo, hi []int32) {
 func (w *Workspace) classGreedy(lo, hi []int32, fill bool) bool {
 	lg := &w.lag
 	N, T, K := len(w.p.Jobs), w.cfg.T, len(w.ks.classWidth)
-	lg.counts = grow(lg.counts, N)
+	lg.counts = scratch.Resize(lg.counts, N)
 	copy(lg.counts, lo[:N])
-	lg.posIn = grow(lg.posIn, N)
-	lg.blocked = grow(lg.blocked, N)
+	lg.posIn = scratch.Resize(lg.posIn, N)
+	lg.blocked = scratch.Resize(lg.blocked, N)
 	clear(lg.blocked)
 	// The class's jobs by count desc (then index), and the slacks.
-	lg.cls = grow(lg.cls, N)
-	lg.clsStart = grow(lg.clsStart, K+1)
-	lg.slackOff = grow(lg.slackOff, K+1)
+	lg.cls = scratch.Resize(lg.cls, N)
+	lg.clsStart = scratch.Resize(lg.clsStart, K+1)
+	lg.slackOff = scratch.Resize(lg.slackOff, K+1)
 	at := 0
 	for c := range K {
 		lg.clsStart[c] = int32(at)
@@ -480,7 +481,7 @@ func (w *Workspace) classGreedy(lo, hi []int32, fill bool) bool {
 		size += int(lg.clsStart[c+1]-lg.clsStart[c]) + 1
 	}
 	lg.slackOff[K] = int32(size)
-	lg.slack = grow(lg.slack, size)
+	lg.slack = scratch.Resize(lg.slack, size)
 	for c := range K {
 		J := lg.cls[lg.clsStart[c]:lg.clsStart[c+1]]
 		slices.SortFunc(J, func(a, b int32) int {
@@ -550,10 +551,10 @@ func (w *Workspace) classAdd(c int, j int32) {
 func (w *Workspace) classPack() bool {
 	lg := &w.lag
 	N, T, K := len(w.p.Jobs), w.cfg.T, len(w.ks.classWidth)
-	lg.hx = grow(lg.hx, N*T)
+	lg.hx = scratch.Resize(lg.hx, N*T)
 	clear(lg.hx)
-	lg.hcount = grow(lg.hcount, T)
-	lg.score = grow(lg.score, w.ex.limbs)
+	lg.hcount = scratch.Resize(lg.hcount, T)
+	lg.score = scratch.Resize(lg.score, w.ex.limbs)
 	left, ord := lg.hcount[:T], w.pk.byFree[:T]
 	for c := range K {
 		for t := range T {
@@ -604,17 +605,17 @@ func (w *Workspace) sweep(cand []float64) int {
 		w.sweepEvents(lo, hi)
 	}
 	ev := lg.events
-	least := grow(lg.least, N)
+	least := scratch.Resize(lg.least, N)
 	lg.least = least
 	for j := range least {
 		least[j] = hi[j] + 1 // not yet feasible
 	}
 	missing := N
-	sums := grow(lg.sum, maxSets*WL)
+	sums := scratch.Resize(lg.sum, maxSets*WL)
 	lg.sum = sums
 	clear(sums)
 	phi := lg.acc[WL : 2*WL]
-	lhs := grow(lg.lhs, 4*WL)
+	lhs := scratch.Resize(lg.lhs, 4*WL)
 	lg.lhs = lhs
 	slack, best := lhs[2*WL:3*WL], lhs[3*WL:4*WL]
 	surv, survSet := lg.surv[:0], lg.survSet[:0]
@@ -766,13 +767,13 @@ func (w *Workspace) fixBoxes(cand []float64, surv []int32) {
 	lg := &w.lag
 	N, WL := len(w.p.Jobs), lg.wide
 	lo, hi := w.bb.baseLo[:N], w.bb.baseHi[:N]
-	newLo, newHi := grow(lg.newLo, N), grow(lg.newHi, N)
+	newLo, newHi := scratch.Resize(lg.newLo, N), scratch.Resize(lg.newHi, N)
 	lg.newLo, lg.newHi = newLo, newHi
 	for j := range N {
 		newLo[j], newHi[j] = hi[j]+1, lo[j]-1
 	}
 	least := lg.least
-	slack := grow(lg.slack2, WL)
+	slack := scratch.Resize(lg.slack2, WL)
 	lg.slack2 = slack
 	sum := lg.sum
 	phi, best, tmp := lg.acc[WL:2*WL], lg.lhs[:WL], lg.lhs[WL:2*WL]
@@ -828,7 +829,7 @@ func (w *Workspace) nodeLP(ctx context.Context, lo, hi []int32, tau float64) nod
 		return lpNone
 	}
 	N := len(lo)
-	nlo := grow(w.lag.nodeLo, N)
+	nlo := scratch.Resize(w.lag.nodeLo, N)
 	w.lag.nodeLo = nlo
 	for j := range nlo {
 		nlo[j] = max(lo[j], w.lambda(j, lo[j], hi[j], tau))
@@ -904,7 +905,7 @@ func (w *Workspace) farkas(counts []int32) bool {
 	if !(qmax > 0) || math.IsInf(qmax, 0) {
 		return false
 	}
-	qi := grow(lg.qint, N)
+	qi := scratch.Resize(lg.qint, N)
 	lg.qint = qi
 	demand := uint64(0)
 	for j := range N {
@@ -912,7 +913,7 @@ func (w *Workspace) farkas(counts []int32) bool {
 		demand += qi[j] * uint64(counts[j])
 	}
 	// KS over integer prices: per class the highest prices, a DP over GPUs.
-	by := grow(lg.byPr, N)
+	by := scratch.Resize(lg.byPr, N)
 	for j := range by {
 		by[j] = int32(j)
 	}
@@ -929,7 +930,7 @@ func (w *Workspace) farkas(counts []int32) bool {
 		return int(a - b)
 	})
 	lg.byPr = by
-	dp := grow(lg.dpInt, 2*(M+1))
+	dp := scratch.Resize(lg.dpInt, 2*(M+1))
 	lg.dpInt = dp
 	cur, next := dp[:M+1], dp[M+1:]
 	clear(cur)
@@ -984,9 +985,9 @@ func (w *Workspace) tierScale() float64 {
 func (w *Workspace) fixUpperTiers() bool {
 	lg := &w.lag
 	W, N := w.ex.limbs, len(w.p.Jobs)
-	lg.upper = grow(lg.upper, W)
+	lg.upper = scratch.Resize(lg.upper, W)
 	clear(lg.upper)
-	lg.fixed = grow(lg.fixed, N)
+	lg.fixed = scratch.Resize(lg.fixed, N)
 	clear(lg.fixed)
 	hi := w.bb.baseHi[:N]
 	some := false
@@ -1049,7 +1050,7 @@ func (w *Workspace) dominantJobs() bool {
 	N, L, off := len(w.p.Jobs), lg.limbs, int(lg.off)
 	hi := w.bb.baseHi[:N]
 	cand := lg.domJobs[:0]
-	lg.domLast = grow(lg.domLast, N)
+	lg.domLast = scratch.Resize(lg.domLast, N)
 	for j := range N {
 		if w.ex.jobTier[j] != lg.tier {
 			continue
@@ -1074,7 +1075,7 @@ func (w *Workspace) dominantJobs() bool {
 		return int(a - b)
 	})
 	// rest: what the jobs after the prefix and the makespan term can add.
-	rest := grow(lg.domRest, L+1)
+	rest := scratch.Resize(lg.domRest, L+1)
 	lg.domRest = rest
 	clear(rest)
 	for _, j := range cand {
@@ -1083,7 +1084,7 @@ func (w *Workspace) dominantJobs() bool {
 	if w.ex.makespanTier == lg.tier {
 		addAt(rest, 1, w.ex.mmax[off:off+L])
 	}
-	d := grow(lg.domD, L+1)
+	d := scratch.Resize(lg.domD, L+1)
 	lg.domD = d
 	k := 0
 	for q, j := range cand[:len(cand)-1] {

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/orrery/orrery/internal/deadline"
+	"github.com/orrery/orrery/internal/scratch"
 )
 
 // # The configuration LP
@@ -107,7 +108,7 @@ func (w *Workspace) lpSetup(lo, hi []int32, keepRows bool) {
 	lp.K = len(w.ks.classWidth)
 	lp.lo = append(lp.lo[:0], lo[:N]...)
 	lp.hi = append(lp.hi[:0], hi[:N]...)
-	lp.slope = grow(lp.slope, N*T)
+	lp.slope = scratch.Resize(lp.slope, N*T)
 	smax := 0.0
 	for j := range N {
 		row := j * (T + 1)
@@ -138,7 +139,7 @@ func (w *Workspace) lpSetup(lo, hi []int32, keepRows bool) {
 	}
 	lp.mcost = float64(1e3*(total+1)) + 1
 	lp.classW = append(lp.classW[:0], w.ks.classWidth...)
-	lp.classCap = grow(lp.classCap, lp.K)
+	lp.classCap = scratch.Resize(lp.classCap, lp.K)
 	clear(lp.classCap)
 	for j := range N {
 		lp.classCap[w.ks.class[j]]++
@@ -181,13 +182,13 @@ func (lp *cfgLP) start() {
 	N := lp.N
 	lp.index()
 	R := lp.R
-	lp.basis = grow(lp.basis, R)
-	lp.pos = grow(lp.pos, N+R)
-	lp.x = grow(lp.x, N+R)
-	lp.seg = grow(lp.seg, N)
-	lp.binv = grow(lp.binv, R*R)
-	lp.pat = grow(lp.pat, R*lp.K)
-	lp.patX = grow(lp.patX, R)
+	lp.basis = scratch.Resize(lp.basis, R)
+	lp.pos = scratch.Resize(lp.pos, N+R)
+	lp.x = scratch.Resize(lp.x, N+R)
+	lp.seg = scratch.Resize(lp.seg, N)
+	lp.binv = scratch.Resize(lp.binv, R*R)
+	lp.pat = scratch.Resize(lp.pat, R*lp.K)
+	lp.patX = scratch.Resize(lp.patX, R)
 	for j := range N {
 		lp.pos[j] = -1
 		lp.x[j] = float64(lp.lo[j])
@@ -213,7 +214,7 @@ func (lp *cfgLP) index() {
 	R := len(lp.rowClass) + 1
 	lp.R = R
 	// The rows of each job.
-	lp.jobStart = grow(lp.jobStart, N+1)
+	lp.jobStart = scratch.Resize(lp.jobStart, N+1)
 	clear(lp.jobStart)
 	for r := 0; r < R-1; r++ {
 		for _, j := range lp.members[lp.rowStart[r]:lp.rowStart[r+1]] {
@@ -223,8 +224,8 @@ func (lp *cfgLP) index() {
 	for j := 1; j <= N; j++ {
 		lp.jobStart[j] += lp.jobStart[j-1]
 	}
-	lp.jobRows = grow(lp.jobRows, int(lp.jobStart[N]))
-	fill := grow(lp.sorted, N)
+	lp.jobRows = scratch.Resize(lp.jobRows, int(lp.jobStart[N]))
+	fill := scratch.Resize(lp.sorted, N)
 	lp.sorted = fill
 	copy(fill, lp.jobStart[:N])
 	for r := 0; r < R-1; r++ {
@@ -233,7 +234,7 @@ func (lp *cfgLP) index() {
 			fill[j]++
 		}
 	}
-	lp.big = grow(lp.big, R-1)
+	lp.big = scratch.Resize(lp.big, R-1)
 	for r := 0; r < R-1; r++ {
 		s := 1.0
 		for _, j := range lp.members[lp.rowStart[r]:lp.rowStart[r+1]] {
@@ -241,12 +242,12 @@ func (lp *cfgLP) index() {
 		}
 		lp.big[r] = s
 	}
-	lp.y = grow(lp.y, R)
-	lp.q = grow(lp.q, N)
-	lp.col = grow(lp.col, R)
-	lp.alpha = grow(lp.alpha, R)
-	lp.rhs = grow(lp.rhs, R)
-	lp.enter = grow(lp.enter, lp.K)
+	lp.y = scratch.Resize(lp.y, R)
+	lp.q = scratch.Resize(lp.q, N)
+	lp.col = scratch.Resize(lp.col, R)
+	lp.alpha = scratch.Resize(lp.alpha, R)
+	lp.rhs = scratch.Resize(lp.rhs, R)
+	lp.enter = scratch.Resize(lp.enter, lp.K)
 }
 
 // colVec writes column k (a pattern: vector p) into out.
@@ -427,14 +428,14 @@ func (lp *cfgLP) priceJobs(bland bool) (int32, int, float64) {
 // lp.enter.
 func (lp *cfgLP) pricePatterns() float64 {
 	K, M, R := lp.K, int(lp.M), lp.R
-	lp.fstart = grow(lp.fstart, K+1)
+	lp.fstart = scratch.Resize(lp.fstart, K+1)
 	n := 0
 	for c := range K {
 		lp.fstart[c] = int32(n)
 		n += int(lp.classCap[c]) + 1
 	}
 	lp.fstart[K] = int32(n)
-	lp.fval = grow(lp.fval, n)
+	lp.fval = scratch.Resize(lp.fval, n)
 	clear(lp.fval)
 	for r := 0; r < R-1; r++ {
 		c := lp.rowClass[r]
@@ -443,8 +444,8 @@ func (lp *cfgLP) pricePatterns() float64 {
 			f[a] += lpMul(lp.y[r], float64(min(int32(a), lp.rowSize[r])))
 		}
 	}
-	lp.dp = grow(lp.dp, (K+1)*(M+1))
-	lp.dpArg = grow(lp.dpArg, K*(M+1))
+	lp.dp = scratch.Resize(lp.dp, (K+1)*(M+1))
+	lp.dpArg = scratch.Resize(lp.dpArg, K*(M+1))
 	dp := lp.dp
 	clear(dp[:M+1])
 	for c := range K {
@@ -829,7 +830,7 @@ func (lp *cfgLP) warm() bool {
 	lp.x = keep(lp.x, N+R)
 	lp.pat = keep(lp.pat, R*lp.K)
 	lp.patX = keep(lp.patX, R)
-	lp.binv = grow(lp.binv, R*R)
+	lp.binv = scratch.Resize(lp.binv, R*R)
 	// The artificial's id moves past the new slacks, which are basic.
 	art := int32(N + R - 1)
 	for l := range R0 {
@@ -878,7 +879,7 @@ func keep[S ~[]E, E any](s S, n int) S {
 // false when the basis is singular.
 func (lp *cfgLP) refactor() bool {
 	R, K := lp.R, lp.K
-	a := grow(lp.fac, R*R)
+	a := scratch.Resize(lp.fac, R*R)
 	lp.fac = a
 	inv := lp.binv[:R*R]
 	for l := range R {

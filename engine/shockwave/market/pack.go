@@ -3,6 +3,8 @@ package market
 import (
 	"encoding/binary"
 	"slices"
+
+	"github.com/orrery/orrery/internal/scratch"
 )
 
 // Round packing: given counts n_j ≤ T, find x_{j,t} ∈ {0,1} with
@@ -189,15 +191,15 @@ func (w *Workspace) packDFS(counts []int32) packResult {
 		w.pk.free[t] = int32(w.p.GPUs)
 	}
 	clear(w.pk.x)
-	w.dfs.ord = grow(w.dfs.ord, N*T)
-	w.dfs.pick = grow(w.dfs.pick, N*(T+1))
-	w.dfs.groups = grow(w.dfs.groups, N*(T+1))
+	w.dfs.ord = scratch.Resize(w.dfs.ord, N*T)
+	w.dfs.pick = scratch.Resize(w.dfs.pick, N*(T+1))
+	w.dfs.groups = scratch.Resize(w.dfs.groups, N*(T+1))
 	// Each search gets packBudget nodes, all of a solve's searches together
 	// solveBudget; past that, undecided at once.
 	w.dfs.budget = min(packBudget, w.dfs.left)
 	defer func() { w.dfs.left -= min(packBudget, w.dfs.left) - max(w.dfs.budget, 0) }()
 	// rest[pos]: GPU-rounds the jobs from position pos on still need.
-	w.dfs.rest = grow(w.dfs.rest, N+1)
+	w.dfs.rest = scratch.Resize(w.dfs.rest, N+1)
 	w.dfs.rest[N] = 0
 	for pos := N - 1; pos >= 0; pos-- {
 		j := w.tab.order[pos]

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/orrery/orrery/internal/deadline"
+	"github.com/orrery/orrery/internal/scratch"
 )
 
 // Which rounds of the window a job gets does not change the program's
@@ -178,7 +179,7 @@ func (w *Workspace) movableJobs(counts []int32) []int32 {
 		}
 	}
 	K := len(w.ks.classWidth)
-	start := grow(w.rk.movStart, K+1)
+	start := scratch.Resize(w.rk.movStart, K+1)
 	w.rk.movStart = start
 	clear(start)
 	for _, j := range mov {
@@ -187,7 +188,7 @@ func (w *Workspace) movableJobs(counts []int32) []int32 {
 	for cl := 1; cl <= K; cl++ {
 		start[cl] += start[cl-1]
 	}
-	w.rk.movable = grow(w.rk.movable, len(mov))
+	w.rk.movable = scratch.Resize(w.rk.movable, len(mov))
 	fill := append(w.rk.swapA[:0], start[:K]...)
 	for _, j := range mov {
 		w.rk.movable[fill[w.ks.class[j]]] = j
@@ -204,12 +205,12 @@ func (w *Workspace) planBits(mov []int32) {
 	T, N := w.cfg.T, len(w.p.Jobs)
 	W := (len(mov) + 63) / 64
 	rk.words = W
-	rk.inRank = grow(rk.inRank, T*W)
-	rk.inClass = grow(rk.inClass, T*W)
+	rk.inRank = scratch.Resize(rk.inRank, T*W)
+	rk.inClass = scratch.Resize(rk.inClass, T*W)
 	clear(rk.inRank)
 	clear(rk.inClass)
-	rk.posRank = grow(rk.posRank, N)
-	rk.posClass = grow(rk.posClass, N)
+	rk.posRank = scratch.Resize(rk.posRank, N)
+	rk.posClass = scratch.Resize(rk.posClass, N)
 	for i, j := range rk.movable[:len(mov)] {
 		rk.posClass[j] = int32(i)
 	}

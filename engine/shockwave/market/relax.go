@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/orrery/orrery/internal/deadline"
+	"github.com/orrery/orrery/internal/scratch"
 )
 
 // marg is one marginal welfare gain: job j going from n−1 to n rounds. d
@@ -57,7 +58,7 @@ func (w *Workspace) classes(nj int) {
 	}
 	slices.Sort(ks.classWidth)
 	K := len(ks.classWidth)
-	ks.classStart = grow(ks.classStart, K+1)
+	ks.classStart = scratch.Resize(ks.classStart, K+1)
 	clear(ks.classStart)
 	for j := 0; j < nj; j++ {
 		c, _ := slices.BinarySearch(ks.classWidth, w.tab.width[j])
@@ -77,7 +78,7 @@ func (w *Workspace) classes(nj int) {
 func (w *Workspace) sortMarginals(nj int) {
 	ks := &w.ks
 	K := len(ks.classWidth)
-	ks.margs = grow(ks.margs, int(ks.classStart[K]))
+	ks.margs = scratch.Resize(ks.margs, int(ks.classStart[K]))
 	fill := ks.fill[:0]
 	fill = append(fill, ks.classStart[:K]...)
 	ks.fill = fill
@@ -105,13 +106,13 @@ func (w *Workspace) sortMarginals(nj int) {
 		}
 		return cmp.Compare(a.n, b.n)
 	}
-	ks.margTmp = grow(ks.margTmp, len(ks.margs))
+	ks.margTmp = scratch.Resize(ks.margTmp, len(ks.margs))
 	for c := 0; c < K; c++ {
 		a, b := ks.classStart[c], ks.classStart[c+1]
 		sortGains(ks.margs[a:b], ks.margTmp[a:b], tie)
 	}
-	ks.choice = grow(ks.choice, K*(ks.capacity+1))
-	ks.maxCount = grow(ks.maxCount, K)
+	ks.choice = scratch.Resize(ks.choice, K*(ks.capacity+1))
+	ks.maxCount = scratch.Resize(ks.maxCount, K)
 }
 
 // sortGains sorts ms by key d descending, equal keys by tie: a stable
@@ -397,7 +398,7 @@ func (c *convolver) rec(l, r, optl, optr int) {
 func (w *Workspace) cellSteps() {
 	ks := &w.ks
 	K := len(ks.classWidth)
-	ks.step = grow(ks.step, K)
+	ks.step = scratch.Resize(ks.step, K)
 	s := int32(0)
 	for c := K - 1; c >= 0; c-- {
 		if ks.allCells {
@@ -663,7 +664,7 @@ func (w *Workspace) leastFeasible(cand []float64, lo, hi []int32) (int, bool) {
 func (w *Workspace) searchTau(ctx context.Context, first int, lo, hi []int32) (int, bool) {
 	W := w.ex.limbs
 	last := len(w.tau.cand) - 1
-	w.tau.wval = grow(w.tau.wval, len(w.tau.cand)*W)
+	w.tau.wval = scratch.Resize(w.tau.wval, len(w.tau.cand)*W)
 	w.tau.lastEval = -1
 	bs, ub := w.tau.best[:W], w.tau.probe[:W]
 	// The least feasible τ is evaluated last: it wins most often, and the
@@ -745,11 +746,4 @@ func (w *Workspace) evalCounts(n []int32, z []uint64) float64 {
 		w.addGain(z, j, int(c))
 	}
 	return tau
-}
-
-func grow[S ~[]E, E any](s S, n int) S {
-	if cap(s) < n {
-		return make(S, n)
-	}
-	return s[:n]
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/orrery/orrery/internal/deadline"
+	"github.com/orrery/orrery/internal/scratch"
 )
 
 // Solution is a round plan for the window's T rounds.
@@ -113,7 +114,7 @@ func (w *Workspace) Solve(ctx context.Context, p *Problem) (*Solution, error) {
 	N := len(p.Jobs)
 	sol := &w.sol
 	*sol = Solution{Rounds: sol.Rounds[:0], Backfill: sol.Backfill[:0],
-		Count: grow(sol.Count, N), Epochs: grow(sol.Epochs, N), Priority: grow(sol.Priority, N)}
+		Count: scratch.Resize(sol.Count, N), Epochs: scratch.Resize(sol.Epochs, N), Priority: scratch.Resize(sol.Priority, N)}
 	if !w.fairAttempt() {
 		if w.cfg.noRelax {
 			sol.Status = Infeasible
@@ -231,39 +232,39 @@ func (w *Workspace) setup() error {
 	w.lp.ready = false                // and no basis carries over (warm)
 	w.dfs.left = solveBudget
 	tab := &w.tab
-	tab.width = grow(tab.width, N)
+	tab.width = scratch.Resize(tab.width, N)
 	for j := range p.Jobs {
 		tab.width[j] = int32(p.Jobs[j].GPUs)
 	}
 	if err := w.uniqueIDs(); err != nil {
 		return err
 	}
-	tab.val = grow(tab.val, N*(T+1))
-	tab.res = grow(tab.res, N*(T+1))
+	tab.val = scratch.Resize(tab.val, N*(T+1))
+	tab.res = scratch.Resize(tab.res, N*(T+1))
 	for _, s := range []*[]int32{&tab.top, &tab.order, &tab.orderPos, &w.ks.class, &w.ks.least,
 		&w.bb.baseLo, &w.bb.baseHi, &w.bb.lo, &w.bb.hi, &w.bb.counts, &w.bb.repCounts, &w.bb.repOrder,
 		&w.bb.branchJobs, &w.inc.counts, &w.rk.byRank, &w.rk.rankOf, &w.rk.swapA, &w.rk.swapB, &w.out.backfillOrder} {
-		*s = grow(*s, N)
+		*s = scratch.Resize(*s, N)
 	}
-	tab.prio = grow(tab.prio, N)
-	w.rk.weight = grow(w.rk.weight, N)
-	w.bb.branchLoss = grow(w.bb.branchLoss, N)
+	tab.prio = scratch.Resize(tab.prio, N)
+	w.rk.weight = scratch.Resize(w.rk.weight, N)
+	w.bb.branchLoss = scratch.Resize(w.bb.branchLoss, N)
 	for _, s := range []*[]int32{&w.pk.free, &w.pk.byFree, &w.pk.merged, &w.rk.free, &w.rk.perm} {
-		*s = grow(*s, T)
+		*s = scratch.Resize(*s, T)
 	}
-	w.rk.roundWeight = grow(w.rk.roundWeight, T)
-	w.rk.row = grow(w.rk.row, T)
-	w.pk.x = grow(w.pk.x, N*T)
-	w.inc.x = grow(w.inc.x, N*T)
-	w.ex.jobTier = grow(w.ex.jobTier, N)
-	w.ex.gainOff = grow(w.ex.gainOff, N)
+	w.rk.roundWeight = scratch.Resize(w.rk.roundWeight, T)
+	w.rk.row = scratch.Resize(w.rk.row, T)
+	w.pk.x = scratch.Resize(w.pk.x, N*T)
+	w.inc.x = scratch.Resize(w.inc.x, N*T)
+	w.ex.jobTier = scratch.Resize(w.ex.jobTier, N)
+	w.ex.gainOff = scratch.Resize(w.ex.gainOff, N)
 	return nil
 }
 
 // uniqueIDs reports the later of two jobs sharing an ID.
 func (w *Workspace) uniqueIDs() error {
 	jobs := w.p.Jobs
-	ids := grow(w.tab.byID, len(jobs))
+	ids := scratch.Resize(w.tab.byID, len(jobs))
 	w.tab.byID = ids
 	for j := range ids {
 		ids[j] = int32(j)
@@ -283,7 +284,7 @@ func (w *Workspace) numbers() {
 	W := w.ex.limbs
 	all := []*[]uint64{&w.tau.best, &w.tau.probe, &w.tau.found, &w.tau.bound,
 		&w.bb.repScore, &w.bb.gapTmp, &w.inc.score, &w.bb.open, &w.bb.bound, &w.ex.tmp, &w.ex.c0, &w.ex.mmax}
-	w.ex.scratch = grow(w.ex.scratch, len(all)*W)
+	w.ex.scratch = scratch.Resize(w.ex.scratch, len(all)*W)
 	clear(w.ex.scratch)
 	for i, p := range all {
 		*p = w.ex.scratch[i*W : (i+1)*W : (i+1)*W]
@@ -349,7 +350,7 @@ func (w *Workspace) exactTables() {
 	w.grid()
 	w.sortMarginals(len(w.p.Jobs))
 	n := (w.ks.capacity + 1) * w.ex.limbs
-	w.ks.row = grow(w.ks.row, n)
-	w.ks.next = grow(w.ks.next, n)
-	w.ks.gathered = grow(w.ks.gathered, n)
+	w.ks.row = scratch.Resize(w.ks.row, n)
+	w.ks.next = scratch.Resize(w.ks.next, n)
+	w.ks.gathered = scratch.Resize(w.ks.gathered, n)
 }

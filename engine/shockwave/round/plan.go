@@ -6,6 +6,7 @@ import (
 	"github.com/orrery/orrery/engine/shockwave/market"
 	"github.com/orrery/orrery/engine/shockwave/predictor"
 	"github.com/orrery/orrery/internal/deadline"
+	"github.com/orrery/orrery/internal/scratch"
 )
 
 // Result is a plan for the window's T rounds, starting at Round.
@@ -175,8 +176,8 @@ func (w *Workspace) predictBy(ctx context.Context, s *State, g []given) ([]JobRe
 	}
 	watch := int64(N)*int64(T+1) >= market.WatchedCells
 	res := &w.res
-	res.Jobs = grow(res.Jobs, N)
-	w.prob.Jobs = grow(w.prob.Jobs, N)
+	res.Jobs = scratch.Resize(res.Jobs, N)
+	w.prob.Jobs = scratch.Resize(w.prob.Jobs, N)
 	for i := range s.Jobs {
 		j := &s.Jobs[i]
 		if watch && i%predictEvery == predictEvery-1 && deadline.Done(ctx) {
@@ -331,11 +332,4 @@ func (w *Workspace) fairFinish(s *State, i int, elapsed float64, jr *JobResult) 
 // Predict is [Workspace.Predict] with a fresh Workspace.
 func Predict(s *State) ([]JobResult, error) {
 	return new(Workspace).Predict(s)
-}
-
-func grow[S ~[]E, E any](s S, n int) S {
-	if cap(s) < n {
-		return make(S, n)
-	}
-	return s[:n]
 }

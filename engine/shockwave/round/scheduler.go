@@ -8,6 +8,7 @@ import (
 
 	"github.com/orrery/orrery/engine/shockwave/market"
 	"github.com/orrery/orrery/engine/shockwave/predictor"
+	"github.com/orrery/orrery/internal/scratch"
 )
 
 // Scheduler is the incremental form of the planner, the counterpart of the
@@ -339,7 +340,7 @@ func (s *Scheduler) Schedule(ctx context.Context) ([]int, error) {
 // grew or the last check rescaled, the posterior only when the progress
 // moved, and a rescale reloads the durations. Errors are Plan's.
 func (s *Scheduler) track() error {
-	s.given = grow(s.given, len(s.jobs))
+	s.given = scratch.Resize(s.given, len(s.jobs))
 	for i := range s.jobs {
 		j, t := &s.jobs[i], s.trk[i]
 		s.given[i] = given{}

@@ -193,7 +193,7 @@ func TestCorpusSearchProblem(t *testing.T) {
 	}
 }
 
-// The benchmark instances are the ones the README's figures were measured
+// The benchmark instances are the ones docs/performance.md's figures were measured
 // on: the same draws, the same routes (this hash was taken before routing
 // moved from a BFS table to the fabric's structure, and re-taken when
 // candidate.Candidate gained its Profiles field, which fmt prints: main

@@ -8,6 +8,7 @@ import (
 	"github.com/orrery/orrery/engine/cassini/circle"
 	"github.com/orrery/orrery/engine/cassini/link"
 	"github.com/orrery/orrery/engine/cassini/profile"
+	"github.com/orrery/orrery/internal/scratch"
 	"github.com/orrery/orrery/kernels"
 )
 
@@ -81,12 +82,12 @@ func (nv *Naive) Search(pr link.Problem, opt NaiveOptions) (NaiveResult, error) 
 	for j, jb := range pr.Jobs {
 		nv.tiles[j] = circle.Tile(nv.tiles[j], jb.Demand, u.Periods[j], p)
 	}
-	nv.cur = grow(nv.cur, k)
-	nv.best = grow(nv.best, k)
+	nv.cur = scratch.Resize(nv.cur, k)
+	nv.best = scratch.Resize(nv.best, k)
 	clear(nv.cur)
 	res := NaiveResult{Excess: math.MaxInt64, Points: p}
 	if k == 1 {
-		nv.base = grow(nv.base, p)
+		nv.base = scratch.Resize(nv.base, p)
 		clear(nv.base)
 		res.Excess = excess(nv.base, nv.tiles[0], pr.Capacity, opt.Plain)
 		res.Pairs = int64(p)
@@ -94,8 +95,8 @@ func (nv *Naive) Search(pr link.Problem, opt NaiveOptions) (NaiveResult, error) 
 	} else {
 		last := k - 1
 		m := u.Periods[last]
-		nv.out = grow(nv.out, m)
-		nv.base = grow(nv.base, p)
+		nv.out = scratch.Resize(nv.out, m)
+		nv.base = scratch.Resize(nv.base, p)
 		nv.rot = nv.tiles[last]
 		if !opt.Plain {
 			nv.rotor = kernels.PrepareRotor(nv.rotor[:0], nv.rot)
@@ -188,13 +189,6 @@ func PlainExcess(a, b []int32, c int32) int64 {
 		sum += max(int64(a[i])+int64(b[i])-int64(c), 0)
 	}
 	return sum
-}
-
-func grow[T any](s []T, n int) []T {
-	if cap(s) < n {
-		return make([]T, n)
-	}
-	return s[:n]
 }
 
 // Comm is a job of period t ticks that computes for t−up ticks, then sends

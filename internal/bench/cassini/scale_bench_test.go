@@ -30,7 +30,7 @@ func scaleInstance(tb testing.TB, servers, lo, hi int) *Instance {
 }
 
 // BenchmarkRankScale ranks the growth benchmark's instances with one
-// worker, as the README's ranking-at-scale table. There a link carries at
+// worker, as docs/performance.md's ranking-at-scale table. There a link carries at
 // most two jobs (the candidates fill the GPUs in ToR order), and two jobs
 // of at most 90 Gbps always fit its 400 Gbps: "hot" draws the jobs at
 // 150-350 Gbps instead, so that most shared links are searched.
@@ -54,7 +54,7 @@ func BenchmarkRankScale(b *testing.B) {
 				}
 			}
 			// CPU time, which a busy neighbour on a shared machine inflates far
-			// less than wall time (the README's measure).
+			// less than wall time (docs/performance.md's measure).
 			b.ReportMetric(float64(bench.ProcessCPU()-c0)/float64(b.N), "cpu-ns/op")
 			b.ReportMetric(float64(r.Searches), "searches/op")
 		})

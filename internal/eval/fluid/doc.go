@@ -65,11 +65,11 @@
 // a Solver, a component of at most 96 hot links takes each round's level
 // from a scan of them rather than from a heap (the same rounds either way).
 //
-// The environment variable ORRERY_FLUID, read once at program start, selects
-// the algorithm for ablations: "full" fills each connected component with
-// every link taking part (no cold links left out), "eager" runs the reference
-// filling of the whole network; unset or any other value is the default. All
-// three give identical rates. "legacy" runs the filling this package used
+// A [Filling] other than the default selects the algorithm for tests and
+// ablations (netsim.Config.Filling): [Full] fills each connected component
+// with every link taking part (no cold links left out), [Eager] runs the
+// reference filling of the whole network. The three give identical rates.
+// [Legacy] runs the filling this package used
 // before: one common level for the whole network, each link's residual
 // capacity decremented by every round's increment (so a flow's rate depends,
 // in its last bits, on unrelated links), residuals within 1e-12 of capacity

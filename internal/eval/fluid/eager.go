@@ -1,6 +1,10 @@
 package fluid
 
-import "math"
+import (
+	"math"
+
+	"github.com/orrery/orrery/internal/scratch"
+)
 
 // eager is the reference filling: the whole network at once, every link and
 // flow scanned in every round (the textbook algorithm's cost, O(F * (F + E))
@@ -17,11 +21,11 @@ type eager struct {
 
 func (e *eager) solve(dst, capacity []float64, flows []Flow, touched []int32) {
 	links := len(capacity)
-	e.frozen = grow(e.frozen, links)
-	e.n = grow(e.n, links)
-	e.m = grow(e.m, links)
-	e.at = grow(e.at, links)
-	e.done = grow(e.done, len(flows))
+	e.frozen = scratch.Resize(e.frozen, links)
+	e.n = scratch.Resize(e.n, links)
+	e.m = scratch.Resize(e.m, links)
+	e.at = scratch.Resize(e.at, links)
+	e.done = scratch.Resize(e.done, len(flows))
 	for _, l := range touched {
 		e.frozen[l], e.n[l], e.m[l] = 0, 0, 0
 	}

@@ -11,18 +11,9 @@ func SetObserver(f func(capacity []float64, flows []Flow, rates []float64)) (res
 	return func() { observe = old }
 }
 
-// SetDefaultMode sets the filling of every Solver without its own ("",
-// "full" or "eager", as ORRERY_FLUID); the returned func undoes it.
-func SetDefaultMode(name string) (restore func()) {
-	old := defaultMode
-	defaultMode = modeFromEnv(name)
-	return func() { defaultMode = old }
-}
-
-// SolveFresh solves with a fresh Solver in the mode named as ORRERY_FLUID,
-// unobserved.
-func SolveFresh(name string, capacity []float64, flows []Flow) ([]float64, error) {
+// SolveFresh solves with a fresh Solver of filling f, unobserved.
+func SolveFresh(f Filling, capacity []float64, flows []Flow) ([]float64, error) {
 	defer SetObserver(nil)()
-	s := Solver{mode: modeFromEnv(name)}
+	s := Solver{Filling: f}
 	return s.Rates(nil, capacity, flows)
 }

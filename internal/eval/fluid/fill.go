@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"math"
 	"slices"
+
+	"github.com/orrery/orrery/internal/scratch"
 )
 
 // filler fills one hot component: the hot links' shares in a heap, the
@@ -117,14 +119,14 @@ func (w *filler) cross(j int32) {
 func (w *filler) run(dst []float64, fs []int32) {
 	w.flowOff = append(w.flowOff, int32(len(w.flowHot)))
 	nl := len(w.n)
-	w.key = grow(w.key, nl)
+	w.key = scratch.Resize(w.key, nl)
 	w.sortByPeak()
 	w.link()
 	if nl <= scanLinks {
 		w.scan(dst, fs)
 		return
 	}
-	w.pos = grow(w.pos, nl)
+	w.pos = scratch.Resize(w.pos, nl)
 	w.heapify()
 	next := 0 // into byPeak
 	for left := len(w.peak); left > 0; {
@@ -292,12 +294,12 @@ func margin(crossings, flows int) float64 {
 // each link's update depends only on how many of its connections froze.
 func (w *filler) link() {
 	nl := len(w.n)
-	w.adjOff = grow(w.adjOff, nl+1)
+	w.adjOff = scratch.Resize(w.adjOff, nl+1)
 	w.adjOff[0] = 0
 	for i := range nl {
 		w.adjOff[i+1] = w.adjOff[i] + w.n[i]
 	}
-	w.adj = grow(w.adj, int(w.adjOff[nl]))
+	w.adj = scratch.Resize(w.adj, int(w.adjOff[nl]))
 	copy(w.m, w.adjOff[:nl]) // m as the fill cursor, zeroed again below
 	for i := range len(w.flowOff) - 1 {
 		for _, j := range w.flowHot[w.flowOff[i]:w.flowOff[i+1]] {
@@ -315,7 +317,7 @@ func (w *filler) link() {
 // heapify puts every link in the heap of shares.
 func (w *filler) heapify() {
 	nl := len(w.n)
-	w.heap = grow(w.heap, nl)
+	w.heap = scratch.Resize(w.heap, nl)
 	for i := range nl {
 		w.pos[i] = int32(i)
 		w.heap[i] = int32(i)

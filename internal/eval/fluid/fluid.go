@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"github.com/orrery/orrery/internal/scratch"
 )
 
 // ErrInvalid reports a malformed problem: a capacity or peak that is not a
@@ -28,7 +30,8 @@ var observe func(capacity []float64, flows []Flow, rates []float64)
 // Solver holds the buffers of [Solver.Rates]. The zero value is ready; it
 // is not safe for concurrent use.
 type Solver struct {
-	mode mode // 0: the package default (ORRERY_FLUID)
+	// Filling is how Rates fills; the zero value is the default.
+	Filling Filling
 
 	// Per link, sized to the most links seen.
 	info   []linkInfo
@@ -57,22 +60,19 @@ func (s *Solver) Rates(dst []float64, capacity []float64, flows []Flow) ([]float
 	if err := s.scan(capacity, flows); err != nil {
 		return dst, err
 	}
-	dst = grow(dst, len(flows))
-	m := s.mode
-	if m == 0 {
-		m = defaultMode
-	}
+	dst = scratch.Resize(dst, len(flows))
+	m := s.Filling
 	switch m {
-	case modeEager:
+	case Eager:
 		s.eager.solve(dst, capacity, flows, s.touched)
-	case modeLegacy:
+	case Legacy:
 		s.legacy.solve(dst, capacity, flows, s.touched, nil)
 	default:
 		s.hotLinks = s.hotLinks[:0]
 		keep := margin(s.crossings, len(flows))
 		for _, o := range s.offers {
 			l := int32(o.Link)
-			h := m == modeFull || hot(capacity[l], o.Load, keep)
+			h := m == Full || hot(capacity[l], o.Load, keep)
 			s.hotL[l] = h
 			if h {
 				s.hotLinks = append(s.hotLinks, l)
@@ -160,11 +160,11 @@ func (s *Solver) size(n int) {
 	if len(s.info) >= n {
 		return
 	}
-	s.info = grow(s.info, n)
-	s.hotL = grow(s.hotL, n)
-	s.parent = grow(s.parent, n)
-	s.grp = grow(s.grp, n)
-	s.local = grow(s.local, n)
+	s.info = scratch.Resize(s.info, n)
+	s.hotL = scratch.Resize(s.hotL, n)
+	s.parent = scratch.Resize(s.parent, n)
+	s.grp = scratch.Resize(s.grp, n)
+	s.local = scratch.Resize(s.local, n)
 }
 
 // share is a link's fair share: what each of its n unfrozen connections
@@ -177,7 +177,7 @@ func share(capacity, frozen float64, n int32) float64 {
 // each link carries at the given rates: the sum over flows of rate times the
 // number of times the flow crosses the link.
 func Loads(dst []float64, links int, flows []Flow, rates []float64) []float64 {
-	dst = grow(dst, links)
+	dst = scratch.Resize(dst, links)
 	clear(dst)
 	for f, fl := range flows {
 		for _, l := range fl.Links {
@@ -185,11 +185,4 @@ func Loads(dst []float64, links int, flows []Flow, rates []float64) []float64 {
 		}
 	}
 	return dst
-}
-
-func grow[T any](s []T, n int) []T {
-	if cap(s) < n {
-		return append(s[:cap(s)], make([]T, n-cap(s))...)
-	}
-	return s[:n]
 }

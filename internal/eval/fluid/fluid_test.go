@@ -243,7 +243,7 @@ func FuzzRates(f *testing.F) {
 			return
 		}
 		checkMaxMin(t, capacity, flows, r)
-		for _, m := range []mode{modeFull, modeEager} {
+		for _, m := range []Filling{Full, Eager} {
 			if f := sameBits(solveMode(t, m, capacity, flows), r); f >= 0 {
 				t.Fatalf("mode %d: flow %d's rate differs from the default filling's", m, f)
 			}

@@ -1,5 +1,7 @@
 package fluid
 
+import "github.com/orrery/orrery/internal/scratch"
+
 // groups is a problem's hot components: the flows that cross a hot link,
 // grouped by the hot links they share, each group's flows increasing and
 // its links in order of first crossing.
@@ -29,7 +31,7 @@ func (s *Solver) find(l int32) int32 {
 // stop it before its peak.
 func (s *Solver) group(dst []float64, flows []Flow) {
 	g := &s.groups
-	g.flowOf = grow(g.flowOf, len(flows))
+	g.flowOf = scratch.Resize(g.flowOf, len(flows))
 	for _, l := range s.hotLinks {
 		s.parent[l] = l
 		s.grp[l] = -1
@@ -69,7 +71,7 @@ func (s *Solver) group(dst []float64, flows []Flow) {
 	g.flowList = place(g.flowList, g.flowOff, g.flowOf)
 	// The groups' hot links, in order of first crossing: the order of
 	// hotLinks.
-	g.linkOff = grow(g.linkOff, len(g.flowOff))
+	g.linkOff = scratch.Resize(g.linkOff, len(g.flowOff))
 	clear(g.linkOff)
 	for _, l := range s.hotLinks {
 		k := s.grp[s.find(l)]
@@ -79,7 +81,7 @@ func (s *Solver) group(dst []float64, flows []Flow) {
 	for k := 1; k < len(g.linkOff); k++ {
 		g.linkOff[k] += g.linkOff[k-1]
 	}
-	g.linkList = grow(g.linkList, len(s.hotLinks))
+	g.linkList = scratch.Resize(g.linkList, len(s.hotLinks))
 	next := s.cursor(g.linkOff)
 	for _, l := range s.hotLinks {
 		k := s.grp[l]
@@ -95,7 +97,7 @@ func place(list, off, of []int32) []int32 {
 	for k := 1; k < len(off); k++ {
 		off[k] += off[k-1]
 	}
-	list = grow(list, int(off[len(off)-1]))
+	list = scratch.Resize(list, int(off[len(off)-1]))
 	for i, k := range of {
 		if k >= 0 {
 			list[off[k]] = int32(i)

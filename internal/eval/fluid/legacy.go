@@ -3,10 +3,12 @@ package fluid
 import (
 	"math"
 	"slices"
+
+	"github.com/orrery/orrery/internal/scratch"
 )
 
 // legacy is the filling this package used before it filled by components
-// (ORRERY_FLUID=legacy), kept to reproduce older results and to measure
+// (Legacy), kept to reproduce older results and to measure
 // against: one common level for the whole network, every link's residual
 // capacity decremented by the level's increment at every round, residuals
 // within 1e-12 of the capacity counted as zero. It is the same max-min
@@ -26,10 +28,10 @@ type legacy struct {
 
 func (s *legacy) solve(dst, capacity []float64, flows []Flow, touched []int32, weights []float64) {
 	const saturated = 1e-12
-	s.residual = grow(s.residual, len(capacity))
-	s.count = grow(s.count, len(capacity))
-	s.full = grow(s.full, len(capacity))
-	s.frozen = grow(s.frozen, len(flows))
+	s.residual = scratch.Resize(s.residual, len(capacity))
+	s.count = scratch.Resize(s.count, len(capacity))
+	s.full = scratch.Resize(s.full, len(capacity))
+	s.frozen = scratch.Resize(s.frozen, len(flows))
 	for _, l := range touched {
 		s.residual[l], s.count[l], s.full[l] = capacity[l], 0, false
 	}

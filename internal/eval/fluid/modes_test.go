@@ -10,9 +10,9 @@ import (
 )
 
 // solveMode solves with a fresh Solver in mode m.
-func solveMode(t testing.TB, m mode, capacity []float64, flows []Flow) []float64 {
+func solveMode(t testing.TB, m Filling, capacity []float64, flows []Flow) []float64 {
 	t.Helper()
-	s := Solver{mode: m}
+	s := Solver{Filling: m}
 	r, err := s.Rates(nil, capacity, flows)
 	if err != nil {
 		t.Fatal(err)
@@ -69,8 +69,8 @@ func TestModesAgree(t *testing.T) {
 		} else {
 			capacity, flows = tiedProblem(rng, 1+rng.IntN(30), rng.IntN(60))
 		}
-		want := solveMode(t, modeEager, capacity, flows)
-		for _, m := range []mode{modeFull, modeHot} {
+		want := solveMode(t, Eager, capacity, flows)
+		for _, m := range []Filling{Full, Hot} {
 			if got := solveMode(t, m, capacity, flows); sameBits(got, want) >= 0 {
 				f := sameBits(got, want)
 				t.Fatalf("case %d, mode %d: flow %d rate %v, eager %v", i, m, f, got[f], want[f])
@@ -91,7 +91,7 @@ func TestAgreesWithLegacyFilling(t *testing.T) {
 			capacity, flows = tiedProblem(rng, 1+rng.IntN(30), rng.IntN(60))
 		}
 		got := solveMode(t, 0, capacity, flows)
-		want := solveMode(t, modeLegacy, capacity, flows)
+		want := solveMode(t, Legacy, capacity, flows)
 		for f := range got {
 			d := math.Abs(got[f]-want[f]) / want[f]
 			worst = max(worst, d)
@@ -156,7 +156,7 @@ func TestSolverSequences(t *testing.T) {
 			if r, err = s.Rates(r, capacity, flows); err != nil {
 				t.Fatal(err)
 			}
-			want := solveMode(t, modeEager, capacity, flows)
+			want := solveMode(t, Eager, capacity, flows)
 			if f := sameBits(r, want); f >= 0 {
 				t.Fatalf("sequence %d step %d: flow %d rate %v, a fresh solver %v", seq, step, f, r[f], want[f])
 			}
@@ -177,7 +177,7 @@ func TestColdLinksNeverSaturate(t *testing.T) {
 	cold := 0
 	for range 3000 {
 		capacity, flows := randomProblem(rng, 1+rng.IntN(30), rng.IntN(40))
-		r := solveMode(t, modeEager, capacity, flows)
+		r := solveMode(t, Eager, capacity, flows)
 		loads := Loads(nil, len(capacity), flows, r)
 		peak := make([]float64, len(capacity))
 		n := make([]int, len(capacity))
@@ -216,11 +216,17 @@ func TestColdLinksNeverSaturate(t *testing.T) {
 	}
 }
 
-func TestModeFromEnv(t *testing.T) {
-	for v, want := range map[string]mode{"": modeHot, "full": modeFull, "eager": modeEager, "legacy": modeLegacy, "other": modeHot} {
-		if got := modeFromEnv(v); got != want {
-			t.Errorf("%q: mode %d, want %d", v, got, want)
+func TestParseFilling(t *testing.T) {
+	for v, want := range map[string]Filling{"": Hot, "default": Hot, "hot": Hot, "full": Full, "eager": Eager, "legacy": Legacy} {
+		if got, err := ParseFilling(v); got != want || err != nil {
+			t.Errorf("%q: filling %v (%v), want %v", v, got, err, want)
 		}
+		if f, _ := ParseFilling(want.String()); f != want {
+			t.Errorf("%v does not parse back", want)
+		}
+	}
+	if _, err := ParseFilling("other"); err == nil {
+		t.Error("other: no error")
 	}
 }
 
@@ -228,8 +234,8 @@ func TestModesNoAllocs(t *testing.T) {
 	rng := rand.New(rand.NewPCG(19, 20))
 	capacity, a := randomProblem(rng, 60, 80)
 	b := slices.Delete(slices.Clone(a), 3, 4)
-	for _, m := range []mode{modeHot, modeFull, modeEager, modeLegacy} {
-		s := Solver{mode: m}
+	for _, m := range []Filling{Hot, Full, Eager, Legacy} {
+		s := Solver{Filling: m}
 		r, _ := s.Rates(nil, capacity, a)
 		r, _ = s.Rates(r, capacity, b)
 		if n := testing.AllocsPerRun(50, func() {
@@ -247,8 +253,8 @@ func TestOffered(t *testing.T) {
 	inf := math.Inf(1)
 	capacity := []float64{10, 10, 10, 10}
 	flows := []Flow{{[]int{2, 0}, 3}, {nil, 1}, {[]int{0, 0, 3}, 0.5}, {[]int{2}, inf}}
-	for _, m := range []mode{modeHot, modeFull, modeEager, modeLegacy} {
-		s := Solver{mode: m}
+	for _, m := range []Filling{Hot, Full, Eager, Legacy} {
+		s := Solver{Filling: m}
 		if _, err := s.Rates(nil, capacity, flows); err != nil {
 			t.Fatal(err)
 		}

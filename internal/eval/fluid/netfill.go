@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"math"
 	"slices"
+
+	"github.com/orrery/orrery/internal/scratch"
 )
 
 // A Network fills a hot component in place: the filler's rounds (fill.go),
@@ -29,7 +31,7 @@ func (n *Network) fillComponent(q, ls []int32) {
 	if counted && n.ranksStale {
 		n.rank()
 	}
-	at := grow(n.rankAt, len(n.peakVals))
+	at := scratch.Resize(n.rankAt, len(n.peakVals))
 	clear(at)
 	b := n.byPeak[:0]
 	for _, g := range q {
@@ -69,7 +71,7 @@ func (n *Network) sortByPeak(counted bool) {
 		at[r] = next
 		next += c
 	}
-	out := grow(n.sorted, len(b))
+	out := scratch.Resize(n.sorted, len(b))
 	for _, g := range b {
 		r := n.peakRank[n.fl[g].pk]
 		out[at[r]] = g
@@ -109,7 +111,7 @@ func (n *Network) rank() {
 		ord = append(ord, int32(k))
 	}
 	slices.SortFunc(ord, func(x, y int32) int { return cmp.Compare(n.peakVals[x], n.peakVals[y]) })
-	n.peakRank = grow(n.peakRank, len(ord))
+	n.peakRank = scratch.Resize(n.peakRank, len(ord))
 	for r, k := range ord {
 		n.peakRank[k] = int32(r)
 	}
@@ -120,7 +122,7 @@ func (n *Network) rank() {
 // flows are unfrozen. ls is consumed. The scan, in locals with room for
 // every link, calls nothing (no append) that would make it spill them.
 func (n *Network) scanRounds(left int, act []int32) {
-	ln, mins := n.ln, grow(n.mins, len(act))
+	ln, mins := n.ln, scratch.Resize(n.mins, len(act))
 	next := 0 // into byPeak
 	for left > 0 {
 		// The least share, and the links that have it (mins[:m]): the

@@ -77,9 +77,9 @@ func TestNetsimCalls(t *testing.T) {
 			restore := fluid.SetObserver(func(capacity []float64, fs []fluid.Flow, rates []float64) {
 				calls++
 				flows += len(fs)
-				modes := []string{"full"}
+				modes := []fluid.Filling{fluid.Full}
 				if calls%eagerEvery == 0 {
-					modes = append(modes, "eager") // the slow reference, on a sample
+					modes = append(modes, fluid.Eager) // the slow reference, on a sample
 				}
 				for _, mode := range modes {
 					want, err := fluid.SolveFresh(mode, capacity, fs)
@@ -116,10 +116,10 @@ func TestNetsimResultsIdentical(t *testing.T) {
 		}
 		for _, p := range c.policies {
 			var want netsim.Result
-			for i, mode := range []string{"", "full", "eager"} {
-				restore := fluid.SetDefaultMode(mode)
-				r, err := netsim.Run(context.Background(), c.config(t, p))
-				restore()
+			for i, mode := range []fluid.Filling{fluid.Hot, fluid.Full, fluid.Eager} {
+				cfg := c.config(t, p)
+				cfg.Filling = mode
+				r, err := netsim.Run(context.Background(), cfg)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/orrery/orrery/internal/scratch"
 )
 
 // FlowID names a flow of a [Network]. IDs of removed flows are reused.
@@ -22,7 +24,7 @@ type FlowID int32
 // same way, and with it each flow's mark (a link it crosses is offered more
 // than its capacity) and the summed excess.
 //
-// Under ORRERY_FLUID=full, eager or legacy, or with Scratch set, every
+// Under another Filling than Hot, or with Scratch set, every
 // Solve solves every flow with a [Solver] instead: the references the
 // incremental path is measured and tested against.
 //
@@ -35,7 +37,9 @@ type Network struct {
 	// what changed. Set it before Reset, not while flows are present.
 	Scratch bool
 
-	mode     mode // 0: the package default (ORRERY_FLUID)
+	// Filling is the filling of every solve; the zero value is the
+	// default, Hot, under which the Network solves only what changed.
+	Filling  Filling
 	capacity []float64
 	allOK    bool  // every capacity is a positive finite number
 	err      error // of an Add, returned by the next Solve
@@ -130,7 +134,7 @@ func (n *Network) Reset(capacity []float64) {
 	n.fl, n.rate = n.fl[:0], n.rate[:0]
 	n.chg = n.chg[:0]
 	n.free, n.live, n.added, n.solved = n.free[:0], n.live[:0], 0, 0
-	n.ln = grow(n.ln, len(capacity))
+	n.ln = scratch.Resize(n.ln, len(capacity))
 	n.allOK = true
 	for l, c := range capacity {
 		n.ln[l] = linkState{cross: n.ln[l].cross[:0], capacity: c, ok: c > 0 && !math.IsInf(c, 1)}
@@ -292,18 +296,11 @@ func (n *Network) touch(L *linkState, l int) {
 }
 
 // Incremental reports whether Solve solves only what changed, as by
-// default; not under ORRERY_FLUID=full, eager or legacy, nor with Scratch.
+// default; not with another Filling, nor with Scratch.
 func (n *Network) Incremental() bool { return !n.scratch() }
 
 func (n *Network) scratch() bool {
-	return n.Scratch || n.effMode() != modeHot
-}
-
-func (n *Network) effMode() mode {
-	if n.mode == 0 {
-		return defaultMode
-	}
-	return n.mode
+	return n.Scratch || n.Filling != Hot
 }
 
 // Rate returns flow id's rate as of the last Solve.
@@ -551,7 +548,7 @@ func (n *Network) solveAll() error {
 	for _, id := range n.live {
 		n.fbuf = append(n.fbuf, Flow{Links: n.fl[id].links, Peak: n.fl[id].peak})
 	}
-	n.solve.mode = n.effMode()
+	n.solve.Filling = n.Filling
 	var err error
 	if n.rbuf, err = n.solve.Rates(n.rbuf, n.capacity, n.fbuf); err != nil {
 		return err

@@ -10,9 +10,9 @@ import (
 // netRef is what a simulator computes from scratch over the flows present,
 // in order of addition: Solver.Rates, the excess summed over Offered, and
 // each flow's mark.
-func netRef(t *testing.T, m mode, capacity []float64, flows []Flow) (rates []float64, excess float64, marked []bool) {
+func netRef(t *testing.T, m Filling, capacity []float64, flows []Flow) (rates []float64, excess float64, marked []bool) {
 	t.Helper()
-	s := Solver{mode: m}
+	s := Solver{Filling: m}
 	rates, err := s.Rates(nil, capacity, flows)
 	if err != nil {
 		t.Fatal(err)
@@ -89,8 +89,8 @@ func tightProblem(rng *rand.Rand, links int) ([]float64, []Flow) {
 func TestNetworkMatchesScratch(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 22))
 	var inc, ref Network
-	inc.mode = modeHot
-	ref.mode, ref.Scratch = modeHot, true
+	inc.Filling = Hot
+	ref.Filling, ref.Scratch = Hot, true
 	for i := range 400 {
 		capacity, pool := netProblem(rng, i%4)
 		inc.Reset(capacity)
@@ -131,7 +131,7 @@ func TestNetworkMatchesScratch(t *testing.T) {
 			for k, x := range in {
 				flows[k] = pool[x.pool]
 			}
-			rates, excess, marked := netRef(t, modeEager, capacity, flows)
+			rates, excess, marked := netRef(t, Eager, capacity, flows)
 			if math.Float64bits(inc.Excess()) != math.Float64bits(excess) || math.Float64bits(ref.Excess()) != math.Float64bits(excess) {
 				t.Fatalf("case %d step %d: excess %v (scratch %v), want %v", i, step, inc.Excess(), ref.Excess(), excess)
 			}
@@ -219,7 +219,7 @@ func TestNetworkInvalid(t *testing.T) {
 func TestQuiet(t *testing.T) {
 	rng := rand.New(rand.NewPCG(23, 24))
 	var n Network
-	n.mode = modeHot
+	n.Filling = Hot
 	count := map[bool]int{}
 	for range 2000 {
 		c := math.Ldexp(1+rng.Float64(), rng.IntN(80)-10)

@@ -86,10 +86,9 @@ func BenchmarkNetsimCalls(b *testing.B) {
 		}
 	}
 	rec := record(b, c, netsim.Baseline)
-	for _, mode := range []string{"legacy", "eager", "full", "default"} {
-		b.Run(mode, func(b *testing.B) {
-			defer fluid.SetDefaultMode(mode)()
-			var s rater = new(fluid.Solver)
+	for _, mode := range []fluid.Filling{fluid.Legacy, fluid.Eager, fluid.Full, fluid.Hot} {
+		b.Run(mode.String(), func(b *testing.B) {
+			var s rater = &fluid.Solver{Filling: mode}
 			buf, rates := rec.replay(b, s, nil, nil)
 			b.ReportAllocs()
 			b.ResetTimer()

@@ -3,6 +3,8 @@ package fluid
 import (
 	"fmt"
 	"math"
+
+	"github.com/orrery/orrery/internal/scratch"
 )
 
 // WeightedRates is [Solver.Rates] under weighted max-min fairness: on a
@@ -10,7 +12,7 @@ import (
 // (> 0, finite). Progressive filling raises every unfrozen flow's rate at
 // weights[f] times a common level; a link fills when the weighted sum of
 // its unfrozen connections reaches its residual capacity, a flow freezes at
-// its peak. It is the legacy whole-network filling (ORRERY_FLUID=legacy)
+// its peak. It is the legacy whole-network filling (Legacy)
 // with weights: unit weights give that filling's rates bit for bit, and
 // Rates' default to about 1e-15, relative.
 //
@@ -30,7 +32,7 @@ func (s *Solver) WeightedRates(dst []float64, capacity []float64, flows []Flow, 
 	if err := s.scan(capacity, flows); err != nil {
 		return dst, err
 	}
-	dst = grow(dst, len(flows))
+	dst = scratch.Resize(dst, len(flows))
 	s.legacy.solve(dst, capacity, flows, s.touched, weights)
 	return dst, nil
 }

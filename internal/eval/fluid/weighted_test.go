@@ -13,7 +13,7 @@ import (
 func TestWeightedUnitIsRates(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	var s, w Solver
-	l := Solver{mode: modeLegacy}
+	l := Solver{Filling: Legacy}
 	for range 2000 {
 		capacity, flows := randomProblem(rng, 1+rng.IntN(12), rng.IntN(20))
 		want, err := s.Rates(nil, capacity, flows)

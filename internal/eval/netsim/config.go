@@ -12,6 +12,7 @@ import (
 	"github.com/orrery/orrery/engine/cassini/agent"
 	"github.com/orrery/orrery/engine/cassini/candidate"
 	"github.com/orrery/orrery/engine/cassini/link"
+	"github.com/orrery/orrery/internal/eval/fluid"
 	"github.com/orrery/orrery/internal/eval/topology"
 	"github.com/orrery/orrery/internal/eval/workload"
 )
@@ -237,6 +238,13 @@ type CassiniOptions struct {
 
 // Config is a simulation.
 type Config struct {
+	ref reference // tests only: the reference rules (see reference)
+
+	// Filling is the fluid model's filling; the zero value is the
+	// incremental default, the others the references and ablations of
+	// package fluid.
+	Filling fluid.Filling
+
 	Topology      *topology.Topology
 	GPUsPerServer int            // 0 means 1
 	Jobs          []workload.Job // the trace; IDs must be distinct
@@ -385,4 +393,18 @@ func checkPinned(servers []int, gpus, perServer, nservers, minServers int) error
 		return fmt.Errorf("%d GPUs do not fit on %d servers of %d", gpus, len(servers), perServer)
 	}
 	return nil
+}
+
+// reference holds this package's test switches: each makes the simulator
+// follow the slower rule that a fast path replaces, so that the tests
+// (incremental_test.go) can check the two give the same simulation to the
+// bit. The zero value is the simulator as it runs.
+type reference struct {
+	everyFinish  bool  // every change of the rates computes every flow's finish (nearest's reference)
+	scanTimers   bool  // nextEvent and process scan every running job for its timers (the timers heap's)
+	syncEvery    bool  // every job syncs at every advance (lazy syncing's)
+	allLinks     bool  // the network gets every flow of every step with every link of its route (netFlows's)
+	scratchRates bool  // the whole network is solved at every change (the incremental solve's)
+	dtLog        int   // intervals logged before every job syncs; 0 means dtLog
+	anchorAge    int64 // events a flow's anchor may age; 0 means anchorAge
 }

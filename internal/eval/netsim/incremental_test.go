@@ -17,8 +17,7 @@ import (
 // runScratch runs cfg solving the whole network at every change.
 func runScratch(t *testing.T, cfg Config) Result {
 	t.Helper()
-	scratchRates = true
-	defer func() { scratchRates = false }()
+	cfg.ref.scratchRates = true
 	return run(t, cfg)
 }
 
@@ -47,20 +46,20 @@ func TestIncrementalMatchesScratch(t *testing.T) {
 func TestNearestMatchesEveryFinish(t *testing.T) {
 	for i, cfg := range incrementalConfigs(t) {
 		t.Run(fmt.Sprintf("%d-%v-%v", i, cfg.Policy, cfg.Scheduler), func(t *testing.T) {
-			everyFinish = true
-			want := run(t, cfg)
-			everyFinish = false
+			ref := cfg
+			ref.ref.everyFinish = true
+			want := run(t, ref)
 			got := run(t, cfg)
-			defer func(age int64) { anchorAge = age }(anchorAge)
-			anchorAge = 4
-			swept := run(t, cfg)
+			swept := cfg
+			swept.ref.anchorAge = 4
+			sw := run(t, swept)
 			if want.Events < 10 {
 				t.Fatalf("only %d events", want.Events)
 			}
 			if d := cmp.Diff(want, got); d != "" {
 				t.Fatalf("nearest differs from every finish (-every +nearest):\n%s", d)
 			}
-			if d := cmp.Diff(want, swept); d != "" {
+			if d := cmp.Diff(want, sw); d != "" {
 				t.Fatalf("swept every other event, nearest differs from every finish (-every +nearest):\n%s", d)
 			}
 		})
@@ -78,17 +77,17 @@ func TestSyncMatchesEvery(t *testing.T) {
 	preempted, limits := 0, 0
 	for i, cfg := range cfgs {
 		t.Run(fmt.Sprintf("%d-%v-%v", i, cfg.Policy, cfg.Scheduler), func(t *testing.T) {
-			syncEvery = true
-			want := run(t, cfg)
-			syncEvery = false
+			every := cfg
+			every.ref.syncEvery = true
+			want := run(t, every)
 			got := run(t, cfg)
-			defer func(n int, age int64) { dtLog, anchorAge = n, age }(dtLog, anchorAge)
-			dtLog, anchorAge = 2, 4
-			short := run(t, cfg)
+			short := cfg
+			short.ref.dtLog, short.ref.anchorAge = 2, 4
+			sh := run(t, short)
 			if d := cmp.Diff(want, got); d != "" {
 				t.Fatalf("lazy syncing differs from syncing at every interval (-every +lazy):\n%s", d)
 			}
-			if d := cmp.Diff(want, short); d != "" {
+			if d := cmp.Diff(want, sh); d != "" {
 				t.Fatalf("with a log of 2 intervals, lazy syncing differs from syncing at every interval (-every +lazy):\n%s", d)
 			}
 			for _, j := range want.Jobs {
@@ -120,18 +119,18 @@ func TestTimersMatchScan(t *testing.T) {
 		}
 		cfgs = append(cfgs, Config{Topology: topology.Paper(), Jobs: jobs, Policy: CassiniPlacement, Seed: 1 + seed})
 	}
-	matchReference(t, cfgs, &scanTimers, "the timers heap differs from a scan (-scan +heap)")
+	matchReference(t, cfgs, func(r *reference) { r.scanTimers = true }, "the timers heap differs from a scan (-scan +heap)")
 }
 
 // matchReference runs each of cfgs with *ref set (the reference) and not,
 // and fails with msg where the Results differ.
-func matchReference(t *testing.T, cfgs []Config, ref *bool, msg string) {
+func matchReference(t *testing.T, cfgs []Config, set func(*reference), msg string) {
 	t.Helper()
 	for i, cfg := range cfgs {
 		t.Run(fmt.Sprintf("%d-%v-%v", i, cfg.Policy, cfg.Scheduler), func(t *testing.T) {
-			*ref = true
-			want := run(t, cfg)
-			*ref = false
+			ref := cfg
+			set(&ref.ref)
+			want := run(t, ref)
 			got := run(t, cfg)
 			if d := cmp.Diff(want, got); d != "" {
 				t.Fatalf("%s:\n%s", msg, d)
@@ -160,7 +159,7 @@ func TestNetFlowsMatchAllLinks(t *testing.T) {
 		cfgs = append(cfgs, Config{Topology: slow, GPUsPerServer: gpus, Jobs: jobs, Policy: Baseline, Noise: loadNoise(t, workload.Both), Seed: 1})
 	}
 	cfgs = append(cfgs, cutConfigs(t)...)
-	matchReference(t, cfgs, &allLinks, "the network's flows differ from every flow on every link (-all +net)")
+	matchReference(t, cfgs, func(r *reference) { r.allLinks = true }, "the network's flows differ from every flow on every link (-all +net)")
 }
 
 // cutConfigs are traces whose jobs are preempted while they communicate

@@ -27,28 +27,6 @@ const never = math.MaxInt64
 // architectures.
 const horizon = int64(1e18)
 
-// everyFinish, set only by this package's tests, makes every change of the
-// rates compute every flow's finish (nearest's reference).
-var everyFinish bool
-
-// scanTimers, set only by this package's tests, makes nextEvent and
-// process find the step and slot timers by scanning every running job:
-// the reference the timers heap is tested against.
-var scanTimers bool
-
-// syncEvery, set only by this package's tests, makes every job sync at
-// every advance: the reference lazy syncing is tested against.
-var syncEvery bool
-
-// allLinks, set only by this package's tests, gives the network every
-// flow of every step with every link of its route (see netFlows).
-var allLinks bool
-
-// scratchRates, set only by this package's tests, makes every simulation
-// solve its whole network at every change: the reference the incremental
-// solve is tested against.
-var scratchRates bool
-
 type state int
 
 const (
@@ -139,14 +117,16 @@ type jobRun struct {
 }
 
 type sim struct {
-	overflow bool // an event fell past the horizon
-	cfg      Config
-	ctx      context.Context
-	topo     *topology.Topology
-	capacity []float64 // bits/s per link
-	cl       *cluster
-	rng      *rand.Rand
-	quantum  profile.Quantum
+	overflow  bool  // an event fell past the horizon
+	dtLog     int   // dtLog, or the tests' (reference)
+	anchorAge int64 // anchorAge, or the tests'
+	cfg       Config
+	ctx       context.Context
+	topo      *topology.Topology
+	capacity  []float64 // bits/s per link
+	cl        *cluster
+	rng       *rand.Rand
+	quantum   profile.Quantum
 
 	now     int64
 	jobs    []*jobRun // arrival order
@@ -244,7 +224,15 @@ func newSim(ctx context.Context, cfg Config) (*sim, error) {
 	for i, l := range t.Links {
 		s.capacity[i] = l.Gbps * 1e9
 	}
-	s.net.Scratch = scratchRates
+	s.net.Scratch = s.cfg.ref.scratchRates
+	s.net.Filling = cfg.Filling
+	s.dtLog, s.anchorAge = dtLog, anchorAge
+	if cfg.ref.dtLog > 0 {
+		s.dtLog = cfg.ref.dtLog
+	}
+	if cfg.ref.anchorAge > 0 {
+		s.anchorAge = cfg.ref.anchorAge
+	}
 	s.net.Reset(s.capacity)
 	// Every server must reach every other (checked from and to server 0).
 	for v := 1; v < t.Servers; v++ {
@@ -346,7 +334,7 @@ func (s *sim) nextEvent() int64 {
 	if len(s.timers) > 0 {
 		timer = s.timers[0].tkey
 	}
-	if scanTimers {
+	if s.cfg.ref.scanTimers {
 		timer = never
 		for _, j := range s.running {
 			if j.st == waiting || j.st == computing {
@@ -378,7 +366,7 @@ func (s *sim) advance(t int64) {
 		return
 	}
 	dt := float64(t-s.now) / 1e9
-	if len(s.dts) == dtLog {
+	if len(s.dts) == s.dtLog {
 		s.syncAll()
 		s.dts = s.dts[:0]
 		for _, j := range s.comm {
@@ -388,16 +376,16 @@ func (s *sim) advance(t int64) {
 		}
 	}
 	s.dts = append(s.dts, dt)
-	if syncEvery {
+	if s.cfg.ref.syncEvery {
 		s.syncAll()
 	}
 	s.excessBits += float64(s.excessRate * dt)
 	s.now = t
 }
 
-// dtLog bounds the intervals logged: past it, every job syncs. A variable
-// for the tests.
-var dtLog = 4096
+// dtLog bounds the intervals logged: past it, every job syncs (tests
+// set a smaller one: reference.dtLog).
+const dtLog = 4096
 
 // sync delivers to j's flows, and adds to its sums, the traffic of the
 // intervals logged since its last sync, at their rates and marks (which
@@ -498,7 +486,7 @@ func (s *sim) process() error {
 	ready := s.finishFlows(s.ready[:0]) // jobs whose step ends now
 	switch {
 	case s.timerAt > s.now:
-	case scanTimers:
+	case s.cfg.ref.scanTimers:
 		for _, j := range s.running {
 			if (j.st == waiting || j.st == computing) && j.until <= s.now {
 				ready = append(ready, j)
@@ -825,12 +813,12 @@ type netFlow struct {
 // both. Each of them has the same bits and rate, so the same bits left and
 // sent at every instant; sums take each one's share in turn.
 //
-// Under Ideal, and in the other fillings (ORRERY_FLUID), every flow of a
+// Under Ideal, and in the other fillings (Config.Filling), every flow of a
 // step is seen with every link: legacy's rates depend, in their last
 // bits, on every link and flow, and the references stay as they were.
 func (s *sim) netFlows(j *jobRun) [][]netFlow {
 	out := make([][]netFlow, len(j.routes))
-	if allLinks || s.cfg.Policy == Ideal || !s.net.Incremental() {
+	if s.cfg.ref.allLinks || s.cfg.Policy == Ideal || !s.net.Incremental() {
 		for i, flows := range j.routes {
 			for _, r := range flows {
 				out[i] = append(out[i], netFlow{r, 1})
@@ -1046,7 +1034,7 @@ func (s *sim) updateRates() error {
 			s.anchor(f)
 		}
 	}
-	if s.res.Events-s.sweptAt >= anchorAge/2 {
+	if s.res.Events-s.sweptAt >= s.anchorAge/2 {
 		s.sweep()
 	}
 	s.nearest()
@@ -1103,8 +1091,9 @@ func (s *sim) finishOf(f *flowRun) int64 {
 // division and product round twice more, and the ceiling adds 1.
 
 // anchorAge bounds the events since a flow's anchor (the k above);
-// sweep anchors older flows again. A variable for the tests.
-var anchorAge = int64(1 << 20)
+// sweep anchors older flows again (tests set a smaller one:
+// reference.anchorAge).
+const anchorAge = int64(1 << 20)
 
 // anchor computes f's finish now and puts f in byLow by the least finish
 // that its rate can give it until anchorAge events have passed.
@@ -1115,7 +1104,7 @@ func (s *sim) anchor(f *flowRun) {
 	f.anchorAt = s.res.Events
 	f.low = math.MinInt64 // near the horizon, or no finish: computed at every change
 	if ns < 1e17 {
-		slack := int64(2 + math.Ceil(float64(anchorAge+8)*0x1p-52*ns))
+		slack := int64(2 + math.Ceil(float64(s.anchorAge+8)*0x1p-52*ns))
 		if f.finish < horizon-1024-slack { // later's float comparison rounds by at most 128
 			f.low = f.finish - slack
 		}
@@ -1129,7 +1118,7 @@ func (s *sim) anchor(f *flowRun) {
 	s.fix(int(f.hpos))
 }
 
-// sweep anchors again the flows anchored anchorAge/2 events ago or more,
+// sweep anchors again the flows anchored s.anchorAge/2 events ago or more,
 // so that no anchor is older than anchorAge at the next sweep.
 func (s *sim) sweep() {
 	s.sweptAt = s.res.Events
@@ -1138,7 +1127,7 @@ func (s *sim) sweep() {
 			continue
 		}
 		for i := range j.flows {
-			if f := &j.flows[i]; f.hpos >= 0 && s.res.Events-f.anchorAt >= anchorAge/2 {
+			if f := &j.flows[i]; f.hpos >= 0 && s.res.Events-f.anchorAt >= s.anchorAge/2 {
 				s.anchor(f)
 			}
 		}
@@ -1158,7 +1147,7 @@ func (s *sim) nearest() {
 			continue
 		}
 		f := s.byLow[i]
-		if f.low > best && !everyFinish { // and so is every flow below it
+		if f.low > best && !s.cfg.ref.everyFinish { // and so is every flow below it
 			continue
 		}
 		s.sync(f.job)

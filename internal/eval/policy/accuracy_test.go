@@ -141,7 +141,7 @@ func TestPredictorAgainstSimulator(t *testing.T) {
 			fmt.Fprintf(&b, "  | all %6.1f%%  | Σ|err|/Σtruth %5.1f%%\n", 100*overall[v], 100*absErr[v]/truths)
 		}
 		t.Log("\n" + b.String())
-		// The measured claims of the README: against what the simulator
+		// The measured claims of docs/shockwave.md: against what the simulator
 		// runs, the authors' formula is closer than the posterior mean (the
 		// reverse of the comparison against the profile), and the profile
 		// itself is off by under 10% at the start.

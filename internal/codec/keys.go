@@ -1,4 +1,4 @@
-package orrery
+package codec
 
 import (
 	"bytes"
@@ -7,12 +7,10 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
-	"sync"
-	"unicode/utf8"
 )
 
-// checkKeys checks a request against the Go type t it decodes into, before
-// it is decoded (unmarshal, which trusts it), and names the offending value
+// CheckKeys checks a request against the Go type t it decodes into, before
+// it is decoded (Unmarshal, which trusts it), and names the offending value
 // by its exact path ("jobs[1].phases[0].ms"). It rejects what encoding/json,
 // whose decoding the package kept, would let through: a key that names a field only when case is ignored (it matches
 // names case-insensitively), a key given twice in one object (it keeps the
@@ -21,7 +19,7 @@ import (
 // replaces them with U+FFFD, so two distinct bad ids would collide). And it
 // rejects, with the path encoding/json cannot give, values of the wrong JSON
 // type and numbers that do not fit their field (1e309, 2.5 for an integer).
-// data must be one valid JSON value (syntaxCheck).
+// data must be one valid JSON value (CheckSyntax).
 //
 // It scans the bytes once rather than walking tokens, which cost three
 // times the decoding itself on small requests.
@@ -33,7 +31,7 @@ import (
 // 0). And it measures the values m names (their raw bytes, and an array's
 // element count), so that a request's sizes can be checked before anything
 // is allocated for them.
-func checkKeys(data []byte, t reflect.Type, m *measures) error {
+func CheckKeys(data []byte, t reflect.Type, m *Measures) *Error {
 	k := keyScanner{data: data}
 	if m != nil {
 		k.m = *m // a copy in k, which stays on the stack: *m may too
@@ -45,7 +43,7 @@ func checkKeys(data []byte, t reflect.Type, m *measures) error {
 	if !ok {
 		code := k.code
 		if code == "" {
-			code = CodeMalformed
+			code = Malformed
 		}
 		return &Error{Code: code, Field: path, Message: k.why}
 	}
@@ -71,62 +69,10 @@ type keyScanner struct {
 	shallow [32]keyRef
 	deep    []keyRef
 
-	m     measures // values to measure (none: m.paths is empty)
+	m     Measures // values to measure (none: m.paths is empty)
 	depth int      // objects open, the root one is 1
 	top   []byte   // the raw key of the root object's value being scanned
 	elems int      // element count of the array scanned last
-}
-
-// measures names values of a request (a top-level key, "jobs", or a key of
-// a top-level object, "config.rounds") and receives what the scan saw of
-// them: the raw bytes of each, and the element count of an array.
-type measures struct {
-	paths []string
-	raw   [maxMeasures][]byte
-	count [maxMeasures]int
-}
-
-// maxMeasures bounds the values a request type measures (RankRequest
-// measures three), so that measures needs no allocation of its own.
-const maxMeasures = 4
-
-// measuresKept keeps measures between calls: sized.limits, an interface
-// method, would make each call's escape to the heap.
-var measuresKept = sync.Pool{New: func() any { return new(measures) }}
-
-// getMeasures returns measures of paths, until putMeasures.
-func getMeasures(paths []string) *measures {
-	if len(paths) > maxMeasures {
-		panic("orrery: a request measures more than maxMeasures values")
-	}
-	m := measuresKept.Get().(*measures)
-	m.paths = paths
-	return m
-}
-
-// putMeasures forgets what m saw (slices of a request) and keeps it.
-func putMeasures(m *measures) {
-	*m = measures{}
-	measuresKept.Put(m)
-}
-
-// get returns the raw value at path and, for an array, its element count;
-// nil when the request has no such value.
-func (m *measures) get(path string) ([]byte, int) {
-	for i, p := range m.paths {
-		if p == path {
-			return m.raw[i], m.count[i]
-		}
-	}
-	return nil, 0
-}
-
-// int returns the integer at path, and false when it is absent or not an
-// integer literal that fits (decoding then fails, or the default applies).
-func (m *measures) int(path string) (int, bool) {
-	raw, _ := m.get(path)
-	n, err := strconv.Atoi(string(bytes.TrimSpace(raw)))
-	return n, err == nil
 }
 
 // measured returns the index in k.m of the value of key raw in the object
@@ -138,7 +84,7 @@ func (k *keyScanner) measured(raw []byte, isPlain bool) int {
 	}
 	key := raw[1 : len(raw)-1]
 	if !isPlain {
-		key = []byte(unquote(raw))
+		key = []byte(Unquote(raw))
 	}
 	for i, p := range k.m.paths {
 		parent, name, nested := strings.Cut(p, ".")
@@ -154,10 +100,10 @@ func (k *keyScanner) measured(raw []byte, isPlain bool) int {
 
 // sameText reports whether the raw JSON string raw's text is s.
 func sameText(raw []byte, s string) bool {
-	if plain(raw) {
+	if Plain(raw) {
 		return string(raw[1:len(raw)-1]) == s
 	}
-	return unquote(raw) == s
+	return Unquote(raw) == s
 }
 
 // value scans one value decoding into st (nil: anything, unchecked). On a
@@ -171,7 +117,7 @@ func (k *keyScanner) value(st *schemaType) (string, bool) {
 		st = st.elem
 	}
 	if st != nil && st.anyValue {
-		st = nil // rawJSON and the like take any value
+		st = nil // Raw and the like take any value
 	}
 	kind := reflect.Invalid
 	if st != nil {
@@ -224,7 +170,7 @@ func (k *keyScanner) scalar(st *schemaType) (string, bool) {
 	if c == 'n' {
 		return "null is not a value: give one, or omit the key where it is optional", false
 	}
-	got := jsonKind(c)
+	got := Kind(c)
 	switch kind {
 	case reflect.Interface:
 		return "", false
@@ -265,14 +211,14 @@ func (k *keyScanner) text() (string, bool) {
 	k.str()
 	raw := k.data[a:k.i]
 	n := len(raw) - 2
-	if !plain(raw) {
+	if !Plain(raw) {
 		if !validString(raw) {
 			return "string is not valid UTF-8 (or holds an unpaired surrogate)", false
 		}
 		n = textLen(raw)
 	}
 	if n > MaxStringBytes {
-		k.code = CodeLimit
+		k.code = Limit
 		return fmt.Sprintf("a string of %d bytes, above the %d-byte limit", n, MaxStringBytes), false
 	}
 	return "", true
@@ -286,15 +232,15 @@ func (k *keyScanner) numberFits(st *schemaType) (string, bool) {
 		return fmt.Sprintf("expected %s, got JSON number %s", st.t, lit), false
 	}
 	if (st.kind == reflect.Float32 || st.kind == reflect.Float64) && tiny(lit) {
-		k.code = CodeInvalid
-		return fmt.Sprintf("%s is below the smallest normal number (%v) in magnitude: no quantity of the schema is that small", lit, minNormal), false
+		k.code = Invalid
+		return fmt.Sprintf("%s is below the smallest normal number (%v) in magnitude: no quantity of the schema is that small", lit, MinNormal), false
 	}
 	k.i += len(lit)
 	return "", true
 }
 
-// jsonKind names the JSON type of the value that starts with c.
-func jsonKind(c byte) string {
+// Kind names the JSON type of the value that starts with c.
+func Kind(c byte) string {
 	switch c {
 	case '{':
 		return "object"
@@ -367,8 +313,8 @@ func fits(lit []byte, t reflect.Type) bool {
 	}
 }
 
-// minNormal is the smallest positive normal float64.
-const minNormal = 0x1p-1022
+// MinNormal is the smallest positive normal float64.
+const MinNormal = 0x1p-1022
 
 // tiny reports whether the number literal lit (valid JSON, within float64's
 // range) is not zero but below the smallest normal float64 in magnitude: a
@@ -383,93 +329,10 @@ func tiny(lit []byte) bool {
 		return false
 	}
 	if v != 0 {
-		return math.Abs(v) < minNormal
+		return math.Abs(v) < MinNormal
 	}
 	mant, _, _ := bytes.Cut(bytes.ToLower(lit), []byte("e"))
 	return bytes.ContainsAny(mant, "123456789")
-}
-
-// textLen returns the length in bytes of the text of raw, a whole valid
-// JSON string (see validString), once its escapes are decoded, without
-// decoding it.
-func textLen(raw []byte) int {
-	body := raw[1 : len(raw)-1]
-	n := len(body)
-	if bytes.IndexByte(body, '\\') < 0 {
-		return n
-	}
-	n = 0
-	for i := 0; i < len(body); i++ {
-		if body[i] != '\\' {
-			n++
-			continue
-		}
-		i++
-		if body[i] != 'u' {
-			n++ // \n, \", ...: one byte
-			continue
-		}
-		r, _ := hex4(body[i+1:])
-		i += 4
-		switch {
-		case r >= 0xD800 && r <= 0xDBFF:
-			n += 4 // a surrogate pair (validString checked it): one rune past U+FFFF
-			i += 6
-		default:
-			n += utf8.RuneLen(r)
-		}
-	}
-	return n
-}
-
-// validString reports whether raw, a whole JSON string, is valid text:
-// valid UTF-8, and every \u escape of a surrogate half paired with the
-// other half.
-func validString(raw []byte) bool {
-	if plain(raw) {
-		return true
-	}
-	if !utf8.Valid(raw) {
-		return false
-	}
-	body := raw[1 : len(raw)-1]
-	for i := 0; i < len(body); i++ {
-		if body[i] != '\\' {
-			continue
-		}
-		i++
-		if i >= len(body) || body[i] != 'u' {
-			continue
-		}
-		r, ok := hex4(body[i+1:])
-		if !ok {
-			return false
-		}
-		i += 4
-		switch {
-		case r >= 0xDC00 && r <= 0xDFFF:
-			return false // a low half with no high half before it
-		case r >= 0xD800 && r <= 0xDBFF:
-			if i+6 >= len(body) || body[i+1] != '\\' || body[i+2] != 'u' {
-				return false
-			}
-			lo, ok := hex4(body[i+3:])
-			if !ok || lo < 0xDC00 || lo > 0xDFFF {
-				return false
-			}
-			i += 6
-		}
-	}
-	return true
-}
-
-// hex4 reads four hex digits.
-func hex4(b []byte) (rune, bool) {
-	if len(b) < 4 {
-		return 0, false
-	}
-	v, err := strconv.ParseUint(string(b[:4]), 16, 32)
-	return rune(v), err == nil
 }
 
 // skip passes over one value.
@@ -533,38 +396,38 @@ func (k *keyScanner) object(st *schemaType) (string, bool) {
 		k.space()
 		k.i++ // the colon
 		ft := elem
-		isPlain := plain(raw) // then valid, and its text is its bytes
+		isPlain := Plain(raw) // then valid, and its text is its bytes
 		n := len(raw) - 2
 		if !isPlain {
 			if !validString(raw) {
 				k.why = "key is not valid UTF-8"
-				return unquote(raw), false
+				return Unquote(raw), false
 			}
 			n = textLen(raw)
 		}
 		if n > MaxStringBytes {
-			k.why, k.code = fmt.Sprintf("a key of %d bytes, above the %d-byte limit", n, MaxStringBytes), CodeLimit
+			k.why, k.code = fmt.Sprintf("a key of %d bytes, above the %d-byte limit", n, MaxStringBytes), Limit
 			return "", false // named by the object that holds it
 		}
 		if k.seen(&set, base, a, raw, isPlain) {
 			k.why = "duplicate key"
-			return unquote(raw), false
+			return Unquote(raw), false
 		}
 		if fields != nil {
 			var f int
 			if isPlain {
 				f = st.fieldIndex(raw[1:len(raw)-1], next)
 			} else {
-				f = st.fieldIndex([]byte(unquote(raw)), next)
+				f = st.fieldIndex([]byte(Unquote(raw)), next)
 			}
 			if f >= 0 {
 				ft, next = st.fields[f].typ, f+1
 			} else {
-				key := unquote(raw)
+				key := Unquote(raw)
 				k.why = "unknown field"
-				if _, name, ok := structField(st.t, key); ok {
+				if _, name, ok := FieldByKey(st.t, key); ok {
 					k.why = fmt.Sprintf("unknown field (keys are case-sensitive: the schema's is %q)", name)
-				} else if name := suggest(fields, key); name != "" {
+				} else if name := Suggest(fields, key); name != "" {
 					k.why = fmt.Sprintf("unknown field (did you mean %q?)", name)
 				}
 				return key, false
@@ -577,7 +440,7 @@ func (k *keyScanner) object(st *schemaType) (string, bool) {
 		start := k.i
 		k.elems = 0
 		if p, ok := k.value(ft); !ok {
-			return unquote(raw) + dotted(p), false
+			return Unquote(raw) + dotted(p), false
 		}
 		if mi >= 0 {
 			k.space()
@@ -595,7 +458,7 @@ func (k *keyScanner) object(st *schemaType) (string, bool) {
 // small, a set once it is large, so a huge map stays linear.
 func (k *keyScanner) seen(set *map[string]bool, base, a int, raw []byte, isPlain bool) bool {
 	if *set != nil {
-		key := unquote(raw)
+		key := Unquote(raw)
 		if (*set)[key] {
 			return true
 		}
@@ -608,7 +471,7 @@ func (k *keyScanner) seen(set *map[string]bool, base, a int, raw []byte, isPlain
 			if bytes.Equal(prev, raw) {
 				return true
 			}
-		} else if unquote(prev) == unquote(raw) {
+		} else if Unquote(prev) == Unquote(raw) {
 			return true
 		}
 	}
@@ -617,7 +480,7 @@ func (k *keyScanner) seen(set *map[string]bool, base, a int, raw []byte, isPlain
 		*set = make(map[string]bool, 2*n)
 		for j := base; j < k.nkeys; j++ {
 			prev, _ := k.rawKey(j)
-			(*set)[unquote(prev)] = true
+			(*set)[Unquote(prev)] = true
 		}
 	}
 	return false
@@ -670,20 +533,6 @@ func (k *keyScanner) space() {
 	}
 }
 
-// plain reports whether raw is a whole JSON string of ASCII without
-// escapes: its text is the bytes between the quotes.
-func plain(raw []byte) bool {
-	if len(raw) < 2 || raw[len(raw)-1] != '"' {
-		return false
-	}
-	for _, c := range raw[1 : len(raw)-1] {
-		if c == '\\' || c >= 0x80 {
-			return false
-		}
-	}
-	return true
-}
-
 // dotted joins a sub-path to its parent key: "" stays, "[2]..." is appended
 // as is, a key gets a dot.
 func dotted(p string) string {
@@ -691,49 +540,4 @@ func dotted(p string) string {
 		return p
 	}
 	return "." + p
-}
-
-// suggest returns the key of fields an unknown key most likely meant, or
-// "": one that extends it or that it extends ("capacity" for
-// "capacity_gbps", "gpus" for "gpu"), else the nearest by edit distance
-// when the distance is at most a third of the key (at least 1). Ties go
-// to the shorter key, then the first in byte order, so the answer never
-// depends on map order.
-func suggest[T any](fields map[string]T, key string) string {
-	best, bestD := "", -1
-	limit := max(1, len(key)/3)
-	for name := range fields {
-		d := editDistance(key, name)
-		if len(key) >= 3 && (strings.HasPrefix(name, key) || strings.HasPrefix(key, name)) && len(name) >= 3 {
-			d = 0 // a unit suffix or a plural: the clearest slip
-		}
-		if d > limit && d != 0 {
-			continue
-		}
-		if bestD < 0 || d < bestD || (d == bestD && (len(name) < len(best) || (len(name) == len(best) && name < best))) {
-			best, bestD = name, d
-		}
-	}
-	return best
-}
-
-// editDistance is the Levenshtein distance between a and b, in bytes.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

@@ -1,38 +1,59 @@
-package orrery
+package codec
 
 import (
 	"fmt"
 	"strconv"
 )
 
-// syntaxCheck returns nil when data is one JSON value and otherwise why
-// not, in the words encoding/json's Decoder used when this package
-// decoded with it: trailing data after a complete value, an unexpected
-// end, or the first byte its scanner refuses, with the scanner's message
-// and the byte's offset (counting it), line and column.
-// TestCodecMatchesEncodingJSON and TestSyntaxMatchesEncodingJSON hold it
-// to encoding/json's answers.
-func syntaxCheck(data []byte) *Error {
+// CheckSyntax returns nil when data is one JSON value and otherwise why
+// not, in the words encoding/json's Decoder uses: trailing data after a
+// complete value, an unexpected end, or the first byte its scanner
+// refuses, with the scanner's message and the byte's offset (counting
+// it), line and column. The tests hold it to encoding/json's answers.
+func CheckSyntax(data []byte) *Error {
 	s := syntaxScanner{data: data}
 	return s.check()
 }
 
-// check is syntaxCheck of s.data.
+// Member is a member of a JSON object as its bytes: its key, quotes
+// included, and its value, with the spaces around it.
+type Member struct{ Key, Value []byte }
+
+// CheckObject is [CheckSyntax], and when data is an object it also returns
+// the number of its members and the first two of them, which a caller
+// reading a small object (an envelope) then has without a second scan. n is
+// 0 for any other value.
+func CheckObject(data []byte) (n int, first [2]Member, err *Error) {
+	s := syntaxScanner{data: data, record: true}
+	if err := s.check(); err != nil {
+		return 0, first, err
+	}
+	if s.shallow[0] != '{' {
+		return 0, first, nil
+	}
+	for i := range min(s.nmembers, len(first)) {
+		m := s.members[i]
+		first[i] = Member{Key: data[m.keyA:m.keyB], Value: data[m.valA:m.valB]}
+	}
+	return s.nmembers, first, nil
+}
+
+// check is CheckSyntax of s.data.
 func (s *syntaxScanner) check() *Error {
 	data := s.data
 	msg, at := s.scan()
 	if at < 0 {
 		return nil
 	}
-	e := &Error{Code: CodeMalformed}
+	e := &Error{Code: Malformed}
 	switch {
 	case at == len(data):
-		line, col := position(data, int64(len(data)))
+		line, col := Position(data, int64(len(data)))
 		e.Message = fmt.Sprintf("unexpected end of the request (byte %d, line %d, column %d)", len(data), line, col)
 	case msg == "":
 		e.Message = "trailing data after the request object"
 	default:
-		line, col := position(data, int64(at+1))
+		line, col := Position(data, int64(at+1))
 		e.Message = fmt.Sprintf("invalid character %s %s (byte %d, line %d, column %d)", quoteChar(data[at]), msg, at+1, line, col)
 	}
 	return e

@@ -1,4 +1,4 @@
-package orrery
+package codec
 
 import (
 	"fmt"
@@ -7,28 +7,28 @@ import (
 	"strconv"
 )
 
-// checkFloats reports the first float64 of a request (v, a pointer to it)
-// that is not a finite number or is below the smallest normal float64 in
-// magnitude (and not 0), named by its JSON path under prefix: what the
-// typed functions check first, since a Go caller can pass NaN, an
-// infinity or 1e-320, which JSON cannot carry or the key scan refuses
-// (see checkKeys). The JSON operations skip it: their requests hold none.
-func checkFloats(prefix string, v any) error {
-	path, x, ok := badFloat(reflect.ValueOf(v), prefix)
+// BadFloat reports the first float of v (a request, or a pointer to one)
+// that no request may hold: not a finite number, or below the smallest
+// normal float64 in magnitude (and not 0). It returns its JSON path under
+// prefix, the value and why, or ok. A Go caller can pass NaN, an infinity
+// or 1e-320, which JSON cannot carry or [CheckKeys] refuses, so the typed
+// operations check this first.
+func BadFloat(v any, prefix string) (path string, x float64, why string, ok bool) {
+	path, x, ok = badFloat(reflect.ValueOf(v), prefix)
 	if ok {
-		return nil
+		return "", 0, "", true
 	}
-	why := "not a finite number"
+	why = "not a finite number"
 	if !math.IsNaN(x) && !math.IsInf(x, 0) {
-		why = fmt.Sprintf("below the smallest normal number (%v) in magnitude: no quantity of the schema is that small", minNormal)
+		why = fmt.Sprintf("below the smallest normal number (%v) in magnitude: no quantity of the schema is that small", MinNormal)
 	}
-	return fieldError(path, fmt.Errorf("%w: %v is %s", ErrInvalid, x, why))
+	return path, x, why, false
 }
 
 // goodFloat reports whether x may appear in a request.
 func goodFloat(x float64) bool {
 	a := math.Abs(x)
-	return a <= math.MaxFloat64 && (a == 0 || a >= minNormal)
+	return a <= math.MaxFloat64 && (a == 0 || a >= MinNormal)
 }
 
 // badFloat walks v and returns the path and value of its first bad float,
@@ -53,7 +53,7 @@ func badFloat(v reflect.Value, path string) (string, float64, bool) {
 				}
 				continue
 			}
-			name, ok := jsonName(f)
+			name, ok := JSONName(f)
 			if !ok {
 				continue
 			}
