@@ -2,7 +2,6 @@ package cassini
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -301,8 +300,8 @@ func (p *Plugin) PostBind(_ context.Context, _ fwk.CycleState, pod *v1.Pod, _ st
 // planText is the annotation's value for job's plan.
 func (p *Plugin) planText(job string, pl shiftPlan, gen int64) string {
 	tick := p.cfg.quantum.Tick
-	b, _ := json.Marshal(plan.Plan{Job: job, Reference: p.cfg.reference, Shift: time.Duration(pl.shift) * tick,
-		Period: time.Duration(pl.period) * tick, CommOffset: time.Duration(pl.comm) * tick, Score: pl.score, Generation: gen})
+	b, _ := (plan.Plan{Job: job, Reference: p.cfg.reference, Shift: time.Duration(pl.shift) * tick,
+		Period: time.Duration(pl.period) * tick, CommOffset: time.Duration(pl.comm) * tick, Score: pl.score, Generation: gen}).MarshalJSON()
 	return string(b)
 }
 

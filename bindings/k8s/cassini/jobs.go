@@ -1,7 +1,6 @@
 package cassini
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/orrery/orrery"
 	"github.com/orrery/orrery/engine/cassini/profile"
+	"github.com/orrery/orrery/internal/codec"
 )
 
 // Why a pod gets neutral scores; wrapped in the Skip status's message.
@@ -126,16 +126,13 @@ func (ps *profiles) of(pod *v1.Pod, c *config, cms configMapGetter) (*jobProfile
 
 // parseProfile reads a profile in the JSON of a cassini.rank job (id
 // optional) and quantizes it on the plugin's grid, with the root package's
-// validation: a bad field is named.
+// strict decoder and validation: the same errors, named by the same paths
+// (relative to the job: "phases[0].gbps"), and the same limits as a job of
+// a cassini.rank request.
 func parseProfile(src string, c *config) (*jobProfile, error) {
 	var js orrery.JobSpec
-	d := json.NewDecoder(strings.NewReader(src))
-	d.DisallowUnknownFields()
-	if err := d.Decode(&js); err != nil {
+	if err := codec.Decode([]byte(src), &js); err != nil {
 		return nil, err
-	}
-	if d.More() {
-		return nil, errors.New("data after the profile")
 	}
 	if js.ID == "" {
 		js.ID = "job"

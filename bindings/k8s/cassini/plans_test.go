@@ -269,13 +269,14 @@ func TestLedgerUndoAfterWrite(t *testing.T) {
 // the same, and a Warning event on it (on the node, for the label) names
 // the annotation (label) and the field.
 func TestSchedulerBadAnnotations(t *testing.T) {
-	s := newScenario()
-	for _, o := range s.objects {
-		if n, ok := o.(*v1.Node); ok && n.Name == nodeName(1) {
+	var objs []runtime.Object
+	for _, n := range paperNodes() {
+		if n.Name == nodeName(1) {
 			n.Labels[DefaultNICLabel] = "fast"
 		}
+		objs = append(objs, n)
 	}
-	c := newCluster(t, "", s.objects...)
+	c := newCluster(t, "", objs...)
 	size := trainingPod("size", 0, 2, up30, "")
 	size.Annotations[DefaultSizeAnnotation] = "four"
 	field := trainingPod("field", 0, 1, `{"period_ms":72,"phases":[{"ms":30,"gbps":-40},{"ms":42,"gbps":0}]}`, "")
@@ -283,11 +284,24 @@ func TestSchedulerBadAnnotations(t *testing.T) {
 	cm := withConfigMap(trainingPod("cm", 0, 1, "", ""), "nope")
 	want := map[string][]string{
 		"size-0":    {DefaultSizeAnnotation, `"four"`},
-		"field-0":   {DefaultProfileAnno, "gbps"},
+		"field-0":   {DefaultProfileAnno, "phases[0].gbps"},
 		"unknown-0": {DefaultProfileAnno, "burst"},
 		"cm-0":      {DefaultProfileConfigMap, "nope"},
 	}
-	c.create(size, field, unknown, cm)
+	pods := []*v1.Pod{size, field, unknown, cm}
+	// What encoding/json lets through and the strict decoder does not.
+	for name, tc := range map[string]struct{ prof, field string }{
+		"dup":       {`{"period_ms":72,"period_ms":72,"phases":[{"ms":72,"gbps":1}]}`, "period_ms"},
+		"fold":      {`{"period_ms":72,"Phases":[{"ms":72,"gbps":1}]}`, "Phases"},
+		"null":      {`{"period_ms":null,"phases":[{"ms":72,"gbps":1}]}`, "period_ms"},
+		"utf8":      {"{\"id\":\"a\xffb\",\"phases\":[{\"ms\":72,\"gbps\":1}]}", "id"},
+		"surrogate": {`{"id":"\ud800","phases":[{"ms":72,"gbps":1}]}`, "id"},
+		"trailing":  {`{"phases":[{"ms":72,"gbps":1}]}{}`, "trailing"},
+	} {
+		pods = append(pods, trainingPod(name, 0, 1, tc.prof, ""))
+		want[name+"-0"] = []string{DefaultProfileAnno, tc.field}
+	}
+	c.create(pods...)
 	c.waitFor("events", func() bool {
 		evs, err := c.client.EventsV1().Events(ns).List(c.ctx, metav1.ListOptions{})
 		if err != nil {

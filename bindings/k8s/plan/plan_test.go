@@ -47,6 +47,14 @@ func TestParseErrors(t *testing.T) {
 		{`{"reference":"2025-01-01T00:00:00Z","shift":"soon","period":"9ms","commOffset":"0s"}`, "shift"},
 		{`{"reference":"2025-01-01T00:00:00Z","shift":"1ms","period":"9ms","commOffset":"0s","extra":1}`, "extra"},
 		{`{"reference":"2025-01-01T00:00:00Z","shift":"1ms","period":"9ms","commOffset":"0s"} {}`, "after"},
+		// What encoding/json lets through and the strict decoder does not.
+		{`{"reference":"2025-01-01T00:00:00Z","shift":"1ms","shift":"2ms","period":"9ms","commOffset":"0s"}`, "shift"},
+		{`{"reference":"2025-01-01T00:00:00Z","Shift":"1ms","period":"9ms","commOffset":"0s"}`, "Shift"},
+		{`{"job":null,"reference":"2025-01-01T00:00:00Z","shift":"1ms","period":"9ms","commOffset":"0s"}`, "job"},
+		{"{\"job\":\"a\xffb\",\"reference\":\"2025-01-01T00:00:00Z\",\"shift\":\"1ms\",\"period\":\"9ms\",\"commOffset\":\"0s\"}", "job"},
+		{`{"job":"\ud800","reference":"2025-01-01T00:00:00Z","shift":"1ms","period":"9ms","commOffset":"0s"}`, "job"},
+		{`{"reference":"2025-01-01T00:00:00Z","shift":"1ms","period":"9ms","commOffset":"0s","score":"1"}`, "score"},
+		{`{"reference":"yesterday","shift":"1ms","period":"9ms","commOffset":"0s"}`, "reference"},
 	} {
 		_, err := Parse([]byte(tc.in))
 		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tc.field) {
