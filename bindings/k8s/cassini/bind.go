@@ -4,12 +4,10 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 
@@ -291,9 +289,13 @@ func mod(a, m int) int {
 	return a
 }
 
-// PostBind forgets the pod's reservation: it is bound, its plan stays (the
-// writer, queued by Reserve, writes it on the pod).
+// PostBind has the writer write the pod's job's plan on it, now that its
+// binding is done, and forgets the pod's reservation: it is bound, its
+// plan stays.
 func (p *Plugin) PostBind(_ context.Context, _ fwk.CycleState, pod *v1.Pod, _ string) {
+	if job := p.led.landed(pod.UID); job != "" {
+		p.write(job)
+	}
 	p.led.bound(pod.UID)
 }
 
@@ -305,20 +307,25 @@ func (p *Plugin) planText(job string, pl shiftPlan, gen int64) string {
 	return string(b)
 }
 
-// jobPods lists a job's pods from the informer.
+// jobIndex names the index the plugin adds to the scheduler's pod
+// informer: pods by job key, for a job label (profiles with the same label
+// share it).
+func (c *config) jobIndex() string { return "orrery.io/job:" + c.jobLabel }
+
+// jobPods lists a job's pods from the informer's job index.
 func (p *Plugin) jobPods(job string) ([]*v1.Pod, error) {
-	if p.pods == nil {
-		return nil, fmt.Errorf("cassini: no pod lister")
+	if p.podIndex == nil {
+		return nil, fmt.Errorf("cassini: no pod informer")
 	}
-	ns, name, _ := strings.Cut(job, "/")
-	sel := labels.Everything()
-	if !strings.HasPrefix(name, "podgroup:") {
-		sel = labels.SelectorFromSet(labels.Set{p.cfg.jobLabel: name})
-	}
-	all, err := p.pods.Pods(ns).List(sel)
+	objs, err := p.podIndex.ByIndex(p.cfg.jobIndex(), job)
 	if err != nil {
 		return nil, err
 	}
-	out := slices.DeleteFunc(all, func(q *v1.Pod) bool { return p.cfg.jobKey(q) != job })
+	out := make([]*v1.Pod, 0, len(objs))
+	for _, o := range objs {
+		if q, ok := o.(*v1.Pod); ok {
+			out = append(out, q)
+		}
+	}
 	return out, nil
 }

@@ -41,6 +41,10 @@ type planState struct {
 type member struct {
 	namespace, name string
 	written         int64 // generation of the job's plan last written on it (or found there), 0 none
+	// inFlight says Reserve placed the pod and its binding has not ended:
+	// the writer leaves it alone (a patch would contend with the binding
+	// for the same object) until PostBind queues its job again.
+	inFlight bool
 }
 
 // reservation is a pod Reserve recorded and Unreserve may undo.
@@ -135,9 +139,9 @@ func (l *ledger) reserve(uid types.UID, namespace, name, job, node string, plans
 	l.pods[uid] = r
 	st := l.state(job)
 	if m, ok := st.members[uid]; ok {
-		m.namespace, m.name = namespace, name
+		m.namespace, m.name, m.inFlight = namespace, name, true
 	} else {
-		st.members[uid] = &member{namespace: namespace, name: name}
+		st.members[uid] = &member{namespace: namespace, name: name, inFlight: true}
 	}
 	return append(dirty, job)
 }
@@ -197,6 +201,24 @@ func (l *ledger) reliedOn(job string, plan shiftPlan) *reservation {
 	return heir
 }
 
+// landed records that pod uid's binding ended (it is bound): the writer
+// may write on it now. It returns the pod's job, "" if it had no
+// reservation.
+func (l *ledger) landed(uid types.UID) string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	r, ok := l.pods[uid]
+	if !ok {
+		return ""
+	}
+	if st, ok := l.jobs[r.job]; ok {
+		if m, ok := st.members[uid]; ok {
+			m.inFlight = false
+		}
+	}
+	return r.job
+}
+
 // bound forgets pod uid's reservation, keeping its plans and the pod as a
 // member of its job: the pod is bound.
 func (l *ledger) bound(uid types.UID) {
@@ -237,6 +259,7 @@ type target struct {
 	uid             types.UID
 	namespace, name string
 	written         int64
+	inFlight        bool
 }
 
 // task returns what the writer writes for job: its plan, its generation
@@ -251,7 +274,7 @@ func (l *ledger) task(job string) (pl shiftPlan, gen int64, members []target, ok
 	}
 	st.sent = max(st.sent, st.gen)
 	for uid, m := range st.members {
-		members = append(members, target{uid, m.namespace, m.name, m.written})
+		members = append(members, target{uid, m.namespace, m.name, m.written, m.inFlight})
 	}
 	slices.SortFunc(members, func(a, b target) int { return compareUID(a.uid, b.uid) })
 	return st.plan, st.gen, members, true

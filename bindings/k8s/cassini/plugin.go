@@ -2,15 +2,17 @@ package cassini
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 
@@ -40,9 +42,9 @@ type Plugin struct {
 	fabNodes []*v1.Node // the nodes fab was built from
 	fab      *fabric
 
-	batchMu    sync.Mutex   // creating a pod-group cycle's batch
-	groupRanks atomic.Int64 // pod-group cycles ranked, for tests
-	pods       corelisters.PodLister
+	batchMu    sync.Mutex    // creating a pod-group cycle's batch
+	groupRanks atomic.Int64  // pod-group cycles ranked, for tests
+	podIndex   cache.Indexer // the scheduler's pods, with jobIndex
 }
 
 var (
@@ -70,7 +72,22 @@ func New(ctx context.Context, args runtime.Object, h fwk.Handle) (fwk.Plugin, er
 	p.ws.Cache = c.cache
 	if h != nil {
 		if f := h.SharedInformerFactory(); f != nil {
-			p.pods = f.Core().V1().Pods().Lister()
+			inf := f.Core().V1().Pods().Informer()
+			if _, ok := inf.GetIndexer().GetIndexers()[c.jobIndex()]; !ok {
+				cfg := c
+				err := inf.AddIndexers(cache.Indexers{c.jobIndex(): func(obj any) ([]string, error) {
+					if q, ok := obj.(*v1.Pod); ok {
+						if k := cfg.jobKey(q); k != "" {
+							return []string{k}, nil
+						}
+					}
+					return nil, nil
+				}})
+				if err != nil {
+					return nil, fmt.Errorf("cassini: indexing pods by job: %w", err)
+				}
+			}
+			p.podIndex = inf.GetIndexer()
 			if !a.DisableConfigMapProfiles {
 				l := f.Core().V1().ConfigMaps().Lister()
 				p.cms = func(ns, name string) (*v1.ConfigMap, error) { return l.ConfigMaps(ns).Get(name) }
@@ -106,7 +123,11 @@ func (abstained) Clone() fwk.StateData { return abstained{} }
 // skip is the neutral answer: the framework leaves the plugin out of the
 // pod's scores.
 func skip(ctx context.Context, state fwk.CycleState, pod klog.ObjectRef, err error) *fwk.Status {
-	klog.FromContext(ctx).V(4).Info("Cassini abstains", "pod", pod, "reason", err)
+	v := 4
+	if errors.Is(err, ErrBudget) {
+		v = 2 // the budget is too small for the cluster: worth an operator's notice
+	}
+	klog.FromContext(ctx).V(v).Info("Cassini abstains", "pod", pod, "reason", err)
 	state.Write(stateKey, abstained{})
 	return fwk.NewStatus(fwk.Skip, err.Error())
 }
@@ -117,6 +138,7 @@ func skip(ctx context.Context, state fwk.CycleState, pod klog.ObjectRef, err err
 // usable profile, or whose ranking does not finish in time gets Skip: the
 // framework then scores it without this plugin.
 func (p *Plugin) PreScore(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) *fwk.Status {
+	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, p.cfg.budget)
 	defer cancel()
 	size, err := p.cfg.jobSize(pod)
@@ -148,6 +170,8 @@ func (p *Plugin) PreScore(ctx context.Context, state fwk.CycleState, pod *v1.Pod
 		return skip(ctx, state, klog.KObj(pod), err)
 	}
 	state.Write(stateKey, p.score(w, rk, len(placed)))
+	klog.FromContext(ctx).V(4).Info("Cassini ranked", "pod", klog.KObj(pod), "candidates", len(cands), "jobs", len(rk.jobs),
+		"best", rk.r.Outcomes[rk.r.Best].Score, "took", time.Since(start))
 	return nil
 }
 

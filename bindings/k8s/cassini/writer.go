@@ -26,7 +26,10 @@ const (
 
 // writer writes plans on pods off the binding's critical path. Reserve and
 // Unreserve queue the jobs whose plans may differ from what some of their
-// pods carry; workers write them. A job is never written by two workers at
+// pods carry, and PostBind the job of a pod just bound; workers write
+// them, on every pod of the job but those whose binding is in flight (a
+// patch would contend with the binding for the same object: the pod's
+// PostBind queues the job again). A job is never written by two workers at
 // once (one queued again while it is written waits for the write to end),
 // so the writes on a pod follow its job's generations in order; a failed
 // write is retried with exponential backoff while the pod exists.
@@ -177,7 +180,7 @@ func (p *Plugin) writeJob(ctx context.Context, job string) error {
 	}
 	var errs []error
 	for _, t := range members {
-		if t.written == gen {
+		if t.written == gen || t.inFlight {
 			continue
 		}
 		switch err := p.annotate(ctx, t, text); {
