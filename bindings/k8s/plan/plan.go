@@ -150,6 +150,33 @@ func Read(path string) (Plan, error) {
 	return p, nil
 }
 
+// Await polls the plan file at path every interval until it holds a plan,
+// and returns it; or ctx's error when ctx ends first (run unshifted then,
+// and Follow later). The scheduler writes a pod's plan just after placing
+// it, beside the binding rather than before it, so a container may start
+// before its plan: the kubelet fills a downward API file when it mounts it
+// and refreshes it on its own sync period (about a minute), so a plan that
+// lands after the mount shows up that much later. A malformed plan is
+// returned as an error at once.
+func Await(ctx context.Context, path string, interval time.Duration) (Plan, error) {
+	if interval <= 0 {
+		return Plan{}, fmt.Errorf("%w: await interval %v", ErrInvalid, interval)
+	}
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		p, err := Read(path)
+		if !errors.Is(err, os.ErrNotExist) {
+			return p, err
+		}
+		select {
+		case <-ctx.Done():
+			return Plan{}, ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
 // Follow polls the plan file at path every interval until ctx ends and
 // installs it in a (agent.SetPlan) whenever it differs from a's plan: the
 // scheduler re-plans a running job when a later placement changes its shift.
