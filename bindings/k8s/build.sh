@@ -7,8 +7,10 @@
 # (default: orrery-scheduler). The Kubernetes binaries carry the release
 # version of k8s.io/kubernetes in go.mod (without it they report
 # v0.0.0-master); etcd is the go.etcd.io/etcd/server/v3 that Kubernetes
-# requires. Static, trimmed binaries (CGO_ENABLED=0). The Dockerfile runs
-# this script, as make k8s-e2e does. Prints each binary's build time.
+# requires. Static binaries (CGO_ENABLED=0, as .ci/k8s.sh builds the
+# plugin's tests, so the two share Go's build cache). The Dockerfile runs
+# this script, as make k8s-build and make k8s-e2e do. Prints each
+# binary's build time.
 set -euo pipefail
 out=$(mkdir -p "${1:?usage: build.sh OUTDIR [binary...]}" && cd "$1" && pwd)
 shift
@@ -26,6 +28,6 @@ for b in "$@"; do
 	*) echo "build.sh: unknown binary $b" >&2; exit 2 ;;
 	esac
 	t0=$SECONDS
-	go build -trimpath -ldflags "$ldflags" -o "$out/$b" "$pkg"
+	go build -ldflags "$ldflags" -o "$out/$b" "$pkg"
 	echo "build.sh: $b took $((SECONDS - t0))s"
 done
