@@ -11,14 +11,23 @@ WAZERO := $(GOBIN)/wazero
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK := $(shell $(GO) env GOPATH)/orrery-tools/staticcheck-$(STATICCHECK_VERSION)/staticcheck
 
-.PHONY: demo test ci vet lint fmt-check race test-paths cross wasm-test gen-check fuzz fma-check wasm simd-check cshared crosscheck python-install npm-pack bench-hosts bench bench-smoke
+.PHONY: demo test ci vet lint fmt-check race test-paths go-consumer cross wasm-test gen-check fuzz fma-check wasm simd-check cshared crosscheck python-install npm-pack bench-hosts bench bench-smoke cassini-sweep
 
+# The demo writes its plots into $(OUT) and refreshes the three in docs/
+# (deterministic: the same bytes on every run, so a clean tree stays clean).
 demo:
 	$(GO) run ./cmd/orrery demo -out $(OUT)
+	cp $(OUT)/cassini_iteration_cdf.png $(OUT)/cassini_unified_circle.png $(OUT)/shockwave_ftf_cdf.png docs/
 
 test:
 	$(GO) vet ./...
 	$(GO) test ./...
+
+# The congestion sweep of docs/cassini-regime.md: oversubscription x
+# placement x transport on the paper's setup, ten seeds; rewrites the
+# page's table and docs/cassini_regime.png.
+cassini-sweep:
+	$(GO) run ./cmd/orrery cassini regime -seed 1-10 -q -plot docs -doc docs/cassini-regime.md
 
 vet:
 	$(GO) vet ./...
@@ -39,6 +48,10 @@ race:
 
 # Every kernel path against the generic one, whole suite: purego, then with
 # AVX-512 and then AVX2 turned off (-count=1: the cache cannot see the variable).
+# A module outside the repository, set up as docs/go.md says (about 5 s).
+go-consumer:
+	./.ci/go-consumer.sh
+
 test-paths:
 	$(GO) test -count=1 -tags purego ./...
 	ORRERY_KERNELS=noavx512 $(GO) test -count=1 ./...
@@ -103,6 +116,14 @@ python-install:
 npm-pack:
 	./.ci/npm-pack.sh
 
+# Time limits on every host, 1 ms to 1 s on every request size
+# (docs/reliability.md): natively, in wazero and in node (needs node).
+.PHONY: deadlines
+deadlines:
+	$(GO) test -count=1 -timeout 60m -run TestDeadlines -v . -deadline.sweep
+	$(GO) test -count=1 -timeout 60m -run TestDeadlines -v ./bindings/go -deadline.sweep
+	$(GO) test -count=1 -timeout 60m -run TestNodeDeadlines -v ./bindings/crosscheck -deadline.sweep
+
 # Per-call overhead and end-to-end calls, native vs wazero vs node vs Python.
 bench-hosts:
 	$(GO) run ./bindings/crosscheck -bench
@@ -133,7 +154,7 @@ fma-check:
 fuzz:
 	./.ci/fuzz.sh $(FUZZTIME)
 
-ci: test fmt-check lint race test-paths cross fma-check wasm-test gen-check simd-check crosscheck python-install npm-pack bench-smoke fuzz k8s k8s-e2e ns3-check
+ci: test fmt-check lint race test-paths go-consumer cross fma-check wasm-test gen-check simd-check crosscheck python-install npm-pack bench-smoke fuzz k8s k8s-e2e ns3-check
 
 # The Kubernetes scheduler plugin, its own module (bindings/k8s): download,
 # vet and test the plugin (about 480 MB of modules; see .ci/k8s.sh), and

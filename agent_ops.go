@@ -36,7 +36,7 @@ type AgentPlan struct {
 // AgentNewRequest is the request of "cassini.agent.new".
 type AgentNewRequest struct {
 	AgentPlan
-	Mode       string  `json:"mode,omitempty"`      // "pad" (default) or "free" (the paper's rule)
+	Mode       string  `json:"mode,omitempty"`      // "elastic" (default; without a group it holds slots as "pad" does), "pad" or "free" (the paper's rule)
 	Threshold  float64 `json:"threshold,omitempty"` // re-alignment trigger, fraction of the period; 0: 0.05
 	CooldownMs float64 `json:"cooldown_ms,omitempty"`
 }
@@ -106,13 +106,20 @@ type Empty struct{}
 // agentEntry is an agent behind a handle.
 type agentEntry struct{ a *agent.Agent }
 
-// maxUnixMs bounds an instant (year 2262, where time.Time's nanoseconds
-// since the epoch end).
-const maxUnixMs = 9.2e15
+// maxUnixMs bounds an instant (in April 2262), derived from the
+// arithmetic it feeds: every instant is converted to int64 nanoseconds
+// since the Unix epoch, which end at math.MaxInt64 ns =
+// 9223372036854.775807 ms, and an answer's instant is at most two periods
+// after the latest instant the agent was given (the slot after the one a
+// decision at that instant took; a later call may give an earlier
+// instant, which waits for that slot). So an instant is at most that end
+// less two agent.MaxPeriod, in whole milliseconds. (It was 9.2e15 ms,
+// 1000 times too far: 9.3e12 answered a start before the epoch.)
+const maxUnixMs = float64((math.MaxInt64 - 2*int64(agent.MaxPeriod)) / 1e6)
 
 func unixMs(field string, ms float64) (time.Time, error) {
 	if !(ms >= 0 && ms <= maxUnixMs) {
-		return time.Time{}, fieldError(field, fmt.Errorf("%w: %v ms since the Unix epoch (want 0..%v)", ErrInvalid, ms, float64(maxUnixMs)))
+		return time.Time{}, fieldError(field, fmt.Errorf("%w: %v ms since the Unix epoch (want 0..%.0f: an answer up to two periods later must be an instant before 2262)", ErrInvalid, ms, maxUnixMs))
 	}
 	// Whole milliseconds and the fraction apart: ms·1e6 itself is past
 	// float64's integers, and would round the instant by up to 128 ns.
@@ -148,7 +155,7 @@ func (p AgentPlan) plan(prefix string) (agent.Plan, error) {
 	pl := agent.Plan{Reference: ref, Shift: shift, Period: period, CommOffset: comm}
 	switch {
 	case period <= 0 || period > agent.MaxPeriod:
-		return pl, fieldError(prefix+"period_ms", fmt.Errorf("%w: %v ms", agent.ErrInvalid, p.PeriodMs))
+		return pl, fieldError(prefix+"period_ms", fmt.Errorf("%w: %v ms (want a period in (0, %v] ms)", agent.ErrInvalid, p.PeriodMs, float64(agent.MaxPeriod/time.Millisecond)))
 	case shift >= period:
 		return pl, fieldError(prefix+"shift_ms", fmt.Errorf("%w: %v ms is not below the period, %v ms", agent.ErrInvalid, p.ShiftMs, p.PeriodMs))
 	case comm >= period:

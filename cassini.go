@@ -76,7 +76,11 @@ type LinkResponse struct {
 	ShiftsMs       map[string]float64 `json:"shifts_ms"`     // delay of each job's next iteration
 	RotationsDeg   map[string]float64 `json:"rotations_deg"` // the same, as a rotation of the unified circle
 	PeriodsMs      map[string]float64 `json:"periods_ms"`    // quantized (and rounded) iteration times
-	GridMs         float64            `json:"grid_ms,omitempty"`
+	// CommOffsetsMs is where each job's communication starts in its
+	// iteration (profile.Profile.CommOffset): the comm_offset_ms of its
+	// agent's plan.
+	CommOffsetsMs map[string]float64 `json:"comm_offsets_ms"`
+	GridMs        float64            `json:"grid_ms,omitempty"`
 
 	// When the periods were rounded (grid_ms): score, bound, unshifted
 	// score, excess and perimeter are for the rounded periods, which
@@ -89,6 +93,10 @@ type LinkResponse struct {
 	UnroundedPerimeterMs *float64 `json:"unrounded_perimeter_ms,omitempty"`
 
 	Evaluations int64 `json:"evaluations"`
+
+	// Warnings are values the call accepted but changed or doubts (see
+	// Warning); absent when there are none.
+	Warnings []Warning `json:"warnings,omitempty"`
 }
 
 // maxPerimeterTicks is the largest max_perimeter_ticks a request may set.
@@ -167,10 +175,11 @@ func limit(ms float64) time.Duration {
 	return time.Duration(math.Ceil(ms * 1e6))
 }
 
-// withLimit bounds ctx by a request's time limit; 0 means none.
+// withLimit bounds ctx by a request's time limit, from the call's start
+// (see callStart); 0 means none.
 func withLimit(ctx context.Context, limit time.Duration) (context.Context, context.CancelFunc) {
 	if limit > 0 {
-		return context.WithTimeout(ctx, limit)
+		return context.WithDeadline(ctx, callStart(ctx).Add(limit))
 	}
 	return ctx, func() {}
 }
@@ -229,6 +238,10 @@ type source struct {
 	phases []profile.Phase
 	sum    profile.Summary
 	fit    *profile.Fit // of a series or events
+
+	warns     []Warning // what quantizing its phases changes (units.go)
+	peakField string    // the JSON path of its largest demand ("" for none)
+	peakBps   float64   // that demand, in bits per second
 }
 
 // sources validates the job specs, in order, and their sizes: each period
@@ -349,7 +362,7 @@ func (r quantum) samples(f string, period time.Duration, s *SamplesSpec) (source
 	}
 	phases := make([]profile.Phase, len(s.Gbps))
 	for k, g := range s.Gbps {
-		b, err := bitsPerSecond("", g)
+		b, err := r.demand("", g)
 		if err != nil {
 			return source{}, withField(err, elemPath(f+".samples.gbps", k, ""))
 		}
@@ -359,10 +372,25 @@ func (r quantum) samples(f string, period time.Duration, s *SamplesSpec) (source
 	if err != nil {
 		return source{}, profileError(f, "samples.interval_ms", "samples.gbps", err)
 	}
-	if period != 0 && time.Duration(len(phases))*iv != period {
+	total := time.Duration(len(phases)) * iv
+	if period != 0 && total != period {
 		return source{}, fieldError(f+".period_ms", fmt.Errorf("%w: %d samples of %v is not %v", profile.ErrPeriodMismatch, len(phases), iv, period))
 	}
-	return source{phases: phases, sum: sum}, nil
+	field := f + ".samples.interval_ms"
+	if period != 0 {
+		field = f + ".period_ms"
+	}
+	var w warnings
+	if err := r.shortPeriod(&w, field, total, sum.Period); err != nil {
+		return source{}, err
+	}
+	src := source{phases: phases, sum: sum}
+	r.tickWarnings(&w, field, total, sum.Period, phases[:1], func(int) string { return f + ".samples.interval_ms" })
+	src.warns = w.list
+	if k := peak(phases); k >= 0 {
+		src.peakField, src.peakBps = elemPath(f+".samples.gbps", k, ""), phases[k].Bandwidth
+	}
+	return src, nil
 }
 
 // phases validates a job given as phases.
@@ -373,7 +401,7 @@ func (r quantum) phases(f string, period time.Duration, specs []PhaseSpec) (sour
 		if err != nil {
 			return source{}, withField(err, elemPath(f+".phases", k, ".ms"))
 		}
-		b, err := bitsPerSecond("", ph.Gbps)
+		b, err := r.demand("", ph.Gbps)
 		if err != nil {
 			return source{}, withField(err, elemPath(f+".phases", k, ".gbps"))
 		}
@@ -392,7 +420,21 @@ func (r quantum) phases(f string, period time.Duration, specs []PhaseSpec) (sour
 	if err != nil {
 		return source{}, profileError(f, "phases", "phases", err)
 	}
-	return source{period: period, phases: phases, sum: sum}, nil
+	field := f + ".phases"
+	if period != 0 {
+		field = f + ".period_ms"
+	}
+	var w warnings
+	if err := r.shortPeriod(&w, field, total, sum.Period); err != nil {
+		return source{}, err
+	}
+	src := source{period: period, phases: phases, sum: sum}
+	r.tickWarnings(&w, field, total, sum.Period, phases, func(k int) string { return elemPath(f+".phases", k, ".ms") })
+	src.warns = w.list
+	if k := peak(phases); k >= 0 {
+		src.peakField, src.peakBps = elemPath(f+".phases", k, ".gbps"), phases[k].Bandwidth
+	}
+	return src, nil
 }
 
 // bitsPerSecond converts a bandwidth in Gbps. A finite value too large for
@@ -462,7 +504,7 @@ var rankers = sync.Pool{New: func() any { return new(candidate.Workspace) }}
 // path) themselves. Its time_limit_ms has no link.Options field and is left
 // to the caller's context. A bad request gives the same *Error as the op.
 func (req LinkRequest) Problem() (link.Problem, link.Options, error) {
-	pr, r, err := req.problem()
+	pr, r, _, err := req.problem()
 	if err != nil {
 		return link.Problem{}, link.Options{}, err
 	}
@@ -480,27 +522,35 @@ func (req *LinkRequest) limits(m *codec.Measures) error {
 	return nil
 }
 
-func (req LinkRequest) problem() (link.Problem, quantum, error) {
+func (req LinkRequest) problem() (link.Problem, quantum, []Warning, error) {
 	return req.problemBy(context.Background())
 }
 
 // problemBy is problem with a context: building the profiles stops when it
-// ends.
-func (req LinkRequest) problemBy(ctx context.Context) (link.Problem, quantum, error) {
+// ends. It also returns the request's warnings.
+func (req LinkRequest) problemBy(ctx context.Context) (link.Problem, quantum, []Warning, error) {
 	r, err := req.SearchSpec.parse()
 	if err != nil {
-		return link.Problem{}, r, err
+		return link.Problem{}, r, nil, err
 	}
 	c, err := r.capacityUnits("capacity_gbps", req.CapacityGbps)
 	if err != nil {
-		return link.Problem{}, r, err
+		return link.Problem{}, r, nil, err
 	}
 	if len(req.Jobs) > link.MaxJobs {
-		return link.Problem{}, r, fieldError("jobs", link.Options{}.Check(make([]int, len(req.Jobs)), 0))
+		return link.Problem{}, r, nil, fieldError("jobs", link.Options{}.Check(make([]int, len(req.Jobs)), 0))
 	}
 	srcs, _, err := r.sources(req.Jobs)
 	if err != nil {
-		return link.Problem{}, r, err
+		return link.Problem{}, r, nil, err
+	}
+	var w warnings
+	where := fmt.Sprintf("the link's capacity of %s Gbps", strconv.FormatFloat(req.CapacityGbps, 'g', -1, 64))
+	for _, s := range srcs {
+		for _, x := range s.warns {
+			w.add(x.Field, "%s", x.Message)
+		}
+		r.demandWarning(&w, s, c, where)
 	}
 	// Every limit of the search, from the periods and peaks alone, before
 	// a profile is built: a refused link costs what its request's bytes do.
@@ -510,13 +560,13 @@ func (req LinkRequest) problemBy(ctx context.Context) (link.Problem, quantum, er
 		periods[j], peak = s.sum.Period, peak+int64(s.sum.Peak)
 	}
 	if err := r.opt.Check(periods, peak); err != nil {
-		return link.Problem{}, r, fieldError("jobs", err)
+		return link.Problem{}, r, nil, fieldError("jobs", err)
 	}
 	jobs, err := r.build(ctx, srcs)
 	if err != nil {
-		return link.Problem{}, r, err
+		return link.Problem{}, r, nil, err
 	}
-	return link.Problem{Jobs: jobs, Capacity: c}, r, nil
+	return link.Problem{Jobs: jobs, Capacity: c}, r, w.done(), nil
 }
 
 // Link runs "cassini.link": the rotation search of the jobs sharing one
@@ -538,7 +588,7 @@ func linkOp(ctx context.Context, req LinkRequest) (LinkResponse, error) {
 	}
 	ctx, cancel := withLimit(ctx, r.timeout)
 	defer cancel()
-	pr, r, err := req.problemBy(ctx)
+	pr, r, warns, err := req.problemBy(ctx)
 	if err != nil {
 		return LinkResponse{}, err
 	}
@@ -563,7 +613,9 @@ func linkOp(ctx context.Context, req LinkRequest) (LinkResponse, error) {
 		ShiftsMs:       make(map[string]float64, len(jobs)),
 		RotationsDeg:   make(map[string]float64, len(jobs)),
 		PeriodsMs:      make(map[string]float64, len(jobs)),
+		CommOffsetsMs:  make(map[string]float64, len(jobs)),
 		Evaluations:    res.Evaluated,
+		Warnings:       warns,
 	}
 	// In paper mode each of the 72 points stands for perimeter/72 ticks.
 	ticks := float64(res.Excess)
@@ -587,6 +639,7 @@ func linkOp(ctx context.Context, req LinkRequest) (LinkResponse, error) {
 		resp.ShiftsMs[s.ID] = r.ms(float64(res.Shifts[i]))
 		resp.RotationsDeg[s.ID] = 360 * float64(res.Shifts[i]) / float64(res.Circle.Perimeter)
 		resp.PeriodsMs[s.ID] = r.ms(float64(res.Circle.Periods[i]))
+		resp.CommOffsetsMs[s.ID] = r.ms(float64(jobs[i].CommOffset()))
 	}
 	return resp, nil
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/orrery/orrery/engine/cassini/link"
+	"github.com/orrery/orrery/engine/shockwave/predictor"
 	"github.com/orrery/orrery/internal/codec"
 	"github.com/orrery/orrery/kernels"
 )
@@ -44,6 +45,11 @@ var (
 	// call that runs out of time answers its best so far with a status
 	// instead.
 	ErrTimeLimit = errors.New("orrery: time limit ended before a first answer")
+
+	// ErrShortPeriod: a job's iteration is shorter than one tick of the
+	// request's tick_ms (invalid_argument): most often seconds typed
+	// where milliseconds are meant.
+	ErrShortPeriod = errors.New("orrery: period shorter than one tick")
 
 	ErrEmptyID          = errors.New("orrery: empty id")
 	ErrDuplicateID      = errors.New("orrery: duplicate id")
@@ -150,7 +156,7 @@ func checkFloats(prefix string, v any) error {
 // internalPackages prefix the text of the sentinels ("round: invalid
 // state", "orrery: empty id"): names a user of the schema never needs in
 // a message.
-var internalPackages = []string{"orrery", "round", "market", "predictor", "profile", "link", "circle", "candidate", "affinity"}
+var internalPackages = []string{"orrery", "round", "market", "predictor", "profile", "link", "circle", "candidate", "affinity", "agent"}
 
 // message returns err's text in the schema's words: no package names
 // ("round: invalid state: ..." is "invalid state: ...") and limits as
@@ -181,4 +187,20 @@ func message(err error) string {
 		start = true
 	}
 	return b.String()
+}
+
+// fieldMessage is message for an engine error about a value the *Error's
+// field names already: a predictor error leaves out its own (Go) name for
+// the value ("Job.EpochBS = 6 epochs profiled, ...: lengths do not match"
+// is "lengths do not match: 6 epochs profiled, ...").
+func fieldMessage(err error) string {
+	var pe *predictor.FieldError
+	if !errors.As(err, &pe) {
+		return message(err)
+	}
+	m := message(pe.Err)
+	if pe.Value != "" {
+		m += ": " + pe.Value
+	}
+	return m
 }

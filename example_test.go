@@ -68,8 +68,7 @@ func ExampleLink_error() {
 // and the scheduler re-plans when due.
 func ExampleScheduler() {
 	ctx := context.Background()
-	rounds := 4
-	s, err := orrery.NewScheduler(2, orrery.ShockwaveConfig{Rounds: &rounds})
+	s, err := orrery.NewScheduler(2, orrery.ShockwaveConfig{Rounds: new(4)})
 	if err != nil {
 		fmt.Println(err)
 		return

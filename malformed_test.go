@@ -44,6 +44,8 @@ func verdict(t *testing.T, what string, out []byte) (ok bool) {
 		t.Errorf("%s: untyped error: %+v", what, r.Error)
 	case r.Error == nil && len(r.Response) == 0:
 		t.Errorf("%s: neither response nor error: %.200s", what, out)
+	case r.Error != nil && goWords(r.Error.Field)+goWords(r.Error.Message) != "":
+		t.Errorf("%s: the message names %q, not the request's words: %s: %s", what, goWords(r.Error.Field)+goWords(r.Error.Message), r.Error.Field, r.Error.Message)
 	}
 	return r.Error == nil
 }

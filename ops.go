@@ -32,6 +32,13 @@ type op struct {
 type handler struct {
 	exec      func(ctx context.Context, s *Session, request []byte, checked bool) (any, error)
 	req, resp reflect.Type
+	timed     bool // its request may carry a time limit, which counts from the call's start
+}
+
+// timed marks h's requests as carrying a time limit.
+func timed(h handler) handler {
+	h.timed = true
+	return h
 }
 
 // run runs the operation on a request nothing has checked yet.
@@ -51,10 +58,10 @@ var registry = []op{
 	{Op{"cassini.agent.next", "Agent.Next", "when a job's next iteration starts (the loop sleeps until then)", true}, sessionOp[AgentNextRequest, AgentDecision](agentNext)},
 	{Op{"cassini.agent.set_plan", "Agent.SetPlan", "install an agent's new shift or period", true}, sessionOp[AgentPlanRequest, Empty](agentSetPlan)},
 	{Op{"cassini.agent.stats", "Agent.Stats", "an agent's counters: adjustments, padding, drift", true}, sessionOp[AgentRequest, AgentStats](agentStats)},
-	{Op{"cassini.link", "Link", "optimize the time shifts of jobs sharing one link", false}, jsonOp(linkOp)},
-	{Op{"cassini.profile", "Profile", "a job's quantized iteration, and the period found in a measured series or events", false}, jsonOp(profileOp)},
-	{Op{"cassini.rank", "Rank", "rank placement candidates by link compatibility", false}, jsonOp(rankOp)},
-	{Op{"shockwave.plan", "Plan", "plan the next rounds of a GPU cluster with Shockwave", false}, jsonOp(planOp)},
+	{Op{"cassini.link", "Link", "optimize the time shifts of jobs sharing one link", false}, timed(jsonOp(linkOp))},
+	{Op{"cassini.profile", "Profile", "a job's quantized iteration, and the period found in a measured series or events", false}, timed(jsonOp(profileOp))},
+	{Op{"cassini.rank", "Rank", "rank placement candidates by link compatibility", false}, timed(jsonOp(rankOp))},
+	{Op{"shockwave.plan", "Plan", "plan the next rounds of a GPU cluster with Shockwave", false}, timed(jsonOp(planOp))},
 	{Op{"shockwave.predict", "Predict", "predict the jobs' remaining runtimes and fair finish times", false}, jsonOp(predictOp)},
 	{Op{"shockwave.scheduler.add", "Scheduler.Add", "admit a job to a scheduler (add_metadata)", true}, sessionOp[SchedulerAddRequest, SchedulerState](schedulerAdd)},
 	{Op{"shockwave.scheduler.close", "Scheduler.Close", "release a scheduler's handle", true}, sessionOp[SchedulerRequest, SchedulerState](schedulerClose)},
@@ -64,7 +71,8 @@ var registry = []op{
 	{Op{"shockwave.scheduler.observe", "Scheduler.Observe", "record a job's measured throughput, for calibration", true}, sessionOp[SchedulerObserveRequest, SchedulerState](schedulerObserve)},
 	{Op{"shockwave.scheduler.progress", "Scheduler.Progress", "set a job's completed epochs (schedule_progress)", true}, sessionOp[SchedulerProgressRequest, SchedulerState](schedulerProgress)},
 	{Op{"shockwave.scheduler.remove", "Scheduler.Remove", "retire a job from a scheduler (remove_metadata)", true}, sessionOp[SchedulerRemoveRequest, SchedulerState](schedulerRemove)},
-	{Op{"shockwave.scheduler.schedule", "Scheduler.Schedule", "the jobs to run in a scheduler's current round (round_schedule)", true}, sessionOp[SchedulerRequest, SchedulerSchedule](schedulerSchedule)},
+	{Op{"shockwave.scheduler.resolve", "Scheduler.Resolve", "force a re-plan at a scheduler's next schedule (set_resolve)", true}, sessionOp[SchedulerRequest, SchedulerState](schedulerResolve)},
+	{Op{"shockwave.scheduler.schedule", "Scheduler.Schedule", "the jobs to run in a scheduler's current round (round_schedule)", true}, timed(sessionOp[SchedulerRequest, SchedulerSchedule](schedulerSchedule))},
 }
 
 // jsonOp adapts a typed operation to JSON: the request is decoded strictly

@@ -53,6 +53,9 @@ type ProfileResponse struct {
 	MeanGbps float64     `json:"mean_gbps"`
 	Samples  SamplesSpec `json:"samples"` // per tick, in Gbps
 	Fit      *FitSpec    `json:"fit,omitempty"`
+	// Warnings are values the call accepted but changed or doubts (see
+	// Warning); absent when there are none.
+	Warnings []Warning `json:"warnings,omitempty"`
 }
 
 // FitSpec is how well a measured record repeats its period.
@@ -116,7 +119,7 @@ func (r quantum) series(f string, s *SeriesSpec) (source, error) {
 	}
 	bps := make([]float64, len(s.Gbps))
 	for k, g := range s.Gbps {
-		if bps[k], err = bitsPerSecond("", g); err != nil {
+		if bps[k], err = r.demand("", g); err != nil {
 			err = withField(err, elemPath(f+".gbps", k, ""))
 			return source{}, err
 		}
@@ -177,7 +180,11 @@ func (r quantum) fitted(f string, bps []float64, iv time.Duration, opt profile.S
 	if err != nil {
 		return source{}, fieldError(f, err)
 	}
-	return source{period: period, phases: phases, sum: sum, fit: &fit}, nil
+	var w warnings
+	if err := r.shortPeriod(&w, f, period, sum.Period); err != nil {
+		return source{}, err
+	}
+	return source{period: period, phases: phases, sum: sum, fit: &fit, warns: w.list}, nil
 }
 
 // seriesError names the field of a series' error.
@@ -230,7 +237,7 @@ func profileOp(ctx context.Context, req ProfileRequest) (ProfileResponse, error)
 	}
 	unitGbps := r.q.Unit / profile.Gbps
 	resp := ProfileResponse{ID: s.ID, PeriodMs: r.ms(float64(p.Period)), PeakGbps: float64(p.Peak()) * unitGbps,
-		MeanGbps: float64(p.Mass()) / float64(p.Period) * unitGbps, Fit: fit,
+		MeanGbps: float64(p.Mass()) / float64(p.Period) * unitGbps, Fit: fit, Warnings: src.warns,
 		Samples: SamplesSpec{IntervalMs: r.ms(1), Gbps: make([]float64, p.Period)}}
 	for i, d := range p.Demand {
 		resp.Samples.Gbps[i] = float64(d) * unitGbps

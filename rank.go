@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 
 	"github.com/orrery/orrery/engine/cassini/affinity"
 	"github.com/orrery/orrery/engine/cassini/candidate"
@@ -46,7 +47,15 @@ type RankResponse struct {
 	Ranking    []string           `json:"ranking"`   // kept candidates, best first
 	Candidates []CandidateResult  `json:"candidates"`
 	PeriodsMs  map[string]float64 `json:"periods_ms"` // quantized iteration times
-	Searches   int                `json:"searches"`   // distinct link problems solved
+	// CommOffsetsMs is where each job's communication starts in its
+	// iteration (profile.Profile.CommOffset): the comm_offset_ms of its
+	// agent's plan.
+	CommOffsetsMs map[string]float64 `json:"comm_offsets_ms"`
+	Searches      int                `json:"searches"` // distinct link problems solved
+
+	// Warnings are values the call accepted but changed or doubts (see
+	// Warning); absent when there are none.
+	Warnings []Warning `json:"warnings,omitempty"`
 }
 
 // CandidateResult is one candidate's evaluation.
@@ -124,6 +133,22 @@ func rankOp(ctx context.Context, req RankRequest) (RankResponse, error) {
 	if err != nil {
 		return RankResponse{}, err
 	}
+	// A demand above every link of the request is above any NIC of the
+	// fabric the links stand for.
+	var w warnings
+	fastest := 0
+	for i, l := range links {
+		if l.Capacity > links[fastest].Capacity {
+			fastest = i
+		}
+	}
+	where := fmt.Sprintf("every link of the request (the fastest, %s, has %s Gbps)", req.Links[fastest].ID, strconv.FormatFloat(req.Links[fastest].CapacityGbps, 'g', -1, 64))
+	for _, s := range srcs {
+		for _, x := range s.warns {
+			w.add(x.Field, "%s", x.Message)
+		}
+		r.demandWarning(&w, s, links[fastest].Capacity, where)
+	}
 	cands, err := req.candidates(jobIndex, linkIndex)
 	if err != nil {
 		return RankResponse{}, err
@@ -142,7 +167,9 @@ func rankOp(ctx context.Context, req RankRequest) (RankResponse, error) {
 		}
 		return RankResponse{}, fieldError(f, err)
 	}
-	return req.response(r, jobs, rk), nil
+	resp := req.response(r, jobs, rk)
+	resp.Warnings = w.done()
+	return resp, nil
 }
 
 // options reads the ranking's own options.
@@ -234,8 +261,10 @@ func (req *RankRequest) response(r quantum, jobs []profile.Profile, rk candidate
 		PeriodsMs:  make(map[string]float64, len(jobs)),
 		Searches:   rk.Searches,
 	}
+	resp.CommOffsetsMs = make(map[string]float64, len(jobs))
 	for j, s := range req.Jobs {
 		resp.PeriodsMs[s.ID] = r.ms(float64(jobs[j].Period))
+		resp.CommOffsetsMs[s.ID] = r.ms(float64(jobs[j].CommOffset()))
 	}
 	for _, c := range rk.Order {
 		resp.Ranking = append(resp.Ranking, req.Candidates[c].ID)
@@ -294,6 +323,8 @@ func reason(err error, req RankRequest) string {
 		return fmt.Sprintf("%s; jobs %q on link %q exceed capacity by %d unit-ticks with the shifts the rest of the placement sets, %d at the link's own optimum", what, ids, req.Links[ie.Link].ID, ie.Excess, ie.Optimum)
 	case errors.Is(err, circle.ErrPerimeterTooLarge), errors.Is(err, link.ErrTooLarge):
 		return "perimeter: " + err.Error() + " (set round_periods to round iteration times up to a coarser grid)"
+	case errors.Is(err, candidate.ErrTimeLimit):
+		return "time limit: it ended before this candidate was evaluated (raise time_limit_ms)"
 	case errors.Is(err, link.ErrTimeLimit):
 		return "time limit: it ended before a link search of this candidate had a first answer (raise time_limit_ms)"
 	}

@@ -92,8 +92,13 @@ func (s *Scheduler) Observe(id int, sample ThroughputSpec) error {
 }
 
 // EndRound advances to the next round (increment_round_ptr); every
-// ReoptRounds rounds it forces a re-plan.
-func (s *Scheduler) EndRound() { s.s.EndRound() }
+// ReoptRounds rounds it forces a re-plan. It fails only past the last
+// round a plan may have (2^40), leaving the round as it was.
+func (s *Scheduler) EndRound() error { return schedulerError(s.s.EndRound()) }
+
+// Resolve forces a re-plan at the next Schedule (set_resolve), for a
+// caller that decides when (ReoptRounds -1 turns the periodic re-plan off).
+func (s *Scheduler) Resolve() { s.s.Resolve() }
 
 // Round returns the index of the current round.
 func (s *Scheduler) Round() int { return s.s.Round() }
@@ -152,6 +157,8 @@ func schedulerError(err error) error {
 		field = "sample." + strings.TrimPrefix(p, "jobs[0].timeline[0].")
 	case fe.Field == "sample" || fe.Field == "id" || fe.Field == "epochs" || fe.Field == "gpus":
 		field, ok = fe.Field, true
+	case fe.Field == "round": // EndRound's: the scheduler's own round
+		field, ok = "", true
 	case fe.Field == "j": // the job as a whole: one too many
 		field, ok = "job", true
 	case fe.Field == "cfg.ReoptRounds":
@@ -166,5 +173,5 @@ func schedulerError(err error) error {
 	if errors.Is(err, market.ErrLimit) {
 		code = CodeLimit
 	}
-	return &Error{Code: code, Field: field, Message: message(fe.Err), err: err}
+	return &Error{Code: code, Field: field, Message: fieldMessage(fe.Err), err: err}
 }

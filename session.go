@@ -5,7 +5,9 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/orrery/orrery/internal/codec"
 )
@@ -29,11 +31,42 @@ type Session struct {
 	mu      sync.Mutex
 	next    int64
 	handles map[int64]*entry
+	jobs    atomic.Int64 // active jobs over all its schedulers
+	bytes   atomic.Int64 // the state they keep (see MaxSessionBytes)
 }
 
 // MaxHandles is the most handles a Session keeps open; a "new" past it is
 // a limit_exceeded error.
 const MaxHandles = 1024
+
+// Caps on a Session as a whole, so that no sequence of accepted calls
+// grows it without bound (issue 29): a call past one is a limit_exceeded
+// error naming the field that would pass it, and changes nothing.
+const (
+	// MaxSessionJobs caps the active jobs over all of a Session's
+	// schedulers (each of which the planner's own limit,
+	// market.MaxJobs, caps too): MaxHandles schedulers are not 1024
+	// times as many jobs.
+	MaxSessionJobs = 1 << 20
+	// MaxSessionBytes caps the state a Session keeps for its jobs: each
+	// job's lists and the planner's tables on them (round.JobBytes,
+	// within about 10% of the heap they take), its timeline and finish
+	// history as they grow, and its id. add and observe, which grow it
+	// with the caller's data, are refused past it; a schedule's
+	// re-estimate (16 bytes a job, after an arrival or a departure)
+	// is never refused and may pass it by that much. remove and close
+	// give the bytes back.
+	MaxSessionBytes = 1 << 30
+	// MaxPlanIDBytes caps the ids a scheduler's plan lists: (2 × its
+	// window + 1) × the bytes of its active jobs' ids as JSON (each with
+	// its comma). last_plan lists each job at most twice a round (in
+	// rounds and backfill) and once in jobs, so its ids take at most
+	// this; an add past it is refused. Integer ids (at most 21 bytes)
+	// reach it only past a third of the planner's value cells
+	// (market.MaxCells); 1 KB string ids at a window of 1024 rounds
+	// reach it at 32 jobs.
+	MaxPlanIDBytes = 64 << 20
+)
 
 // entry is one open handle: an *idScheduler or an *agentEntry.
 type entry struct {
@@ -66,6 +99,37 @@ func (s *Session) Close() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	clear(s.handles)
+	s.jobs.Store(0)
+	s.bytes.Store(0)
+}
+
+// Bytes returns the state the Session's schedulers keep for their jobs,
+// as MaxSessionBytes counts it, and their active jobs.
+func (s *Session) Bytes() (bytes, jobs int64) { return s.bytes.Load(), s.jobs.Load() }
+
+// sessionCaps are MaxSessionJobs and MaxSessionBytes, as reserve reads
+// them (a test lowers them).
+var sessionCaps = struct{ jobs, bytes int64 }{MaxSessionJobs, MaxSessionBytes}
+
+// reserve takes n bytes and jobs jobs of the Session's caps, or reports
+// which one they would pass (leaving both as they were).
+func (s *Session) reserve(n, jobs int64) error {
+	if got := s.jobs.Add(jobs); got > sessionCaps.jobs {
+		s.jobs.Add(-jobs)
+		return fmt.Errorf("%w: %d active jobs in this session's schedulers, above %d", ErrTooLarge, got, sessionCaps.jobs)
+	}
+	if got := s.bytes.Add(n); got > sessionCaps.bytes {
+		s.bytes.Add(-n)
+		s.jobs.Add(-jobs)
+		return fmt.Errorf("%w: this session's jobs would keep %d bytes, above %d (remove jobs, or close schedulers)", ErrTooLarge, got, sessionCaps.bytes)
+	}
+	return nil
+}
+
+// release gives back what reserve took.
+func (s *Session) release(n, jobs int64) {
+	s.bytes.Add(-n)
+	s.jobs.Add(-jobs)
 }
 
 // open registers an object (a scheduler or an agent) and returns its
@@ -74,7 +138,7 @@ func (s *Session) open(v any) (int64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.handles) >= MaxHandles {
-		return 0, &Error{Code: CodeLimit, Message: fmt.Sprintf("%d schedulers are open in this session: close one (shockwave.scheduler.close)", MaxHandles)}
+		return 0, &Error{Code: CodeLimit, Message: fmt.Sprintf("%d handles (schedulers and agents) are open in this session: close one (shockwave.scheduler.close, cassini.agent.close)", MaxHandles)}
 	}
 	if s.handles == nil {
 		s.handles = map[int64]*entry{}
@@ -102,7 +166,11 @@ func withKind[T any](s *Session, h int64, kind string, f func(T) (any, error)) (
 	defer e.mu.Unlock()
 	v, ok := e.v.(T)
 	if !ok {
-		return nil, fieldError("handle", fmt.Errorf("%w: %d is not a %s", ErrUnknownHandle, h, kind))
+		other := "an agent's"
+		if kind == "agent" {
+			other = "a scheduler's"
+		}
+		return nil, fieldError("handle", fmt.Errorf("%w: %d is %s handle, not %s", ErrUnknownHandle, h, other, article(kind)+"'s"))
 	}
 	return f(v)
 }
@@ -189,8 +257,11 @@ func (id *JobID) parse() string {
 			return "not valid UTF-8"
 		}
 		s := codec.Unquote(b)
-		if s == "" {
+		switch {
+		case s == "":
 			return "empty"
+		case len(s) > MaxStringBytes:
+			return "long"
 		}
 		*id = StringID(s)
 	case b[0] == '-' || (b[0] >= '0' && b[0] <= '9'):
@@ -215,6 +286,10 @@ func (id *JobID) check(field string) error {
 		return nil
 	case "empty":
 		return fieldError(field, ErrEmptyID)
+	case "long":
+		// Like every string of a request (the codec's check; an id's
+		// bytes are kept as they came, to be refused here by name).
+		return fieldError(field, fmt.Errorf("%w: an id of %d bytes, above the %d-byte limit of a string", ErrTooLarge, len(codec.Unquote(bytes.TrimSpace(id.raw))), MaxStringBytes))
 	default:
 		return fieldError(field, fmt.Errorf("%w: %s (want an integer or a non-empty string)", ErrInvalid, why))
 	}
@@ -232,8 +307,58 @@ type idScheduler struct {
 	kind   int            // 0 none yet, 1 integers, 2 strings
 	live   map[int]bool   // active integer ids (kindInt)
 	ints   map[string]int // active string ids (kindStr)
-	names  map[int]string // their inverse
+	names  map[int]string // their inverse, and the removed ones the last plan may name
 	nextID int
+	window int // the plan's rounds, for MaxPlanIDBytes
+
+	// retired are removed string ids still in names, which the last plan
+	// may list; a plan made after their removal lists none of them
+	// (retiredAt: the plans made when the last one left).
+	retired   []int
+	retiredAt int
+	planned   int // nextID when the last plan was made: later ids are in no plan
+	plans     int // the plans made when planned was read
+
+	idBytes   int64 // what names, ints and live keep
+	planBytes int64 // the active ids' JSON bytes, each with a comma
+	counted   int64 // the bytes this scheduler holds of its Session's count
+}
+
+// idCost is what the maps of the ids keep for one, besides its text: two
+// entries of a Go map.
+const idCost = 96
+
+// jsonLen is the length of id as JSON, with a comma.
+func jsonLen(id JobID) int64 {
+	var buf [32]byte
+	if n, ok := id.Int(); ok {
+		return int64(len(strconv.AppendInt(buf[:0], int64(n), 10))) + 1
+	}
+	str, _ := id.Str()
+	return int64(len(codec.AppendString(buf[:0], str))) + 1
+}
+
+// sync brings the Session's count of bytes up to date with what m keeps.
+func (m *idScheduler) sync(s *Session) {
+	now := m.s.s.Bytes() + m.idBytes
+	s.bytes.Add(now - m.counted)
+	m.counted = now
+}
+
+// forget drops the names of the removed string ids once a plan made after
+// their removal replaced the one that may list them.
+func (m *idScheduler) forget() {
+	if plans := m.s.s.Plans(); plans != m.plans {
+		m.planned, m.plans = m.nextID, plans
+	}
+	if plans := m.s.s.Plans(); len(m.retired) == 0 || (plans > 0 && plans <= m.retiredAt) {
+		return
+	}
+	for _, n := range m.retired {
+		m.idBytes -= int64(len(m.names[n])) + idCost/2
+		delete(m.names, n)
+	}
+	m.retired = m.retired[:0]
 }
 
 const (
@@ -289,4 +414,12 @@ func (m *idScheduler) externals(ns []int) []JobID {
 
 func unknownID(field string, id JobID) error {
 	return fieldError(field, fmt.Errorf("%w: %s is not active", ErrUnknownID, id))
+}
+
+// article returns the noun with its indefinite article.
+func article(noun string) string {
+	if strings.ContainsRune("aeiou", rune(noun[0])) {
+		return "an " + noun
+	}
+	return "a " + noun
 }

@@ -3,7 +3,13 @@ package orrery
 import (
 	"context"
 	"fmt"
+
+	"github.com/orrery/orrery/engine/shockwave/market"
+	"github.com/orrery/orrery/engine/shockwave/round"
 )
+
+// observeBytes is what a sample adds to a job's state.
+const observeBytes = 24
 
 // The stateful operations of schema v1: Shockwave's incremental
 // [Scheduler] across the JSON boundary, so that every host (the
@@ -16,6 +22,7 @@ import (
 //	shockwave.scheduler.progress   {"handle": 1, "id": 7, "epochs": 12}   → {"round": 0, "active": 1}
 //	shockwave.scheduler.observe    {"handle": 1, "id": 7, "sample": {"round": 3, "it_per_s": 10.5, "bs": 32}}
 //	shockwave.scheduler.end_round  {"handle": 1}                          → {"round": 1, "active": 1}
+//	shockwave.scheduler.resolve    {"handle": 1}                          → {"round": 1, "active": 1}
 //	shockwave.scheduler.schedule   {"handle": 1}                          → {"round": 1, "jobs": [7, 9]}
 //	shockwave.scheduler.last_plan  {"handle": 1}                          → {"plan": {...}} or {}
 //	shockwave.scheduler.close      {"handle": 1}                          → {"round": 1, "active": 1}
@@ -39,7 +46,7 @@ type SchedulerHandle struct {
 }
 
 // SchedulerRequest is the request of the operations that take only the
-// handle: end_round, schedule, last_plan and close.
+// handle: end_round, resolve, schedule, last_plan and close.
 type SchedulerRequest struct {
 	Handle int64 `json:"handle"`
 }
@@ -121,7 +128,11 @@ func schedulerNew(_ context.Context, s *Session, req SchedulerNewRequest) (Sched
 	if err != nil {
 		return SchedulerHandle{}, err
 	}
-	h, err := s.open(&idScheduler{s: sc})
+	window := market.DefaultRounds
+	if req.Config.Rounds != nil {
+		window = *req.Config.Rounds
+	}
+	h, err := s.open(&idScheduler{s: sc, window: window})
 	return SchedulerHandle{Handle: h}, err
 }
 
@@ -140,14 +151,27 @@ func schedulerAdd(_ context.Context, s *Session, req SchedulerAddRequest) (any, 
 			return nil, fieldError("job.id", fmt.Errorf("%w: %s is already active", ErrDuplicateID, req.Job.ID))
 		}
 		str, isStr := req.Job.ID.Str()
+		idBytes := int64(idCost / 2)
 		if isStr {
-			n = m.nextID
+			n, idBytes = m.nextID, int64(len(str))+idCost
+		}
+		if ids := (m.planBytes + jsonLen(req.Job.ID)) * int64(2*m.window+1); ids > MaxPlanIDBytes {
+			return nil, fieldError("job.id", fmt.Errorf("%w: with this job, a plan of this scheduler would list %d bytes of ids (%d rounds, twice each, and the jobs), above %d", ErrTooLarge, ids, m.window, MaxPlanIDBytes))
 		}
 		job := req.Job.ShockwaveJob
 		job.ID = n
+		rj := job.job()
+		need := round.JobBytes(&rj) + idBytes
+		if err := s.reserve(need, 1); err != nil {
+			return nil, fieldError("job", err)
+		}
 		if err := m.s.Add(job); err != nil {
+			s.release(need, 1)
 			return nil, err
 		}
+		m.counted += need
+		m.idBytes += idBytes
+		m.planBytes += jsonLen(req.Job.ID)
 		switch {
 		case isStr:
 			if m.ints == nil {
@@ -161,6 +185,7 @@ func schedulerAdd(_ context.Context, s *Session, req SchedulerAddRequest) (any, 
 			}
 			m.kind, m.live[n] = kindInt, true
 		}
+		m.sync(s)
 		return m.state(), nil
 	})
 }
@@ -175,10 +200,24 @@ func schedulerRemove(_ context.Context, s *Session, req SchedulerRemoveRequest) 
 			return nil, err
 		}
 		if str, ok := req.ID.Str(); ok {
-			delete(m.ints, str) // names keeps it: the last plan may still name it
+			// names keeps it until a plan made after this one replaces
+			// the last, which may list it.
+			delete(m.ints, str)
+			m.idBytes -= idCost / 2
+			if m.forget(); n >= m.planned {
+				// Added since the last plan: no plan lists it.
+				m.idBytes -= int64(len(str)) + idCost/2
+				delete(m.names, n)
+			} else {
+				m.retired, m.retiredAt = append(m.retired, n), m.s.s.Plans()
+			}
 		} else {
 			delete(m.live, n)
+			m.idBytes -= idCost / 2
 		}
+		m.planBytes -= jsonLen(req.ID)
+		s.jobs.Add(-1)
+		m.sync(s)
 		return m.state(), nil
 	})
 }
@@ -202,16 +241,31 @@ func schedulerObserve(_ context.Context, s *Session, req SchedulerObserveRequest
 		if err != nil {
 			return nil, err
 		}
+		if err := s.reserve(observeBytes, 0); err != nil {
+			return nil, fieldError("sample", err)
+		}
 		if err := m.s.Observe(n, req.Sample); err != nil {
+			s.release(observeBytes, 0)
 			return nil, err
 		}
+		m.counted += observeBytes
+		m.sync(s)
 		return m.state(), nil
 	})
 }
 
 func schedulerEndRound(_ context.Context, s *Session, req SchedulerRequest) (any, error) {
 	return s.with(req.Handle, func(m *idScheduler) (any, error) {
-		m.s.EndRound()
+		if err := m.s.EndRound(); err != nil {
+			return nil, err
+		}
+		return m.state(), nil
+	})
+}
+
+func schedulerResolve(_ context.Context, s *Session, req SchedulerRequest) (any, error) {
+	return s.with(req.Handle, func(m *idScheduler) (any, error) {
+		m.s.Resolve()
 		return m.state(), nil
 	})
 }
@@ -219,6 +273,8 @@ func schedulerEndRound(_ context.Context, s *Session, req SchedulerRequest) (any
 func schedulerSchedule(ctx context.Context, s *Session, req SchedulerRequest) (any, error) {
 	return s.with(req.Handle, func(m *idScheduler) (any, error) {
 		ids, err := m.s.Schedule(ctx)
+		m.forget()
+		m.sync(s)
 		if err != nil {
 			return nil, err
 		}
@@ -247,15 +303,14 @@ func schedulerLastPlan(_ context.Context, s *Session, req SchedulerRequest) (any
 }
 
 func schedulerClose(_ context.Context, s *Session, req SchedulerRequest) (any, error) {
-	var st SchedulerState
-	if _, err := s.with(req.Handle, func(m *idScheduler) (any, error) {
-		st = m.state()
-		return nil, nil
-	}); err != nil {
-		return nil, err
-	}
-	if err := s.close(req.Handle); err != nil {
-		return nil, err
-	}
-	return st, nil
+	return s.with(req.Handle, func(m *idScheduler) (any, error) {
+		// Closed under the handle's lock, so that no call on it runs
+		// between the count given back and the close.
+		if err := s.close(req.Handle); err != nil {
+			return nil, err
+		}
+		st := m.state()
+		s.release(m.counted, int64(st.Active))
+		return st, nil
+	})
 }

@@ -183,7 +183,7 @@ func TestSessionErrors(t *testing.T) {
 		{"shockwave.scheduler.schedule", `{"handle": 2}`, orrery.CodeInvalid, "handle", orrery.ErrUnknownHandle},
 		{"shockwave.scheduler.close", `{"handle": 0}`, orrery.CodeInvalid, "handle", orrery.ErrUnknownHandle},
 		{"shockwave.scheduler.new", `{"gpus": 0}`, orrery.CodeInvalid, "gpus", orrery.ErrInvalid},
-		{"shockwave.scheduler.new", `{"gpus": 4, "config": {"reopt_rounds": -1}}`, orrery.CodeInvalid, "config.reopt_rounds", orrery.ErrInvalid},
+		{"shockwave.scheduler.new", `{"gpus": 4, "config": {"reopt_rounds": -2}}`, orrery.CodeInvalid, "config.reopt_rounds", orrery.ErrInvalid},
 	} {
 		e := sessionErr(t, s, c.op, c.req)
 		if e.Code != c.code || e.Field != c.field || !errors.Is(e, c.is) {

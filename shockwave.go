@@ -50,7 +50,7 @@ import (
 //	    "momentum": 0.9,          // FT* weight of the time-weighted mean (0..1)
 //	    "tolerance": 0.4,         // calibration tolerance
 //	    "time_limit_ms": 0,       // wall-clock limit (0 none; results then depend on the host's speed)
-//	    "reopt_rounds": 8         // a Scheduler's periodic re-plan (plan ignores it)
+//	    "reopt_rounds": 8         // a Scheduler's periodic re-plan; -1 only on resolve (plan ignores it)
 //	  },
 //	  "jobs": [{
 //	    "id": 7,                  // unique integer; the last tie-breaker
@@ -106,7 +106,11 @@ type ShockwavePlanRequest struct {
 }
 
 // ShockwaveConfig is the planner configuration; absent fields take the
-// authors' defaults (tacc_32gpus).
+// authors' defaults (tacc_32gpus). The zero value is those defaults.
+//
+// Fields whose explicit zero the schema refuses (an empty window is never
+// silently the default one) are pointers, nil meaning absent; write one
+// inline with new: ShockwaveConfig{Rounds: new(4), K: new(1e-3)}.
 type ShockwaveConfig struct {
 	Rounds        *int      `json:"rounds,omitempty" round:"Market.Rounds"`
 	RoundS        *float64  `json:"round_s,omitempty" round:"Market.RoundSeconds"`
@@ -125,7 +129,7 @@ type ShockwaveConfig struct {
 	Momentum      *float64  `json:"momentum,omitempty"`
 	Tolerance     *float64  `json:"tolerance,omitempty"`
 	TimeLimitMs   float64   `json:"time_limit_ms,omitempty" round:"-"`
-	ReoptRounds   int       `json:"reopt_rounds,omitempty"` // Scheduler: re-plan every this many rounds; 0 = 8 (plan ignores it)
+	ReoptRounds   int       `json:"reopt_rounds,omitempty"` // Scheduler: re-plan every this many rounds; 0 = 8, -1 = only on request (shockwave.scheduler.resolve); plan ignores it
 }
 
 // ShockwaveJob is one active job.
@@ -285,8 +289,8 @@ func (c *ShockwaveConfig) config() (round.Config, time.Duration, error) {
 		dst  *float64
 		upTo float64
 	}{
-		{"config.round_s", c.RoundS, &mc.RoundSeconds, inf},
-		{"config.k", c.K, &mc.K, inf},
+		{"config.round_s", c.RoundS, &mc.RoundSeconds, round.MaxSeconds},
+		{"config.k", c.K, &mc.K, round.MaxK},
 		{"config.lambda", c.Lambda, &mc.Lambda, inf},
 		{"config.rho_max", c.RhoMax, &mc.RhoMax, inf},
 		{"config.log_zero", c.LogZero, &mc.LogZero, inf},
@@ -317,8 +321,8 @@ func (c *ShockwaveConfig) config() (round.Config, time.Duration, error) {
 	default:
 		return round.Config{}, 0, fieldError("config.estimator", fmt.Errorf("%w: %q (want \"faithful\", \"posterior\" or \"oracle\")", predictor.ErrInvalid, c.Estimator))
 	}
-	if !(c.PriorStrength >= 0) || math.IsInf(c.PriorStrength, 0) {
-		return round.Config{}, 0, fieldError("config.prior_strength", fmt.Errorf("%w: %v", predictor.ErrInvalid, c.PriorStrength))
+	if !(c.PriorStrength >= 0 && c.PriorStrength <= predictor.MaxPriorStrength) {
+		return round.Config{}, 0, fieldError("config.prior_strength", fmt.Errorf("%w: %v (want 0..%d; 0 is the job's epoch count, the authors')", predictor.ErrInvalid, c.PriorStrength, predictor.MaxPriorStrength))
 	}
 	cfg.Predictor.PriorStrength = c.PriorStrength
 	if cfg.Momentum, err = optional("config.momentum", c.Momentum, 1); err != nil {
@@ -376,7 +380,7 @@ func fieldPlanError(fe *round.FieldError, err error) error {
 	if errors.Is(err, market.ErrLimit) {
 		code = CodeLimit
 	}
-	return &Error{Code: code, Field: field, Message: message(fe.Err), err: err}
+	return &Error{Code: code, Field: field, Message: fieldMessage(fe.Err), err: err}
 }
 
 // jsonPath returns the JSON path of the request value a round error names,

@@ -63,8 +63,8 @@ func TestShockwaveBadRequests(t *testing.T) {
 		{"timeline without dataset", edit(t, `"progress": 3,`, `"progress": 3, "timeline": [{"round": 2, "it_per_s": 4, "bs": 32}],`), CodeInvalid, "jobs[0].samples_per_epoch", round.ErrInvalid},
 		{"momentum", edit(t, `"rounds": 4`, `"rounds": 4, "momentum": 1.5`), CodeInvalid, "config.momentum", round.ErrInvalid},
 		{"prior strength past its cap", edit(t, `"rounds": 4`, `"rounds": 4, "prior_strength": 1e20`), CodeInvalid, "config.prior_strength", predictor.ErrInvalid},
-		{"finish estimate overflows", edit(t, `"submit_s": 120, "epochs": 40, "progress": 30, "known": {"remaining_s": 600`,
-			`"submit_s": 1.7e308, "epochs": 40, "progress": 30, "known": {"remaining_s": 1e308`), CodeInvalid, "jobs[1].known.remaining_s", predictor.ErrOverflow},
+		{"submission past the bound", edit(t, `"submit_s": 120, "epochs": 40`, `"submit_s": 1.7e308, "epochs": 40`), CodeInvalid, "jobs[1].submit_s", round.ErrInvalid},
+		{"known remaining time past the bound", edit(t, `"known": {"remaining_s": 600`, `"known": {"remaining_s": 1e308`), CodeInvalid, "jobs[1].known.remaining_s", round.ErrInvalid},
 		{"negative duration, calibrated", edit(t, `"progress": 3, "epoch_bs": [32, 32, 32, 64, 64, 64], "epoch_dur_s": [36, 36`,
 			`"progress": 3, "samples_per_epoch": 1000, "timeline": [{"round": 2, "it_per_s": 4, "bs": 32}], "epoch_bs": [32, 32, 32, 64, 64, 64], "epoch_dur_s": [36, -36`),
 			CodeInvalid, "jobs[0].epoch_dur_s[1]", predictor.ErrInvalid},
@@ -72,7 +72,7 @@ func TestShockwaveBadRequests(t *testing.T) {
 			`"progress": 3, "samples_per_epoch": 1000, "timeline": [{"round": 2, "it_per_s": 4, "bs": 32}], "profiled_dur_s": [0, 0, 0, 0, 0, 0],`),
 			CodeInvalid, "jobs[0].profiled_dur_s[0]", round.ErrInvalid},
 		{"timeline", edit(t, `"progress": 3,`, `"progress": 3, "samples_per_epoch": 1000, "timeline": [{"round": 2, "it_per_s": -4, "bs": 32}],`),
-			CodeInvalid, "jobs[0].timeline[0].it_per_s", predictor.ErrInvalid},
+			CodeInvalid, "jobs[0].timeline[0].it_per_s", round.ErrInvalid},
 		{"too many GPU-rounds", edit(t, `"gpus": 4, "round": 6, "config": {"rounds": 4}`, `"gpus": 1000000, "round": 6, "config": {"rounds": 5}`),
 			CodeLimit, "gpus", market.ErrLimit},
 		{"unknown field", edit(t, `"rounds": 4`, `"rounds": 4, "window": 3`), CodeMalformed, "config.window", ErrMalformed},
@@ -95,7 +95,7 @@ func TestShockwaveBadRequests(t *testing.T) {
 // traceRequest builds a request from the first n jobs of the authors'
 // 120-job trace, with seeded progress.
 func traceRequest(t testing.TB, n, gpus int) []byte {
-	dir := filepath.Join("testdata", "shockwave")
+	dir := filepath.Join("internal", "eval", "data", "shockwave")
 	jobs, err := trace.ParseFile(filepath.Join(dir, "traces", "120_0.2_5_100_40_25_0,0.5,0.5_0.6,0.3,0.09,0.01_multigpu_dynamic.trace"))
 	if err != nil {
 		t.Fatal(err)

@@ -81,6 +81,9 @@ func runOp(ctx context.Context, s *Session, o op, request []byte, checked bool) 
 	if len(request) > MaxRequestBytes {
 		return nil, &Error{Code: CodeLimit, Message: fmt.Sprintf("request is %d bytes, above the %d byte limit", len(request), MaxRequestBytes)}
 	}
+	if o.timed {
+		ctx = withStart(ctx)
+	}
 	resp, err := o.exec(ctx, s, request, checked)
 	if err != nil {
 		var we *Error

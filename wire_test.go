@@ -191,7 +191,7 @@ func TestOps(t *testing.T) {
 	want := []string{"cassini.agent.close", "cassini.agent.communicating", "cassini.agent.new", "cassini.agent.next",
 		"cassini.agent.set_plan", "cassini.agent.stats", "cassini.link", "cassini.profile", "cassini.rank", "shockwave.plan", "shockwave.predict",
 		"shockwave.scheduler.add", "shockwave.scheduler.close", "shockwave.scheduler.end_round", "shockwave.scheduler.last_plan",
-		"shockwave.scheduler.new", "shockwave.scheduler.observe", "shockwave.scheduler.progress", "shockwave.scheduler.remove",
+		"shockwave.scheduler.new", "shockwave.scheduler.observe", "shockwave.scheduler.progress", "shockwave.scheduler.remove", "shockwave.scheduler.resolve",
 		"shockwave.scheduler.schedule"}
 	if !slices.IsSorted(names) || !slices.Equal(names, want) {
 		t.Fatalf("Ops() = %v, want %v", names, want)
@@ -439,7 +439,7 @@ func TestDecodeNamesTheValue(t *testing.T) {
 		{"cassini.link", `{"tick_ms": 1e309, "capacity_gbps": 50, "jobs": [{"id": "a", ` + phases + `}]}`, "tick_ms", "got JSON number 1e309"},
 		{"cassini.link", `{"capacity_gbps": 50, "jobs": [{"id": "a", ` + phases + `}], "tick_ms": 1e309}`, "tick_ms", "got JSON number 1e309"},
 		{"cassini.link", `{"capacity_gbps": 50, "jobs": [{"id": "a", "phases": [{"ms": 1e309, "gbps": 40}]}]}`, "jobs[0].phases[0].ms", "1e309"},
-		{"cassini.link", `{"capacity_gbps": 50, "jobs": [{"id": "a", "phases": [{"ms": 30, "gbps": "x"}]}]}`, "jobs[0].phases[0].gbps", "expected float64, got JSON string"},
+		{"cassini.link", `{"capacity_gbps": 50, "jobs": [{"id": "a", "phases": [{"ms": 30, "gbps": "x"}]}]}`, "jobs[0].phases[0].gbps", "expected a number, got JSON string"},
 		{"cassini.link", `{"capacity_gbps": 50, "max_perimeter_ticks": 2.5, "jobs": [{"id": "a", ` + phases + `}]}`, "max_perimeter_ticks", "got JSON number 2.5"},
 		{"cassini.link", `{"capacity_gbps": null, "jobs": [{"id": "a", ` + phases + `}]}`, "capacity_gbps", "null"},
 		{"cassini.link", `{"capacity_gbps": 50, "jobs": [{"id": null, ` + phases + `}]}`, "jobs[0].id", "null"},
@@ -449,7 +449,7 @@ func TestDecodeNamesTheValue(t *testing.T) {
 		{"cassini.link", `{"capacity_gbps": 50, "jobs": [{"id": "a\udc00", ` + phases + `}]}`, "jobs[0].id", "surrogate"},
 		{"cassini.rank", "{\"links\": [{\"id\": \"l\", \"capacity_gbps\": 1}], \"jobs\": [{\"id\": \"a\", " + phases + "}], \"candidates\": [{\"id\": \"c\", \"paths\": {\"a\xc0\": [\"l\"]}}]}", "candidates[0].paths.a\uFFFD", "UTF-8"},
 		{"shockwave.plan", `{"gpus": 4, "round": 0, "config": {"rounds": null}, "jobs": []}`, "config.rounds", "null"},
-		{"shockwave.plan", `{"gpus": 4, "round": 0, "jobs": [{"id": 1.5, "gpus": 1, "submit_s": 0, "progress": 0, "epoch_bs": [1], "epoch_dur_s": [1]}]}`, "jobs[0].id", "expected int, got JSON number 1.5"},
+		{"shockwave.plan", `{"gpus": 4, "round": 0, "jobs": [{"id": 1.5, "gpus": 1, "submit_s": 0, "progress": 0, "epoch_bs": [1], "epoch_dur_s": [1]}]}`, "jobs[0].id", "expected an integer in [-9223372036854775808, 9223372036854775807], got JSON number 1.5"},
 		{"shockwave.plan", `{"gpus": 4, "round": 0, "jobs": [{"id": 1, "gpus": 1, "submit_s": 0, "progress": 0, "epoch_bs": [1, null], "epoch_dur_s": [1, 1]}]}`, "jobs[0].epoch_bs[1]", "null"},
 	} {
 		_, err := orrery.Call(context.Background(), tc.op, []byte(tc.req))

@@ -28,4 +28,14 @@ console.log('ok');
 JS
 out=$(env -u ORRERY_WASM node check.mjs 2>&1)
 [ "$out" = ok ] || { echo "installed package: $out"; exit 1; }
+# CommonJS: require() gets the asynchronous load() of orrery.cjs.
+cat > check.cjs <<'JS'
+const { load, isOrreryError } = require('@orrery/orrery');
+load().then((o) => {
+  try { o.link({ capacity_gbps: NaN, jobs: [] }); throw new Error('NaN accepted'); } catch (e) { if (!isOrreryError(e) || e.field !== 'capacity_gbps') throw e; }
+  console.log('ok');
+});
+JS
+out=$(env -u ORRERY_WASM node check.cjs 2>&1)
+[ "$out" = ok ] || { echo "installed package, require(): $out"; exit 1; }
 echo "npm-pack: $(du -k "$tmp/$tgz" | cut -f1) kB package with orrery.wasm; packed and checked in $(($(date +%s) - start)) s"

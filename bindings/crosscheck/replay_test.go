@@ -58,7 +58,7 @@ func (r *recorder) Schedule(ctx context.Context, s *sim.State) ([]int, error) {
 func TestPythonShockwaveReplay(t *testing.T) {
 	python := need(t, "python3")
 	ctx := context.Background()
-	dir := filepath.Join(shared.root, "testdata", "shockwave")
+	dir := filepath.Join(shared.root, "internal", "eval", "data", "shockwave")
 	setup, ok := trace.SetupFor(32)
 	if !ok {
 		t.Fatal("no 32-GPU setup")

@@ -173,6 +173,13 @@ func (sc *Scheduler) EndRound(ctx context.Context) (int, error) {
 	return r.Round, err
 }
 
+// Resolve forces a re-plan at the next Schedule
+// ("shockwave.scheduler.resolve", set_resolve).
+func (sc *Scheduler) Resolve(ctx context.Context) error {
+	_, err := invokeSession[orrery.SchedulerState](ctx, sc.s, "shockwave.scheduler.resolve", orrery.SchedulerRequest{Handle: sc.handle})
+	return err
+}
+
 // Schedule returns the ids of the jobs to run in the current round
 // ("shockwave.scheduler.schedule", round_schedule).
 func (sc *Scheduler) Schedule(ctx context.Context) ([]int, error) {

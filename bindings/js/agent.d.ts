@@ -12,7 +12,8 @@ export interface TimeShiftAgentOptions {
   job?: string;
   commOffsetMs?: number;
   referenceUnixMs?: number;
-  mode?: 'pad' | 'free';
+  /** 'elastic' (the default: without a shared group clock it holds slots as 'pad' does), 'pad' or 'free' (the paper's rule). */
+  mode?: 'elastic' | 'pad' | 'free';
   threshold?: number;
   cooldownMs?: number;
   orrery?: Orrery;

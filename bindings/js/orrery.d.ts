@@ -66,7 +66,14 @@ export class Orrery {
 }
 
 /** A job id of the stateful scheduler: an integer or a non-empty string (one kind per scheduler). */
-export type JobId = number | string;
+/**
+ * A job's id in the stateful operations: an integer or a non-empty string.
+ * Integers outside ±Number.MAX_SAFE_INTEGER are BigInt, both ways: pass
+ * one as a BigInt, and every id the module answers past that range comes
+ * back as one (a number there would round: 2^53 + 1 is 2^53). Ids within
+ * it are numbers.
+ */
+export type JobId = number | bigint | string;
 
 /** shockwave.plan's configuration, with the scheduler's periodic re-plan. */
 export interface SchedulerConfig extends PlanConfig {
@@ -105,6 +112,8 @@ export class Scheduler {
   observe(id: JobId, sample: { round: number; it_per_s: number; bs: number }): SchedulerState;
   /** increment_round_ptr: returns the new round. */
   endRound(): number;
+  /** set_resolve: re-plan at the next schedule (with reopt_rounds -1, the caller decides when). */
+  resolve(): SchedulerState;
   /** round_schedule: the ids to run in the current round, planned ones first. */
   schedule(): JobId[];
   /** The most recent plan, or null before the first. */
@@ -167,6 +176,7 @@ export interface ProfileResponse {
   samples: { interval_ms: number; gbps: number[] };
   /** For a series or events: the period found and how well the record repeats it. */
   fit?: { period_ms: number; quality: number; explained: number; iterations: number };
+  warnings?: Warning[];
 }
 
 /** Options every CASSINI request shares; absent means the default. */
@@ -203,12 +213,28 @@ export interface LinkResponse {
   shifts_ms: Record<string, number>;
   rotations_deg: Record<string, number>;
   periods_ms: Record<string, number>;
+  /** Where each job's communication starts in its iteration: its agent's comm_offset_ms. */
+  comm_offsets_ms: Record<string, number>;
   grid_ms?: number;
   score_periods?: 'rounded';
   unrounded_score?: number;
   unrounded_excess_gbit?: number;
   unrounded_perimeter_ms?: number;
   evaluations: number;
+  /** Values the call accepted but changed or doubts; absent when none. */
+  warnings?: Warning[];
+}
+
+/**
+ * A value a call accepted but that is likely a mistake or that it changed:
+ * a period rounded up to whole ticks, an iteration of few ticks (seconds
+ * typed as milliseconds?), a phase under a tick, a demand above the link.
+ */
+export interface Warning {
+  /** The value's JSON path in the request. */
+  field: string;
+  /** What happened to it, with its unit. */
+  message: string;
 }
 
 export interface RankRequest extends SearchOptions {
@@ -237,7 +263,10 @@ export interface RankResponse {
   ranking: string[];
   candidates: CandidateResult[];
   periods_ms: Record<string, number>;
+  /** Where each job's communication starts in its iteration: its agent's comm_offset_ms. */
+  comm_offsets_ms: Record<string, number>;
   searches: number;
+  warnings?: Warning[];
 }
 
 // ---- shockwave.plan
@@ -263,7 +292,8 @@ export interface PlanConfig {
 }
 
 export interface PlanJob {
-  id: number;
+  /** An integer; past ±Number.MAX_SAFE_INTEGER a BigInt (see JobId). */
+  id: number | bigint;
   gpus: number;
   submit_s: number;
   epochs?: number;
@@ -297,8 +327,8 @@ export interface PlanResponse {
   welfare: number;
   makespan_s: number;
   nodes: number;
-  rounds: number[][];
-  backfill: number[][];
+  rounds: (number | bigint)[][];
+  backfill: (number | bigint)[][];
   jobs: (JobPrediction & { rounds: number; epochs: number; priority: number })[];
 }
 
@@ -306,7 +336,7 @@ export interface PlanResponse {
 
 /** What the planner predicts for one job. */
 export interface JobPrediction {
-  id: number;
+  id: number | bigint;
   remaining_s: number;
   remaining_std_s: number;
   mean_epoch_s: number;
@@ -369,7 +399,8 @@ export interface AgentPlan {
 }
 
 export interface AgentNewRequest extends AgentPlan {
-  mode?: 'pad' | 'free';
+  /** 'elastic' (the default: without a shared group clock it holds slots as 'pad' does), 'pad' or 'free' (the paper's rule). */
+  mode?: 'elastic' | 'pad' | 'free';
   threshold?: number;
   cooldown_ms?: number;
 }

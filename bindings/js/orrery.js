@@ -10,17 +10,21 @@
 // engine's orrery.Handle answers for the same request, byte for byte. An
 // Orrery object owns one instance; Node runs JavaScript on one thread, so one
 // is enough (use one per worker thread). No dependencies beyond Node >= 20.
+//
+// This file is an ES module without top-level await; CommonJS code gets
+// load() from orrery.cjs (require('@orrery/orrery'), see README.md).
 
 import { randomFillSync } from 'node:crypto';
 import { readFileSync, writeSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 
 /**
- * Runs fn (which may return a promise) without the ExperimentalWarning
- * node prints for WASI: node:wasi is what this package is built on, and the
- * warning says nothing a user of orrery can act on. Other warnings pass.
+ * Runs fn without the ExperimentalWarning node prints for WASI: node:wasi
+ * is what this package is built on, and the warning says nothing a user of
+ * orrery can act on. Other warnings pass.
  */
-async function withoutWASIWarning(fn) {
+function withoutWASIWarning(fn) {
   const emit = process.emitWarning;
   process.emitWarning = function (warning, ...rest) {
     const type = typeof rest[0] === 'string' ? rest[0] : rest[0]?.type;
@@ -28,14 +32,64 @@ async function withoutWASIWarning(fn) {
     return emit.call(this, warning, ...rest);
   };
   try {
-    return await fn();
+    return fn();
   } finally {
     process.emitWarning = emit;
   }
 }
 
-// Node warns when node:wasi is first loaded (Node 20-22).
-const { WASI } = await withoutWASIWarning(() => import('node:wasi'));
+// Node warns when node:wasi is first loaded (Node 20-22). Loaded with a
+// synchronous require, not a top-level await import, so that require() of
+// this module works where Node supports it.
+const { WASI } = withoutWASIWarning(() => createRequire(import.meta.url)('node:wasi'));
+
+/**
+ * The JSON path and value of the first number of value that JSON cannot
+ * carry (NaN, an infinity), or null: JSON.stringify would write it as
+ * null, and the engine would refuse "null is not a value" without saying
+ * which number was wrong.
+ */
+function nonFinite(value, path = '') {
+  if (typeof value === 'number') return Number.isFinite(value) ? null : { path, value };
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const found = nonFinite(value[i], `${path}[${i}]`);
+      if (found) return found;
+    }
+  } else if (value !== null && typeof value === 'object' && typeof value.toJSON !== 'function') {
+    for (const k of Object.keys(value)) {
+      const found = nonFinite(value[k], path ? `${path}.${k}` : k);
+      if (found) return found;
+    }
+  }
+  return null;
+}
+
+/** A replacer for JSON.stringify that stops at a number JSON cannot carry. */
+function finiteOnly(key, value) {
+  if (typeof value === 'number' && !Number.isFinite(value)) throw new RangeError('non-finite');
+  return value;
+}
+
+/**
+ * request as JSON text; a NaN or an infinity is an OrreryError naming its
+ * field ("jobs[0].phases[1].gbps").
+ */
+function encode(request) {
+  if (typeof request === 'string') return request;
+  try {
+    try {
+      return JSON.stringify(request, finiteOnly);
+    } catch (e) {
+      if (!(e instanceof TypeError)) throw e;
+      return withBigInts(request); // JSON.stringify refuses a BigInt
+    }
+  } catch (e) {
+    const found = e instanceof RangeError && e.message === 'non-finite' ? nonFinite(request) : null;
+    if (!found) throw e;
+    throw new OrreryError('invalid_argument', found.path, `${found.value} is not a finite number (JSON has no NaN or infinity)`);
+  }
+}
 
 /** The ABI version this package speaks. */
 export const ABI_VERSION = 1;
@@ -240,6 +294,95 @@ function memorySafeImports(memory) {
   };
 }
 
+/**
+ * JSON text of a request: JSON.stringify's, with BigInt values written as
+ * the integers they are (JSON.stringify refuses them), so that an id past
+ * Number.MAX_SAFE_INTEGER reaches the module exactly; a number JSON cannot
+ * carry stops it as finiteOnly does.
+ */
+function withBigInts(value) {
+  const write = (v) => {
+    if (typeof v === 'bigint') return v.toString();
+    if (typeof v === 'number' && !Number.isFinite(v)) throw new RangeError('non-finite');
+    if (v === null || typeof v !== 'object') return JSON.stringify(v);
+    if (typeof v.toJSON === 'function') return write(v.toJSON());
+    if (Array.isArray(v)) return `[${v.map((x) => write(x) ?? 'null').join(',')}]`;
+    const parts = [];
+    for (const [k, x] of Object.entries(v)) {
+      const w = write(x);
+      if (w !== undefined) parts.push(`${JSON.stringify(k)}:${w}`);
+    }
+    return `{${parts.join(',')}}`;
+  };
+  return write(value);
+}
+
+/** Keys whose integers are job ids (their own value, or their array's elements). */
+const ID_KEYS = new Set(['id', 'jobs', 'rounds', 'backfill']);
+
+/**
+ * The reply envelope's value. Integer ids (a key "id", or an element of a
+ * "jobs", "rounds" or "backfill" array) outside ±Number.MAX_SAFE_INTEGER
+ * come back as BigInt, exactly as the module wrote them (JSON.parse would
+ * round 2^53 + 1 to 2^53); every other value is JSON.parse's. The
+ * lexical check is cheap: replies without a run of 16 digits take
+ * JSON.parse itself.
+ */
+function parseReply(text) {
+  if (!/\d{16}/.test(text)) return JSON.parse(text);
+  let i = 0;
+  const ws = () => {
+    while (i < text.length && ' \t\n\r'.includes(text[i])) i++;
+  };
+  const value = (idKey) => {
+    ws();
+    const c = text[i];
+    if (c === '{') {
+      i++;
+      const o = {};
+      ws();
+      if (text[i] === '}') return i++, o;
+      for (;;) {
+        ws();
+        const k = string();
+        ws();
+        i++; // ':'
+        o[k] = value(ID_KEYS.has(k) ? k : null);
+        ws();
+        if (text[i++] === '}') return o;
+      }
+    }
+    if (c === '[') {
+      i++;
+      const a = [];
+      ws();
+      if (text[i] === ']') return i++, a;
+      for (;;) {
+        // An array of ids (or of arrays of ids: rounds) passes its key on.
+        a.push(value(idKey === 'id' ? null : idKey));
+        ws();
+        if (text[i++] === ']') return a;
+      }
+    }
+    if (c === '"') return string();
+    const m = /^-?\d+(\.\d+)?([eE][+-]?\d+)?|^true|^false|^null/.exec(text.slice(i, i + 400));
+    i += m[0].length;
+    if (m[0] === 'true') return true;
+    if (m[0] === 'false') return false;
+    if (m[0] === 'null') return null;
+    const n = Number(m[0]);
+    if (idKey && m[1] === undefined && m[2] === undefined && !Number.isSafeInteger(n)) return BigInt(m[0]);
+    return n;
+  };
+  const string = () => {
+    const start = i++;
+    while (text[i] !== '"') i += text[i] === '\\' ? 2 : 1;
+    i++;
+    return JSON.parse(text.slice(start, i));
+  };
+  return value(null);
+}
+
 /** One instance of the module. Create it with load(). */
 export class Orrery {
   #module;
@@ -374,8 +517,8 @@ export class Orrery {
    * Works for every operation of the schema, including ones added later.
    */
   call(op, request) {
-    const body = typeof request === 'string' ? request : JSON.stringify(request);
-    const reply = JSON.parse(this.handle(`{"op":${JSON.stringify(op)},"request":${body}}`));
+    const body = encode(request);
+    const reply = parseReply(this.handle(`{"op":${JSON.stringify(op)},"request":${body}}`));
     if (reply.error) throw new OrreryError(reply.error.code, reply.error.field, reply.error.message);
     return reply.response;
   }
@@ -549,6 +692,11 @@ export class Scheduler {
   /** "shockwave.scheduler.end_round" (increment_round_ptr): returns the new round. */
   endRound() {
     return this.#call('shockwave.scheduler.end_round', {}).round;
+  }
+
+  /** "shockwave.scheduler.resolve" (set_resolve): re-plan at the next schedule. */
+  resolve() {
+    return this.#call('shockwave.scheduler.resolve', {});
   }
 
   /** "shockwave.scheduler.schedule" (round_schedule): the ids to run this round. */

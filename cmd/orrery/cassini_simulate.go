@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -13,9 +14,11 @@ import (
 
 	"github.com/orrery/orrery/engine/cassini/agent"
 	"github.com/orrery/orrery/engine/cassini/link"
+	"github.com/orrery/orrery/internal/eval/data"
 	"github.com/orrery/orrery/internal/eval/netsim"
 	"github.com/orrery/orrery/internal/eval/replay"
 	"github.com/orrery/orrery/internal/eval/topology"
+	"github.com/orrery/orrery/internal/eval/workload"
 )
 
 // cassiniFlags is one `orrery cassini simulate` run: the simulation and
@@ -23,23 +26,23 @@ import (
 type cassiniFlags struct {
 	replay.Cassini
 	Sweep    []string // -sweep-noise: the noises to run the experiment under, one after another
-	NoiseDir string   // -noise-dir: where the Alibaba PAI files are ("": the repository's)
+	NoiseDir string   // -noise-dir: where the Alibaba PAI files are ("": the copy inside the binary)
 	PlotDir  string   // -plot: where to write the iteration-time CDF ("": none)
-	JSON     bool
-	PerModel bool
-	Quiet    bool // -q: no progress on stderr
+	// TraceFile is -trace: the user's jobs ("-": standard input), read by
+	// readTrace into Trace and Profiles once the fabric is known.
+	TraceFile string
+	JSON      bool
+	PerModel  bool
+	Quiet     bool // -q: no progress on stderr
 }
 
 // cassiniDefaults are the command's defaults: the replay's (the paper's
 // fabric, Themis with 10-minute leases, the Poisson workload at 90% load)
-// with iteration-time noise replayed from Alibaba PAI (read from
-// testdata/alibaba, found from any folder of the repository).
+// with iteration-time noise replayed from Alibaba PAI (the copy inside
+// the binary).
 func cassiniDefaults() cassiniFlags {
-	return cassiniFlags{Cassini: replay.Cassini{Noise: replay.Alibaba}, NoiseDir: alibabaData}
+	return cassiniFlags{Cassini: replay.Cassini{Noise: replay.Alibaba}}
 }
-
-// alibabaData is where the Alibaba PAI files live in the repository.
-const alibabaData = "testdata/alibaba"
 
 // shortCassini is the demo's configuration: 30 jobs of 50-100 iterations
 // on the paper's fabric, under a second on two cores.
@@ -51,20 +54,15 @@ func shortCassini() cassiniFlags {
 
 // simulateCassini runs f's simulation, a bad setting being a usage error:
 // every field of the simulation comes from a flag. Without a NoiseDir, the
-// Alibaba files are looked for in the repository, from any folder inside
-// it.
+// Alibaba files are the copy inside the binary.
 func simulateCassini(ctx context.Context, f cassiniFlags) (replay.CassiniReport, error) {
 	s := f.Cassini
-	if s.Noise != replay.NoNoise && s.Noise != replay.Gaussian {
-		dir := f.NoiseDir
-		if dir == "" || dir == alibabaData {
-			d, err := dataDir(alibabaData, "noise-dir")
-			if err != nil {
-				return replay.CassiniReport{}, err
-			}
-			dir = d
+	s.NoiseData = data.Alibaba
+	if f.NoiseDir != "" {
+		if st, err := os.Stat(f.NoiseDir); err != nil || !st.IsDir() {
+			return replay.CassiniReport{}, fmt.Errorf("-noise-dir %s: not a folder", f.NoiseDir)
 		}
-		s.NoiseData = os.DirFS(dir)
+		s.NoiseData = os.DirFS(f.NoiseDir)
 	}
 	r, err := replay.RunCassini(ctx, s)
 	if errors.Is(err, replay.ErrInvalid) {
@@ -74,9 +72,14 @@ func simulateCassini(ctx context.Context, f cassiniFlags) (replay.CassiniReport,
 }
 
 // runCassiniSimulate is `orrery cassini simulate`.
-func runCassiniSimulate(ctx context.Context, args []string, s stdio) error {
-	f, err := parseCassiniSimFlags(args, s)
+func runCassiniSimulate(ctx context.Context, args []string, s stdio) (err error) {
+	fs := flags("cassini simulate", s)
+	defer func() { err = withUsage(fs, err) }()
+	f, err := parseCassiniSimFlags(fs, args, s)
 	if err != nil {
+		return err
+	}
+	if err := readTrace(&f, s.in); err != nil {
 		return err
 	}
 	prog := newProgress(s, f.Quiet)
@@ -103,6 +106,10 @@ func runCassiniSimulate(ctx context.Context, args []string, s stdio) error {
 		return writeJSON(s.out, b, false)
 	}
 	if err := writeCassiniSimTable(s.out, r); err != nil {
+		return err
+	}
+	fmt.Fprintln(s.out)
+	if err := writeCassiniPlacementTable(s.out, r); err != nil {
 		return err
 	}
 	if f.PerModel {
@@ -152,6 +159,9 @@ func cassiniSimulateDemo(ctx context.Context, out io.Writer, plotDir string) ([]
 	if err := writeCassiniSimTable(out, r); err != nil {
 		return nil, err
 	}
+	if err := writeCassiniNotes(out, r); err != nil {
+		return nil, err
+	}
 	// Fig. 2 with the per-iteration jitter only: the straggler episodes of
 	// the worker traces would dominate 300 iterations of two jobs.
 	fig2 := o
@@ -183,14 +193,15 @@ func cassiniSimulateDemo(ctx context.Context, out io.Writer, plotDir string) ([]
 	return append(paths, p), nil
 }
 
-// parseCassiniSimFlags parses the command's flags. The simulation checks
-// its own fields (a bad one is a usage error); the command checks what it
-// turns into them.
-func parseCassiniSimFlags(args []string, s stdio) (f cassiniFlags, err error) {
+// parseCassiniSimFlags defines the command's flags on fs and parses args.
+// The simulation checks its own fields (a bad one is a usage error); the
+// command checks what it turns into them.
+func parseCassiniSimFlags(fs *flag.FlagSet, args []string, s stdio) (f cassiniFlags, err error) {
 	f = cassiniDefaults()
 	o := &f.Cassini
-	fs := flags("cassini simulate", s)
-	scenario := fs.String("scenario", "poisson", "poisson (arrivals at -load), dynamic (a busy cluster, then -arrive jobs every 30 s), or a fixed experiment of the paper: fig2 (two VGG19 on one link) or snapshot1..snapshot5 (Table 2), each job running -iterations (the maximum)")
+	scenario := fs.String("scenario", "poisson", "poisson (arrivals at -load), paper (the paper's Fig. 11 experiment: its fabric, its ten models, Poisson arrivals, Themis placing as Themis does), dynamic (a busy cluster, then -arrive jobs every 30 s), or a fixed experiment of the paper: fig2 (two VGG19 on one link) or snapshot1..snapshot5 (Table 2), each job running -iterations (the maximum)")
+	placement := fs.String("placement", "themis", "how the scheduler picks GPUs: themis (Themis's rule: fewest machines, ties drawn at random; blind to links), contiguous (first fit over the servers in order: rack-local) or scattered (one GPU per server, round robin over the racks)")
+	auction := fs.String("auction", "", "Themis's mechanism: paper (its partial allocation auction among the 1-f worst off, leftover at random, worker counts re-tuned, GPUs given up at lease ends) or greedy (decreasing finish-time fairness, fixed worker counts, renewals in place); default: greedy with -placement contiguous, paper otherwise")
 	fabric := fs.String("topology", "paper", "fabric: paper (the CASSINI testbed: 24 servers, 2:1) or clos:PODS,TORS,SERVERS,AGGS,CORES[,GBPS[,UPLINK_GBPS]] (CORES=0: two-tier, one pod)")
 	scheduler := fs.String("scheduler", "themis", "GPU allocation: themis (finish-time fairness auctions with leases, the paper's), gavel (max-min fairness rounds), shockwave (its market, rounds) or fifo")
 	fs.DurationVar(&o.Lease, "lease", 0, "Themis's lease or Gavel's and Shockwave's round (0: 10m and 2m)")
@@ -206,7 +217,7 @@ func parseCassiniSimFlags(args []string, s stdio) (f cassiniFlags, err error) {
 	policies := fs.String("policies", "baseline,cassini-placement,cassini,ideal", "comma-separated arms: baseline (the scheduler's own placement), random, cassini-placement (CASSINI's ranking, no shifts), cassini (ranking and shifts; cassini/elastic, cassini/pad or cassini/paper pick how shifts are held), ideal")
 	fs.IntVar(&o.Candidates, "candidates", netsim.DefaultCandidates, "placement candidates per scheduling decision (the paper: 10)")
 	noise := fs.String("noise", "both", "iteration-time noise: from Alibaba PAI (both, traces or cov), gauss:CV (Gaussian jitter of that coefficient of variation) or none")
-	fs.StringVar(&f.NoiseDir, "noise-dir", "", "directory of the Alibaba PAI files (default: the repository's "+alibabaData+", found from any folder inside it)")
+	fs.StringVar(&f.NoiseDir, "noise-dir", "", "folder of the Alibaba PAI files to read in place of the copy inside the binary (job_{1,2,3}_norm.csv, coefficient_variation.csv)")
 	quiet := quietFlag(fs)
 	agentMode := fs.String("agent-mode", "elastic", "agent: elastic (a shared clock paced by the slowest job; gives up shifts that do not pay), pad (hold every slot of a fixed period) or free (the paper: re-align only on drift)")
 	rank := fs.String("rank", "delay", "how CASSINI picks a candidate: delay (least predicted delay: shared links' excess per job, plus each job's own contention) or score (the paper: the mean link score)")
@@ -225,15 +236,31 @@ func parseCassiniSimFlags(args []string, s stdio) (f cassiniFlags, err error) {
 	sweep := fs.String("sweep-noise", "", "run the experiment once per noise of this comma-separated list (as -noise takes them) and print one row per noise and arm: the jitter study")
 	fs.StringVar(&f.PlotDir, "plot", "", "also write the CDF of the first seed's iteration times per arm into this directory (cassini_iteration_cdf.png)")
 	fs.BoolVar(&f.PerModel, "per-model", false, "also print a table per model (mean and p99 iteration, slowdown, marked traffic)")
+	traceFile := fs.String("trace", "", "your own jobs: a JSON `file` of models (profiles) and jobs (arrivals), - for stdin; the format is below")
 	fs.Usage = func() {
-		fmt.Fprintf(s.err, "usage: orrery cassini simulate [flags]\n\nSimulates a trace on a fabric under a round scheduler, once per arm of the ablation (placement\npolicy, with or without CASSINI's shifts) and seed, in a max-min fair fluid network, and prints\niteration times and congestion per arm.\n\n")
+		fmt.Fprint(s.err, cassiniSimulateUsage)
 		fs.PrintDefaults()
+		fmt.Fprint(s.err, cassiniTraceFormat)
 	}
 	if err = parse(fs, args); err != nil {
 		return f, err
 	}
 	f.Quiet = *quiet
 	usage := func(flag string, err error) error { return fmt.Errorf("%w: %s: %v", errUsage, flag, err) }
+	if *traceFile != "" {
+		var clash []string
+		fs.Visit(func(fl *flag.Flag) {
+			switch fl.Name {
+			case "scenario", "jobs", "load", "models", "arrive", "iterations", "sweep":
+				clash = append(clash, "-"+fl.Name)
+			}
+		})
+		if clash != nil {
+			return f, usage("-trace", fmt.Errorf("the file gives the jobs: %s shape generated traces only", strings.Join(clash, ", ")))
+		}
+		f.TraceFile = *traceFile
+		*scenario = string(replay.Custom)
+	}
 	// The simulation reads 0 as its default; on the command line a 0 is a
 	// mistake, never silently the default.
 	for _, c := range []struct {
@@ -253,6 +280,13 @@ func parseCassiniSimFlags(args []string, s stdio) (f cassiniFlags, err error) {
 		parse func() error
 	}{
 		{"-scenario", func() (e error) { o.Scenario, e = replay.ParseScenario(*scenario); return }},
+		{"-placement", func() (e error) { o.Placement, e = replay.ParsePlacement(*placement); return }},
+		{"-auction", func() (e error) {
+			if *auction != "" {
+				o.Auction, e = replay.ParseAuction(*auction)
+			}
+			return
+		}},
 		{"-topology", func() (e error) { o.Fabric, e = topology.Parse(*fabric); return }},
 		{"-scheduler", func() (e error) { o.Scheduler, e = netsim.ParseScheduler(*scheduler); return }},
 		{"-noise", func() (e error) { o.Noise, o.NoiseCV, e = replay.ParseNoise(*noise); return }},
@@ -304,6 +338,67 @@ func parseCassiniSimFlags(args []string, s stdio) (f cassiniFlags, err error) {
 	}
 	return f, nil
 }
+
+// readTrace reads f.TraceFile, if set, into f's Trace and Profiles,
+// checking its numbers against f's tick and fabric. A file that cannot be
+// read, or holds a bad value, is a runtime error (exit 1) naming the file
+// and the field.
+func readTrace(f *cassiniFlags, stdin io.Reader) error {
+	if f.TraceFile == "" {
+		return nil
+	}
+	r, name := stdin, "standard input"
+	if f.TraceFile != "-" {
+		file, err := os.Open(f.TraceFile)
+		if err != nil {
+			return fmt.Errorf("-trace: %w", err)
+		}
+		defer file.Close()
+		r, name = file, f.TraceFile
+	}
+	o := workload.FileOptions{Tick: f.Tick}
+	fabric := f.Fabric
+	if fabric == nil {
+		fabric = topology.Paper()
+	}
+	for _, l := range fabric.Links {
+		o.MaxGbps = max(o.MaxGbps, l.Gbps)
+	}
+	jobs, models, err := workload.ReadJobs(r, o)
+	if err != nil {
+		return fmt.Errorf("-trace %s: %s", name, strings.TrimPrefix(err.Error(), "workload: invalid: "))
+	}
+	f.Trace, f.Profiles = jobs, models
+	return nil
+}
+
+// cassiniSimulateUsage heads the command's -h.
+const cassiniSimulateUsage = `usage: orrery cassini simulate [flags]
+
+Simulates a trace on a fabric under a round scheduler, once per arm of the ablation (placement
+policy, with or without CASSINI's shifts) and seed, in a max-min fair fluid network, and prints
+iteration times and congestion per arm. The trace is generated (-scenario, -jobs, -load, ...)
+or your own (-trace FILE).
+
+flags:
+`
+
+// cassiniTraceFormat is the -trace file's format, at the end of -h.
+const cassiniTraceFormat = `
+-trace FILE: your own jobs, JSON. Models of your own are one iteration measured alone on the
+network: compute phases (ms only) and communication phases (ms, and gbps sent by each server at
+its NIC, in a ring all-reduce unless "pattern" is chain or all-to-all), measured on "servers"
+servers (default 2); on other server counts a phase carries what its pattern carries there.
+Jobs name one of your models or a built-in one (VGG11, VGG16, VGG19, WideResNet101, ResNet50,
+BERT, RoBERTa, CamemBERT, XLM, GPT1, GPT2, GPT3, DLRM; "batch" per GPU for those, default the
+model's reference). Units are in the names: ms milliseconds, gbps gigabits per second, arrival_s
+seconds. An iteration under 10 ticks (-tick) or a phase faster than every link is refused.
+
+  {"models": [{"name": "my-net", "servers": 2,
+               "phases": [{"ms": 150}, {"ms": 118, "gbps": 40}]}],
+   "jobs": [{"model": "my-net", "gpus": 2, "iterations": 500, "arrival_s": 0},
+            {"model": "VGG19", "gpus": 4, "batch": 1400, "iterations": 300, "arrival_s": 60}]}
+`
 
 // parseSeeds parses N, N-M or a comma-separated list of both.
 func parseSeeds(s string) ([]uint64, error) {

@@ -5,8 +5,11 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -22,7 +25,7 @@ func cassiniArgs(t *testing.T, args ...string) (string, string, error) {
 	return out.String(), errb.String(), err
 }
 
-const cassiniNoiseDir = "../../testdata/alibaba"
+const cassiniNoiseDir = "../../internal/eval/data/alibaba"
 
 func TestCassiniSimulateJSON(t *testing.T) {
 	out, _, err := cassiniArgs(t, "-jobs", "10", "-iterations", "30-60", "-noise-dir", cassiniNoiseDir, "--json")
@@ -101,6 +104,8 @@ func TestCassiniSimulateBadInput(t *testing.T) {
 		{"-agent-mode", "loose"},
 		{"-mode", "fast"},
 		{"-scenario", "snapshot9"},
+		{"-placement", "random"},
+		{"-auction", "vickrey"},
 		{"-bogus"},
 		{"extra"},
 	} {
@@ -185,11 +190,7 @@ func TestPlotCassini(t *testing.T) {
 }
 
 func TestCassiniSimulateDemo(t *testing.T) {
-	if _, err := os.Stat("testdata/alibaba"); err != nil {
-		// The demo reads the noise relative to the repository root.
-		wd, _ := os.Getwd()
-		t.Chdir(filepath.Join(wd, "..", ".."))
-	}
+	t.Chdir(t.TempDir()) // the noise is inside the binary: any folder will do
 	var out bytes.Buffer
 	paths, err := cassiniSimulateDemo(context.Background(), &out, t.TempDir())
 	if err != nil {
@@ -197,6 +198,11 @@ func TestCassiniSimulateDemo(t *testing.T) {
 	}
 	if len(paths) != 2 || !strings.Contains(out.String(), "(poisson, themis)") || !strings.Contains(out.String(), "(fig2, themis)") {
 		t.Fatalf("%v\n%s", paths, out.String())
+	}
+	for _, want := range []string{"What the columns compare", "Why an arm can lose on one seed"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the demo's table lacks %q", want)
+		}
 	}
 }
 
@@ -248,4 +254,139 @@ func FuzzParseSeeds(f *testing.F) {
 			t.Fatalf("%q: %d seeds", s, len(seeds))
 		}
 	})
+}
+
+// -trace runs the user's own jobs from a file or stdin; a bad value in it
+// is a runtime error naming the file and the field; generated-trace flags
+// beside it are a usage error.
+func TestCassiniSimulateTraceFile(t *testing.T) {
+	const file = `{"models": [{"name": "my-net", "phases": [{"ms": 150}, {"ms": 118, "gbps": 40}]}],
+	 "jobs": [{"model": "my-net", "gpus": 2, "iterations": 40}, {"model": "my-net", "gpus": 2, "iterations": 40},
+	          {"model": "VGG19", "gpus": 4, "iterations": 40, "arrival_s": 5}]}`
+	path := filepath.Join(t.TempDir(), "jobs.json")
+	if err := os.WriteFile(path, []byte(file), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := cassiniArgs(t, "-trace", path, "-noise", "none", "-per-model")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"(custom, themis)", "3 jobs, noise none", "my-net", "VGG19"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	var stdout, errb bytes.Buffer
+	if err := runCassiniSimulate(context.Background(), []string{"-trace", "-", "-noise", "none", "-per-model"}, stdio{strings.NewReader(file), &stdout, &errb}); err != nil || stdout.String() != out {
+		t.Fatalf("from stdin: %v\n%s", err, stdout.String())
+	}
+	bad := strings.Replace(file, `"ms": 118`, `"ms": 0.118`, 1)
+	bad = strings.Replace(bad, `"ms": 150`, `"ms": 0.150`, 1)
+	err = runCassiniSimulate(context.Background(), []string{"-trace", "-"}, stdio{strings.NewReader(bad), &stdout, &errb})
+	if err == nil || errors.Is(err, errUsage) || !strings.Contains(err.Error(), "standard input: models[0].phases: an iteration of 0.268 ms") ||
+		!strings.Contains(err.Error(), "did you mean 268") {
+		t.Fatalf("seconds typed as ms: %v", err)
+	}
+	if _, _, err := cassiniArgs(t, "-trace", path, "-jobs", "5"); !errors.Is(err, errUsage) || !strings.Contains(err.Error(), "-jobs") {
+		t.Fatalf("-trace with -jobs: %v", err)
+	}
+	if _, _, err := cassiniArgs(t, "-trace", "no/such.json"); err == nil || errors.Is(err, errUsage) {
+		t.Fatalf("missing file: %v", err)
+	}
+}
+
+// The log axes' labels are the 1-2-5 values, and every value with 1.5 on
+// a narrow range.
+func TestLogTicks(t *testing.T) {
+	labels := func(lo, hi float64) string {
+		var out []string
+		for _, tk := range logTicks(lo, hi) {
+			if tk.Label != "" {
+				out = append(out, tk.Label)
+			}
+		}
+		return strings.Join(out, " ")
+	}
+	for _, c := range []struct {
+		lo, hi float64
+		want   string
+	}{
+		{65, 4100, "100 200 500 1000 2000"},
+		{0.75, 2.05, "0.8 0.9 1 1.5 2"},
+		{0.5, 9, "0.5 1 2 5"},
+	} {
+		if got := labels(c.lo, c.hi); got != c.want {
+			t.Errorf("%v..%v: %q, want %q", c.lo, c.hi, got, c.want)
+		}
+	}
+	if logTicks(0, 1) != nil || logTicks(2, 1) != nil {
+		t.Error("ticks for an empty or non-positive range")
+	}
+}
+
+// The placement knob: the table names the rule and auction, themis by
+// default (the paper's auction), contiguous with the greedy auction.
+func TestCassiniSimulatePlacement(t *testing.T) {
+	for placement, want := range map[string]string{"": "placement themis, auction paper", "contiguous": "placement contiguous, auction greedy",
+		"scattered": "placement scattered, auction paper"} {
+		args := []string{"-scenario", "paper", "-jobs", "6", "-iterations", "10-20", "-noise", "none"}
+		if placement != "" {
+			args = append(args, "-placement", placement)
+		}
+		out, _, err := cassiniArgs(t, args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range []string{want, "pooled mean (ms)", "gap closed", "cross-rack", "uplink hops", "binding sharers"} {
+			if !strings.Contains(out, w) {
+				t.Errorf("-placement %q: output lacks %q:\n%s", placement, w, out)
+			}
+		}
+	}
+}
+
+// The congestion sweep: a Markdown row per oversubscription and placement,
+// the block of a -doc file rewritten (and only it), a plot, the same bytes
+// every time; a transport this build lacks is a usage error.
+func TestCassiniRegime(t *testing.T) {
+	dir := t.TempDir()
+	doc := filepath.Join(dir, "doc.md")
+	if err := os.WriteFile(doc, []byte("before\n"+regimeBegin+"\nold\n"+regimeEnd+"\nafter\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var errb bytes.Buffer
+	run := func(args ...string) string {
+		var out bytes.Buffer
+		if err := runCassiniRegime(context.Background(), args, stdio{strings.NewReader(""), &out, &errb}); err != nil {
+			t.Fatal(err)
+		}
+		return out.String()
+	}
+	args := []string{"-seed", "1", "-jobs", "5", "-iterations", "5-10", "-oversub", "2,8", "-placements", "themis,scattered", "-noise", "none", "-q"}
+	out := run(append(args, "-doc", doc, "-plot", dir)...)
+	for _, w := range []string{"| 2:1 | themis | maxmin |", "| 2:1 | scattered | maxmin |", "| 8:1 | themis | maxmin |", "| 8:1 | scattered | maxmin |", "Themis/Ideal mean", "placement closes"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("table lacks %q:\n%s", w, out)
+		}
+	}
+	b, err := os.ReadFile(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "before\n" + regimeBegin + "\n" + out + regimeEnd + "\nafter\n"; string(b) != want {
+		t.Fatalf("doc:\n%s\nwant:\n%s", b, want)
+	}
+	png, err := os.ReadFile(filepath.Join(dir, "cassini_regime.png"))
+	if err != nil || !bytes.HasPrefix(png, []byte("\x89PNG")) {
+		t.Fatalf("plot: %v", err)
+	}
+	if again := run(args...); again != out {
+		t.Fatal("two sweeps printed different tables")
+	}
+	for _, bad := range [][]string{{"-transports", "dcqcn9"}, {"-oversub", "0"}, {"-placements", "random"}, {"-scenario", "fig2"}, {"-auction", "x"}} {
+		err := runCassiniRegime(context.Background(), append(slices.Clone(args), bad...), stdio{strings.NewReader(""), io.Discard, io.Discard})
+		if err == nil || !strings.Contains(err.Error(), "usage") {
+			t.Errorf("%v: err %v, want a usage error", bad, err)
+		}
+	}
 }

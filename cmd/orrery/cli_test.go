@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // version names orrery, the toolchain and the schema and ABI versions.
@@ -36,7 +37,7 @@ func TestGroupHelp(t *testing.T) {
 // A bad flag prints its message once, then its own command's usage, and
 // nothing of the top-level usage.
 func TestBadFlagOnce(t *testing.T) {
-	for _, args := range [][]string{{"cassini", "link", "-x"}, {"shockwave", "plan", "-nope"}, {"shockwave", "plan", "stray"}, {"serve", "-x"}} {
+	for _, args := range [][]string{{"cassini", "link", "-x"}, {"shockwave", "plan", "-nope"}, {"serve", "stray"}, {"serve", "-x"}} {
 		code, out, errs := runWith(strings.NewReader(""), args...)
 		bad := args[len(args)-1]
 		if code != 2 || out != "" || strings.Count(errs, bad) != 1 || !strings.Contains(errs, "usage: orrery "+strings.Join(args[:len(args)-1], " ")) || strings.Contains(errs, "commands:") {
@@ -119,19 +120,33 @@ func TestProgressQuiet(t *testing.T) {
 	if q := quietFlag(fs); fs.Parse([]string{"-q"}) != nil || !*q {
 		t.Fatal("-q")
 	}
-}
 
-// dataDir finds the repository's data from any folder inside it, and
-// outside names the flag to set.
-func TestDataDir(t *testing.T) {
-	wd, _ := os.Getwd()
-	t.Chdir(filepath.Join(wd, "..", "..", "engine"))
-	got, err := dataDir("testdata/shockwave", "data")
-	if err != nil || filepath.Base(got) != "shockwave" {
-		t.Fatalf("%q, %v", got, err)
+	// The ETA is the time so far scaled to the work left, from the first
+	// report, once a second has passed.
+	clock := time.Unix(1000, 0)
+	b.Reset()
+	p = &progress{w: &b, now: func() time.Time { return clock }}
+	p.Report("run", 0, 10)
+	clock = clock.Add(500 * time.Millisecond)
+	p.Report("run", 1, 10)
+	if got := b.String(); strings.Contains(got, "ETA") {
+		t.Fatalf("an ETA before a second: %q", got)
 	}
-	t.Chdir(t.TempDir())
-	if _, err := dataDir("testdata/shockwave", "data"); !errors.Is(err, errUsage) || !strings.Contains(err.Error(), "--data") {
-		t.Fatalf("outside the repository: %v", err)
+	clock = clock.Add(3500 * time.Millisecond) // 4 s for 4 of 10: 6 s left
+	p.Report("run", 4, 10)
+	if got := b.String(); !strings.HasSuffix(strings.TrimRight(got, " "), "run: 4/10 (40%, ETA 6s)") {
+		t.Fatalf("%q", got)
+	}
+	// shockwave simulate's ETA covers every policy: the second of three
+	// policies half done is half of the run.
+	b.Reset()
+	clock = time.Unix(1000, 0)
+	p = &progress{w: &b, now: func() time.Time { return clock }}
+	report := swProgress(p, 3)
+	report("shockwave", 120, 120)
+	clock = clock.Add(3 * time.Second)
+	report("gavel", 60, 120)
+	if got := b.String(); !strings.HasSuffix(strings.TrimRight(got, " "), "shockwave simulate: gavel: 180/360 (50%, ETA 3s)") {
+		t.Fatalf("%q", got)
 	}
 }

@@ -3,11 +3,8 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"sort"
 	"time"
 
@@ -24,8 +21,8 @@ const demoLink = `{"capacity_gbps": 50,
 
 // runDemo runs both papers' mechanisms end to end on built-in data: a link
 // search, the CASSINI network simulation and the Shockwave trace replay,
-// printing their tables and writing plots into the -out directory. It reads
-// testdata/, so it runs from the repository root (as `make demo` does).
+// printing their tables and writing plots into the -out directory. Its data
+// is inside the binary, so it runs from any folder.
 func runDemo(ctx context.Context, args []string, s stdio) error {
 	set := flags("demo", s)
 	plotDir := set.String("out", "out", "directory for the demo's plots (created if needed)")
@@ -35,9 +32,6 @@ func runDemo(ctx context.Context, args []string, s stdio) error {
 	}
 	if err := parse(set, args); err != nil {
 		return err
-	}
-	if _, err := os.Stat(filepath.Join("testdata", "shockwave")); errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("demo: testdata/shockwave not found: run the demo from the repository root (make demo)")
 	}
 	if err := os.MkdirAll(*plotDir, 0o755); err != nil {
 		return fmt.Errorf("demo: %w", err)

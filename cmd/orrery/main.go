@@ -27,7 +27,6 @@ import (
 	"maps"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"regexp"
 	"runtime"
 	"runtime/debug"
@@ -59,6 +58,27 @@ var errUsage = errors.New("usage")
 // is an errUsage.
 var errReported = fmt.Errorf("%w (reported)", errUsage)
 
+// commandUsage is a usage error found after a command parsed its flags
+// (a flag's value the command or the simulation refuses): it prints the
+// message, then that command's own usage.
+type commandUsage struct {
+	err error
+	fs  *flag.FlagSet
+}
+
+func (e *commandUsage) Error() string { return e.err.Error() }
+func (e *commandUsage) Unwrap() error { return e.err }
+
+// withUsage ties err, if it is a usage error not yet reported, to the
+// command whose flags are fs. Commands defer it over their result.
+func withUsage(fs *flag.FlagSet, err error) error {
+	var cu *commandUsage
+	if err == nil || !errors.Is(err, errUsage) || errors.Is(err, errReported) || errors.As(err, &cu) {
+		return err
+	}
+	return &commandUsage{err, fs}
+}
+
 // command is one command of the command line.
 type command struct {
 	run     func(context.Context, []string, stdio) error
@@ -71,6 +91,7 @@ type command struct {
 var groups = map[string]map[string]command{
 	"cassini": {
 		"simulate": {runCassiniSimulate, "simulate placement policies on a fabric (table, or --json)"},
+		"regime":   {runCassiniRegime, "the congestion sweep: oversubscription x placement x transport (Markdown table, plot)"},
 	},
 	"shockwave": {
 		"simulate": {runShockwaveSimulate, "replay a trace under Shockwave and the baselines (table or --json)"},
@@ -158,6 +179,13 @@ func run(ctx context.Context, args []string, s stdio) int {
 		return 0
 	case errors.Is(err, errReported):
 		return 2
+	case errors.As(err, new(*commandUsage)):
+		var cu *commandUsage
+		errors.As(err, &cu)
+		fmt.Fprintf(s.err, "orrery: %s\n\n", userMessage(err))
+		cu.fs.SetOutput(s.err)
+		cu.fs.Usage()
+		return 2
 	case errors.Is(err, errUsage):
 		help := usage()
 		if g := args[0]; groups[g] != nil {
@@ -243,19 +271,33 @@ func flags(name string, s stdio) *flag.FlagSet {
 // parse parses args into fs. A bad flag is reported once, by the flag
 // package (its message, then the command's own usage), and returns an
 // error that prints nothing more; so is a stray argument.
-func parse(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
+func parse(fs *flag.FlagSet, args []string) error { return parseArgs(fs, args, 0) }
+
+// parseArgs is parse for a command that takes up to n arguments, before,
+// between or after its flags (orrery cassini link req.json -table). The
+// arguments are fs.Args() afterwards.
+func parseArgs(fs *flag.FlagSet, args []string, n int) error {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return err
+			}
+			return fmt.Errorf("%w: %v", errReported, err)
 		}
-		return fmt.Errorf("%w: %v", errReported, err)
+		args = fs.Args()
+		if len(args) == 0 {
+			break
+		}
+		if len(pos) == n {
+			fmt.Fprintf(fs.Output(), "unexpected argument %q\n", args[0])
+			fs.Usage()
+			return fmt.Errorf("%w: unexpected argument %q", errReported, args[0])
+		}
+		pos, args = append(pos, args[0]), args[1:]
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(fs.Output(), "unexpected argument %q\n", fs.Arg(0))
-		fs.Usage()
-		return fmt.Errorf("%w: unexpected argument %q", errReported, fs.Arg(0))
-	}
-	return nil
+	// Leave the arguments where fs.Args finds them.
+	return fs.Parse(append([]string{"--"}, pos...))
 }
 
 // quietFlag adds -q to a long command's flags: no progress on stderr.
@@ -264,13 +306,15 @@ func quietFlag(fs *flag.FlagSet) *bool {
 }
 
 // progress reports a long command's progress on standard error, one line
-// rewritten in place, at most ten times a second, and only when standard
-// error is a terminal and -q is not set: piped or logged output gets
-// none. The zero value, and a nil *progress, report nothing.
+// rewritten in place, at most ten times a second, with the time left at
+// the rate so far, and only when standard error is a terminal and -q is
+// not set: piped or logged output gets none. The zero value, and a nil
+// *progress, report nothing.
 type progress struct {
-	w    io.Writer
-	last time.Time
-	text string
+	w           io.Writer
+	start, last time.Time
+	text        string
+	now         func() time.Time // time.Now; tests set it
 }
 
 // newProgress returns the progress reporter of a command with stdio s.
@@ -291,15 +335,33 @@ func isTerminal(w io.Writer) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
-// Report shows "what: done/total" (total 0: no total).
+// Report shows "what: done/total (P%, ETA)" (total 0: no total). The
+// ETA is the time so far scaled to the work left, shown once a second
+// has passed and some work is done.
 func (p *progress) Report(what string, done, total int) {
-	if p == nil || (time.Since(p.last) < 100*time.Millisecond && done != total) {
+	if p == nil {
 		return
 	}
-	p.last = time.Now()
+	now := time.Now
+	if p.now != nil {
+		now = p.now
+	}
+	t := now()
+	if p.start.IsZero() {
+		p.start = t
+	}
+	if t.Sub(p.last) < 100*time.Millisecond && done != total {
+		return
+	}
+	p.last = t
 	text := fmt.Sprintf("%s: %d", what, done)
 	if total > 0 {
-		text = fmt.Sprintf("%s: %d/%d (%d%%)", what, done, total, 100*done/total)
+		text = fmt.Sprintf("%s: %d/%d (%d%%", what, done, total, 100*done/total)
+		if el := t.Sub(p.start); done > 0 && done < total && el >= time.Second {
+			left := time.Duration(float64(el) * float64(total-done) / float64(done))
+			text += ", ETA " + left.Round(time.Second).String()
+		}
+		text += ")"
 	}
 	pad := max(0, len(p.text)-len(text))
 	fmt.Fprintf(p.w, "\r%s%s", text, strings.Repeat(" ", pad))
@@ -313,31 +375,4 @@ func (p *progress) Done() {
 	}
 	fmt.Fprintf(p.w, "\r%s\r", strings.Repeat(" ", len(p.text)))
 	p.text = ""
-}
-
-// dataDir finds the repository's data folder rel ("testdata/shockwave")
-// for a command run from any folder: rel under the working directory or
-// under the first parent that is the orrery repository (go.mod of
-// github.com/orrery/orrery). When there is none, the error names the flag
-// that gives it.
-func dataDir(rel, flagName string) (string, error) {
-	dir, err := os.Getwd()
-	if err == nil {
-		for d := dir; ; d = filepath.Dir(d) {
-			p := filepath.Join(d, filepath.FromSlash(rel))
-			if st, err := os.Stat(p); err == nil && st.IsDir() && (d == dir || isRepo(d)) {
-				return p, nil
-			}
-			if filepath.Dir(d) == d {
-				break
-			}
-		}
-	}
-	return "", fmt.Errorf("%w: the data in %s is not here (run from the orrery repository, or give its folder with --%s)", errUsage, rel, flagName)
-}
-
-// isRepo reports whether dir holds orrery's go.mod.
-func isRepo(dir string) bool {
-	b, err := os.ReadFile(filepath.Join(dir, "go.mod"))
-	return err == nil && strings.HasPrefix(string(b), "module github.com/orrery/orrery\n")
 }

@@ -123,7 +123,7 @@ func TestUsage(t *testing.T) {
 		{"cassini"},
 		{"cassini", "nope"},
 		{"cassini", "link", "-nope"},
-		{"cassini", "link", "extra"},
+		{"cassini", "link", "req.json", "extra"},
 		{"cassini", "rank", "--pretty=maybe"},
 		{"demo", "extra"},
 		{"demo", "-nope"},
@@ -131,6 +131,29 @@ func TestUsage(t *testing.T) {
 		code, out, errs := runWith(strings.NewReader(issueRequest), args...)
 		if code != 2 || out != "" || !strings.Contains(errs, "usage") {
 			t.Errorf("%q: exit %d, stdout %q, stderr %q; want 2 and the usage on stderr", args, code, out, errs)
+		}
+	}
+}
+
+// A flag value a subcommand refuses prints that subcommand's usage, not
+// its group's; a runtime failure (a file that is not there) exits 1
+// without a usage.
+func TestSubcommandUsage(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"cassini", "simulate", "-load", "-1"}, 2, "usage: orrery cassini simulate [flags]"},
+		{[]string{"cassini", "simulate", "-policies", "nope"}, 2, "usage: orrery cassini simulate [flags]"},
+		{[]string{"shockwave", "simulate", "--gpus", "7"}, 2, "usage: orrery shockwave simulate [flags]"},
+		{[]string{"cassini", "simulate", "-noise-dir", "no/such/folder", "-q"}, 1, "-noise-dir no/such/folder: not a folder"},
+		{[]string{"shockwave", "simulate", "--trace", "no/such.trace", "-q"}, 1, "no/such.trace"},
+	} {
+		code, out, errs := runWith(strings.NewReader(""), c.args...)
+		if code != c.code || out != "" || !strings.Contains(errs, c.want) || strings.Contains(errs, "<command>") ||
+			(c.code == 1) == strings.Contains(errs, "usage") {
+			t.Errorf("%q: exit %d, stderr %q; want %d and %q", c.args, code, errs, c.code, c.want)
 		}
 	}
 }
@@ -151,7 +174,7 @@ func TestHelp(t *testing.T) {
 
 func TestDemo(t *testing.T) {
 	plots := t.TempDir()
-	t.Chdir(filepath.Join("..", "..")) // the demo reads testdata/ from the repository root
+	t.Chdir(t.TempDir()) // the demo's data is inside the binary: any folder will do
 	code, out, errs := runWith(nil, "demo", "-out", plots)
 	if code != 0 || errs != "" {
 		t.Fatalf("exit %d, stderr %q", code, errs)
@@ -166,10 +189,6 @@ func TestDemo(t *testing.T) {
 			t.Errorf("demo output lacks %q", want)
 		}
 	}
-	t.Chdir(filepath.Join("cmd", "orrery"))
-	if code, _, errs := runWith(nil, "demo", "-out", plots); code != 1 || !strings.Contains(errs, "repository root") {
-		t.Errorf("demo outside the repository: exit %d, stderr %q", code, errs)
-	}
 	// Two VGG19-like jobs (110 ms at 40 Gbps every 240 ms) overlap when
 	// started together (110 ms 30 Gbps over: 1 - 110*30/(240*50) = 0.725)
 	// and interleave once one is delayed by 110..130 ms.
@@ -177,5 +196,48 @@ func TestDemo(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("demo output lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// A JSON command reads its request from the file it is given (flags before
+// or after it), or stdin with - or none; -table prints link and rank as
+// tables; a response's warnings go to stderr.
+func TestRequestFileAndTable(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "link.json")
+	if err := os.WriteFile(path, []byte(issueRequest), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, want, _ := runWith(strings.NewReader(issueRequest), "cassini", "link")
+	for _, args := range [][]string{{path}, {"-", "<stdin>"}} {
+		in := io.Reader(strings.NewReader(""))
+		if len(args) == 2 {
+			in, args = strings.NewReader(issueRequest), args[:1]
+		}
+		code, out, errs := runWith(in, append([]string{"cassini", "link"}, args...)...)
+		if code != 0 || out != want || errs != "" {
+			t.Errorf("%v: exit %d, %q, stderr %q", args, code, out, errs)
+		}
+	}
+	code, out, _ := runWith(nil, "cassini", "link", path, "-table")
+	for _, s := range []string{"score 1.000 (unshifted 0.750, bound 1.000, optimal", "job  period (ms)  shift (ms)  rotation (deg)", "b           72          30           150.0"} {
+		if code != 0 || !strings.Contains(out, s) {
+			t.Errorf("link -table: exit %d, lacks %q:\n%s", code, s, out)
+		}
+	}
+	code, out, _ = runWith(strings.NewReader(rankRequest), "cassini", "rank", "-table")
+	for _, s := range []string{"best apart (", "apart      1.000  optimal  none", "shared     1.000  optimal  l1 1.000: a, b"} {
+		if code != 0 || !strings.Contains(out, s) {
+			t.Errorf("rank -table: exit %d, lacks %q:\n%s", code, s, out)
+		}
+	}
+	if code, _, errs := runWith(nil, "shockwave", "plan", "-table"); code != 2 || !strings.Contains(errs, "-table") {
+		t.Errorf("plan -table: exit %d, %q", code, errs)
+	}
+	warn := strings.Replace(issueRequest, `"ms": 42`, `"ms": 42.5`, 1)
+	warn = strings.Replace(warn, `"period_ms": 72, `, ``, 1)
+	code, out, errs := runWith(strings.NewReader(warn), "cassini", "link")
+	if code != 0 || !strings.Contains(out, `"warnings":[{"field":"jobs[0].phases"`) ||
+		errs != "orrery: warning: jobs[0].phases: 72.5 ms is not a whole number of ticks of 1 ms: the period is rounded up to 73 ms (73 ticks)\n" {
+		t.Errorf("warnings: exit %d, stdout %s, stderr %q", code, out, errs)
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"image/color"
@@ -23,26 +24,64 @@ import (
 	"github.com/orrery/orrery/internal/eval/workload"
 )
 
-// cassiniPolicyStyle fixes each policy's color and dashes, so every plot
-// draws a policy alike.
-func cassiniPolicyStyle(policy string) (color.Color, []vg.Length) {
+// cassiniPolicyStyle fixes each policy's color, dashes and width, so every
+// plot draws a policy alike and no two arms share a dash pattern: arms
+// whose curves coincide (CASSINI's placement with and without its shifts)
+// still show both, the wider drawn first.
+func cassiniPolicyStyle(policy string) (color.Color, []vg.Length, vg.Length) {
+	pt := vg.Points
 	switch policy {
-	case "cassini-placement":
-		return color.RGBA{R: 148, G: 103, B: 189, A: 255}, []vg.Length{vg.Points(6), vg.Points(2), vg.Points(1), vg.Points(2)}
 	case "baseline":
-		return color.RGBA{R: 214, G: 39, B: 40, A: 255}, nil
+		return color.RGBA{R: 214, G: 39, B: 40, A: 255}, nil, pt(2.6)
 	case "random":
-		return color.RGBA{R: 255, G: 127, B: 14, A: 255}, []vg.Length{vg.Points(5), vg.Points(2)}
+		return color.RGBA{R: 255, G: 127, B: 14, A: 255}, []vg.Length{pt(8), pt(3)}, pt(1.8)
+	case "cassini-placement":
+		return color.RGBA{R: 148, G: 103, B: 189, A: 255}, []vg.Length{pt(7), pt(3), pt(1.5), pt(3)}, pt(2.2)
 	case "cassini", "cassini/elastic":
-		return color.RGBA{R: 31, G: 119, B: 180, A: 255}, nil
+		return color.RGBA{R: 31, G: 119, B: 180, A: 255}, []vg.Length{pt(4), pt(2.5)}, pt(1.5)
 	case "cassini/pad":
-		return color.RGBA{R: 140, G: 86, B: 75, A: 255}, []vg.Length{vg.Points(3), vg.Points(3)}
+		return color.RGBA{R: 140, G: 86, B: 75, A: 255}, []vg.Length{pt(3), pt(3), pt(0.5), pt(3)}, pt(1.5)
 	case "cassini/paper":
-		return color.RGBA{R: 127, G: 127, B: 127, A: 255}, []vg.Length{vg.Points(1), vg.Points(2)}
+		return color.RGBA{R: 127, G: 127, B: 127, A: 255}, []vg.Length{pt(1), pt(2)}, pt(1.5)
 	case "ideal":
-		return color.RGBA{R: 44, G: 160, B: 44, A: 255}, []vg.Length{vg.Points(2), vg.Points(2)}
+		return color.RGBA{R: 44, G: 160, B: 44, A: 255}, []vg.Length{pt(1.2), pt(2.2)}, pt(2)
 	}
-	return color.Black, nil
+	return color.Black, nil, pt(1.5)
+}
+
+// logTicks labels a log axis from lo to hi with the 1-2-5 values within
+// it (1, 2, 5, 10, 20, ... and 0.1, 0.2, 0.5 below 1) and marks the values
+// between them (3, 4, 6, 7, 8 and 9 times a power of ten) as minor ticks;
+// where the range is narrow (under a factor of 4, as slowdowns are) every
+// one of them is labelled, and 1.5 too (0.8, 0.9, 1, 1.5, 2). Labels carry
+// only the digits the value needs.
+func logTicks(lo, hi float64) []plot.Tick {
+	if !(lo > 0) || !(hi > lo) {
+		return nil
+	}
+	narrow := hi/lo < 4
+	var ticks []plot.Tick
+	for e := math.Floor(math.Log10(lo)) - 1; e <= math.Ceil(math.Log10(hi)); e++ {
+		p := math.Pow(10, e)
+		for m := 1; m < 10; m++ {
+			for _, frac := range []float64{0, 0.5} {
+				if frac > 0 && !(narrow && m < 2) {
+					continue // 1.5 only where the range is narrow
+				}
+				v := (float64(m) + frac) * p
+				if v < lo*(1-1e-9) || v > hi*(1+1e-9) {
+					continue
+				}
+				major := narrow || m == 1 || m == 2 || m == 5
+				label := ""
+				if major {
+					label = strconv.FormatFloat(v, 'g', 4, 64)
+				}
+				ticks = append(ticks, plot.Tick{Value: v, Label: label})
+			}
+		}
+	}
+	return ticks
 }
 
 // plotCassiniCDF draws the cumulative distributions of the iteration times
@@ -55,14 +94,14 @@ func plotCassiniCDF(dir string, r replay.CassiniReport) (string, error) {
 	if len(firstRuns(r)) == 0 {
 		return "", fmt.Errorf("plot: no policies")
 	}
-	ms, err := cdfPanel(r, "iteration time (ms), start to start", func(p replay.CassiniRun) []float64 { return p.IterMs },
+	ms, err := cdfPanel(r, "iteration time (ms, log scale), start to start", func(p replay.CassiniRun) []float64 { return p.IterMs },
 		func(p replay.CassiniRun) string {
 			return fmt.Sprintf("%s: mean %.0f, p99 %.0f ms", p.Arm, p.MeanIterMs, p.P99IterMs)
 		})
 	if err != nil {
 		return "", err
 	}
-	slow, err := cdfPanel(r, "slowdown: iteration time / alone where it ran", func(p replay.CassiniRun) []float64 { return p.Slowdowns },
+	slow, err := cdfPanel(r, "slowdown (log scale): iteration time / the same job alone on its placement", func(p replay.CassiniRun) []float64 { return p.Slowdowns },
 		func(p replay.CassiniRun) string {
 			return fmt.Sprintf("%s: mean %.3f, p99 %.2f", p.Arm, p.MeanSlowdown, p.P99Slowdown)
 		})
@@ -105,12 +144,17 @@ func (f sideBySide) save(dir, name, title string, left, right *plot.Plot) (strin
 	return savePNG(dir, name, img)
 }
 
-// cdfPanel draws one CDF per policy of the values values picks.
+// cdfPanel draws one CDF per policy of the values values picks, on a log
+// axis (iteration times span 100 ms to seconds, and slowdowns are ratios),
+// from the smallest value to the 99.9th percentile, so one outlier does
+// not squash the rest.
 func cdfPanel(r replay.CassiniReport, xlabel string, values func(replay.CassiniRun) []float64, legend func(replay.CassiniRun) string) (*plot.Plot, error) {
 	p := plot.New()
 	p.X.Label.Text = xlabel
 	p.Y.Label.Text = "fraction of iterations ≤ x"
 	p.Y.Min, p.Y.Max = 0, 1
+	p.X.Scale = plot.LogScale{}
+	p.X.Tick.Marker = plot.TickerFunc(logTicks)
 	p.Add(plotter.NewGrid())
 	p.Legend.Top = false
 	p.Legend.Left = false
@@ -118,20 +162,39 @@ func cdfPanel(r replay.CassiniReport, xlabel string, values func(replay.CassiniR
 	p.Legend.YOffs = vg.Millimeter
 	var all []float64
 	for _, pr := range firstRuns(r) {
-		all = append(all, values(pr)...)
+		for _, v := range values(pr) {
+			if v > 0 {
+				all = append(all, v)
+			}
+		}
 	}
 	if len(all) == 0 {
 		return nil, fmt.Errorf("plot: no iterations")
 	}
 	slices.Sort(all)
-	// Up to the 99.9th percentile, so one outlier does not squash the rest.
-	xmax := all[min(len(all)-1, int(0.999*float64(len(all))))] * 1.02
-	p.X.Min, p.X.Max = min(0, all[0]), xmax
-	if all[0] > 0 && all[0] > xmax/3 {
-		p.X.Min = all[0] * 0.98 // ratios near 1: start at the data
+	xmax := all[min(len(all)-1, int(0.999*float64(len(all))))] * 1.03
+	p.X.Min, p.X.Max = all[0]*0.97, xmax
+	// The widest lines first, so that a narrower curve on top of a wider
+	// one shows both.
+	runs := firstRuns(r)
+	order := make([]int, len(runs))
+	for i := range order {
+		order[i] = i
 	}
-	for _, pr := range firstRuns(r) {
-		v := slices.Clone(values(pr))
+	slices.SortStableFunc(order, func(a, b int) int {
+		_, _, wa := cassiniPolicyStyle(runs[a].Arm)
+		_, _, wb := cassiniPolicyStyle(runs[b].Arm)
+		return cmp.Compare(wb, wa)
+	})
+	lines := make([]*plotter.Line, len(runs))
+	for _, i := range order {
+		pr := runs[i]
+		var v []float64
+		for _, x := range values(pr) {
+			if x > 0 {
+				v = append(v, x)
+			}
+		}
 		if len(v) == 0 {
 			return nil, fmt.Errorf("plot: %s has no iterations", pr.Arm)
 		}
@@ -147,10 +210,12 @@ func cdfPanel(r replay.CassiniReport, xlabel string, values func(replay.CassiniR
 		if err != nil {
 			return nil, fmt.Errorf("plot: %s: %w", pr.Arm, err)
 		}
-		line.Color, line.Dashes = cassiniPolicyStyle(pr.Arm)
-		line.Width = vg.Points(1.6)
+		line.Color, line.Dashes, line.Width = cassiniPolicyStyle(pr.Arm)
 		p.Add(line)
-		p.Legend.Add(legend(pr), line)
+		lines[i] = line
+	}
+	for i, pr := range runs { // the legend in the arms' order
+		p.Legend.Add(legend(pr), lines[i])
 	}
 	return p, nil
 }
@@ -224,8 +289,9 @@ func cassiniCircleExample(ctx context.Context, a, b string) (cassiniCircle, erro
 
 // plotCassiniCircle draws c as the paper's Fig. 5: time runs clockwise
 // around the unified circle from the top, each job's demand is stacked
-// outward in its own color, and the link capacity is the dashed ring; demand
-// beyond the ring is congestion. The left panel is unshifted, the right
+// outward in its own color (the distance from the inner ring is Gbps: faint
+// rings mark every quarter of the capacity and a scale bar reads them), and
+// the link capacity is the dashed ring; demand beyond it is congestion. The left panel is unshifted, the right
 // after the rotation. It writes cassini_unified_circle.png into dir and
 // returns its path. The image depends only on c.
 func plotCassiniCircle(dir string, c cassiniCircle) (string, error) {
@@ -249,6 +315,46 @@ func plotCassiniCircle(dir string, c cassiniCircle) (string, error) {
 		c.Names[0], c.Periods[0], c.Names[1], c.Periods[1], c.CapacityGbps, c.Perimeter)
 	fig := sideBySide{W: 11 * vg.Inch, H: 5.8 * vg.Inch, TitleH: 0.5 * vg.Inch, PadX: vg.Inch / 4, PadRight: vg.Points(4)}
 	return fig.save(dir, "cassini_unified_circle.png", title, before, after)
+}
+
+// scaleBar draws the circle's Gbps scale in the panel's lower right corner:
+// a bar as long as the capacity's radius, ticked at each quarter, labelled
+// 0, half and the capacity in Gbps.
+func scaleBar(p *plot.Plot, capGbps, lim float64) error {
+	x0, y := lim-1.35, -lim+0.32
+	bar, err := plotter.NewLine(plotter.XYs{{X: x0, Y: y}, {X: x0 + 1, Y: y}})
+	if err != nil {
+		return err
+	}
+	bar.Width = vg.Points(1.2)
+	p.Add(bar)
+	var xys plotter.XYs
+	var labels []string
+	for k := 0; k <= 4; k++ {
+		x := x0 + float64(k)/4
+		tick, err := plotter.NewLine(plotter.XYs{{X: x, Y: y}, {X: x, Y: y + 0.06}})
+		if err != nil {
+			return err
+		}
+		tick.Width = vg.Points(1)
+		p.Add(tick)
+		if k%2 == 0 {
+			xys = append(xys, plotter.XY{X: x, Y: y - 0.12})
+			labels = append(labels, strconv.FormatFloat(capGbps*float64(k)/4, 'g', 4, 64))
+		}
+	}
+	labels[len(labels)-1] += " Gbps"
+	xys = append(xys, plotter.XY{X: x0 + 0.5, Y: y + 0.2})
+	labels = append(labels, "demand, from the inner ring")
+	lbl, err := plotter.NewLabels(plotter.XYLabels{XYs: xys, Labels: labels})
+	if err != nil {
+		return err
+	}
+	for i := range lbl.TextStyle {
+		lbl.TextStyle[i].XAlign, lbl.TextStyle[i].YAlign = draw.XCenter, draw.YCenter
+	}
+	p.Add(lbl)
+	return nil
 }
 
 // circlePanel draws one panel: the two jobs' demand around the unified
@@ -317,6 +423,23 @@ func circlePanel(c cassiniCircle, shift int, title string) (*plot.Plot, error) {
 		return nil
 	}
 	if err := ring(r0, color.Gray{Y: 120}, nil, vg.Points(0.8)); err != nil {
+		return nil, err
+	}
+	// The Gbps scale: faint rings every quarter of the capacity (but the
+	// capacity's own) out to the outermost demand, and a scale bar.
+	outer := 0.0
+	for _, v := range inner {
+		outer = max(outer, v)
+	}
+	for k := 1; float64(k)/4 <= max(outer, 1)+1e-9; k++ {
+		if k == 4 {
+			continue
+		}
+		if err := ring(r0+float64(k)/4, color.Gray{Y: 200}, []vg.Length{vg.Points(1), vg.Points(2)}, vg.Points(0.6)); err != nil {
+			return nil, err
+		}
+	}
+	if err := scaleBar(p, c.CapacityGbps, lim); err != nil {
 		return nil, err
 	}
 	if err := ring(r0+1, color.RGBA{R: 200, A: 255}, []vg.Length{vg.Points(4), vg.Points(3)}, vg.Points(1.4)); err != nil {

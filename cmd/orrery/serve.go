@@ -7,30 +7,51 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/orrery/orrery"
 )
 
-// jsonCommand returns a command that reads a request for op on standard
-// input and writes the response on standard output.
+// jsonCommand returns a command that reads a request for op from a file
+// named by its one argument, or standard input, and writes the response
+// on standard output: JSON, or with -table (cassini link and rank) a table.
 func jsonCommand(op string) func(context.Context, []string, stdio) error {
-	return func(ctx context.Context, args []string, s stdio) error {
+	return func(ctx context.Context, args []string, s stdio) (err error) {
 		fs := flags(op, s)
+		defer func() { err = withUsage(fs, err) }()
 		pretty := fs.Bool("pretty", false, "indent the JSON response")
+		table := tableWriters[op]
+		var asTable *bool
+		if table != nil {
+			asTable = fs.Bool("table", false, "print a table instead of JSON")
+		}
 		fs.Usage = func() {
-			fmt.Fprintf(s.err, "usage: orrery %s [-pretty] < request.json\n\nReads a %q request (schema v1) on stdin; writes the response on stdout.\n", opCommand(op), op)
+			fmt.Fprintf(s.err, "usage: orrery %s [flags] [request.json]\n\nReads a %q request (schema v1) from the file, or standard input without one (or with -);\nwrites the response on standard output.\n\nflags:\n", opCommand(op), op)
 			fs.PrintDefaults()
 		}
-		if err := parse(fs, args); err != nil {
+		if err := parseArgs(fs, args, 1); err != nil {
 			return err
 		}
-		req, err := io.ReadAll(io.LimitReader(s.in, orrery.MaxRequestBytes+1))
+		in, name := s.in, "the request"
+		if p := fs.Arg(0); p != "" && p != "-" {
+			f, err := os.Open(p)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			in, name = f, p
+		}
+		req, err := io.ReadAll(io.LimitReader(in, orrery.MaxRequestBytes+1))
 		if err != nil {
-			return fmt.Errorf("reading the request: %w", err)
+			return fmt.Errorf("reading %s: %w", name, err)
 		}
 		resp, err := orrery.Call(ctx, op, req)
 		if err != nil {
 			return err
+		}
+		writeWarnings(s.err, resp)
+		if asTable != nil && *asTable {
+			return table(s.out, resp)
 		}
 		return writeJSON(s.out, resp, *pretty)
 	}

@@ -6,81 +6,108 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 
+	"github.com/orrery/orrery/internal/eval/data"
 	"github.com/orrery/orrery/internal/eval/policy"
 	"github.com/orrery/orrery/internal/eval/replay"
 	"github.com/orrery/orrery/internal/eval/sim"
+	"github.com/orrery/orrery/internal/eval/trace"
 )
 
-// swData is where the authors' traces, tables and configurations
-// live in the repository.
-const swData = "testdata/shockwave"
-
-// swSetupFor resolves the files of a run on gpus GPUs: the given ones, or
-// the authors' setup for that cluster size from their data folder (data,
-// or the repository's testdata/shockwave, found from any folder inside it).
-// config "none" means orrery's planner defaults.
-func swSetupFor(gpus int, data, tracePath, throughputs, config string) (replay.Shockwave, error) {
+// swSetupFor resolves the files of a run on gpus GPUs. A file the command
+// line names (tracePath, throughputs, config) is read from disk; the others
+// are the authors' for that cluster size, read from their data folder: dir
+// if given (--data), else the copy inside the binary (package data). A
+// size the authors never ran (they ran 32, 64, 128 and 256 GPUs) needs a
+// trace, and takes the tacc table up to 32 GPUs, wisr above, and orrery's
+// planner defaults. config "none" means orrery's planner defaults.
+func swSetupFor(gpus int, dir, tracePath, throughputs, config string) (replay.Shockwave, error) {
 	if gpus < 1 {
-		return replay.Shockwave{}, fmt.Errorf("%w: --gpus %d", errUsage, gpus)
-	}
-	if data == "" && (tracePath == "" || throughputs == "" || config == "") {
-		var err error
-		if data, err = dataDir(swData, "data"); err != nil && (tracePath == "" || throughputs == "") {
-			return replay.Shockwave{}, err
-		}
+		return replay.Shockwave{}, fmt.Errorf("%w: --gpus %d (want 1 or more)", errUsage, gpus)
 	}
 	c, known := replay.AuthorsSetup(gpus)
-	if known { // the paths as the command line gives them, in the JSON too
-		c.Trace, c.Throughputs, c.Config = filepath.Join(data, c.Trace), filepath.Join(data, c.Throughputs), filepath.Join(data, c.Config)
-	}
-	pick := func(flagVal, def, what string) (string, error) {
-		switch {
-		case flagVal != "":
-			return flagVal, nil
-		case known:
-			return def, nil
+	if !known {
+		if tracePath == "" {
+			return c, fmt.Errorf("%w: --trace is required for %d GPUs (the authors' traces are for 32, 64, 128 or 256)", errUsage, gpus)
 		}
-		return "", fmt.Errorf("%w: --%s is required for %d GPUs (the authors' setups have 32, 64, 128 or 256)", errUsage, what, gpus)
+		s32, _ := replay.AuthorsSetup(32)
+		s64, _ := replay.AuthorsSetup(64)
+		c.Throughputs = s32.Throughputs
+		if gpus > 32 {
+			c.Throughputs = s64.Throughputs
+		}
 	}
-	var err error
-	if c.Trace, err = pick(tracePath, c.Trace, "trace"); err != nil {
-		return c, err
+	f := files{base: data.Shockwave, disk: map[string]bool{}}
+	if dir != "" {
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+			return c, fmt.Errorf("--data %s: not a folder", dir)
+		}
+		f.base = os.DirFS(dir)
 	}
-	if c.Throughputs, err = pick(throughputs, c.Throughputs, "throughputs"); err != nil {
-		return c, err
+	for _, p := range []struct {
+		flag, path string
+		dst        *string
+	}{
+		{"trace", tracePath, &c.Trace}, {"throughputs", throughputs, &c.Throughputs}, {"config", config, &c.Config},
+	} {
+		switch p.path {
+		case "":
+		case "none":
+			if p.flag == "config" {
+				*p.dst = ""
+				continue
+			}
+			fallthrough
+		default:
+			*p.dst = p.path
+			f.disk[p.path] = true
+		}
 	}
-	switch {
-	case config == "none":
-		c.Config = ""
-	case config != "":
-		c.Config = config
-	}
+	c.Data = f
 	return c, nil
 }
 
+// files is what a replay reads: the files the command line names, from
+// disk, and the rest from a data folder.
+type files struct {
+	base fs.FS
+	disk map[string]bool // names to read from the operating system's file system
+}
+
+// Open opens name from disk if the command line named it, else from the
+// data folder.
+func (f files) Open(name string) (fs.File, error) {
+	if f.disk[name] {
+		return os.Open(name)
+	}
+	return f.base.Open(name)
+}
+
 // runShockwaveSimulate is "orrery shockwave simulate".
-func runShockwaveSimulate(ctx context.Context, args []string, s stdio) error {
+func runShockwaveSimulate(ctx context.Context, args []string, s stdio) (err error) {
 	fs := flags("shockwave simulate", s)
+	defer func() { err = withUsage(fs, err) }()
 	fs.Usage = func() {
 		fmt.Fprint(s.err, `usage: orrery shockwave simulate [flags]
 
 Replays one of the Shockwave authors' traces round by round under each
 policy and prints makespan, average JCT, worst finish-time fairness, the
 unfair fraction and utilization. Without --trace, --throughputs and
---config the authors' setup for --gpus (32, 64, 128 or 256) is read from
---data (default: the repository's `+swData+`, found from any folder inside
-it).
+--config the authors' setup for --gpus (32, 64, 128 or 256) is used, from
+the copy inside this binary (or from --data).
 
 flags:
 `)
 		fs.PrintDefaults()
+		fmt.Fprint(s.err, swTraceFormat)
 	}
-	data := fs.String("data", "", "the authors' data `folder` (default: the repository's "+swData+", found from any folder inside it)")
+	data := fs.String("data", "", "the authors' data `folder` to read in place of the copy inside the binary (their scheduler/ layout: traces/, configurations/, *_throughputs.json)")
 	quiet := quietFlag(fs)
 	tr := fs.String("trace", "", "trace `file` (default: the authors' trace for --gpus)")
 	tp := fs.String("throughputs", "", "throughput table `file` (default: tacc for 32 GPUs, wisr above)")
@@ -98,7 +125,7 @@ flags:
 	optima := fs.Bool("authors-optima", false, "baselines: return the optimum the authors' solvers return where there are several (MST: ECOS's interior point; Themis, OSSP: the optimal face's analytic centre, OSSP's makespan by their 5% bisection) instead of the canonical one")
 	reset := fs.Float64("reset-interval", 0, "baselines: minimum `seconds` between allocation recomputations (0: Gavel's 1000; negative: whenever needed)")
 	nodes := fs.Int("max-nodes", 0, "Shockwave: branch-and-bound `nodes` per plan (0: the solver's default)")
-	showTime := fs.Bool("time", false, "also report each replay's wall-clock time")
+	showTime := fs.Bool("time", false, "also report each replay's wall-clock time (wall_s)")
 	plotDir := fs.String("plot", "", "write the finish-time-fairness CDF (PNG and SVG) into `dir`")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -123,7 +150,7 @@ flags:
 		return err
 	}
 	prog := newProgress(s, *quiet)
-	c.Progress = func(policy string, finished, jobs int) { prog.Report("shockwave simulate: "+policy, finished, jobs) }
+	c.Progress = swProgress(prog, len(c.Policies))
 	c.PerJob = true
 	rep, err := replay.RunShockwave(ctx, c)
 	prog.Done()
@@ -143,6 +170,51 @@ flags:
 	}
 	return swWriteTable(s.out, rep, *showTime)
 }
+
+// swProgress reports a replay's progress over all its policies (n of
+// them; 0 means all), so that the ETA covers the whole run.
+func swProgress(p *progress, n int) func(string, int, int) {
+	if n == 0 {
+		n = len(policy.Names())
+	}
+	done, last := -1, ""
+	return func(name string, finished, jobs int) {
+		if name != last {
+			done, last = done+1, name
+		}
+		p.Report("shockwave simulate: "+name, done*jobs+finished, n*jobs)
+	}
+}
+
+// swTraceFormat is the trace format, at the end of -h: the models and
+// batch sizes from package trace, so that it cannot drift.
+var swTraceFormat = func() string {
+	var models strings.Builder
+	for _, m := range trace.Models() {
+		sizes := make([]string, 0, len(m.BatchSizes()))
+		for _, b := range m.BatchSizes() {
+			sizes = append(sizes, strconv.Itoa(b))
+		}
+		fmt.Fprintf(&models, "\n                     %-15s %s", m.String()+":", strings.Join(sizes, ", "))
+	}
+	return `
+--trace FILE: the Shockwave authors' format, one job a line, 12 tab-separated fields:
+  job_type         "<model> (batch size B)", B one of the model's sizes:` + models.String() + `
+  command, working_dir, num_steps_arg   kept, unused by the replay
+  needs_data_dir   0 or 1, unused
+  total_steps      the job's steps (iterations) at its first batch size
+  scale_factor     its GPUs (the throughput table measures 1, 2, 4 and 8)
+  mode             static, accordion or gns (how its batch size changes)
+  priority_weight, SLO                  kept, unused
+  duration_s       its isolated run time, whole seconds
+  arrival_s        its arrival, seconds from the start
+e.g. ResNet-18 (batch size 32)<TAB>cmd<TAB>dir<TAB>--steps<TAB>0<TAB>5000<TAB>1<TAB>static<TAB>1<TAB>-1<TAB>300<TAB>0
+--throughputs: the authors' JSON table, iterations/s per worker type and "('<job_type>', GPUs)";
+--config: their JSON of future_rounds, k, lambda, rhomax, log_approximation_bases, gpu_ram,
+solver_rel_gap, solver_num_threads and solver_timeout. Errors name the line, the field and what
+is valid; internal/eval/data/shockwave/README.md in the repository has the rest.
+`
+}()
 
 // swPolicyList parses --policy; the names are checked by the simulation.
 func swPolicyList(arg string) ([]string, error) {
@@ -169,7 +241,7 @@ var swRows = []swRow{
 	{"avg_jct_s", func(r *replay.ShockwavePolicyResult) string { return swFloat(r.AvgJCTS, 0) }},
 	{"worst_ftf", func(r *replay.ShockwavePolicyResult) string { return swFloat(r.WorstFTF, 3) }},
 	{"unfair_fraction", func(r *replay.ShockwavePolicyResult) string { return swFloat(r.UnfairFraction, 3) }},
-	{"unfair_fraction_1.1", func(r *replay.ShockwavePolicyResult) string { return swFloat(r.UnfairFraction110, 3) }},
+	{"unfair_fraction_1_1", func(r *replay.ShockwavePolicyResult) string { return swFloat(r.UnfairFraction110, 3) }},
 	{"worst_ftf_themis", func(r *replay.ShockwavePolicyResult) string { return swFloat(r.WorstFTFThemis, 3) }},
 	{"utilization", func(r *replay.ShockwavePolicyResult) string { return swFloat(r.Utilization, 3) }},
 	{"rounds", func(r *replay.ShockwavePolicyResult) string { return strconv.Itoa(r.Rounds) }},
@@ -196,10 +268,10 @@ func swWriteTable(out io.Writer, rep replay.ShockwaveReport, showTime bool) erro
 		}
 		cells = append(cells, line)
 	}
-	if showTime {
-		line := []string{"replay_s"}
+	if showTime { // three significant digits: a replay can take milliseconds
+		line := []string{"wall_s"}
 		for _, r := range rep.Results {
-			line = append(line, swFloat(r.WallS, 2))
+			line = append(line, strconv.FormatFloat(r.WallS, 'g', 3, 64))
 		}
 		cells = append(cells, line)
 	}
@@ -260,8 +332,7 @@ func swWriteJSON(out io.Writer, rep replay.ShockwaveReport, showTime, perJob boo
 }
 
 // shockwaveSimulateDemo is the demo's Shockwave replay: the authors'
-// 120-job trace on 32 GPUs (from the repository's testdata, so run from its
-// root) under Shockwave and the six baselines, then Shockwave again with
+// 120-job trace on 32 GPUs (the copy inside the binary) under Shockwave and the six baselines, then Shockwave again with
 // the authors' rescale flaw, about two seconds on two cores. It prints the
 // side-by-side table and the comparison to out and, unless plotDir is
 // empty, writes the finish-time-fairness CDF there, returning the files
@@ -279,6 +350,9 @@ func shockwaveSimulateDemo(ctx context.Context, out io.Writer, plotDir string) (
 	if err := swWriteTable(out, rep, false); err != nil {
 		return nil, err
 	}
+	if _, err := io.WriteString(out, swRowsLegend); err != nil {
+		return nil, err
+	}
 	c.Policies, c.AuthorsRescaleDrop, c.PerJob = []string{"shockwave"}, true, false
 	drop, err := replay.RunShockwave(ctx, c)
 	if err != nil {
@@ -292,6 +366,20 @@ func shockwaveSimulateDemo(ctx context.Context, out io.Writer, plotDir string) (
 	}
 	return plotShockwaveFTF(plotDir, rep)
 }
+
+// swRowsLegend says what each row of swWriteTable measures.
+const swRowsLegend = `
+What the rows measure, per policy, over the trace's jobs (N jobs on M GPUs):
+  makespan_s, avg_jct_s   the last job's completion, and the mean time from arrival to completion
+  worst_ftf               the largest finish-time fairness ρ = JCT / (isolated time · max(1, N/M)):
+                          how much longer than its fair share of the cluster a job took (≤ 1 is fair)
+  unfair_fraction[_1_1]   the share of jobs with ρ above 1.05 (1.1)
+  worst_ftf_themis        ρ with Themis's contention factor: max(1, the mean number of jobs active
+                          while the job lived / M) in place of max(1, N/M)
+  utilization             GPU-time the jobs kept busy over the cluster's, first arrival to makespan
+  rounds ... batch_changes   rounds of 120 s, restarts of preempted jobs, completions forced by
+                          the authors' 1.5x rule, jobs dropped, batch-size changes
+`
 
 // swWriteRescale explains --authors-rescale-drop with Shockwave's replay
 // with and without it.

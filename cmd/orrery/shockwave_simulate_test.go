@@ -15,16 +15,16 @@ import (
 	"github.com/orrery/orrery/internal/eval/trace"
 )
 
-// swArgs points the command at the repository's copy of the authors'
-// 120-job setup (the tests run in cmd/orrery).
-func swArgs(extra ...string) []string {
-	d := filepath.Join("..", "..", swData)
+// swArgs are the command's arguments for the authors' 120-job setup on 32
+// GPUs: the defaults, from the copy inside the binary.
+func swArgs(extra ...string) []string { return extra }
+
+// swDisk names the repository's copy of the authors' 32-GPU files on disk
+// (the tests run in cmd/orrery).
+func swDisk() (tr, tp, cf string) {
+	d := filepath.Join("..", "..", "internal", "eval", "data", "shockwave")
 	s32, _ := trace.SetupFor(32)
-	return append([]string{
-		"--trace", filepath.Join(d, "traces", s32.Trace),
-		"--throughputs", filepath.Join(d, s32.Table),
-		"--config", filepath.Join(d, "configurations", s32.Config),
-	}, extra...)
+	return filepath.Join(d, "traces", s32.Trace), filepath.Join(d, s32.Table), filepath.Join(d, "configurations", s32.Config)
 }
 
 func swRun(t *testing.T, args ...string) (string, error) {
@@ -116,8 +116,7 @@ func TestShockwaveSimulateBadTrace(t *testing.T) {
 		if err := os.WriteFile(path, []byte(c.text), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		args := swArgs("--policy", "gavel", "--gpus", "4")
-		args[1] = path
+		args := swArgs("--policy", "gavel", "--gpus", "4", "--trace", path)
 		_, err := swRun(t, args...)
 		if err == nil || !strings.Contains(err.Error(), c.want) || errors.Is(err, errUsage) {
 			t.Errorf("%q: %v", c.want, err)
@@ -127,7 +126,8 @@ func TestShockwaveSimulateBadTrace(t *testing.T) {
 
 // The plot is written as PNG and SVG, and is the same every time.
 func TestPlotShockwaveFTF(t *testing.T) {
-	c, err := swSetupFor(32, "", swArgs()[1], swArgs()[3], swArgs()[5])
+	tr, tp, cf := swDisk()
+	c, err := swSetupFor(32, "", tr, tp, cf)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,17 +163,13 @@ func TestPlotShockwaveFTF(t *testing.T) {
 	}
 }
 
-// The demo's replay, run from the repository root as the demo is.
+// The demo's replay, run from a folder outside the repository.
 func TestShockwaveSimulateDemo(t *testing.T) {
 	if testing.Short() {
 		t.Skip("replays the whole trace five times")
 	}
-	wd, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Chdir(filepath.Join(wd, "..", ".."))
 	dir := t.TempDir()
+	t.Chdir(dir)
 	var out bytes.Buffer
 	paths, err := shockwaveSimulateDemo(context.Background(), &out, dir)
 	if err != nil {
@@ -181,5 +177,49 @@ func TestShockwaveSimulateDemo(t *testing.T) {
 	}
 	if len(paths) != 2 || !strings.Contains(out.String(), "(120 jobs), 32 GPUs") || !strings.Contains(out.String(), "Shockwave") {
 		t.Fatalf("paths %v, output:\n%s", paths, out.String())
+	}
+}
+
+// From a folder outside the repository, the command reads the authors'
+// files inside the binary; the same files on disk (--data, or each named
+// by its flag) give the same replay.
+func TestShockwaveSimulateData(t *testing.T) {
+	tr, tp, cf := swDisk()
+	abs := func(p string) string { a, _ := filepath.Abs(p); return a }
+	tr, tp, cf = abs(tr), abs(tp), abs(cf)
+	t.Chdir(t.TempDir())
+	base := []string{"--jobs", "15", "--policy", "shockwave,gavel", "--json", "--per-job"}
+	embedded, err := swRun(t, base...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	results := func(out string) string {
+		var doc swJSON
+		if err := json.Unmarshal([]byte(out), &doc); err != nil || len(doc.Results) != 2 {
+			t.Fatalf("%v: %s", err, out)
+		}
+		b, _ := json.Marshal(doc.Results)
+		return string(b)
+	}
+	want := results(embedded)
+	for _, args := range [][]string{
+		{"--data", filepath.Dir(tp)},
+		{"--trace", tr, "--throughputs", tp, "--config", cf},
+		{"--trace", tr},
+	} {
+		out, err := swRun(t, append(args, base...)...)
+		if err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+		if got := results(out); got != want {
+			t.Errorf("%v: the replay differs from the embedded files'", args)
+		}
+	}
+	// A file that is not there is a runtime error, not a usage error.
+	if _, err := swRun(t, append([]string{"--trace", "no/such.trace"}, base...)...); err == nil || errors.Is(err, errUsage) {
+		t.Errorf("missing trace: %v", err)
+	}
+	if _, err := swRun(t, append([]string{"--data", "no/such/folder"}, base...)...); err == nil || errors.Is(err, errUsage) {
+		t.Errorf("missing --data: %v", err)
 	}
 }

@@ -202,7 +202,40 @@ func (k *keyScanner) scalar(st *schemaType) (string, bool) {
 	default:
 		return "", false
 	}
-	return fmt.Sprintf("expected %s, got JSON %s", st.t, got), false
+	return fmt.Sprintf("expected %s, got JSON %s", jsonKind(st.t, false), got), false
+}
+
+// jsonKind names what a value of Go type t is in JSON, in the schema's
+// words ("a number", "an array", "an object"); with ranges, a number's
+// range ("an integer in [0, 65535]").
+func jsonKind(t reflect.Type, ranges bool) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch k := t.Kind(); {
+	case k == reflect.Float32 && ranges:
+		return "a number of at most 3.4e38 in magnitude"
+	case k == reflect.Float64 && ranges:
+		return "a number of at most 1.8e308 in magnitude"
+	case k == reflect.Float32 || k == reflect.Float64:
+		return "a number"
+	case k >= reflect.Int && k <= reflect.Int64 && ranges:
+		lim := int64(1)<<(t.Bits()-1) - 1
+		return fmt.Sprintf("an integer in [%d, %d]", -lim-1, lim)
+	case k >= reflect.Uint && k <= reflect.Uint64 && ranges:
+		return fmt.Sprintf("an integer in [0, %d]", uint64(1)<<(t.Bits()-1)*2-1)
+	case k >= reflect.Int && k <= reflect.Uint64:
+		return "an integer"
+	case k == reflect.String:
+		return "a string"
+	case k == reflect.Bool:
+		return "true or false"
+	case k == reflect.Slice || k == reflect.Array:
+		return "an array"
+	case k == reflect.Struct || k == reflect.Map:
+		return "an object"
+	}
+	return "a value"
 }
 
 // text checks the string at k.i and moves past it.
@@ -229,7 +262,7 @@ func (k *keyScanner) text() (string, bool) {
 func (k *keyScanner) numberFits(st *schemaType) (string, bool) {
 	lit := k.number()
 	if !fits(lit, st.t) {
-		return fmt.Sprintf("expected %s, got JSON number %s", st.t, lit), false
+		return fmt.Sprintf("expected %s, got JSON number %s", jsonKind(st.t, true), lit), false
 	}
 	if (st.kind == reflect.Float32 || st.kind == reflect.Float64) && tiny(lit) {
 		k.code = Invalid

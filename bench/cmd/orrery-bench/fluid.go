@@ -60,7 +60,7 @@ func (c simCase) config(root string) (netsim.Config, error) {
 	if err != nil {
 		return netsim.Config{}, err
 	}
-	noise, err := workload.LoadReplay(os.DirFS(filepath.Join(root, "testdata", "alibaba")), workload.Both)
+	noise, err := workload.LoadReplay(os.DirFS(filepath.Join(root, "internal", "eval", "data", "alibaba")), workload.Both)
 	if err != nil {
 		return netsim.Config{}, err
 	}

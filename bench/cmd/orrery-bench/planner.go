@@ -132,7 +132,7 @@ func plannerSection(ctx context.Context, cfg *config) ([]bench.Section, []bench.
 		l := loaded[pc.setup.Trace]
 		if l == nil {
 			var err error
-			if l, err = shockwave.Load(filepath.Join(cfg.root, "testdata", "shockwave"), pc.setup); err != nil {
+			if l, err = shockwave.Load(filepath.Join(cfg.root, "internal", "eval", "data", "shockwave"), pc.setup); err != nil {
 				return nil, nil, err
 			}
 			loaded[pc.setup.Trace] = l

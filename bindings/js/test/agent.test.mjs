@@ -59,3 +59,56 @@ test('a rewritten shift file installs the new plan', async () => {
   assert.equal(a.stats().replans, 1);
   a.close();
 });
+
+test('the comm offset comes from a rank response; without one, a warning', async () => {
+  const job = (id) => ({ id, phases: [{ ms: 40, gbps: 0 }, { ms: 30, gbps: 40 }, { ms: 2, gbps: 0 }] });
+  const resp = orrery.rank({ links: [{ id: 'up', capacity_gbps: 50 }], jobs: [job('a'), job('b')], candidates: [{ id: 'c', paths: { a: ['up'], b: ['up'] } }] });
+  const dir = mkdtempSync(join(tmpdir(), 'agent-'));
+  const path = join(dir, 'rank.json');
+  writeFileSync(path, JSON.stringify(resp));
+  assert.equal(readPlan(path, 'b').comm_offset_ms, 40);
+  const warnings = [];
+  const onWarning = (w) => warnings.push(w);
+  process.on('warning', onWarning);
+  const ft = fakeTime(1_700_000_000_000);
+  const a = new TimeShiftAgent(orrery, { shiftFile: path, job: 'b', mode: 'pad', now: ft.now, sleep: ft.sleep });
+  const drifts = [];
+  for (let i = 0; i < 5; i++) {
+    await a.wait();
+    ft.t += 40;
+    drifts.push(a.communicating());
+    ft.t += 31;
+  }
+  a.close();
+  assert.ok(Math.max(...drifts.map(Math.abs)) < 1e-3, `drifts ${drifts}`);
+  writeFileSync(path, JSON.stringify({ shifts_ms: resp.shifts_ms, periods_ms: resp.periods_ms }));
+  const b = new TimeShiftAgent(orrery, { shiftFile: path, job: 'b', now: ft.now, sleep: ft.sleep });
+  await b.wait();
+  ft.t += 40;
+  const drift = b.communicating();
+  b.communicating();
+  b.close();
+  await new Promise((r) => setImmediate(r)); // warnings are emitted on the next tick
+  process.off('warning', onWarning);
+  assert.ok(Math.abs(drift - (40 - 72)) < 1e-3, `drift ${drift}`);
+  assert.equal(warnings.filter((w) => w.code === 'ORRERY_NO_COMM_OFFSET').length, 1);
+  const c = new TimeShiftAgent(orrery, { shiftFile: path, job: 'b', commOffsetMs: 40, now: ft.now, sleep: ft.sleep });
+  assert.equal(c.plan.comm_offset_ms, 40);
+  c.close();
+});
+
+test('the default mode is elastic, which holds slots as pad does without a group', async () => {
+  const starts = {};
+  for (const mode of [undefined, 'elastic', 'pad']) {
+    const ft = fakeTime(1_700_000_000_012.3);
+    const a = new TimeShiftAgent(orrery, { shiftMs: 30, periodMs: 72, mode, now: ft.now, sleep: ft.sleep });
+    starts[mode] = [];
+    for (let i = 0; i < 30; i++) {
+      starts[mode].push((await a.wait()).start_unix_ms);
+      ft.t += 60 + (i % 7) * 3;
+    }
+    a.close();
+  }
+  assert.deepEqual(starts[undefined], starts.elastic);
+  assert.deepEqual(starts.elastic, starts.pad);
+});

@@ -233,3 +233,70 @@ test('the stateful scheduler: integer and string ids run the same rounds', () =>
 test('load() takes the package module by default and says how to build a missing one', async () => {
   await assert.rejects(load(join(here, 'no-such.wasm')), /make wasm/);
 });
+
+test('a NaN or an infinity is refused naming its field, before encoding', () => {
+  const bad = structuredClone(pulses);
+  bad.jobs[1].phases[0].gbps = NaN;
+  assert.throws(() => orrery.link(bad), (e) => e instanceof OrreryError && e.code === 'invalid_argument' &&
+    e.field === 'jobs[1].phases[0].gbps' && /NaN is not a finite number/.test(e.message));
+  assert.throws(() => orrery.link({ ...pulses, capacity_gbps: Infinity }), (e) => e.field === 'capacity_gbps');
+  const s = orrery.newScheduler(4);
+  assert.throws(() => s.add({ id: 1, gpus: 1, submit_s: 0, progress: 0, epoch_bs: [32, 32], epoch_dur_s: [60, -Infinity] }),
+    (e) => e.field === 'job.epoch_dur_s[1]');
+  s.close();
+});
+
+test('require() works: the CommonJS entry loads the ES module', async () => {
+  const { createRequire } = await import('node:module');
+  const require = createRequire(import.meta.url);
+  const cjs = require('../orrery.cjs');
+  const o = await cjs.load(wasm);
+  assert.equal(o.link(pulses).score, 1);
+  assert.equal(cjs.ABI_VERSION, ABI_VERSION);
+  const bad = structuredClone(pulses);
+  bad.capacity_gbps = NaN;
+  assert.throws(() => o.link(bad), (e) => cjs.isOrreryError(e) && e.field === 'capacity_gbps');
+  assert.equal((await cjs.esm()).OrreryError, OrreryError);
+  const agent = require('../agent.cjs');
+  assert.equal(typeof (await agent.esm()).TimeShiftAgent, 'function');
+  // The package's exports point require() here and import at the ES module.
+  const pkg = JSON.parse(readFileSync(join(here, '..', 'package.json'), 'utf8'));
+  assert.equal(pkg.exports['.'].require.default, './orrery.cjs');
+  assert.equal(pkg.exports['.'].import.default, './orrery.js');
+  for (const f of ['orrery.cjs', 'orrery.d.cts', 'agent.cjs', 'agent.d.cts']) assert.ok(pkg.files.includes(f), f);
+});
+
+test('link and rank carry each job\'s comm offset', () => {
+  const job = (id) => ({ id, phases: [{ ms: 40, gbps: 0 }, { ms: 30, gbps: 40 }, { ms: 2, gbps: 0 }] });
+  const r = orrery.rank({ links: [{ id: 'up', capacity_gbps: 50 }], jobs: [job('a'), job('b')], candidates: [{ id: 'c', paths: { a: ['up'], b: ['up'] } }] });
+  assert.deepEqual(r.comm_offsets_ms, { a: 40, b: 40 });
+});
+
+test('integer ids past Number.MAX_SAFE_INTEGER come back exactly, as BigInt', () => {
+  // 2^53 and 2^53 + 1 are one number in JavaScript; the module keeps them
+  // apart, and so must the object API (issue 29).
+  const big = [2n ** 53n, 2n ** 53n + 1n, -(2n ** 63n), 2n ** 63n - 1n];
+  const s = orrery.newScheduler(8, { rounds: 3 });
+  for (const id of big) {
+    s.add({ id, gpus: 1, submit_s: 60, progress: 0, epoch_bs: [32, 32], epoch_dur_s: [36, 36] });
+  }
+  s.add({ id: 7, gpus: 1, submit_s: 60, progress: 0, epoch_bs: [32, 32], epoch_dur_s: [36, 36] });
+  const ids = s.schedule();
+  assert.deepEqual([...ids].sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : 1)), [-(2n ** 63n), 7, 2n ** 53n, 2n ** 53n + 1n, 2n ** 63n - 1n]);
+  assert.equal(typeof ids.find((x) => x === 7), 'number', 'a safe id stays a number');
+  // Against the raw envelope: the same ids, in the same order.
+  const raw = orrery.handle(`{"op":"shockwave.scheduler.last_plan","request":{"handle":${s.handle}}}`);
+  const plan = s.lastPlan();
+  const rawIds = /"rounds":\[\[([^\]]*)\]/.exec(raw)[1].split(',');
+  assert.deepEqual(plan.rounds[0].map(String), rawIds);
+  assert.deepEqual(plan.jobs.map((j) => String(j.id)), [...raw.matchAll(/\{"id":(-?\d+),"rounds"/g)].map((m) => m[1]));
+  // A float of the same digits (makespan_s) stays a number.
+  assert.equal(typeof plan.makespan_s, 'number');
+  // Remove and progress take BigInt ids too.
+  s.progress(2n ** 53n + 1n, 1);
+  assert.equal(s.remove(2n ** 53n).active, 4);
+  assert.throws(() => s.remove(2n ** 53n), (err) => err instanceof OrreryError && err.field === 'id');
+  // A NaN beside a BigInt is refused naming its field, as without one.
+  assert.throws(() => s.observe(2n ** 53n + 1n, { round: 1, it_per_s: NaN, bs: 32 }), (e) => e instanceof OrreryError && e.field === 'sample.it_per_s');
+  s.close();
+});

@@ -3,6 +3,9 @@
 //
 //   node host.mjs corpus MODULE DIR          {"name", "b64"} per request file under DIR
 //   node host.mjs bench MODULE DIR NAME...   {"name", "ns_per_op"} per benchmark
+//   node host.mjs time MODULE DIR RUNS       {"name", "wall_ns", "cpu_ns", "b64"} per .jsonl file under DIR:
+//                                            RUNS times, on a fresh instance each, its lines in order, the
+//                                            last one timed (wall and process CPU time), and its last answer
 //
 // Benchmark names: "abi_version" (one export call), "search" (linkSearch on
 // the two-job problem of bench.Search), or a request file under DIR.
@@ -66,6 +69,35 @@ if (mode === 'corpus') {
     }
     out({ name, b64: Buffer.from(resp).toString('base64') });
   }
+} else if (mode === 'time') {
+  // The time limits of issue 29 (internal/timing): each case's set-up
+  // lines untimed, then its last line, RUNS times.
+  const compiled = await WebAssembly.compile(readFileSync(module));
+  const runs = Number(names[0]);
+  const files = walk(dir).map((name) => [name, readFileSync(join(dir, name)).toString('utf8').split('\n').filter((l) => l !== '')]);
+  // Warm-up: every case once, untimed, so that V8 has tiered the module's
+  // functions up (its background compiler would count as CPU time).
+  for (const [, lines] of files) {
+    const own = new Orrery(compiled);
+    for (const l of lines) own.handleBytes(Buffer.from(l));
+  }
+  for (const [name, lines] of files) {
+    const wall = [], cpu = [];
+    let last;
+    for (let r = 0; r < runs; r++) {
+      const own = new Orrery(compiled);
+      for (const l of lines.slice(0, -1)) own.handleBytes(Buffer.from(l));
+      const env = Buffer.from(lines[lines.length - 1]);
+      const c0 = process.cpuUsage();
+      const t0 = process.hrtime.bigint();
+      last = own.handleBytes(env);
+      const t1 = process.hrtime.bigint();
+      const c1 = process.cpuUsage(c0);
+      wall.push(Number(t1 - t0));
+      cpu.push((c1.user + c1.system) * 1000);
+    }
+    out({ name, wall_ns: wall, cpu_ns: cpu, b64: Buffer.from(last).toString('base64') });
+  }
 } else if (mode === 'bench') {
   for (const name of names) {
     let fn;
@@ -80,6 +112,6 @@ if (mode === 'corpus') {
     out({ name, ns_per_op: measure(fn) });
   }
 } else {
-  process.stderr.write('usage: host.mjs corpus|bench MODULE DIR [NAME...]\n');
+  process.stderr.write('usage: host.mjs corpus|bench|time MODULE DIR [NAME...|RUNS]\n');
   process.exit(2);
 }

@@ -14,7 +14,7 @@ import os
 import struct
 import threading
 
-import wasmtime
+import wasmtime  # type: ignore[import]
 
 from ._common import (
     ABI_VERSION,

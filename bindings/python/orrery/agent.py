@@ -21,20 +21,49 @@ The shift comes from arguments (shift_ms, period_ms) or from a JSON file
 that the scheduler writes and may rewrite (it is re-read when it changes,
 at most every reload_s seconds): either {"period_ms": 72, "shift_ms": 30,
 "comm_offset_ms": 40, "reference_unix_ms": 0} or a cassini.link /
-cassini.rank response ({"shifts_ms": {...}, "periods_ms": {...}}) with job
-naming this job's id. No dependency on PyTorch or anything else; see
-examples/pytorch_training.py.
+cassini.rank response ({"shifts_ms": {...}, "periods_ms": {...},
+"comm_offsets_ms": {...}}) with job naming this job's id. No dependency on
+PyTorch or anything else; see examples/pytorch_training.py.
+
+comm_offset_ms is where the job's communication starts in its iteration:
+the angle communicating() measures drift from. The responses carry it
+(comm_offsets_ms); without it the drift is measured from the iteration's
+start, so a job whose all-reduce starts 34 ms in reports a 34 ms drift
+every iteration. The agent warns once (RuntimeWarning) when it has none.
+
+Modes: "elastic" (the default, as the simulations of docs/cassini.md use)
+holds the job's phase against a clock it shares with its partners' agents;
+an agent behind the JSON API has no such group (its partners run in other
+processes), so it holds its slots as "pad" does. "pad" starts every
+iteration on its slot of a fixed period and re-aligns when late past the
+threshold; "free" is the paper's rule (iterations back to back, re-aligned
+when the communication drifts past the threshold).
 """
+
+from __future__ import annotations
 
 import json
 import os
 import time
+import warnings
+from typing import Any, Callable, Optional
 
 from . import load as _load
+from ._common import Engine
+from .types import AgentDecision, AgentPlan, AgentStats
+
+_NO_OFFSET = (
+    "orrery.agent: the plan has no comm_offset_ms, so communicating() measures drift from the "
+    "start of the iteration (a job whose all-reduce starts 34 ms in reports a 34 ms drift every "
+    "iteration). Give comm_offset_ms= (where the job's communication starts in its iteration, "
+    "in ms), or a shift file that is a cassini.link or cassini.rank response: they carry "
+    "comm_offsets_ms."
+)
 
 
-def read_plan(path, job=None):
-    """The plan (period_ms, shift_ms, ...) in a shift file."""
+def read_plan(path: str, job: Optional[str] = None) -> AgentPlan:
+    """The plan (period_ms, shift_ms, and comm_offset_ms when the file has
+    it) in a shift file."""
     with open(path) as fh:
         doc = json.load(fh)
     if "shifts_ms" in doc:  # a cassini.link or cassini.rank response
@@ -42,49 +71,63 @@ def read_plan(path, job=None):
             raise ValueError("%s holds the shifts of several jobs: name this one (job=...)" % path)
         if job not in doc["shifts_ms"] or job not in doc.get("periods_ms", {}):
             raise KeyError("%s has no shift or period for job %r" % (path, job))
-        return {"period_ms": doc["periods_ms"][job], "shift_ms": doc["shifts_ms"][job]}
-    plan = {k: doc[k] for k in ("period_ms", "shift_ms", "comm_offset_ms", "reference_unix_ms") if k in doc}
-    if "period_ms" not in plan or "shift_ms" not in plan:
+        plan: AgentPlan = {"period_ms": doc["periods_ms"][job], "shift_ms": doc["shifts_ms"][job]}
+        if job in doc.get("comm_offsets_ms", {}):
+            plan["comm_offset_ms"] = doc["comm_offsets_ms"][job]
+        return plan
+    if "period_ms" not in doc or "shift_ms" not in doc:
         raise ValueError("%s: want period_ms and shift_ms" % path)
-    return plan
+    return {k: doc[k] for k in ("period_ms", "shift_ms", "comm_offset_ms", "reference_unix_ms") if k in doc}  # type: ignore[return-value]
 
 
 class TimeShiftAgent(object):
     """One job's agent: call wait() before each iteration.
 
-    mode "pad" (default) starts every iteration on its slot; "free" is the
-    paper's rule (re-align only after a drift past threshold, a fraction
-    of the period, default 0.05). clock (seconds, like time.time) and
-    sleep are injectable for tests and simulators."""
+    mode is "elastic" (None, the default: the engine's, see the module
+    doc), "pad" or "free" (the paper's rule: re-align only after a drift
+    past threshold, a fraction of the period, default 0.05).
+    comm_offset_ms is where the job's communication starts in its
+    iteration; None takes the shift file's (a cassini.link or rank
+    response carries it), else 0 with a warning. clock (seconds, like
+    time.time) and sleep are injectable for tests and simulators."""
 
-    def __init__(self, shift_ms=None, period_ms=None, *, shift_file=None, job=None, comm_offset_ms=0.0,
-                 reference_unix_ms=0.0, mode="pad", threshold=0.0, cooldown_ms=0.0, engine=None,
-                 clock=time.time, sleep=time.sleep, reload_s=1.0):
+    def __init__(self, shift_ms: Optional[float] = None, period_ms: Optional[float] = None, *,
+                 shift_file: Optional[str] = None, job: Optional[str] = None,
+                 comm_offset_ms: Optional[float] = None, reference_unix_ms: float = 0.0,
+                 mode: Optional[str] = None, threshold: float = 0.0, cooldown_ms: float = 0.0,
+                 engine: Optional[Engine] = None, clock: Callable[[], float] = time.time,
+                 sleep: Callable[[float], Any] = time.sleep, reload_s: float = 1.0):
         if shift_file is None and (shift_ms is None or period_ms is None):
             raise ValueError("give shift_ms and period_ms, or a shift_file")
         self.engine = engine if engine is not None else _load()
         self.shift_file, self.job = shift_file, job
         self._clock, self._sleep, self._reload_s = clock, sleep, reload_s
         self._mtime, self._checked = None, 0.0
+        self._offset = comm_offset_ms
+        plan: AgentPlan
         if shift_file is not None:
             plan = read_plan(shift_file, job)
             self._mtime = os.stat(shift_file).st_mtime_ns
             self._checked = clock()
         else:
-            plan = {"period_ms": period_ms, "shift_ms": shift_ms, "comm_offset_ms": comm_offset_ms,
-                    "reference_unix_ms": reference_unix_ms}
+            assert shift_ms is not None and period_ms is not None
+            plan = {"period_ms": period_ms, "shift_ms": shift_ms, "reference_unix_ms": reference_unix_ms}
+        plan = self._with_offset(plan)
         self.plan = plan
-        req = dict(plan, mode=mode)
+        self._warned = False
+        req: dict = dict(plan)
+        if mode is not None:
+            req["mode"] = mode
         if threshold:
             req["threshold"] = threshold
         if cooldown_ms:
             req["cooldown_ms"] = cooldown_ms
         self._agent = self.engine.new_agent(req)
 
-    def _now_ms(self):
+    def _now_ms(self) -> float:
         return self._clock() * 1000.0
 
-    def _maybe_reload(self):
+    def _maybe_reload(self) -> None:
         if self.shift_file is None or self._clock() - self._checked < self._reload_s:
             return
         self._checked = self._clock()
@@ -94,13 +137,20 @@ class TimeShiftAgent(object):
             return  # keep the plan while the scheduler rewrites the file
         if mtime == self._mtime:
             return
-        plan = read_plan(self.shift_file, self.job)
+        plan = self._with_offset(read_plan(self.shift_file, self.job))
         self._mtime = mtime
         if plan != self.plan:
             self._agent.set_plan(plan)
             self.plan = plan
 
-    def wait(self):
+    def _with_offset(self, plan: AgentPlan) -> AgentPlan:
+        """plan with the comm offset given to the constructor, if any (it
+        wins over the file's)."""
+        if self._offset is not None:
+            plan = dict(plan, comm_offset_ms=self._offset)  # type: ignore[assignment]
+        return plan
+
+    def wait(self) -> AgentDecision:
         """Sleep until the next iteration's slot (or not at all); returns
         the decision {start_unix_ms, delay_ms, late_ms, adjusted}."""
         self._maybe_reload()
@@ -109,19 +159,23 @@ class TimeShiftAgent(object):
             self._sleep(d["delay_ms"] / 1000.0)
         return d
 
-    def communicating(self):
+    def communicating(self) -> float:
         """Record that this iteration's communication starts now; returns
-        its drift from the planned angle, in ms."""
+        its drift from the planned angle (the plan's comm_offset_ms), in
+        ms."""
+        if "comm_offset_ms" not in self.plan and not self._warned:
+            warnings.warn(_NO_OFFSET, RuntimeWarning, stacklevel=2)
+            self._warned = True
         return self._agent.communicating(self._now_ms())
 
-    def stats(self):
+    def stats(self) -> AgentStats:
         return self._agent.stats()
 
-    def close(self):
+    def close(self) -> None:
         self._agent.close()
 
-    def __enter__(self):
+    def __enter__(self) -> "TimeShiftAgent":
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: Any) -> None:
         self.close()

@@ -6,6 +6,12 @@ CVXPY with Gurobi or MOSEK. Swap one import in their simulator:
     # from shockwave import ShockwaveScheduler
     from orrery.shockwave import ShockwaveScheduler
 
+Their simulator (scheduler.py) still imports cvxpy (through policies/)
+and matrix_completion (through throughput_estimator.py) when it loads;
+install them (pip install cvxpy matrix_completion) or put stub modules of
+those names on its path: neither is called on the Shockwave path. gurobipy
+and mosek, which only their shockwave.py imports, are not needed.
+
 Jobs are the authors' JobMetaData objects (or any object with the same
 attributes: jobid, nworkers, epochs, epoch_nsamples, epoch_duration,
 epoch_duration_preprofiled, bs_schedule, timestamp_submit, epoch_progress,
@@ -13,32 +19,55 @@ and the throughput timeline throughput_measurements, an OrderedDict
 round -> (iterations/s, batch size) that the simulator fills in), or plain
 dicts in shockwave.plan's job format.
 
-What differs, by design:
+Every argument after ngpus has the authors' tacc_32gpus value as its
+default, so ShockwaveScheduler(32) is their 32-GPU setup. The knobs:
 
-* The solver is exact and deterministic: solver_preference,
-  solver_rel_gap, solver_num_threads and solver_timeout are accepted and
-  not used (orrery proves the optimum of each round program; the authors'
-  Gurobi stops at a 1e-3 gap or 15 s). gram and n_epoch_vars_max are unused
-  upstream too.
-* Re-plans follow the authors' triggers inside the Go scheduler: an
-  arrival or a completion (both re-estimate the fair finish times), every
-  8 rounds (where their simulator calls set_resolve), and when the cached
-  window runs out. set_resolve() therefore changes nothing, and
-  share_update=False is not honoured: every add and remove re-estimates.
+* Re-plans happen when their class re-solves: on add_metadata and
+  remove_metadata, when set_resolve() was called since the last
+  round_schedule (their simulator calls it after a completion and every
+  REOPT_ROUNDS rounds), and when the round leaves the planned window.
+  clear_resolve() before round_schedule cancels a set_resolve, as in their
+  class. reopt_rounds=N (a keyword of this class only) makes the Go
+  scheduler also re-plan every N rounds by itself, for callers that never
+  call set_resolve.
+* solver_timeout (seconds) is the time limit of each plan; a plan cut short
+  answers its best so far (orrery solves the authors' programs in
+  milliseconds, so their 15 s never binds). The solver is exact: it proves
+  each optimum. solver_rel_gap is the relative gap Gurobi stops at (1e-3);
+  it is passed on only with honour_rel_gap=True, as orrery's "gap", since
+  stopping within 0.1% of the optimum can change which jobs run and saves
+  no time here.
+* solver_preference and solver_num_threads choose Gurobi or MOSEK and its
+  threads; gram and n_epoch_vars_max are unused upstream too. All are kept
+  as attributes.
+* share_update=False (add, remove, progress) is not honoured: every add and
+  remove re-estimates the fair finish times, as their simulator's calls do.
 * Ids: an int id is the scheduler's own; anything else is keyed by its
   integer_job_id() (the authors' JobIdPair) or its str(). round_schedule
   returns the caller's id objects.
+
+tests/test_shockwave_dropin.py drives this class as scheduler.py does
+(add_metadata on arrival, round_schedule, schedule_progress,
+deschedule_waiting_delay, increment_round_ptr, set_resolve on completions
+and every REOPT_ROUNDS rounds) and checks it re-plans exactly when their
+class would.
 """
 
-from collections import OrderedDict
+from __future__ import annotations
 
+from collections import OrderedDict
+from typing import Any, Dict, Hashable, List, Optional, Sequence
+
+from ._common import Engine, Scheduler
+from .types import SchedulerPlan, ShockwaveConfig
 from . import load as _load
 
-# The authors' solver settings the planner has no use for.
-_UNUSED = ("gram", "solver_preference", "solver_rel_gap", "solver_num_threads", "solver_timeout", "n_epoch_vars_max")
+# The authors' tacc_32gpus configuration: the constructor's defaults.
+_LOGAPX_BASES = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)
+_LOGAPX_ORIGIN = {0.0: 1e-6}
 
 
-def _key(jobid):
+def _key(jobid: Hashable) -> Any:
     """The id the Go scheduler sees for the caller's id."""
     if isinstance(jobid, bool):
         raise TypeError("a job id cannot be a bool")
@@ -50,7 +79,7 @@ def _key(jobid):
     return str(jobid)
 
 
-def job_dict(jobid, job):
+def job_dict(jobid: Hashable, job: Any) -> Dict[str, Any]:
     """shockwave.plan's job for a JobMetaData (or a dict, returned with its
     id set)."""
     if isinstance(job, dict):
@@ -74,72 +103,81 @@ def job_dict(jobid, job):
 
 
 class ShockwaveScheduler(object):
-    """The authors' ShockwaveScheduler over orrery's Go scheduler.
-
-    engine is an orrery Engine (default: orrery.load()); reopt_rounds is
-    the periodic re-plan (the authors' REOPT_ROUNDS, 8)."""
+    """The authors' ShockwaveScheduler over orrery's Go scheduler (see the
+    module doc for what each knob does). engine is an orrery Engine
+    (default: orrery.load())."""
 
     def __init__(
         self,
         ngpus: int,
-        gram: int,
-        init_metadata: OrderedDict,
-        future_nrounds: int,
-        round_duration: int,
-        solver_preference: list,
-        solver_rel_gap: float,
-        solver_num_threads: int,
-        solver_timeout: float,
-        n_epoch_vars_max: int,
-        logapx_bases: list,
-        logapx_origin: dict,
-        k: float,
-        lam: float,
-        rhomax: float,
+        gram: int = 16,
+        init_metadata: Optional[OrderedDict] = None,
+        future_nrounds: int = 20,
+        round_duration: float = 120,
+        solver_preference: Optional[Sequence[str]] = None,
+        solver_rel_gap: float = 1e-3,
+        solver_num_threads: int = 24,
+        solver_timeout: Optional[float] = 15.0,
+        n_epoch_vars_max: int = 30,
+        logapx_bases: Optional[Sequence[float]] = None,
+        logapx_origin: Optional[Dict[float, float]] = None,
+        k: float = 1e-3,
+        lam: float = 12.0,
+        rhomax: float = 1.0,
         *,
-        engine=None,
-        reopt_rounds: int = 8,
+        engine: Optional[Engine] = None,
+        reopt_rounds: Optional[int] = None,
+        honour_rel_gap: bool = False,
     ):
         if ngpus <= 0 or future_nrounds <= 0 or round_duration <= 0 or k <= 0:
             raise ValueError("ngpus, future_nrounds, round_duration and k must be positive")
+        if reopt_rounds is not None and reopt_rounds <= 0:
+            raise ValueError("reopt_rounds must be positive (None: re-plan on set_resolve, as the authors' class)")
         self.ngpus = ngpus
         self.gram = gram
         self.future_nrounds = future_nrounds
         self.round_duration = round_duration
-        self.solver_preference = solver_preference
+        self.solver_preference = list(solver_preference) if solver_preference is not None else ["GUROBI"]
         self.solver_rel_gap = solver_rel_gap
         self.solver_num_threads = solver_num_threads
         self.solver_timeout = solver_timeout
         self.n_epoch_vars_max = n_epoch_vars_max
-        self.logapx_bases = list(logapx_bases)
-        self.logapx_origin = dict(logapx_origin)
+        self.logapx_bases = list(logapx_bases if logapx_bases is not None else _LOGAPX_BASES)
+        self.logapx_origin = dict(logapx_origin if logapx_origin is not None else _LOGAPX_ORIGIN)
         self.k = k
         self.lam = lam
         self.rhomax = rhomax
-        config = {
+        config: ShockwaveConfig = {
             "rounds": future_nrounds,
             "round_s": float(round_duration),
             "k": float(k),
             "lambda": float(lam),
             "rho_max": float(rhomax),
             "breakpoints": [float(b) for b in self.logapx_bases],
-            "reopt_rounds": reopt_rounds,
+            # -1: no periodic re-plan of its own; set_resolve decides, as in
+            # the authors' class.
+            "reopt_rounds": reopt_rounds if reopt_rounds is not None else -1,
         }
         if 0.0 in self.logapx_origin:
             config["log_zero"] = float(self.logapx_origin[0.0])
+        if solver_timeout is not None and solver_timeout > 0:
+            config["time_limit_ms"] = float(solver_timeout) * 1000.0
+        if honour_rel_gap and solver_rel_gap:
+            config["gap"] = float(solver_rel_gap)
+        self.config = config  # what the Go scheduler plans with
         self.engine = engine if engine is not None else _load()
-        self._sched = self.engine.new_scheduler(ngpus, config)
-        self.metadata = OrderedDict()
-        self.completed_jobs = OrderedDict()
-        self.schedules = OrderedDict()
+        self._sched: Scheduler = self.engine.new_scheduler(ngpus, config)
+        self.metadata: OrderedDict = OrderedDict()
+        self.completed_jobs: OrderedDict = OrderedDict()
+        self.schedules: OrderedDict = OrderedDict()
         self.round_ptr = 0
         self.resolve = True
-        self._ids = {}  # Go id -> the caller's id
-        self._sent = {}  # Go id -> last timeline round sent
-        for jobid, jobobj in init_metadata.items():
+        self._ids: Dict[Any, Hashable] = {}  # Go id -> the caller's id
+        self._sent: Dict[Any, int] = {}  # Go id -> last timeline round sent
+        for jobid, jobobj in (init_metadata or OrderedDict()).items():
             self.add_metadata(jobid, jobobj)
 
-    def add_metadata(self, jobid, jobobj, share_update=True):
+    def add_metadata(self, jobid: Hashable, jobobj: Any, share_update: bool = True) -> None:
         """Admit a job; the next round_schedule re-plans."""
         if jobid in self.metadata:
             raise ValueError("job %r is already active" % (jobid,))
@@ -157,7 +195,7 @@ class ShockwaveScheduler(object):
         self._sent[d["id"]] = last
         self.resolve = True
 
-    def remove_metadata(self, jobid, share_update=True):
+    def remove_metadata(self, jobid: Hashable, share_update: bool = True) -> None:
         """Retire a completed job; the next round_schedule re-plans."""
         if jobid not in self.metadata:
             raise KeyError(jobid)
@@ -166,7 +204,7 @@ class ShockwaveScheduler(object):
         self._sent.pop(_key(jobid), None)
         self.resolve = True
 
-    def schedule_progress(self, jobid, epoch_progress, share_update=True):
+    def schedule_progress(self, jobid: Hashable, epoch_progress: int, share_update: bool = True) -> None:
         """The job's completed epochs."""
         if jobid not in self.metadata:
             raise KeyError(jobid)
@@ -177,24 +215,26 @@ class ShockwaveScheduler(object):
             if hasattr(job, "reset_waiting_delay"):
                 job.reset_waiting_delay()
 
-    def deschedule_waiting_delay(self, jobid, delay):
+    def deschedule_waiting_delay(self, jobid: Hashable, delay: float) -> None:
         """Kept for the simulator; the planner does not use waiting delays."""
         job = self.metadata.get(jobid)
         if job is not None and hasattr(job, "add_waiting_delay"):
             job.add_waiting_delay(delay)
 
-    def increment_round_ptr(self):
+    def increment_round_ptr(self) -> None:
         self.round_ptr = self._sched.end_round()
 
-    def set_resolve(self):
-        """Accepted: the Go scheduler re-plans on the authors' own triggers
-        (see the module doc)."""
+    def set_resolve(self) -> None:
+        """Re-plan at the next round_schedule, even inside the planned
+        window (what the authors' simulator calls after a completion and
+        every REOPT_ROUNDS rounds)."""
         self.resolve = True
 
-    def clear_resolve(self):
+    def clear_resolve(self) -> None:
+        """Cancel a set_resolve not yet acted on."""
         self.resolve = False
 
-    def _sync_timelines(self):
+    def _sync_timelines(self) -> None:
         """Send the throughput samples the simulator added to each job's
         timeline since the last round."""
         for jobid, job in self.metadata.items():
@@ -209,17 +249,20 @@ class ShockwaveScheduler(object):
                 last = r
             self._sent[key] = last
 
-    def round_schedule(self):
-        """The ids of the jobs to run in the current round."""
+    def round_schedule(self) -> List[Hashable]:
+        """The ids of the jobs to run in the current round: the cached plan's
+        round, or a new plan's when one is due (see the module doc)."""
         self._sync_timelines()
+        if self.resolve:
+            self._sched.resolve()
         ids = [self._ids[i] for i in self._sched.schedule()]
         self.schedules[self.round_ptr] = ids
         self.clear_resolve()
         return ids
 
-    def last_plan(self):
+    def last_plan(self) -> Optional[SchedulerPlan]:
         """The most recent plan (shockwave.plan's response)."""
         return self._sched.last_plan()
 
-    def close(self):
+    def close(self) -> None:
         self._sched.close()

@@ -188,6 +188,7 @@ class _LinkResponseRequired(TypedDict):
     shifts_ms: Dict[str, float]
     rotations_deg: Dict[str, float]
     periods_ms: Dict[str, float]
+    comm_offsets_ms: Dict[str, float]
     evaluations: int
 
 
@@ -197,6 +198,7 @@ class LinkResponse(_LinkResponseRequired, total=False):
     unrounded_score: float
     unrounded_excess_gbit: float
     unrounded_perimeter_ms: float
+    warnings: List["Warning"]
 
 
 class _LinkResultRequired(TypedDict):
@@ -242,6 +244,7 @@ class _ProfileResponseRequired(TypedDict):
 
 class ProfileResponse(_ProfileResponseRequired, total=False):
     fit: "FitSpec"
+    warnings: List["Warning"]
 
 
 class RankRequest(TypedDict, total=False):
@@ -268,11 +271,12 @@ class _RankResponseRequired(TypedDict):
     ranking: List[str]
     candidates: List["CandidateResult"]
     periods_ms: Dict[str, float]
+    comm_offsets_ms: Dict[str, float]
     searches: int
 
 
 class RankResponse(_RankResponseRequired, total=False):
-    pass
+    warnings: List["Warning"]
 
 
 class SamplesSpec(TypedDict, total=False):
@@ -513,3 +517,12 @@ class ThroughputSpec(TypedDict, total=False):
     round: int
     it_per_s: float
     bs: int
+
+
+class _WarningRequired(TypedDict):
+    field: str
+    message: str
+
+
+class Warning(_WarningRequired, total=False):
+    pass

@@ -6,6 +6,7 @@ import os
 import sys
 import tempfile
 import unittest
+import warnings
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
@@ -54,7 +55,7 @@ class AgentTest(unittest.TestCase):
             path = os.path.join(d, "shift.json")
             with open(path, "w") as fh:
                 json.dump({"shifts_ms": {"a": 10, "b": 40}, "periods_ms": {"a": 100, "b": 100}}, fh)
-            self.assertEqual(read_plan(path, "b"), {"period_ms": 100, "shift_ms": 40})
+            self.assertEqual(read_plan(path, "b"), {"period_ms": 100, "shift_ms": 40})  # no comm_offsets_ms
             with self.assertRaises(ValueError):
                 read_plan(path)
             a = TimeShiftAgent(shift_file=path, job="b", engine=self.eng, clock=ft.clock, sleep=ft.sleep, reload_s=0)
@@ -68,6 +69,67 @@ class AgentTest(unittest.TestCase):
             self.assertAlmostEqual((d1["start_unix_ms"] - 75) % 100, 0, places=3)
             self.assertEqual(a.stats()["replans"], 1)
             a.close()
+
+    def test_comm_offset_from_a_rank_response(self):
+        """A rank response carries each job's comm offset, so an agent fed
+        it reports no drift for a job whose all-reduce starts 40 ms into
+        its iteration (before comm_offsets_ms it reported 40 ms every
+        iteration); without one, the first communicating() warns."""
+        job = lambda i: {"id": i, "phases": [{"ms": 40, "gbps": 0}, {"ms": 30, "gbps": 40}, {"ms": 2, "gbps": 0}]}
+        resp = self.eng.rank({"links": [{"id": "up", "capacity_gbps": 50}], "jobs": [job("a"), job("b")],
+                              "candidates": [{"id": "c", "paths": {"a": ["up"], "b": ["up"]}}]})
+        self.assertEqual(resp["comm_offsets_ms"], {"a": 40, "b": 40})
+        ft = FakeTime(1_700_000_000.0)
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "rank.json")
+            with open(path, "w") as fh:
+                json.dump(resp, fh)
+            plan = read_plan(path, "b")
+            self.assertEqual(plan["comm_offset_ms"], 40)
+            a = TimeShiftAgent(shift_file=path, job="b", mode="pad", engine=self.eng, clock=ft.clock, sleep=ft.sleep)
+            drifts = []
+            for _ in range(5):
+                a.wait()
+                ft.t += 0.040  # compute, then the all-reduce starts on its angle
+                with warnings.catch_warnings():
+                    warnings.simplefilter("error")
+                    drifts.append(a.communicating())
+                ft.t += 0.031
+            self.assertLess(max(abs(x) for x in drifts), 1e-3, drifts)
+            a.close()
+            # The same plan without the offset: a drift every iteration, and a warning.
+            with open(path, "w") as fh:
+                json.dump({"shifts_ms": resp["shifts_ms"], "periods_ms": resp["periods_ms"]}, fh)
+            a = TimeShiftAgent(shift_file=path, job="b", mode="pad", engine=self.eng, clock=ft.clock, sleep=ft.sleep)
+            a.wait()
+            ft.t += 0.040
+            with warnings.catch_warnings(record=True) as w:
+                warnings.simplefilter("always")
+                drift = a.communicating()
+                a.communicating()
+            self.assertAlmostEqual(drift, 40 - 72, places=2)  # 40 ms late, wrapped into [-T/2, T/2)
+            self.assertEqual(len(w), 1)
+            self.assertIn("comm_offset_ms", str(w[0].message))
+            a.close()
+            # An offset given to the constructor wins, and silences it.
+            a = TimeShiftAgent(shift_file=path, job="b", comm_offset_ms=40, engine=self.eng, clock=ft.clock, sleep=ft.sleep)
+            self.assertEqual(a.plan["comm_offset_ms"], 40)
+            a.close()
+
+    def test_default_mode_is_elastic(self):
+        """mode=None leaves the engine's default, elastic (an agent without
+        a group holds its slots as pad does): the same decisions as pad."""
+        starts = {}
+        for mode in (None, "elastic", "pad"):
+            ft = FakeTime(1_700_000_000.0123)
+            a = TimeShiftAgent(shift_ms=30, period_ms=72, mode=mode, engine=self.eng, clock=ft.clock, sleep=ft.sleep)
+            starts[mode] = []
+            for i in range(30):
+                starts[mode].append(a.wait()["start_unix_ms"])
+                ft.t += 0.060 + (i % 7) * 0.003
+            a.close()
+        self.assertEqual(starts[None], starts["elastic"])
+        self.assertEqual(starts["elastic"], starts["pad"])
 
 
 if __name__ == "__main__":

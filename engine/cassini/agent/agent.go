@@ -465,7 +465,7 @@ func (a *Agent) Next(ready time.Time) Decision {
 		a.aligned = true
 		a.slot = a.firstSlot(ready)
 		start := a.slotAt(a.slot)
-		a.stats.Padding += start.Sub(ready)
+		a.stats.Padding = sat(a.stats.Padding, start.Sub(ready))
 		return Decision{Start: start, Delay: start.Sub(ready)}
 	}
 	next := a.slotAt(a.slot + 1)
@@ -475,7 +475,7 @@ func (a *Agent) Next(ready time.Time) Decision {
 	case Pad:
 		if !ready.After(next) {
 			a.slot++
-			a.stats.Padding += next.Sub(ready)
+			a.stats.Padding = sat(a.stats.Padding, next.Sub(ready))
 			return Decision{Start: next, Delay: next.Sub(ready)}
 		}
 		trigger = ready.Sub(next) > a.thr
@@ -499,7 +499,7 @@ func (a *Agent) Next(ready time.Time) Decision {
 	a.slot = a.firstSlot(ready)
 	start := a.slotAt(a.slot)
 	a.stats.Adjustments++
-	a.stats.AdjustDelay += start.Sub(ready)
+	a.stats.AdjustDelay = sat(a.stats.AdjustDelay, start.Sub(ready))
 	a.lastAdj, a.haveAdj = ready, true
 	a.haveComm = false
 	return Decision{Start: start, Delay: start.Sub(ready), Adjusted: true}
@@ -562,7 +562,7 @@ func (a *Agent) Communicated(d time.Duration) {
 	defer a.mu.Unlock()
 	if a.mode() == Elastic && !a.released && a.plan.FreeComm > 0 && a.group != nil {
 		saved := a.plan.FreeComm - d
-		a.stats.Saved += saved
+		a.stats.Saved = sat(a.stats.Saved, saved)
 		a.group.communicated(a.member, saved)
 	}
 }
@@ -584,4 +584,18 @@ func (a *Agent) Stats() Stats {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.stats
+}
+
+// sat returns a + b, saturated at the ends of time.Duration's range: the
+// counters sum waits the caller's instants set, which an agent behind the
+// JSON boundary takes as given (a wait of 292 years back and forth would
+// wrap them around).
+func sat(a, b time.Duration) time.Duration {
+	switch {
+	case b > 0 && a > math.MaxInt64-b:
+		return math.MaxInt64
+	case b < 0 && a < math.MinInt64-b:
+		return math.MinInt64
+	}
+	return a + b
 }

@@ -310,7 +310,7 @@ func (a *Agent) nextElastic(ready time.Time) Decision {
 			a.slot++
 		}
 		d = a.waitFor(ready)
-		a.stats.Padding += d.Delay
+		a.stats.Padding = sat(a.stats.Padding, d.Delay)
 		a.started = d.Start
 		return d
 	}
@@ -323,7 +323,7 @@ func (a *Agent) nextElastic(ready time.Time) Decision {
 	switch {
 	case late <= 0: // early: wait for the slot
 		d = a.waitFor(ready)
-		a.stats.Padding += d.Delay
+		a.stats.Padding = sat(a.stats.Padding, d.Delay)
 	case e >= 0 && e <= a.plan.Slack: // within the interleaving's slack: it stands, nobody waits
 		d = Decision{Start: ready, Late: g.realSpan(e)}
 	case e >= 0 && e-a.plan.Slack <= a.thr: // a nudge: the others wait the lateness past the slack
@@ -341,7 +341,7 @@ func (a *Agent) nextElastic(ready time.Time) Decision {
 		d = a.waitFor(ready)
 		d.Adjusted = true
 		a.stats.Adjustments++
-		a.stats.AdjustDelay += d.Delay
+		a.stats.AdjustDelay = sat(a.stats.AdjustDelay, d.Delay)
 	case time.Duration(g.active()-1)*(e-a.plan.Slack) < T-e: // slide the others: cheaper than waiting
 		g.slide(g.realSpan(e - a.plan.Slack))
 		d = Decision{Start: ready, Late: g.realSpan(a.plan.Slack), Adjusted: true}
@@ -352,7 +352,7 @@ func (a *Agent) nextElastic(ready time.Time) Decision {
 		d = a.waitFor(ready)
 		d.Adjusted = true
 		a.stats.Adjustments++
-		a.stats.AdjustDelay += d.Delay
+		a.stats.AdjustDelay = sat(a.stats.AdjustDelay, d.Delay)
 	}
 	a.started = d.Start
 	g.pace[a.member].held.waited(d.Delay)

@@ -13,6 +13,7 @@ import (
 	"github.com/orrery/orrery/engine/cassini/circle"
 	"github.com/orrery/orrery/engine/cassini/link"
 	"github.com/orrery/orrery/engine/cassini/profile"
+	"github.com/orrery/orrery/internal/deadline"
 	"github.com/orrery/orrery/internal/scratch"
 	"github.com/orrery/orrery/kernels"
 )
@@ -50,6 +51,12 @@ func ParseAggregate(s string) (Aggregate, error) {
 var (
 	ErrInvalid  = errors.New("candidate: invalid input")
 	ErrInternal = errors.New("candidate: internal error") // a bug: please report it
+	// ErrTimeLimit is the Err of a candidate the context's end left
+	// unevaluated: Rank evaluates candidates in order, each whole, and
+	// discards those it had no time to start. It is a link.ErrTimeLimit
+	// too (errors.Is), as the Err of a candidate whose link search had no
+	// first answer is.
+	ErrTimeLimit error = lateError{}
 )
 
 // Link is a network link.
@@ -188,9 +195,22 @@ const (
 	skipped                    // one free job: affinity.AssignFixed scans it itself
 )
 
+type lateError struct{}
+
+func (lateError) Error() string {
+	return "candidate: the time limit ended before the candidate was evaluated"
+}
+func (lateError) Is(target error) bool { return target == link.ErrTimeLimit }
+
 // Rank evaluates every candidate. jobs are the jobs' profiles, shared by all
 // candidates. A deadline or cancellation of ctx is not an error: link
-// searches return their best so far, and the outcomes say so in Status.
+// searches return their best so far, and the outcomes say so in Status;
+// the candidates it ends before are discarded with ErrTimeLimit. Each
+// candidate is evaluated whole (its link problems searched, then its
+// shifts assigned) before the next one starts, so that at the deadline
+// the candidates done are complete: the ranking is the best so far among
+// the first ones, and the call returns within about one candidate's
+// evaluation of the deadline.
 //
 // When a candidate's shared link is past the link search's limits (its
 // shared circle past the cap; link.Options.Fits), the candidate is discarded, unless Options.Link.Circle.Round is set: then the
@@ -250,7 +270,7 @@ func (ws *Workspace) Rank(ctx context.Context, jobs []profile.Profile, links []L
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	pl, err := ws.plan(jobs, links, cands, opt, r.Outcomes, workers)
+	pl, err := ws.plan(ctx, jobs, links, cands, opt, r.Outcomes, workers)
 	if err != nil {
 		return Ranking{}, err
 	}
@@ -264,14 +284,11 @@ func (ws *Workspace) Rank(ctx context.Context, jobs []profile.Profile, links []L
 	}
 	lopt := opt.Link
 	lopt.Circle.Round = false // periods are rounded here, one grid per candidate
-	sol, err := ws.solve(ctx, jobs, pl.probs, lopt, workers)
-	if err != nil {
+	sol := ws.newSolved(jobs, pl.probs, lopt)
+	if err := ws.assign(ctx, pl, sol, lopt, opt, workers, r.Outcomes); err != nil {
 		return Ranking{}, err
 	}
-	r.Cached = sol.cached
-	if err := ws.assign(ctx, jobs, pl, sol, lopt, opt, workers, r.Outcomes); err != nil {
-		return Ranking{}, err
-	}
+	r.Cached = sol.cachedCount()
 	r.order()
 	return r, nil
 }
@@ -328,7 +345,7 @@ type planned struct {
 // and lists the distinct link problems. A candidate ruled out here gets its
 // reason in outs. Candidates are planned in parallel, then their problems
 // numbered in candidate order.
-func (ws *Workspace) plan(jobs []profile.Profile, links []Link, cands []Candidate, opt Options, outs []Outcome, workers int) (planned, error) {
+func (ws *Workspace) plan(ctx context.Context, jobs []profile.Profile, links []Link, cands []Candidate, opt Options, outs []Outcome, workers int) (planned, error) {
 	pl := planned{graphs: make([]affinity.Graph, len(cands)), linkIndex: make([][]int, len(cands)), groupProb: make([][]int, len(cands)), ownProb: make([][]int, len(cands))}
 	peaks := make([]int32, len(jobs))
 	for j, p := range jobs {
@@ -338,6 +355,10 @@ func (ws *Workspace) plan(jobs []profile.Profile, links []Link, cands []Candidat
 	errs := make([]error, len(cands))
 	ws.plans++
 	perr := ws.parallel(workers, len(cands), func(_ *link.Workspace, c int) {
+		if deadline.Done(ctx) {
+			outs[c].Err = ErrTimeLimit // no graph: no problem of its own
+			return
+		}
 		x, _ := ws.scratch.Get().(*crossings)
 		if x == nil {
 			x = new(crossings)
@@ -485,78 +506,96 @@ func fixedCount(fx []int) int {
 	return n
 }
 
-// solved is every distinct link problem's own optimum.
+// solved is every distinct link problem's own optimum, searched on
+// first need (once, whichever candidate needs it first: a search is a
+// pure function of its problem, so the results do not depend on which).
 type solved struct {
+	jobs   []profile.Profile
+	probs  []problem
+	lopt   link.Options
+	limit  int // ws.Cache
+	zeros  []int
+	once   []sync.Once
 	optima []affinity.Optimum
 	status []link.Status
 	late   []error // the search ran out of time before its first evaluation (link.ErrTimeLimit)
-	cached int     // answered by the cache
+	errs   []error // the search failed
+	cached []bool  // answered by the cache
 }
 
-// solve searches each distinct link problem once, in parallel, through the
-// cache.
-func (ws *Workspace) solve(ctx context.Context, jobs []profile.Profile, probs []problem, lopt link.Options, workers int) (solved, error) {
-	limit := ws.Cache
-	sol := solved{optima: make([]affinity.Optimum, len(probs)), status: make([]link.Status, len(probs)), late: make([]error, len(probs))}
-	cached := make([]bool, len(probs))
-	errs := make([]error, len(probs))
+func (ws *Workspace) newSolved(jobs []profile.Profile, probs []problem, lopt link.Options) *solved {
+	n := len(probs)
 	most := 0
 	for _, pr := range probs {
 		if pr.how == fits {
 			most = max(most, len(pr.jobs))
 		}
 	}
-	zeros := make([]int, most) // the shifts of every fitting problem, shared: optima are read only
-	perr := ws.parallel(workers, len(probs), func(w *link.Workspace, i int) {
-		pr := probs[i]
+	return &solved{jobs: jobs, probs: probs, lopt: lopt, limit: ws.Cache,
+		zeros: make([]int, most), // the shifts of every fitting problem, shared: optima are read only
+		once:  make([]sync.Once, n), optima: make([]affinity.Optimum, n), status: make([]link.Status, n),
+		late: make([]error, n), errs: make([]error, n), cached: make([]bool, n)}
+}
+
+func (sol *solved) cachedCount() int {
+	n := 0
+	for _, c := range sol.cached {
+		if c {
+			n++
+		}
+	}
+	return n
+}
+
+// need searches problem i unless it has been, with w, through the cache.
+func (ws *Workspace) need(ctx context.Context, w *link.Workspace, sol *solved, i int) {
+	sol.once[i].Do(func() {
+		pr := sol.probs[i]
 		switch pr.how {
 		case skipped:
 			return
 		case fits:
 			k := len(pr.jobs)
-			sol.optima[i] = affinity.Optimum{Shifts: zeros[:k:k]}
+			sol.optima[i] = affinity.Optimum{Shifts: sol.zeros[:k:k]}
 			sol.status[i] = link.Optimal
+			return
+		}
+		if deadline.Done(ctx) {
+			// Not even its circle laid out: a search would spend that
+			// (a millisecond or more) past the deadline for nothing.
+			sol.late[i] = fmt.Errorf("link problem (jobs %v, capacity %d, fixed %v): %w", pr.jobs, pr.capacity, pr.fixed, ErrTimeLimit)
 			return
 		}
 		ps := make([]profile.Profile, len(pr.jobs))
 		for k, j := range pr.jobs {
-			ps[k] = jobs[j]
+			ps[k] = sol.jobs[j]
 			if pr.profiles != nil {
 				ps[k] = pr.profiles[k]
 			}
 			ps[k] = pad(ps[k], pr.grid)
 		}
 		var key uint64
-		if limit > 0 {
-			key = ws.cache.hash(ps, pr.capacity, lopt, pr.fixed)
-			if e, ok := ws.cache.get(key, ps, pr.capacity, lopt, pr.fixed); ok {
+		if sol.limit > 0 {
+			key = ws.cache.hash(ps, pr.capacity, sol.lopt, pr.fixed)
+			if e, ok := ws.cache.get(key, ps, pr.capacity, sol.lopt, pr.fixed); ok {
 				sol.optima[i] = affinity.Optimum{Shifts: e.shifts, Excess: e.excess}
-				sol.status[i], cached[i] = e.status, true
+				sol.status[i], sol.cached[i] = e.status, true
 				return
 			}
 		}
-		res, err := solveOne(ctx, w, pr, ps, lopt)
+		res, err := solveOne(ctx, w, pr, ps, sol.lopt)
 		if errors.Is(err, link.ErrTimeLimit) {
 			sol.late[i] = fmt.Errorf("link problem (jobs %v, capacity %d, fixed %v): %w", pr.jobs, pr.capacity, pr.fixed, err)
 			return
 		}
 		if err != nil {
-			errs[i] = fmt.Errorf("link problem (jobs %v, capacity %d, fixed %v): %w", pr.jobs, pr.capacity, pr.fixed, err)
+			sol.errs[i] = fmt.Errorf("link problem (jobs %v, capacity %d, fixed %v): %w", pr.jobs, pr.capacity, pr.fixed, err)
 			return
 		}
 		sol.optima[i] = affinity.Optimum{Shifts: res.Shifts, Excess: res.Excess}
 		sol.status[i] = res.Status
-		ws.cache.put(key, limit, ps, pr.capacity, lopt, pr.fixed, res)
+		ws.cache.put(key, sol.limit, ps, pr.capacity, sol.lopt, pr.fixed, res)
 	})
-	if err := errors.Join(perr, errors.Join(errs...)); err != nil {
-		return solved{}, err
-	}
-	for _, c := range cached {
-		if c {
-			sol.cached++
-		}
-	}
-	return sol, nil
 }
 
 // solveOne searches (or, every job fixed, evaluates) one link problem
@@ -569,17 +608,42 @@ func solveOne(ctx context.Context, w *link.Workspace, pr problem, ps []profile.P
 	return link.Result{Shifts: slices.Clone(pr.fixed), Excess: e, Points: n}, err
 }
 
-// assign runs Algorithm 1 on every candidate still in the running, in
-// parallel, and writes its outcome.
-func (ws *Workspace) assign(ctx context.Context, jobs []profile.Profile, pl planned, sol solved, lopt link.Options, opt Options, workers int, outs []Outcome) error {
+// assign evaluates every candidate still in the running, in order and in
+// parallel: it searches the candidate's link problems not searched yet,
+// then runs Algorithm 1 on it, and writes its outcome. A candidate not
+// started when ctx ends is discarded with ErrTimeLimit. A link problem
+// that fails fails the ranking (the first such problem's error, in
+// problem order, as when every problem was searched first).
+func (ws *Workspace) assign(ctx context.Context, pl planned, sol *solved, lopt link.Options, opt Options, workers int, outs []Outcome) error {
+	jobs := sol.jobs
 	errs := make([]error, len(outs))
 	perr := ws.parallel(workers, len(outs), func(w *link.Workspace, c int) {
 		if outs[c].Err != nil {
 			return
 		}
+		if deadline.Done(ctx) {
+			outs[c].Err = ErrTimeLimit
+			return
+		}
 		for _, id := range pl.groupProb[c] {
+			ws.need(ctx, w, sol, id)
+		}
+		for _, id := range pl.ownProb[c] {
+			if id >= 0 {
+				ws.need(ctx, w, sol, id)
+			}
+		}
+		for _, id := range pl.groupProb[c] {
+			if sol.errs[id] != nil {
+				return // the ranking fails
+			}
 			if err := sol.late[id]; err != nil {
 				outs[c].Err = err // no optimum to start from: discarded, as the time limit left it
+				return
+			}
+		}
+		for _, id := range pl.ownProb[c] {
+			if id >= 0 && sol.errs[id] != nil {
 				return
 			}
 		}
@@ -623,7 +687,10 @@ func (ws *Workspace) assign(ctx context.Context, jobs []profile.Profile, pl plan
 		outs[c] = outcome(g, a, pl.linkIndex[c], pl.groupProb[c], sol.status, opt.Aggregate)
 		outs[c].Grid = grid
 	})
-	return errors.Join(perr, errors.Join(errs...))
+	if err := errors.Join(perr, errors.Join(sol.errs...)); err != nil {
+		return err
+	}
+	return errors.Join(errs...)
 }
 
 // allFit reports whether every shared link of candidate c fits (its
@@ -665,7 +732,7 @@ func fitted(jobs []profile.Profile, g affinity.Graph, grid int, linkIndex []int,
 
 // assignFixed runs affinity.AssignFixed on candidate c, handing it the
 // link problems solved for every candidate.
-func assignFixed(ctx context.Context, w *link.Workspace, g affinity.Graph, ps []profile.Profile, pl planned, sol solved, c int, lopt link.Options, opt Options) (affinity.Assignment, error) {
+func assignFixed(ctx context.Context, w *link.Workspace, g affinity.Graph, ps []profile.Profile, pl planned, sol *solved, c int, lopt link.Options, opt Options) (affinity.Assignment, error) {
 	f := affinity.Fixed{Shifts: opt.Fixed, Best: make([]affinity.Optimum, len(g.Groups)), Optima: opt.Optima}
 	if opt.Aggregate == Min {
 		f.Objective = affinity.WorstScore

@@ -108,6 +108,23 @@ func (p Profile) Mass() int64 {
 	return s
 }
 
+// CommOffset is where p's communication starts in its iteration, in
+// ticks: the first tick of its first run of demand (a run that wraps
+// around the period starts where it begins before the end), or 0 for a
+// profile that never pauses or never communicates. It is the planned
+// angle a job's time-shift agent measures drift from: an agent told 0 for
+// a job whose all-reduce starts 40 ms into its iteration reports a 40 ms
+// drift every iteration.
+func (p Profile) CommOffset() int {
+	n := len(p.Demand)
+	for t := range n {
+		if p.Demand[t] > 0 && p.Demand[(t+n-1)%n] == 0 {
+			return t
+		}
+	}
+	return 0
+}
+
 // FromPhases quantizes phases onto q's grid. If period is non-zero the
 // phases must add up to it (within a microsecond); if it is zero the period
 // is their sum.

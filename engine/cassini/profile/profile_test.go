@@ -437,3 +437,21 @@ func TestRunsMatchTicks(t *testing.T) {
 		}
 	}
 }
+
+func TestCommOffset(t *testing.T) {
+	for _, c := range []struct {
+		demand []int32
+		want   int
+	}{
+		{[]int32{0, 0, 5, 5, 0}, 2},
+		{[]int32{5, 5, 0, 0, 0}, 0},
+		{[]int32{5, 0, 0, 5, 5}, 3}, // wraps: the run starts at 3
+		{[]int32{0, 0, 0}, 0},
+		{[]int32{4, 4, 4}, 0},
+		{[]int32{0, 3, 0, 7, 0}, 1},
+	} {
+		if got := (profile.Profile{Period: len(c.demand), Demand: c.demand}).CommOffset(); got != c.want {
+			t.Errorf("%v: %d, want %d", c.demand, got, c.want)
+		}
+	}
+}

@@ -118,9 +118,9 @@ func TestFromSeriesNotPeriodic(t *testing.T) {
 }
 
 // aliWorker reads one worker's normalized mini-batch times from the
-// Alibaba PAI release (testdata/alibaba).
+// Alibaba PAI release (internal/eval/data/alibaba).
 func aliWorker(t *testing.T, file string, worker int) []float64 {
-	f, err := os.Open("../../../testdata/alibaba/" + file)
+	f, err := os.Open("../../../internal/eval/data/alibaba/" + file)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -45,7 +45,7 @@ var (
 )
 
 func testdata(name ...string) string {
-	return filepath.Join(append([]string{"..", "..", "..", "testdata", "shockwave"}, name...)...)
+	return filepath.Join(append([]string{"..", "..", "..", "internal", "eval", "data", "shockwave"}, name...)...)
 }
 
 func load(tb testing.TB, s traceSpec) *loaded {

@@ -154,6 +154,15 @@ type config struct {
 // resolve validates c and fills d with defaults applied; bp/bpLogs reuse d's
 // buffers.
 func (c *Config) resolve(d *config) error {
+	if err := c.check(d); err != nil {
+		return err
+	}
+	return c.resolveBreakpoints(d)
+}
+
+// check validates c and fills d but for its breakpoints, which it only
+// checks; it does not allocate.
+func (c *Config) check(d *config) error {
 	d.T = c.Rounds
 	if d.T == 0 {
 		d.T = DefaultRounds
@@ -202,7 +211,7 @@ func (c *Config) resolve(d *config) error {
 	}
 	d.log = c.Log
 	d.noRelax = c.NoRelax
-	return c.resolveBreakpoints(d)
+	return c.checkBreakpoints()
 }
 
 // orDefault checks a knob that must be a finite number ≥ 0 and applies its
@@ -224,21 +233,6 @@ func (c *Config) resolveBreakpoints(d *config) error {
 	if bp == nil {
 		d.bp = append(d.bp, 0, 0.2, 0.4, 0.6, 0.8, 1)
 	} else {
-		if len(bp) < 2 {
-			return invalid("Config.Breakpoints", "%d breakpoints (want at least 0 and 1)", len(bp))
-		}
-		for i, b := range bp {
-			switch {
-			case !finite(b):
-				return invalidAt("Config.Breakpoints[]", i, "%v is not finite", b)
-			case i == 0 && b != 0:
-				return invalidAt("Config.Breakpoints[]", i, "%v (the first breakpoint must be 0)", b)
-			case i == len(bp)-1 && b != 1:
-				return invalidAt("Config.Breakpoints[]", i, "%v (the last breakpoint must be 1)", b)
-			case i > 0 && b <= bp[i-1]:
-				return invalidAt("Config.Breakpoints[]", i, "%v is not above the previous breakpoint %v", b, bp[i-1])
-			}
-		}
 		d.bp = append(d.bp, bp...)
 	}
 	for i, b := range d.bp {
@@ -249,6 +243,38 @@ func (c *Config) resolveBreakpoints(d *config) error {
 		}
 	}
 	return nil
+}
+
+// checkBreakpoints checks c.Breakpoints: nil, or strictly increasing
+// from 0 to 1.
+func (c *Config) checkBreakpoints() error {
+	bp := c.Breakpoints
+	if bp == nil {
+		return nil
+	}
+	if len(bp) < 2 {
+		return invalid("Config.Breakpoints", "%d breakpoints (want at least 0 and 1)", len(bp))
+	}
+	for i, b := range bp {
+		switch {
+		case !finite(b):
+			return invalidAt("Config.Breakpoints[]", i, "%v is not finite", b)
+		case i == 0 && b != 0:
+			return invalidAt("Config.Breakpoints[]", i, "%v (the first breakpoint must be 0)", b)
+		case i == len(bp)-1 && b != 1:
+			return invalidAt("Config.Breakpoints[]", i, "%v (the last breakpoint must be 1)", b)
+		case i > 0 && b <= bp[i-1]:
+			return invalidAt("Config.Breakpoints[]", i, "%v is not above the previous breakpoint %v", b, bp[i-1])
+		}
+	}
+	return nil
+}
+
+// CheckConfig reports the error Solve gives for c whatever the problem:
+// the configuration's own checks, which [Workspace.Check] runs first.
+func CheckConfig(c *Config) error {
+	var d config
+	return c.check(&d)
 }
 
 // CheckSize reports a problem of the given GPUs and jobs over a window of

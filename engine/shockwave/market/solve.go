@@ -86,8 +86,11 @@ func (w *Workspace) Check(p *Problem) error {
 
 // WatchedCells is the size, in value cells (jobs × (rounds + 1)), from
 // which Solve (and package round's prediction) watch the context while
-// they build a first plan.
-const WatchedCells = 1 << 16
+// they build a first plan. A smaller problem gets its first plan however
+// short the limit: it costs about 0.1 ms natively (a millisecond in a
+// WebAssembly host). It was 1 << 16, whose first plan cost 5 to 30 ms
+// past a limit (issue 29).
+const WatchedCells = 1 << 12
 
 // Solve validates p and solves its round program (see the package doc):
 // first with the finish-time-fairness constraints, and if those cannot all
@@ -129,10 +132,9 @@ func (w *Workspace) Solve(ctx context.Context, p *Problem) (*Solution, error) {
 		sol.Relaxed = true
 		w.relaxedPath()
 	}
-	if late() {
+	if late() || !w.exactTables(late) {
 		return nil, ErrTimeLimit
 	}
-	w.exactTables()
 	copy(w.inc.counts, w.bb.baseLo)
 	copy(w.inc.x, w.pk.x)
 	w.evalCounts(w.bb.baseLo, w.inc.score)
@@ -343,14 +345,25 @@ func (w *Workspace) prepare() {
 }
 
 // exactTables builds, for the path taken, the exact arithmetic's layout and
-// grid tables (exact.go), the sorted marginals and the DP rows.
-func (w *Workspace) exactTables() {
+// grid tables (exact.go), the sorted marginals and the DP rows. It stops
+// between them, reporting false, when late says the time is up.
+func (w *Workspace) exactTables(late func() bool) bool {
 	w.layout()
 	w.numbers()
+	if late() {
+		return false
+	}
 	w.grid()
+	if late() {
+		return false
+	}
 	w.sortMarginals(len(w.p.Jobs))
+	if late() {
+		return false
+	}
 	n := (w.ks.capacity + 1) * w.ex.limbs
 	w.ks.row = scratch.Resize(w.ks.row, n)
 	w.ks.next = scratch.Resize(w.ks.next, n)
 	w.ks.gathered = scratch.Resize(w.ks.gathered, n)
+	return true
 }

@@ -12,10 +12,21 @@ import (
 
 // TestSolveDeadline: an expired context still yields a feasible plan (the
 // FTF lower bounds, packed) with status Feasible and a finite bound, never
-// an error; and the bound is above the optimum found without a deadline.
+// an error, for a problem under WatchedCells; and the bound is above the
+// optimum found without a deadline. A larger problem fails with
+// ErrTimeLimit instead of building its tables past the deadline.
 func TestSolveDeadline(t *testing.T) {
+	big := traceProblem(t, 128, 460, 2, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Solve(ctx, big); !errors.Is(err, ErrTimeLimit) {
+		t.Errorf("460 jobs, past the deadline: %v, want ErrTimeLimit", err)
+	}
 	for _, scale := range []float64{1, 4} {
-		p := traceProblem(t, 128, 460, 2, scale)
+		p := traceProblem(t, 128, 150, 2, scale)
+		if cells := len(p.Jobs) * (20 + 1); cells >= WatchedCells {
+			t.Fatalf("%d cells: not a problem under WatchedCells", cells)
+		}
 		full, err := Solve(context.Background(), p)
 		if err != nil {
 			t.Fatal(err)

@@ -12,7 +12,7 @@ import (
 	"github.com/orrery/orrery/internal/eval/trace"
 )
 
-const dataDir = "../../../testdata/shockwave/"
+const dataDir = "../../../internal/eval/data/shockwave/"
 
 // traceJobs loads a trace's jobs and the predictor inputs the authors'
 // scheduler would use: the profile with whole-second durations, and the

@@ -35,6 +35,13 @@ type CalibrateOptions struct {
 	// calls with the same timeline can rescale again. With ProfiledDeficit
 	// the pre-profiled duration is used and Calibrate is idempotent.
 	ProfiledDeficit bool
+	// MinDur and MaxDur, when positive, bound the rescaled durations: a
+	// factor that would take the shortest pre-profiled epoch below MinDur
+	// (or the longest above MaxDur) is clamped to the bound. A throughput
+	// sample far off the profile (a batch size of 1e15 against 5e4
+	// samples an epoch) otherwise rescales epochs to picoseconds, which
+	// a planner refuses as input. Zero is the authors' rule: no bound.
+	MinDur, MaxDur float64
 }
 
 // Calibrate checks a job's profile against its measured throughput and, if
@@ -57,7 +64,7 @@ func Calibrate(cur, pre []float64, samplesPerEpoch float64, timeline []Sample, o
 		return 1, false, fieldErr("pre", -1, "", ErrNoEpochs)
 	}
 	if len(cur) != len(pre) {
-		return 1, false, fieldErr("cur", -1, "len "+strconv.Itoa(len(cur))+", pre has "+strconv.Itoa(len(pre)), ErrLength)
+		return 1, false, fieldErr("cur", -1, strconv.Itoa(len(cur))+" current durations, "+strconv.Itoa(len(pre))+" pre-profiled", ErrLength)
 	}
 	for i := range pre {
 		if d := pre[i]; !(d >= 0) || math.IsInf(d, 1) {
@@ -118,7 +125,11 @@ func Calibrate(cur, pre []float64, samplesPerEpoch float64, timeline []Sample, o
 	// Extreme but finite inputs (it/s near the float64 maximum, a huge Δ)
 	// overflow the sample counts; the rescaled durations are checked before
 	// cur is written, so an error leaves it as it was.
-	factor, applied, err = decide(pre, tol, meas, prof)
+	lo, hi := math.Inf(1), 0.0
+	for _, d := range pre {
+		lo, hi = min(lo, d), max(hi, d)
+	}
+	factor, applied, err = decide(pre, lo, hi, opts, tol, meas, prof)
 	if applied {
 		for i := range cur {
 			cur[i] = pre[i] * factor
@@ -153,6 +164,8 @@ func calibrateOptions(opts CalibrateOptions) (delta, tol float64, err error) {
 // empty; a Calibrator is not safe for concurrent use.
 type Calibrator struct {
 	pre   []float64 // the pre-profiled durations (a copy)
+	lo    float64   // the shortest of them
+	hi    float64   // the longest
 	cum   []float64 // cum[k] = Σ_{e<k} pre[e], added in order as Calibrate does
 	prof  []float64 // prof[k] = k sequential additions of samplesPerEpoch; nil when exact as k·spe
 	spe   float64
@@ -186,9 +199,11 @@ func (c *Calibrator) Reset(pre []float64, samplesPerEpoch float64, opts Calibrat
 	c.pre = append(c.pre, pre...)
 	c.cum = append(c.cum, 0)
 	var covered float64
+	c.lo = math.Inf(1)
 	for _, d := range pre {
 		covered += d
 		c.cum = append(c.cum, covered)
+		c.lo, c.hi = min(c.lo, d), max(c.hi, d)
 	}
 	// k additions of an integer below 2^53/k are exact: k·spe.
 	if samplesPerEpoch != math.Trunc(samplesPerEpoch) || samplesPerEpoch*float64(len(pre)) > 1<<53 {
@@ -240,7 +255,7 @@ func (c *Calibrator) Factor(cur []float64) (factor float64, applied bool, err er
 		return 1, false, fieldErr("pre", -1, "", ErrNoEpochs)
 	}
 	if len(cur) != len(c.pre) {
-		return 1, false, fieldErr("cur", -1, "len "+strconv.Itoa(len(cur))+", pre has "+strconv.Itoa(len(c.pre)), ErrLength)
+		return 1, false, fieldErr("cur", -1, strconv.Itoa(len(cur))+" current durations, "+strconv.Itoa(len(c.pre))+" pre-profiled", ErrLength)
 	}
 	if c.n == 0 {
 		return 1, false, nil
@@ -273,12 +288,14 @@ func (c *Calibrator) Factor(cur []float64) (factor float64, applied bool, err er
 		}
 		prof += float64(c.spe * deficit / d)
 	}
-	return decide(c.pre, c.tol, c.meas, prof)
+	return decide(c.pre, c.lo, c.hi, c.opts, c.tol, c.meas, prof)
 }
 
 // decide compares measured and profiled samples and returns the factor to
-// apply to pre, checking that the rescaled durations stay finite.
-func decide(pre []float64, tol, meas, prof float64) (float64, bool, error) {
+// apply to pre (whose shortest and longest durations are lo and hi),
+// clamped to opts' bounds, checking that the rescaled durations stay
+// finite.
+func decide(pre []float64, lo, hi float64, opts CalibrateOptions, tol, meas, prof float64) (float64, bool, error) {
 	if math.IsInf(meas, 0) || math.IsInf(prof, 0) {
 		return 1, false, fieldErr("timeline", -1, "", ErrOverflow)
 	}
@@ -286,6 +303,20 @@ func decide(pre []float64, tol, meas, prof float64) (float64, bool, error) {
 		return 1, false, nil
 	}
 	factor := prof / meas
+	if opts.MinDur > 0 && lo > 0 && !(factor*lo >= opts.MinDur) {
+		// The least factor whose product with lo rounds to MinDur or
+		// more (a quotient can round the product an ulp below it).
+		factor = opts.MinDur / lo
+		for factor*lo < opts.MinDur {
+			factor = math.Nextafter(factor, math.Inf(1))
+		}
+	}
+	if opts.MaxDur > 0 && hi > 0 && !(factor*hi <= opts.MaxDur) {
+		factor = opts.MaxDur / hi
+		for factor*hi > opts.MaxDur {
+			factor = math.Nextafter(factor, 0)
+		}
+	}
 	for _, d := range pre {
 		if math.IsInf(d*factor, 0) {
 			return 1, false, fieldErr("timeline", -1, "", ErrOverflow)

@@ -10,13 +10,13 @@ import (
 var (
 	ErrInvalid          = errors.New("predictor: invalid value")
 	ErrNoEpochs         = errors.New("predictor: job has no epochs")
-	ErrLength           = errors.New("predictor: slice length does not match")
+	ErrLength           = errors.New("predictor: lengths do not match")
 	ErrProgress         = errors.New("predictor: progress out of range")
 	ErrUnknownBatchSize = errors.New("predictor: batch size is not one of the job's modes")
 	ErrMissingDuration  = errors.New("predictor: no epoch duration known for a batch-size mode")
 	ErrRound            = errors.New("predictor: round out of order")
 	ErrEmptySeries      = errors.New("predictor: finish-time series is empty")
-	ErrOverflow         = errors.New("predictor: values too large: a result overflows float64")
+	ErrOverflow         = errors.New("predictor: values too large: a result is past 1.8e308")
 )
 
 // FieldError reports which input was bad, by its Go name: a field of [Job],

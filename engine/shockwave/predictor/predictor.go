@@ -187,18 +187,27 @@ func (t *Tracker) Estimate(progress int) (Estimate, error) {
 	return t.estimate(progress)
 }
 
+// Check reports the error Predict gives for any job under o: an unknown
+// estimator, or a prior strength outside [0, MaxPriorStrength].
+func (o Options) Check() error {
+	if o.Estimator > Oracle {
+		return fieldErr("Options.Estimator", -1, o.Estimator.String(), ErrInvalid)
+	}
+	if s := o.PriorStrength; !(s >= 0 && s <= MaxPriorStrength) {
+		return fieldErr("Options.PriorStrength", -1, ftoa(s), ErrInvalid)
+	}
+	return nil
+}
+
 // shape checks the options and the profile's lengths and returns E and the
 // profiled epoch count n.
 func shape(j *Job, opts Options) (E, n int, err error) {
-	if opts.Estimator > Oracle {
-		return 0, 0, fieldErr("Options.Estimator", -1, opts.Estimator.String(), ErrInvalid)
-	}
-	if s := opts.PriorStrength; !(s >= 0 && s <= MaxPriorStrength) {
-		return 0, 0, fieldErr("Options.PriorStrength", -1, ftoa(s), ErrInvalid)
+	if err := opts.Check(); err != nil {
+		return 0, 0, err
 	}
 	n = len(j.EpochBS)
 	if len(j.EpochDur) != n {
-		return 0, 0, fieldErr("Job.EpochDur", -1, "len "+strconv.Itoa(len(j.EpochDur))+", EpochBS has "+strconv.Itoa(n), ErrLength)
+		return 0, 0, fieldErr("Job.EpochDur", -1, strconv.Itoa(len(j.EpochDur))+" durations for "+strconv.Itoa(n)+" batch sizes", ErrLength)
 	}
 	E = j.Epochs
 	if E < 0 {
@@ -211,7 +220,7 @@ func shape(j *Job, opts Options) (E, n int, err error) {
 		return 0, 0, fieldErr("Job.EpochBS", -1, "", ErrNoEpochs)
 	}
 	if n > E {
-		return 0, 0, fieldErr("Job.EpochBS", -1, "len "+strconv.Itoa(n)+" > Epochs "+strconv.Itoa(E), ErrLength)
+		return 0, 0, fieldErr("Job.EpochBS", -1, strconv.Itoa(n)+" epochs profiled, more than the job's "+strconv.Itoa(E), ErrLength)
 	}
 	return E, n, nil
 }
@@ -219,7 +228,7 @@ func shape(j *Job, opts Options) (E, n int, err error) {
 // checkOracle checks that the oracle has the whole profile.
 func checkOracle(opts Options, E, n int) error {
 	if opts.Estimator == Oracle && n != E {
-		return fieldErr("Job.EpochBS", -1, "len "+strconv.Itoa(n)+"; the oracle needs all "+strconv.Itoa(E)+" epochs", ErrLength)
+		return fieldErr("Job.EpochBS", -1, strconv.Itoa(n)+" epochs profiled; the oracle needs all "+strconv.Itoa(E), ErrLength)
 	}
 	return nil
 }
@@ -231,7 +240,7 @@ func checkProgress(F, E, n int) error {
 		return fieldErr("Job.Progress", -1, strconv.Itoa(F)+" of "+strconv.Itoa(E)+" epochs", ErrProgress)
 	}
 	if o := min(F+1, E); n < o {
-		return fieldErr("Job.EpochBS", -1, "len "+strconv.Itoa(n)+" < Progress+1", ErrLength)
+		return fieldErr("Job.EpochBS", -1, strconv.Itoa(n)+" epochs profiled; a prediction at progress "+strconv.Itoa(F)+" needs epochs 0.."+strconv.Itoa(o-1), ErrLength)
 	}
 	return nil
 }
@@ -444,7 +453,7 @@ func (t *Tracker) setModes(j *Job, full bool) error {
 		}
 		if j.ModeDur != nil {
 			if len(j.ModeDur) != len(j.Modes) {
-				return fieldErr("Job.ModeDur", -1, "len "+strconv.Itoa(len(j.ModeDur))+", Modes has "+strconv.Itoa(len(j.Modes)), ErrLength)
+				return fieldErr("Job.ModeDur", -1, strconv.Itoa(len(j.ModeDur))+" durations for "+strconv.Itoa(len(j.Modes))+" modes", ErrLength)
 			}
 			for i, d := range j.ModeDur {
 				if !(d >= 0) || math.IsInf(d, 1) {
@@ -455,10 +464,10 @@ func (t *Tracker) setModes(j *Job, full bool) error {
 		t.modes = append(t.modes, j.Modes...)
 	} else {
 		if j.ModeDur != nil {
-			return fieldErr("Job.ModeDur", -1, "set without Modes", ErrInvalid)
+			return fieldErr("Job.ModeDur", -1, "given without modes", ErrInvalid)
 		}
 		if !full {
-			return fieldErr("Job.Modes", -1, "nil with a partial profile (hindsight modes need every epoch)", ErrLength)
+			return fieldErr("Job.Modes", -1, "absent with a partial profile (hindsight modes need every epoch)", ErrLength)
 		}
 	}
 	bs := j.EpochBS

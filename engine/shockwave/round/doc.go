@@ -39,8 +39,9 @@
 //
 // As in the authors' simulator: on an arrival ([Scheduler.Add]) or a
 // completion ([Scheduler.Remove]), both of which also re-estimate FT*;
-// every ReoptRounds rounds (8, counted by [Scheduler.EndRound]); and when
-// the current round is past the cached window. Between re-plans
+// every ReoptRounds rounds (8, counted by [Scheduler.EndRound]; -1 for
+// never); when the caller asks ([Scheduler.Resolve], the authors'
+// set_resolve); and when the current round is past the cached window. Between re-plans
 // [Scheduler.Schedule] returns the cached round, so only the first rounds of
 // a T-round plan are ever executed.
 //

@@ -103,13 +103,16 @@ func indexed(field string, k int) string {
 // wire reports it as an internal error). TestFieldNames keeps it unused.
 const unmapped = "unmapped "
 
-// fromPredictor re-roots a predictor error about job i of s at the State
-// field its input came from. The predictor names its own inputs (fields of
+// fromPredictor re-roots a predictor error about job i of s (−1: one about
+// the options) at the State field its input came from. The predictor names its own inputs (fields of
 // predictor.Job, arguments of Calibrate, FinishEstimate and FinishSeries),
 // which Plan fills from the State; k is the index in the job's Finish of
 // the estimate being added, −1 for any other call.
 func fromPredictor(s *State, i, k int, err error) error {
-	j := &s.Jobs[i]
+	j := &Job{} // i < 0: an error of the State's own (the options)
+	if i >= 0 {
+		j = &s.Jobs[i]
+	}
 	var pe *predictor.FieldError
 	if !errors.As(err, &pe) {
 		return fmt.Errorf("round: job %d: %w", j.ID, err)
@@ -125,19 +128,12 @@ func fromPredictor(s *State, i, k int, err error) error {
 // State.
 func predictorField(j *Job, k int, pe *predictor.FieldError) (field string, ofJob bool) {
 	job := func(f string) (string, bool) { return indexed(f, pe.Index), true }
+	if f, ok := strings.CutPrefix(pe.Field, "Job."); ok {
+		return job(f) // predictor.Job's fields are Job's, by the same names
+	}
 	switch pe.Field {
-	case "Job.Epochs":
-		return job("Epochs")
-	case "Job.Progress":
-		return job("Progress")
-	case "Job.EpochBS":
-		return job("EpochBS")
-	case "Job.EpochDur", "cur":
+	case "cur":
 		return job("EpochDur")
-	case "Job.Modes":
-		return job("Modes")
-	case "Job.ModeDur":
-		return job("ModeDur")
 	case "pre": // Calibrate's pre-profiled durations: EpochDur without ProfiledDur
 		if j.ProfiledDur == nil {
 			return job("EpochDur")

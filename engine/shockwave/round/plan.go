@@ -183,7 +183,7 @@ func (w *Workspace) predictBy(ctx context.Context, s *State, g []given) ([]JobRe
 		if watch && i%predictEvery == predictEvery-1 && deadline.Done(ctx) {
 			return nil, market.ErrTimeLimit
 		}
-		if err := checkJob(i, j, s.GPUs, s.Round, g != nil && g[i].ok && g[i].checked); err != nil {
+		if err := checkJob(i, j, s.GPUs, s.Round, cfg.Predictor.Estimator, g != nil && g[i].ok && g[i].checked); err != nil {
 			return nil, err
 		}
 		jr := &res.Jobs[i]
@@ -225,8 +225,20 @@ func checkState(s *State) (delta float64, err error) {
 	if !finite(cfg.Tolerance) || cfg.Tolerance < 0 {
 		return 0, invalid("Config.Tolerance", "%v (want a finite value ≥ 0)", cfg.Tolerance)
 	}
-	if cfg.ReoptRounds < 0 {
-		return 0, invalid("Config.ReoptRounds", "%d (want ≥ 0)", cfg.ReoptRounds)
+	if cfg.ReoptRounds < -1 {
+		return 0, invalid("Config.ReoptRounds", "%d (want ≥ 0, or -1 for none)", cfg.ReoptRounds)
+	}
+	// The configuration's own checks before the sizes and the jobs, so
+	// that a configuration is refused (or accepted) whatever the jobs: a
+	// Scheduler checks it once, with none.
+	if err := market.CheckConfig(&cfg.Market); err != nil {
+		return 0, fromMarket(nil, nil, err)
+	}
+	if cfg.Market.K > MaxK {
+		return 0, invalid("Config.Market.K", "%v per second (want at most %g)", cfg.Market.K, float64(MaxK))
+	}
+	if err := cfg.Predictor.Check(); err != nil {
+		return 0, fromPredictor(s, -1, -1, err)
 	}
 	// The sizes first: nothing is predicted for a problem the market
 	// would refuse as too large.
@@ -237,8 +249,8 @@ func checkState(s *State) (delta float64, err error) {
 	if delta == 0 {
 		delta = market.DefaultRoundSeconds
 	}
-	if !finite(delta) || delta < MinRoundSeconds {
-		return 0, invalid("Config.Market.RoundSeconds", "%v (want a finite duration ≥ %v s)", cfg.Market.RoundSeconds, MinRoundSeconds)
+	if !(delta >= MinRoundSeconds && delta <= MaxSeconds) {
+		return 0, invalid("Config.Market.RoundSeconds", "%v (want a duration in [%v, %g] s)", cfg.Market.RoundSeconds, MinRoundSeconds, float64(MaxSeconds))
 	}
 	return delta, nil
 }
@@ -277,8 +289,7 @@ func (w *Workspace) runtime(s *State, i int, delta float64, jr *JobResult) (elap
 		if pre == nil {
 			pre = j.EpochDur
 		}
-		f, _, err := predictor.Calibrate(w.cur, pre, j.SamplesPerEpoch, j.Timeline,
-			predictor.CalibrateOptions{RoundSec: delta, Tolerance: s.Config.Tolerance})
+		f, _, err := predictor.Calibrate(w.cur, pre, j.SamplesPerEpoch, j.Timeline, calibrateOptions(delta, s.Config.Tolerance))
 		if err != nil {
 			return 0, fromPredictor(s, i, -1, err)
 		}
@@ -332,4 +343,11 @@ func (w *Workspace) fairFinish(s *State, i int, elapsed float64, jr *JobResult) 
 // Predict is [Workspace.Predict] with a fresh Workspace.
 func Predict(s *State) ([]JobResult, error) {
 	return new(Workspace).Predict(s)
+}
+
+// calibrateOptions are the calibration's options for round length delta
+// and tolerance tol: the authors' rule, with the rescaled durations
+// clamped to the durations a job may state.
+func calibrateOptions(delta, tol float64) predictor.CalibrateOptions {
+	return predictor.CalibrateOptions{RoundSec: delta, Tolerance: tol, MinDur: MinEpochSeconds, MaxDur: MaxSeconds}
 }

@@ -19,7 +19,7 @@ import (
 )
 
 func testdata(name ...string) string {
-	return filepath.Join(append([]string{"..", "..", "..", "testdata", "shockwave"}, name...)...)
+	return filepath.Join(append([]string{"..", "..", "..", "internal", "eval", "data", "shockwave"}, name...)...)
 }
 
 // traceJobs returns the first n jobs of the authors' 120-job trace with
@@ -229,6 +229,60 @@ func TestSchedulerTriggers(t *testing.T) {
 		if !errors.As(c.err, &fe) || fe.Job != -1 || fe.Field != c.field || !errors.Is(c.err, c.want) {
 			t.Errorf("%s: %v (%+v), want field %q wrapping %v", c.name, c.err, fe, c.field, c.want)
 		}
+	}
+}
+
+// TestSchedulerResolve: with ReoptRounds -1 the Scheduler re-plans only
+// on arrivals, completions, leaving the window and Resolve (the authors'
+// set_resolve), which forces a re-plan at the next Schedule even inside
+// the cached window, as their class re-solves after set_resolve.
+func TestSchedulerResolve(t *testing.T) {
+	s, err := New(4, Config{Market: market.Config{Rounds: 5}, ReoptRounds: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id := 0; id < 6; id++ {
+		if err := s.Add(knownJob(id, 1+id%2, 50, 3000+float64(id)*100, 60)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx := context.Background()
+	step := func(wantPlanRound int) {
+		t.Helper()
+		if _, err := s.Schedule(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if got := s.LastPlan().Round; got != wantPlanRound {
+			t.Fatalf("round %d: plan made in round %d, want %d", s.Round(), got, wantPlanRound)
+		}
+		s.EndRound()
+	}
+	step(0)
+	step(0)
+	s.Resolve()
+	step(2) // forced
+	step(2)
+	step(2)
+	step(2)
+	step(2)
+	step(7) // past the 5-round window made in round 2: no periodic re-plan in between
+	s.Resolve()
+	s.Resolve() // twice is once
+	step(8)
+	step(8)
+	// Resolve restarts the periodic count of a Scheduler that has one.
+	p, _ := New(4, Config{Market: market.Config{Rounds: 9}, ReoptRounds: 3})
+	for id := 0; id < 3; id++ {
+		p.Add(knownJob(id, 1, 50, 3000, 60))
+	}
+	for r, want := range []int{0, 0, 2, 2, 2, 5} {
+		if r == 2 {
+			p.Resolve()
+		}
+		if _, err := p.Schedule(ctx); err != nil || p.LastPlan().Round != want {
+			t.Fatalf("periodic: round %d: plan of round %d, want %d (%v)", r, p.LastPlan().Round, want, err)
+		}
+		p.EndRound()
 	}
 }
 
@@ -459,12 +513,14 @@ func TestPlanBadInput(t *testing.T) {
 	}{
 		{"gpus", func(s *State) { s.GPUs = 0 }, -1, "GPUs", ErrInvalid},
 		{"round", func(s *State) { s.Round = market.MaxRound + 1 }, -1, "Round", ErrInvalid},
-		{"k", func(s *State) { s.Config.Market.K = 1e300 }, -1, "Config.Market.K", market.ErrInvalid},
-		{"round length", func(s *State) { s.Config.Market.RoundSeconds = -1 }, -1, "Config.Market.RoundSeconds", ErrInvalid},
+		{"k", func(s *State) { s.Config.Market.K = 1e300 }, -1, "Config.Market.K", ErrInvalid},
+		{"negative k", func(s *State) { s.Config.Market.K = -1 }, -1, "Config.Market.K", market.ErrInvalid},
+		{"round length", func(s *State) { s.Config.Market.RoundSeconds = -1 }, -1, "Config.Market.RoundSeconds", market.ErrInvalid},
+		{"round of 1e16 s", func(s *State) { s.Config.Market.RoundSeconds = 1e16 }, -1, "Config.Market.RoundSeconds", ErrInvalid},
 		{"breakpoint", func(s *State) { s.Config.Market.Breakpoints = []float64{0, 2} }, -1, "Config.Market.Breakpoints[1]", market.ErrInvalid},
 		{"too many GPU-rounds", func(s *State) { s.GPUs = 1 << 20 }, -1, "GPUs", market.ErrLimit},
 		{"prior strength", func(s *State) { s.Config.Predictor.PriorStrength = 1e20 }, -1, "Config.Predictor.PriorStrength", predictor.ErrInvalid},
-		{"reopt rounds", func(s *State) { s.Config.ReoptRounds = -1 }, -1, "Config.ReoptRounds", ErrInvalid},
+		{"reopt rounds", func(s *State) { s.Config.ReoptRounds = -2 }, -1, "Config.ReoptRounds", ErrInvalid},
 		{"job wider than cluster", func(s *State) { s.Jobs[0].GPUs = 8 }, 0, "GPUs", ErrInvalid},
 		{"NaN duration", func(s *State) { s.Jobs[0].EpochDur[1] = math.NaN() }, 0, "EpochDur[1]", predictor.ErrInvalid},
 		{"negative duration", func(s *State) { s.Jobs[0].EpochDur[0] = -1 }, 0, "EpochDur[0]", predictor.ErrInvalid},
@@ -479,7 +535,12 @@ func TestPlanBadInput(t *testing.T) {
 			s.Jobs[0].ProfiledDur = []float64{0, 0, 0}
 			s.Jobs[0].Finish = []FinishPoint{{Round: 0, Estimate: 1000}}
 		}, 0, "ProfiledDur[0]", ErrInvalid},
-		{"timeline", func(s *State) { timeline(s); s.Jobs[0].Timeline[0].ItPerSec = -3 }, 0, "Timeline[0].ItPerSec", predictor.ErrInvalid},
+		{"timeline", func(s *State) { timeline(s); s.Jobs[0].Timeline[0].ItPerSec = -3 }, 0, "Timeline[0].ItPerSec", ErrInvalid},
+		{"timeline past the round", func(s *State) { timeline(s); s.Jobs[0].Timeline[0].Round = 9 }, 0, "Timeline[0].Round", ErrInvalid},
+		{"timeline throughput", func(s *State) { timeline(s); s.Jobs[0].Timeline[0].ItPerSec = 2e12 }, 0, "Timeline[0].ItPerSec", ErrInvalid},
+		{"profiled durations of another length", func(s *State) { s.Jobs[0].ProfiledDur = []float64{10, 10} }, 0, "ProfiledDur", ErrInvalid},
+		{"negative dataset size", func(s *State) { s.Jobs[0].SamplesPerEpoch = -1 }, 0, "SamplesPerEpoch", ErrInvalid},
+		{"epoch past the bound", func(s *State) { s.Jobs[0].EpochDur[0] = 2e15 }, 0, "EpochDur[0]", ErrInvalid},
 		{"zero epochs", func(s *State) { s.Jobs[0].EpochBS, s.Jobs[0].EpochDur = nil, nil }, 0, "EpochBS", predictor.ErrNoEpochs},
 		{"progress past total", func(s *State) { s.Jobs[0].Progress = 4 }, 0, "Progress", predictor.ErrProgress},
 		{"unknown batch size", func(s *State) {
@@ -487,16 +548,15 @@ func TestPlanBadInput(t *testing.T) {
 		}, 0, "EpochBS[2]", predictor.ErrUnknownBatchSize},
 		{"known NaN", func(s *State) { s.Jobs[1].Known.Remaining = math.NaN() }, 1, "Known.Remaining", ErrInvalid},
 		{"known progress", func(s *State) { s.Jobs[1].Progress = 6 }, 1, "Progress", market.ErrInvalid},
-		{"finish estimate overflows", func(s *State) {
-			s.Jobs[1].Submit, s.Jobs[1].Known.Remaining = 1.7e308, 1e308
-		}, 1, "Known.Remaining", predictor.ErrOverflow},
+		{"submission past the bound", func(s *State) { s.Jobs[1].Submit = 1.7e308 }, 1, "Submit", ErrInvalid},
+		{"known remaining past the bound", func(s *State) { s.Jobs[1].Known.Remaining = 1e308 }, 1, "Known.Remaining", ErrInvalid},
 		{"duplicate id", func(s *State) { s.Jobs[1].ID = 1 }, 1, "ID", market.ErrInvalid},
 		{"empty window", func(s *State) { s.Config.Market.Rounds = -1 }, -1, "Config.Market.Rounds", market.ErrInvalid},
 		{"finish order", func(s *State) {
 			s.Jobs[0].Finish = []FinishPoint{{Round: 2, Estimate: 5}, {Round: 1, Estimate: 6}}
 		}, 0, "Finish[1].Round", ErrInvalid},
 		{"finish in the future", func(s *State) { s.Jobs[0].Finish = []FinishPoint{{Round: 9, Estimate: 5}} }, 0, "Finish[0].Round", ErrInvalid},
-		{"fair finish not positive", func(s *State) { s.Jobs[0].Finish = []FinishPoint{{Round: 0, Estimate: -5}} }, 0, "Finish", ErrInvalid},
+		{"finish estimate not positive", func(s *State) { s.Jobs[0].Finish = []FinishPoint{{Round: 0, Estimate: -5}} }, 0, "Finish[0].Estimate", ErrInvalid},
 		{"momentum", func(s *State) { s.Config.Momentum = 2 }, -1, "Config.Momentum", ErrInvalid},
 		{"calibration without dataset size", func(s *State) {
 			s.Jobs[0].Timeline = []predictor.Sample{{Round: 1, ItPerSec: 3, BatchSize: 32}}

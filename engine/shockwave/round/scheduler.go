@@ -8,21 +8,23 @@ import (
 
 	"github.com/orrery/orrery/engine/shockwave/market"
 	"github.com/orrery/orrery/engine/shockwave/predictor"
+	"github.com/orrery/orrery/internal/deadline"
 	"github.com/orrery/orrery/internal/scratch"
 )
 
 // Scheduler is the incremental form of the planner, the counterpart of the
 // authors' ShockwaveScheduler: jobs arrive and leave, report progress and
 // throughput, and each round asks for its jobs. It re-plans, as the authors
-// do, when a job arrives or completes, every ReoptRounds rounds, and when
-// the current round has left the cached window; otherwise it returns the
-// cached plan's round.
+// do, when a job arrives or completes, every ReoptRounds rounds, when the
+// caller asks (Resolve), and when the current round has left the cached
+// window; otherwise it returns the cached plan's round.
 //
 //	add_metadata          → Add
 //	remove_metadata       → Remove
 //	schedule_progress     → Progress
 //	(throughput timeline) → Observe
 //	increment_round_ptr   → EndRound
+//	set_resolve           → Resolve
 //	round_schedule        → Schedule
 //
 // A Scheduler is not safe for concurrent use.
@@ -44,15 +46,47 @@ type Scheduler struct {
 	ws     Workspace
 	check  Workspace // for admissible, so that checking never overwrites a cached plan
 	probe  State
+	bytes  int64 // the jobs' state, as JobBytes counts it
+	plans  int   // plans made
 }
+
+// JobBytes is what a [Scheduler] keeps for job j, in bytes, as its
+// [Scheduler.Bytes] counts it: its lists (profile, timeline, finish
+// history), the predictor's and the calibrator's tables on the profile,
+// and a fixed part. It tracks the heap a job holds within a factor of
+// about two (TestSchedulerBytes measures it).
+func JobBytes(j *Job) int64 {
+	n := int64(len(j.EpochBS))
+	lists := 8*(n+int64(len(j.EpochDur))+int64(len(j.Modes))+int64(len(j.ModeDur))) +
+		8*max(int64(len(j.ProfiledDur)), int64(len(j.EpochDur))) + 24*int64(len(j.Timeline)) + 16*int64(len(j.Finish))
+	tables := int64(0)
+	if j.Known == nil {
+		tables = 64*n + 8*int64(len(j.Modes)) // the tracker's and calibrator's sums and copies
+	}
+	return jobOverhead + lists + tables
+}
+
+// jobOverhead is the fixed part of a job's state: the Job, its tracker
+// and the slots of the Scheduler's per-job slices.
+const jobOverhead = 1024
+
+// Bytes returns the state the Scheduler keeps for its active jobs, the
+// sum of their JobBytes: it grows with Add, Observe and the finish
+// estimates a re-plan records (16 bytes a job when it re-estimates), and
+// shrinks with Remove.
+func (s *Scheduler) Bytes() int64 { return s.bytes }
+
+// Plans returns how many plans the Scheduler has made: [Scheduler.LastPlan]
+// changes only when it grows.
+func (s *Scheduler) Plans() int { return s.plans }
 
 // New returns a Scheduler for a cluster of gpus GPUs, at round 0.
 func New(gpus int, cfg Config) (*Scheduler, error) {
 	if gpus < 1 {
 		return nil, argErr("gpus", ErrInvalid, "%d GPUs (want ≥ 1)", gpus)
 	}
-	if cfg.ReoptRounds < 0 {
-		return nil, argErr("cfg.ReoptRounds", ErrInvalid, "%d (want ≥ 0)", cfg.ReoptRounds)
+	if cfg.ReoptRounds < -1 {
+		return nil, argErr("cfg.ReoptRounds", ErrInvalid, "%d (want ≥ 0, or -1 for none)", cfg.ReoptRounds)
 	}
 	if _, err := checkState(&State{GPUs: gpus, Config: cfg}); err != nil {
 		return nil, err
@@ -75,6 +109,10 @@ type track struct {
 	// checked: a plan has checked the job's profile (checkProfile) as it
 	// stands; only a rescale of EpochDur changes it after Add.
 	checked bool
+	// reload: the predictor must be loaded again with the job's
+	// durations before its next estimate (a plan failed after it was
+	// loaded with rescaled ones; see resync).
+	reload bool
 }
 
 // newTrack loads j (checked by admissible) into a track.
@@ -106,7 +144,7 @@ func (s *Scheduler) calibrateOptions() predictor.CalibrateOptions {
 	if delta == 0 {
 		delta = market.DefaultRoundSeconds
 	}
-	return predictor.CalibrateOptions{RoundSec: delta, Tolerance: s.cfg.Tolerance}
+	return calibrateOptions(delta, s.cfg.Tolerance)
 }
 
 // admissible checks job j as Plan checks each job, alone on the cluster at
@@ -158,7 +196,7 @@ func (s *Scheduler) Add(j Job) error {
 		why := strings.TrimPrefix(fe.Err.Error(), market.ErrLimit.Error()+": ")
 		return argErr("j", market.ErrLimit, "%s, with this job and the %d active", why, len(s.jobs))
 	}
-	if err := checkJob(-1, &j, s.gpus, s.round, false); err != nil {
+	if err := checkJob(-1, &j, s.gpus, s.round, s.cfg.Predictor.Estimator, false); err != nil {
 		return err
 	}
 	if err := s.admissible(&j); err != nil {
@@ -186,6 +224,7 @@ func (s *Scheduler) Add(j Job) error {
 	}
 	s.jobs = append(s.jobs, j)
 	s.trk = append(s.trk, t)
+	s.bytes += JobBytes(&j)
 	s.dirty, s.reest = true, true
 	return nil
 }
@@ -197,6 +236,7 @@ func (s *Scheduler) Remove(id int) error {
 	if i < 0 {
 		return argErr("id", ErrUnknownID, "%d", id)
 	}
+	s.bytes -= JobBytes(&s.jobs[i])
 	s.jobs = slices.Delete(s.jobs, i, i+1)
 	s.trk = slices.Delete(s.trk, i, i+1)
 	s.dirty, s.reest = true, true
@@ -218,6 +258,13 @@ func (s *Scheduler) Progress(id, epochs int) error {
 	if epochs < 0 || epochs > E {
 		return argErr("epochs", ErrInvalid, "%d epochs of %d", epochs, E)
 	}
+	// The next plan predicts at this progress: a profile declared up to
+	// the epochs seen so far (Modes) must reach it.
+	if j.Known == nil {
+		if _, err := s.trk[i].pred.Estimate(epochs); err != nil {
+			return argErr("epochs", ErrInvalid, "%d: the job's profile states %d epochs, and a prediction at progress %d needs epochs 0..%d", epochs, len(j.EpochBS), epochs, min(epochs, E-1))
+		}
+	}
 	j.Progress = epochs
 	return nil
 }
@@ -233,24 +280,25 @@ func (s *Scheduler) Observe(id int, sample predictor.Sample) error {
 		return argErr("id", ErrUnknownID, "%d", id)
 	}
 	j := &s.jobs[i]
-	switch n := len(j.Timeline); {
-	case sample.Round < 0 || sample.Round > s.round+1:
-		return argErr("sample.Round", ErrInvalid, "%d (want 0..%d: a lease cannot end after the current round)", sample.Round, s.round+1)
-	case n > 0 && sample.Round <= j.Timeline[n-1].Round:
-		return argErr("sample.Round", ErrInvalid, "%d does not follow the previous sample's round %d", sample.Round, j.Timeline[n-1].Round)
-	case !(sample.ItPerSec >= 0) || sample.ItPerSec > maxItPerSec:
-		return argErr("sample.ItPerSec", ErrInvalid, "%v (want a finite throughput ≥ 0)", sample.ItPerSec)
-	case sample.BatchSize < 1:
-		return argErr("sample.BatchSize", ErrInvalid, "%d (want ≥ 1)", sample.BatchSize)
+	prev := -1
+	if n := len(j.Timeline); n > 0 {
+		prev = j.Timeline[n-1].Round
+	}
+	if err := checkSample(sample, prev, s.round); err != nil {
+		return err
+	}
+	switch {
+	case j.Known != nil:
+		return argErr("id", ErrInvalid, "job %d was added with known predictions: it has no profile to calibrate against a sample", id)
 	case !(j.SamplesPerEpoch > 0):
-		return argErr("id", ErrInvalid, "job %d was added without SamplesPerEpoch, which calibrating against a sample needs", id)
+		return argErr("id", ErrInvalid, "job %d was added without its dataset size (samples per epoch), which calibrating against a sample needs", id)
 	}
 	// Only calibration reads the timeline: check it with the sample exactly
 	// as the next plan will run it (the job's calibrator in O(log E)), and
 	// keep the calibrator as it was if that fails.
 	t := s.trk[i]
 	if t.calErr != nil {
-		return argErr("sample", ErrInvalid, "%v", t.calErr)
+		return argErr("sample", ErrInvalid, "the job's timeline cannot be calibrated: %w", t.calErr)
 	}
 	saved := t.cal // Observe changes only its counters
 	err := t.cal.Observe(sample)
@@ -259,31 +307,44 @@ func (s *Scheduler) Observe(id int, sample predictor.Sample) error {
 	}
 	if err != nil {
 		t.cal = saved
-		return argErr("sample", ErrInvalid, "%v", err)
+		return argErr("sample", ErrInvalid, "%w", err)
 	}
 	j.Timeline = append(j.Timeline, sample)
+	s.bytes += 24
 	t.recheck = true
 	return nil
 }
 
-// maxItPerSec bounds a throughput sample (as the trace readers bound the
-// tables): far above any training job, and small enough that calibration's
-// sums cannot overflow.
-const maxItPerSec = 1e12
-
 // EndRound advances to the next round (increment_round_ptr) and forces a
-// re-plan every ReoptRounds rounds, as the authors' simulator does.
-func (s *Scheduler) EndRound() {
+// re-plan every ReoptRounds rounds, as the authors' simulator does (never
+// with ReoptRounds -1). Past market.MaxRound it fails and the round stays.
+func (s *Scheduler) EndRound() error {
+	if s.round >= market.MaxRound {
+		return argErr("round", ErrInvalid, "%d is the last round a plan may have", s.round)
+	}
 	s.round++
 	s.since++
 	period := s.cfg.ReoptRounds
-	if period == 0 {
+	switch period {
+	case -1:
+		return nil
+	case 0:
 		period = DefaultReoptRounds
 	}
 	if s.since >= period {
 		s.since = 0
 		s.dirty = true
 	}
+	return nil
+}
+
+// Resolve forces a re-plan at the next Schedule (set_resolve): what the
+// authors' simulator calls after a completion or every REOPT_ROUNDS
+// rounds, for a caller that keeps that count itself (ReoptRounds -1). It
+// restarts the periodic count.
+func (s *Scheduler) Resolve() {
+	s.since = 0
+	s.dirty = true
 }
 
 // Schedule returns the IDs of the jobs to run in the current round (the
@@ -302,10 +363,11 @@ func (s *Scheduler) Schedule(ctx context.Context) ([]int, error) {
 		return nil, nil
 	}
 	s.state = State{GPUs: s.gpus, Round: s.round, Reestimate: s.reest, Jobs: s.jobs, Config: s.cfg}
-	if err := s.track(); err != nil {
-		return nil, err
+	err := s.track(ctx)
+	var res *Result
+	if err == nil {
+		res, err = s.ws.plan(ctx, &s.state, s.given)
 	}
-	res, err := s.ws.plan(ctx, &s.state, s.given)
 	if err != nil {
 		s.resync()
 		if errors.Is(err, market.ErrTimeLimit) && s.round >= s.from && s.round < s.from+len(s.cached) {
@@ -319,6 +381,7 @@ func (s *Scheduler) Schedule(ctx context.Context) ([]int, error) {
 		j, jr := &s.jobs[i], &res.Jobs[i]
 		if jr.Estimate != 0 {
 			j.Finish = append(j.Finish, FinishPoint{Round: s.round, Estimate: jr.Estimate})
+			s.bytes += 16
 		}
 		// Keep the calibrated durations, as the authors' JobMetaData does
 		// (the tracker already predicts with them).
@@ -331,6 +394,7 @@ func (s *Scheduler) Schedule(ctx context.Context) ([]int, error) {
 		}
 	}
 	s.plan, s.cached, s.from = res, res.Rounds, s.round
+	s.plans++
 	s.dirty, s.reest = false, false
 	return s.cached[0], nil
 }
@@ -338,14 +402,31 @@ func (s *Scheduler) Schedule(ctx context.Context) ([]int, error) {
 // track brings every job's tracker up to date for the plan of s.state and
 // fills s.given: the calibration is checked again only when the timeline
 // grew or the last check rescaled, the posterior only when the progress
-// moved, and a rescale reloads the durations. Errors are Plan's.
-func (s *Scheduler) track() error {
+// moved, and a rescale reloads the durations. Errors are Plan's, and
+// market.ErrTimeLimit when ctx ends first (for a plan Plan watches: each
+// tracker is brought up to date whole, so stopping between them loses
+// nothing).
+func (s *Scheduler) track(ctx context.Context) error {
 	s.given = scratch.Resize(s.given, len(s.jobs))
+	T := s.cfg.Market.Rounds
+	if T <= 0 {
+		T = market.DefaultRounds
+	}
+	watch := int64(len(s.jobs))*int64(T+1) >= market.WatchedCells
 	for i := range s.jobs {
+		if watch && i%predictEvery == predictEvery-1 && deadline.Done(ctx) {
+			return market.ErrTimeLimit
+		}
 		j, t := &s.jobs[i], s.trk[i]
 		s.given[i] = given{}
 		if j.Known != nil {
 			continue // Plan takes the caller's predictions
+		}
+		if t.reload {
+			if err := t.pred.Reset(predictorJob(j, j.EpochDur), s.cfg.Predictor); err != nil {
+				return fromPredictor(&s.state, i, -1, err) // unreachable: loaded before with these durations' shape
+			}
+			t.reload = false
 		}
 		cal := 1.0
 		if t.recheck && len(j.Timeline) > 0 {
@@ -384,13 +465,13 @@ func (s *Scheduler) track() error {
 }
 
 // resync makes the trackers start over from the jobs' state after a plan
-// that failed (its rescaled durations were not kept).
+// that failed (its rescaled durations were not kept). The predictors are
+// reloaded by the next track, job by job, so that a plan out of time does
+// not spend a reload of every job past its deadline.
 func (s *Scheduler) resync() {
 	for i := range s.jobs {
 		j, t := &s.jobs[i], s.trk[i]
 		t.estF, t.recheck = -1, len(j.Timeline) > 0
-		if j.Known == nil {
-			_ = t.pred.Reset(predictorJob(j, j.EpochDur), s.cfg.Predictor) // loaded before with these durations' shape
-		}
+		t.reload = j.Known == nil
 	}
 }

@@ -21,7 +21,7 @@ type Loaded struct {
 	Config   trace.Config
 }
 
-// Load reads setup s from dir (the repository's testdata/shockwave).
+// Load reads setup s from dir (the repository's internal/eval/data/shockwave).
 func Load(dir string, s trace.Setup) (*Loaded, error) {
 	jobs, err := trace.ParseFile(filepath.Join(dir, "traces", s.Trace))
 	if err != nil {

@@ -23,7 +23,7 @@ var (
 func load32(t *testing.T) *Loaded {
 	t.Helper()
 	loadOnce.Do(func() {
-		loaded32, loadErr = Load(filepath.Join("..", "..", "..", "testdata", "shockwave"), trace.Setups()[0])
+		loaded32, loadErr = Load(filepath.Join("..", "..", "..", "internal", "eval", "data", "shockwave"), trace.Setups()[0])
 	})
 	if loadErr != nil {
 		t.Fatal(loadErr)

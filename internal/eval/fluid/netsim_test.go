@@ -50,7 +50,7 @@ func (c simCase) config(t testing.TB, p netsim.Policy) netsim.Config {
 	if err != nil {
 		t.Fatal(err)
 	}
-	noise, err := workload.LoadReplay(os.DirFS("../../../testdata/alibaba"), c.noiseSource)
+	noise, err := workload.LoadReplay(os.DirFS("../../../internal/eval/data/alibaba"), c.noiseSource)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -798,9 +798,11 @@ func (s *sim) sampleDrift() error {
 
 // result assembles the outcome.
 func (s *sim) result() Result {
+	s.pstats.close(s.now)
 	r := s.res
 	r.Scheduler = s.cfg.Scheduler
 	r.End = time.Duration(s.now)
+	r.Placement = s.pstats.PlacementStats
 	s.syncAll()
 	sent := s.sentBits
 	for _, j := range s.comm {
@@ -823,7 +825,8 @@ func (s *sim) result() Result {
 			jr.Servers = j.place.servers
 			jr.Start = time.Duration(j.first)
 		}
-		jr.SentGbit, jr.MarkedGbit, jr.Preemptions = j.sentBits/1e9, j.markedBits/1e9, j.preemptions
+		jr.SentGbit, jr.MarkedGbit, jr.Preemptions, jr.Moves = j.sentBits/1e9, j.markedBits/1e9, j.preemptions, j.moves
+		r.Placement.Moves += j.moves
 		if j.st == done {
 			jr.End = time.Duration(j.end)
 		}

@@ -236,6 +236,100 @@ type CassiniOptions struct {
 	Workers   int // parallel searches; 0 means GOMAXPROCS (results do not depend on it)
 }
 
+// Placement is the rule that picks a placement's GPUs among the free
+// ones: the scheduler's own candidate, and the others it offers CASSINI
+// (equally good by the same rule, different GPUs).
+type Placement int
+
+const (
+	// Contiguous (the zero value): first fit over the servers in index
+	// order, job after job; the other candidates first fit from a random
+	// server. Rack-local wherever the free GPUs allow: the gentle end of
+	// the knob, and the simulator's placement before Themis's rule.
+	Contiguous Placement = iota
+	// ThemisGPUs is Themis's own rule (see themis.go): an app values an
+	// allocation by its finish-time fairness, which depends on its GPUs
+	// only through how many there are and how many machines they span; so
+	// the fewest machines (servers with the most free GPUs first, capped
+	// per server as the model needs), and among allocations that tie, any:
+	// a uniform draw. It sees GPUs, not links: on one-GPU servers every
+	// set of free servers ties.
+	ThemisGPUs
+	// Scattered spreads a job over the racks: one GPU per server, servers
+	// taken round robin over the ToRs (the first server of every rack,
+	// then the second, ...), so every hop of a ring leaves its rack where
+	// the free GPUs allow: the harsh end of the knob.
+	Scattered
+)
+
+// Placements lists the placements in order.
+var Placements = []Placement{Contiguous, ThemisGPUs, Scattered}
+
+func (p Placement) String() string {
+	switch p {
+	case Contiguous:
+		return "contiguous"
+	case ThemisGPUs:
+		return "themis"
+	case Scattered:
+		return "scattered"
+	}
+	return fmt.Sprintf("Placement(%d)", int(p))
+}
+
+// ParsePlacement parses "contiguous", "themis" or "scattered".
+func ParsePlacement(s string) (Placement, error) {
+	for _, p := range Placements {
+		if strings.EqualFold(s, p.String()) {
+			return p, nil
+		}
+	}
+	return 0, fmt.Errorf("%w: placement %q (want themis, contiguous or scattered)", ErrInvalid, s)
+}
+
+// Auction is how the Themis scheduler allocates GPUs at its auctions.
+type Auction int
+
+const (
+	// AuctionGreedy (the zero value): the bidders in decreasing
+	// finish-time fairness each win their GPU count if it fits; counts are
+	// fixed for life, and a job that wins again at its lease's end keeps
+	// its servers. The simulator's Themis before the paper's auction.
+	AuctionGreedy Auction = iota
+	// AuctionPaper is Themis's mechanism (see themis.go): the 1-f worst-off
+	// bidders share the GPUs by a partial allocation auction (worker
+	// counts chosen by the proportional-fair allocation, hidden payments
+	// withheld), the leftover goes to the other bidders at random, and a
+	// job whose lease ends gives its GPUs up to the auction (it may come
+	// back on other GPUs, with another worker count: a move).
+	AuctionPaper
+)
+
+func (a Auction) String() string {
+	switch a {
+	case AuctionGreedy:
+		return "greedy"
+	case AuctionPaper:
+		return "paper"
+	}
+	return fmt.Sprintf("Auction(%d)", int(a))
+}
+
+// ParseAuction parses "greedy" or "paper".
+func ParseAuction(s string) (Auction, error) {
+	switch s {
+	case "greedy":
+		return AuctionGreedy, nil
+	case "paper":
+		return AuctionPaper, nil
+	}
+	return 0, fmt.Errorf("%w: auction %q (want paper or greedy)", ErrInvalid, s)
+}
+
+// DefaultFairness is Themis's fairness knob f: each auction is among the
+// 1-f fraction of the bidders worst off (Themis's default, 0.8).
+const DefaultFairness = 0.8
+
 // Config is a simulation.
 type Config struct {
 	ref reference // tests only: the reference rules (see reference)
@@ -248,12 +342,22 @@ type Config struct {
 	Topology      *topology.Topology
 	GPUsPerServer int            // 0 means 1
 	Jobs          []workload.Job // the trace; IDs must be distinct
+	// Models are models of the caller's own the jobs may name besides the
+	// built-in ones (workload.Models); their names must differ from those.
+	Models []workload.Model
 	// Scheduler allocates the GPUs (the zero value is Themis, the paper's);
 	// Lease is Themis's lease or Gavel's and Shockwave's round, 0 meaning
 	// DefaultLease for Themis and DefaultRound for the others.
-	Scheduler  Scheduler
-	Lease      time.Duration
-	Policy     Policy
+	Scheduler Scheduler
+	Lease     time.Duration
+	Policy    Policy
+	// Placement picks a placement's GPUs (the zero value: Contiguous).
+	Placement Placement
+	// Auction is Themis's mechanism (the zero value: AuctionGreedy);
+	// Fairness its knob f with AuctionPaper: 0 means DefaultFairness, a
+	// negative value f = 0 (every bidder in the auction).
+	Auction    Auction
+	Fairness   float64
 	Candidates int // joint placements proposed per scheduling decision; 0 means DefaultCandidates
 	// Pinned places jobs (by ID) on the given servers, whatever the
 	// policy, its GPUs spread evenly over them: a snapshot experiment. A
@@ -299,6 +403,9 @@ func (c Config) normalize() (Config, error) {
 	if c.SampleEvery == 0 {
 		c.SampleEvery = DefaultSampleEvery
 	}
+	if c.Fairness == 0 {
+		c.Fairness = DefaultFairness
+	}
 	switch {
 	case c.GPUsPerServer < 0 || c.GPUsPerServer > 1<<10:
 		return c, fmt.Errorf("%w: GPUs per server %d", ErrInvalid, c.GPUsPerServer)
@@ -310,6 +417,12 @@ func (c Config) normalize() (Config, error) {
 		return c, fmt.Errorf("%w: policy %d", ErrInvalid, c.Policy)
 	case c.Scheduler < Themis || c.Scheduler > FIFO:
 		return c, fmt.Errorf("%w: scheduler %d", ErrInvalid, c.Scheduler)
+	case c.Placement < Contiguous || c.Placement > Scattered:
+		return c, fmt.Errorf("%w: placement %d", ErrInvalid, c.Placement)
+	case c.Auction < AuctionGreedy || c.Auction > AuctionPaper:
+		return c, fmt.Errorf("%w: auction %d", ErrInvalid, c.Auction)
+	case !(c.Fairness >= -1 && c.Fairness < 1):
+		return c, fmt.Errorf("%w: fairness %v outside [-1, 1)", ErrInvalid, c.Fairness)
 	case c.Lease < 0 || c.Lease > 24*time.Hour:
 		return c, fmt.Errorf("%w: lease %v outside [0, 24h]", ErrInvalid, c.Lease)
 	case c.Cassini.Tick < time.Microsecond:
@@ -335,6 +448,11 @@ func (c Config) normalize() (Config, error) {
 			return c, fmt.Errorf("%w: topology: link %d (%s) has %v Gbps", ErrInvalid, i, l.ID, l.Gbps)
 		}
 	}
+	for i, m := range c.Models {
+		if _, err := workload.Lookup(m.Name); err == nil || m.Name == "" {
+			return c, fmt.Errorf("%w: models[%d]: %q is empty or a built-in model's name", ErrInvalid, i, m.Name)
+		}
+	}
 	gpus := c.Topology.Servers * c.GPUsPerServer
 	ids := make(map[int]bool, len(c.Jobs))
 	for i, j := range c.Jobs {
@@ -342,7 +460,7 @@ func (c Config) normalize() (Config, error) {
 			return c, fmt.Errorf("%w: jobs[%d]: ID %d repeats", ErrInvalid, i, j.ID)
 		}
 		ids[j.ID] = true
-		m, err := workload.Lookup(j.Model)
+		m, err := c.model(j.Model)
 		if err != nil {
 			return c, fmt.Errorf("jobs[%d]: %w", i, err)
 		}
@@ -372,6 +490,16 @@ func (c Config) normalize() (Config, error) {
 		}
 	}
 	return c, nil
+}
+
+// model returns the model called name: one of c.Models, or a built-in one.
+func (c *Config) model(name string) (workload.Model, error) {
+	for _, m := range c.Models {
+		if m.Name == name {
+			return m, nil
+		}
+	}
+	return workload.Lookup(name)
 }
 
 func checkPinned(servers []int, gpus, perServer, nservers, minServers int) error {

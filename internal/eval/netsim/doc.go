@@ -52,13 +52,22 @@
 // paper's baseline) runs finish-time-fairness auctions whenever GPUs are
 // free and hands out leases (10 minutes); [Gavel] and [Shockwave] (package
 // policy's) decide in rounds (2 minutes); [FIFO] places in arrival order
-// and never preempts. A preempted job loses its iteration in progress and
+// and never preempts. Themis's [Auction] is greedy by default (the worst
+// off first, worker counts fixed, renewals in place) or its paper's
+// ([AuctionPaper], themis.go: a partial allocation auction among the 1-f
+// worst off, the leftover at random, worker counts re-tuned, GPUs given
+// up at lease ends). A preempted job loses its iteration in progress and
 // keeps its completed ones; the schedulers see every job's measured speed,
 // so congestion slows what they plan with. Each decision places its jobs
 // together on one of N joint candidates (N = 10, as the paper's modified
-// Themis arbiter): the first is first fit over the servers in order, job
-// after job (the scheduler's own choice), the others first fit from random
-// servers. The [Policy] picks the candidate:
+// Themis arbiter), by the [Placement] rule: the first is the rule's own
+// choice (the scheduler's), the others its other choices. [Contiguous]
+// (the default) is first fit over the servers in order, job after job,
+// then from random servers; [ThemisGPUs] is Themis's rule, the fewest
+// machines and a uniform draw among the ties (on one-GPU servers, any
+// free servers: it sees GPUs, not links); [Scattered] spreads a job one
+// GPU per server round robin over the racks. The [Policy] picks the
+// candidate:
 //
 //   - [Baseline]: the scheduler's own.
 //   - [Random]: a random one.
@@ -105,6 +114,11 @@
 // agents correct drifts within agent.Options.Budget (2 a minute by default;
 // negative in Config.Agent is the ablation). [HoldScore] is the
 // previous rule (links scoring at least MinScore), kept for the ablation.
+//
+// Every run also describes its placements ([PlacementStats]): the fraction
+// spanning racks, of ring hops crossing uplinks, and over time the
+// uplinks' mean offered load, the fraction of their time they bind (their
+// jobs' peak demands above capacity) and the jobs on a binding one.
 //
 // For CASSINI the simulator also measures the score lost to drift: at
 // regular instants, each held link's score is recomputed from the jobs'

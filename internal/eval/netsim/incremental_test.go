@@ -249,5 +249,33 @@ func incrementalConfigs(t *testing.T) []Config {
 		}
 		cfgs = append(cfgs, cfg)
 	}
+	return append(cfgs, placeConfigs(t)...)
+}
+
+// placeConfigs are the placement rules and Themis's auction: the paper's
+// auction (worker counts re-tuned, GPUs given up at short leases' ends,
+// so jobs move while they communicate) on the paper's fabric and on a
+// Clos of 4-GPU servers, with Themis's rule and scattered.
+func placeConfigs(t *testing.T) []Config {
+	clos, err := topology.New(topology.Spec{Pods: 2, ToRsPerPod: 2, ServersPerToR: 4, AggsPerPod: 2, Cores: 2, ServerGbps: 50, ToRGbps: 50, AggGbps: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	noise := loadNoise(t, workload.Both)
+	var cfgs []Config
+	for k, fab := range []struct {
+		topo *topology.Topology
+		gpus int
+	}{{topology.Paper(), 1}, {clos, 4}} {
+		jobs, err := workload.Generate(workload.Config{Jobs: 10, Load: 1, ClusterGPUs: fab.topo.Servers * fab.gpus, GPUsPerServer: fab.gpus,
+			MinIterations: 10, MaxIterations: 25, Seed: 7})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, p := range []Policy{Baseline, Ideal} {
+			cfgs = append(cfgs, Config{Topology: fab.topo, GPUsPerServer: fab.gpus, Jobs: jobs, Policy: p, Noise: noise, Seed: 3,
+				Placement: Placements[1+(i+k)%2], Auction: AuctionPaper, Lease: 3 * time.Second, Cassini: CassiniOptions{Workers: 1}})
+		}
+	}
 	return cfgs
 }

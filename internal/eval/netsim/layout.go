@@ -20,6 +20,9 @@ type layout struct {
 	commOff  time.Duration     // first communication step's offset alone, -1 if none
 	prof     profile.Profile   // CASSINI's profile: timed alone, at the NIC, padded by the headroom
 	linkProf []profile.Profile // the job's demand on each of links, timed alone (same period as prof)
+	// On each of links, alone: the most the job puts on it in a step and
+	// its mean over the iteration, bits/s (placement statistics).
+	peakOn, meanOn []float64
 }
 
 // layout computes a job's steps, routes and profiles on the given servers.
@@ -178,6 +181,18 @@ func (s *sim) timeAlone(l *layout) ([]time.Duration, [][]float64, error) {
 			l.commOff = l.alone
 		}
 		l.alone += d
+	}
+	l.peakOn, l.meanOn = make([]float64, len(l.links)), make([]float64, len(l.links))
+	for i, on := range onLink {
+		for x, v := range on {
+			l.peakOn[x] = max(l.peakOn[x], v)
+			l.meanOn[x] += float64(v * durations[i].Seconds())
+		}
+	}
+	if l.alone > 0 {
+		for x := range l.meanOn {
+			l.meanOn[x] /= l.alone.Seconds()
+		}
 	}
 	return durations, onLink, nil
 }

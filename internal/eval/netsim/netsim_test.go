@@ -95,7 +95,7 @@ func loadNoise(t testing.TB, src workload.Source) workload.Replay {
 	if r, ok := noiseCache[src]; ok {
 		return r
 	}
-	r, err := workload.LoadReplay(os.DirFS("../../../testdata/alibaba"), src)
+	r, err := workload.LoadReplay(os.DirFS("../../../internal/eval/data/alibaba"), src)
 	if err != nil {
 		t.Fatal(err)
 	}

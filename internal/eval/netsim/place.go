@@ -23,6 +23,9 @@ type cluster struct {
 	// fresh pair of server-sized slices each time was a tenth of a
 	// Clos 1000 run's CPU in a fresh process).
 	order, left []int
+	// rr is the servers round robin over the racks (Scattered): the first
+	// server under every ToR, then the second, ...
+	rr []int
 }
 
 func newCluster(servers, gpusPerServer int) *cluster {
@@ -31,6 +34,26 @@ func newCluster(servers, gpusPerServer int) *cluster {
 		c.free[s] = gpusPerServer
 	}
 	return c
+}
+
+// roundRobin sets rr from each server's rack (dense indices): the first
+// server of every rack in rack order, then the second, and so on.
+func (c *cluster) roundRobin(rack []int) {
+	var byRack [][]int
+	for s, r := range rack {
+		for r >= len(byRack) {
+			byRack = append(byRack, nil)
+		}
+		byRack[r] = append(byRack[r], s)
+	}
+	c.rr = make([]int, 0, len(rack))
+	for pos := 0; len(c.rr) < len(rack); pos++ {
+		for _, srv := range byRack {
+			if pos < len(srv) {
+				c.rr = append(c.rr, srv[pos])
+			}
+		}
+	}
 }
 
 func (c *cluster) take(a alloc) {
@@ -81,26 +104,33 @@ type request struct {
 }
 
 // joint returns up to n distinct placements of every request together
-// (candidate c, request k: cands[c][k]): first fit over the servers in
-// order, request after request, then first fit from a random starting server
-// for each request, so every candidate is as rack-local as the free GPUs
-// allow. The first is the scheduler's own choice. A request that even the
-// first candidate cannot place is left out of every candidate: placed[k]
-// is false for it.
-func (c *cluster) joint(reqs []request, n int, rng *rand.Rand) (cands [][]alloc, placed []bool) {
+// (candidate c, request k: cands[c][k]), each placing the requests one
+// after another by the rule p. The first is the scheduler's own choice
+// (its draws, if the rule draws, from own); the others are the rule's
+// other choices, drawn from rng:
+//
+//   - Contiguous: first fit over the servers in order, then first fit from
+//     a random starting server for each request, so every candidate is as
+//     rack-local as the free GPUs allow.
+//   - ThemisGPUs: the servers with the most free GPUs (up to what the
+//     request may take from one) first, ties in a uniformly drawn order.
+//   - Scattered: one GPU per server round robin over the racks (more per
+//     server only if that cannot hold the request), from the first rack
+//     and then from a random position of the round.
+//
+// A request that even the first candidate cannot place is left out of
+// every candidate: placed[k] is false for it.
+func (c *cluster) joint(reqs []request, n int, p Placement, own, rng *rand.Rand) (cands [][]alloc, placed []bool) {
 	servers := len(c.free)
 	if len(c.order) != servers {
 		c.order, c.left = make([]int, servers), make([]int, servers)
 	}
-	order, free := c.order, c.left
+	free := c.left
 	copy(free, c.free)
-	for i := range order {
-		order[i] = i // fillFrom only reads it
-	}
 	placed = make([]bool, len(reqs))
 	first := make([]alloc, len(reqs))
 	for k, r := range reqs {
-		if a, ok := c.fillFrom(free, r, order); ok {
+		if a, ok := c.byRule(free, r, p, 0, own); ok {
 			first[k], placed[k] = a, true
 		}
 	}
@@ -113,11 +143,7 @@ func (c *cluster) joint(reqs []request, n int, rng *rand.Rand) (cands [][]alloc,
 			if !placed[k] {
 				continue
 			}
-			start := rng.IntN(servers)
-			for i := range order {
-				order[i] = (start + i) % servers
-			}
-			if cand[k], ok = c.fillFrom(free, r, order); !ok {
+			if cand[k], ok = c.byRule(free, r, p, 1+try, rng); !ok {
 				break
 			}
 		}
@@ -126,6 +152,52 @@ func (c *cluster) joint(reqs []request, n int, rng *rand.Rand) (cands [][]alloc,
 		}
 	}
 	return cands, placed
+}
+
+// byRule places r on the free GPUs (taking them from free) by the rule p:
+// its own choice for the scheduler's candidate (try 0), else another drawn
+// from rng; or reports false (free unchanged) if they do not hold it.
+func (c *cluster) byRule(free []int, r request, p Placement, try int, rng *rand.Rand) (alloc, bool) {
+	order := c.order
+	servers := len(order)
+	switch p {
+	case ThemisGPUs:
+		// The draw covers the servers with a free GPU only (the others
+		// cannot be taken), then the most GPUs first: fewest machines.
+		order = order[:0]
+		for s, f := range free {
+			if f > 0 {
+				order = append(order, s)
+			}
+		}
+		rng.Shuffle(len(order), func(i, k int) { order[i], order[k] = order[k], order[i] })
+		per := r.perServer
+		slices.SortStableFunc(order, func(a, b int) int { return min(free[b], per) - min(free[a], per) })
+	case Scattered:
+		start := 0
+		if try > 0 {
+			start = rng.IntN(servers)
+		}
+		for i := range order {
+			order[i] = c.rr[(start+i)%servers]
+		}
+		if r.pinned == nil && r.perServer > 1 {
+			spread := r
+			spread.perServer = 1
+			if a, ok := c.fillFrom(free, spread, order); ok {
+				return a, true
+			}
+		}
+	default: // Contiguous
+		start := 0
+		if try > 0 {
+			start = rng.IntN(servers)
+		}
+		for i := range order {
+			order[i] = (start + i) % servers
+		}
+	}
+	return c.fillFrom(free, r, order)
 }
 
 // fillFrom places r on the free GPUs (taking them from free), in the given

@@ -60,6 +60,7 @@ type JobResult struct {
 	// while a link is offered more than it carries.
 	SentGbit, MarkedGbit float64
 	Preemptions          int // times the scheduler stopped it
+	Moves                int // leases it won again on GPUs placed anew (AuctionPaper)
 }
 
 // AgentStats sums the Cassini policy's agents.
@@ -122,10 +123,11 @@ type Result struct {
 	// SentGbit is the traffic delivered, summed over connections.
 	SentGbit float64
 
-	Events int64 // events processed
-	Agent  AgentStats
-	Drift  DriftStats
-	Rank   RankStats
+	Events    int64 // events processed
+	Placement PlacementStats
+	Agent     AgentStats
+	Drift     DriftStats
+	Rank      RankStats
 }
 
 // Mean returns the mean iteration time in milliseconds (0 with none).

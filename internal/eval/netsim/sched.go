@@ -325,7 +325,11 @@ func (s *sim) schedule() error {
 	case FIFO:
 		start = s.fifo()
 	case Themis:
-		start = s.auction()
+		if s.cfg.Auction == AuctionPaper {
+			start = s.themisAuction()
+		} else {
+			start = s.auction()
+		}
 	default:
 		if !s.roundDue() {
 			return nil
@@ -381,6 +385,12 @@ func (s *sim) nextSchedule() int64 {
 // preempt stops a running job at once: its iteration in progress is lost,
 // its GPUs are freed, its agent leaves its group.
 func (s *sim) preempt(j *jobRun) {
+	s.stop(j)
+	j.preemptions++
+}
+
+// stop takes a running job off its GPUs (preempt, without counting it).
+func (s *sim) stop(j *jobRun) {
 	if j.st == communicating {
 		s.sync(j)
 		for i := range j.flows {
@@ -398,8 +408,8 @@ func (s *sim) preempt(j *jobRun) {
 	j.released = false
 	j.st, j.pending, j.begun, j.commTime = queued, 0, false, 0
 	s.touchTimer(j)
-	j.preemptions++
 	s.running = slices.DeleteFunc(s.running, func(r *jobRun) bool { return r == j })
+	s.moved = true
 }
 
 // iterEstimate is j's measured mean iteration time, or its nominal one

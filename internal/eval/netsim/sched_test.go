@@ -93,7 +93,7 @@ func TestJointCandidates(t *testing.T) {
 	c := newCluster(24, 1)
 	c.take(alloc{servers: []int{1, 5}, gpus: []int{1, 1}})
 	reqs := []request{{gpus: 3, perServer: 1, minServers: 1}, {gpus: 2, perServer: 1, minServers: 2}, {gpus: 30, perServer: 1}}
-	cands, placed := c.joint(reqs, 10, rand.New(rand.NewPCG(3, 3)))
+	cands, placed := c.joint(reqs, 10, Contiguous, nil, rand.New(rand.NewPCG(3, 3)))
 	if !slices.Equal(placed, []bool{true, true, false}) || len(cands) != 10 {
 		t.Fatalf("placed %v, %d candidates", placed, len(cands))
 	}

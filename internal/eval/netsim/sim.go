@@ -112,8 +112,20 @@ type jobRun struct {
 	leaseEnd    int64   // Themis: when its lease expires
 	admitted    float64 // when a round policy admitted it, s
 	preemptions int
+	moves       int     // AuctionPaper: leases that ended and were won again, on GPUs placed anew
 	sentBits    float64 // delivered (as of its last sync)
 	markedBits  float64 // delivered while a link on its path was offered more than its capacity (the same)
+
+	// Its worker count and batch size per GPU (the requested ones unless
+	// AuctionPaper re-tunes them), its uncontended iteration time per
+	// worker count (nominalAt's cache) and the sum of its iterations'
+	// uncontended times, ms.
+	gpus, batch int
+	nominals    []time.Duration
+	aloneSum    float64
+
+	peakOn, meanOn []float64 // on each of links, alone (layout's)
+	lastGPUs       int       // the worker count of its last placement (0: none yet)
 }
 
 type sim struct {
@@ -125,7 +137,10 @@ type sim struct {
 	topo      *topology.Topology
 	capacity  []float64 // bits/s per link
 	cl        *cluster
-	rng       *rand.Rand
+	rng       *rand.Rand // candidates past the scheduler's own, Random
+	own       *rand.Rand // the scheduler's own candidate's draws (ThemisGPUs)
+	arng      *rand.Rand // the auction's draws (AuctionPaper's leftover)
+	rack      []int      // per server, its ToR (dense, in server order)
 	quantum   profile.Quantum
 
 	now     int64
@@ -177,6 +192,11 @@ type sim struct {
 	lastIterations int64 // at the last scheduling decision that saw progress
 	idleDecisions  int   // decisions since
 
+	// Placement statistics: the running set changed since the last
+	// snapshot (moved), and the sums over time.
+	moved  bool
+	pstats placeStats
+
 	// Cassini.
 	ranker     candidate.Workspace
 	lw         link.Workspace
@@ -215,6 +235,8 @@ func newSim(ctx context.Context, cfg Config) (*sim, error) {
 		over:        make([]bool, len(t.Links)),
 		cl:          newCluster(t.Servers, cfg.GPUsPerServer),
 		rng:         rand.New(rand.NewPCG(cfg.Seed, 0xca551)),
+		own:         rand.New(rand.NewPCG(cfg.Seed, 0x7e4155)),
+		arng:        rand.New(rand.NewPCG(cfg.Seed, 0xa0c71)),
 		quantum:     profile.Quantum{Tick: cfg.Cassini.Tick, Unit: profile.DefaultUnit},
 		res:         Result{Policy: cfg.Policy},
 		leasesMoved: true,
@@ -234,6 +256,9 @@ func newSim(ctx context.Context, cfg Config) (*sim, error) {
 		s.anchorAge = cfg.ref.anchorAge
 	}
 	s.net.Reset(s.capacity)
+	s.rack = racks(t)
+	s.cl.roundRobin(s.rack)
+	s.pstats.init(t)
 	// Every server must reach every other (checked from and to server 0).
 	for v := 1; v < t.Servers; v++ {
 		if _, err := t.Route(0, v); err != nil {
@@ -257,14 +282,14 @@ func newSim(ctx context.Context, cfg Config) (*sim, error) {
 	dealer := cfg.Noise.Dealer() // jobs share worker-trace series
 	for k, i := range order {
 		j := cfg.Jobs[i]
-		m, _ := workload.Lookup(j.Model) // validated
+		m, _ := cfg.model(j.Model) // validated
 		noise, err := dealer.For(j.ID, workload.Servers(j.GPUs, cfg.GPUsPerServer))
 		if err != nil {
 			return nil, fmt.Errorf("jobs[%d]: noise: %w", i, err)
 		}
 		steps, _ := m.Iteration(j.Batch, workload.Servers(j.GPUs, cfg.GPUsPerServer)) // validated
 		s.jobs = append(s.jobs, &jobRun{idx: k, job: j, model: m, noise: noise, commOff: -1, first: -1, tpos: -1, commAt: -1,
-			nominal: max(workload.Period(steps), time.Microsecond)})
+			nominal: max(workload.Period(steps), time.Microsecond), gpus: j.GPUs, batch: j.Batch})
 	}
 	if cfg.Scheduler == Gavel || cfg.Scheduler == Shockwave {
 		var err error
@@ -273,6 +298,35 @@ func newSim(ctx context.Context, cfg Config) (*sim, error) {
 		}
 	}
 	return s, nil
+}
+
+// racks returns each server's ToR, numbered densely in the order of the
+// servers: the switch its uplink reaches (a server with none is a rack of
+// its own).
+func racks(t *topology.Topology) []int {
+	tor := make([]int, t.Servers)
+	for i := range tor {
+		tor[i] = -1
+	}
+	for _, l := range t.Links {
+		if l.From < t.Servers && tor[l.From] < 0 {
+			tor[l.From] = l.To
+		}
+	}
+	index := map[int]int{}
+	out := make([]int, t.Servers)
+	for s, node := range tor {
+		if node < 0 {
+			node = -1 - s
+		}
+		r, ok := index[node]
+		if !ok {
+			r = len(index)
+			index[node] = r
+		}
+		out[s] = r
+	}
+	return out
 }
 
 func cmpInt(a, b int64) int {
@@ -539,6 +593,9 @@ func (s *sim) process() error {
 			return err
 		}
 	}
+	if s.moved {
+		s.snapshot()
+	}
 	return nil
 }
 
@@ -687,11 +744,11 @@ func (s *sim) retire(f *flowRun) {
 
 // request is what placing j asks of the cluster.
 func (s *sim) request(j *jobRun) request {
-	per := j.job.GPUs
+	per := j.gpus
 	if j.model.MinServers > 1 {
-		per = (j.job.GPUs + j.model.MinServers - 1) / j.model.MinServers
+		per = (j.gpus + j.model.MinServers - 1) / j.model.MinServers
 	}
-	return request{gpus: j.job.GPUs, perServer: per, minServers: j.model.MinServers, pinned: s.cfg.Pinned[j.job.ID]}
+	return request{gpus: j.gpus, perServer: per, minServers: j.model.MinServers, pinned: s.cfg.Pinned[j.job.ID]}
 }
 
 // place starts the jobs the scheduler picked on one of N joint placement
@@ -708,7 +765,7 @@ func (s *sim) place(picked []*jobRun) error {
 		// draws that make them) do not change; nothing else draws.
 		n = 1
 	}
-	all, placed := s.cl.joint(reqs, n, s.rng)
+	all, placed := s.cl.joint(reqs, n, s.cfg.Placement, s.own, s.rng)
 	var js []*jobRun
 	var keep []int
 	for k, ok := range placed {
@@ -762,13 +819,15 @@ func sum(v []int) int {
 
 // assign places j on a.
 func (s *sim) assign(j *jobRun, a alloc) error {
-	l, err := s.layout(j.model, j.job.Batch, a.servers)
+	l, err := s.layout(j.model, j.batch, a.servers)
 	if err != nil {
 		return fmt.Errorf("job %d: %w", j.job.ID, err)
 	}
 	s.cl.take(a)
 	j.place, j.steps, j.routes, j.links, j.prof, j.linkProf = a, l.steps, l.routes, l.links, l.prof, l.linkProf
 	j.alone, j.commOff = l.alone, l.commOff
+	j.peakOn, j.meanOn = l.peakOn, l.meanOn
+	s.countPlacement(j)
 	j.net = s.netFlows(j)
 	most := 0
 	for _, flows := range j.net {
@@ -910,6 +969,7 @@ func (j *jobRun) record(now int64) {
 	// A whole iteration runs on one placement: a preemption drops the one
 	// under way.
 	j.iterAlone = append(j.iterAlone, float64(j.alone)/1e6)
+	j.aloneSum += float64(j.alone) / 1e6
 }
 
 // leave takes j off its agent (and the agent off its group).
@@ -990,6 +1050,7 @@ func (s *sim) enterStep(j *jobRun) {
 		s.record(j)
 		j.st, j.end = done, s.now
 		s.cl.release(j.place)
+		s.moved = true
 		j.leave()
 		return
 	}

@@ -86,8 +86,7 @@ func (p *Shockwave) EndRound(r *sim.Report) error {
 			return err
 		}
 	}
-	p.s.EndRound()
-	return nil
+	return p.s.EndRound()
 }
 
 // Schedule implements sim.Policy.

@@ -39,11 +39,28 @@ var ErrInvalid = errors.New("replay: invalid setup")
 // by each job's agent, Ideal) and per seed. Every zero value means the
 // default stated beside it; the zero Cassini is the paper's Poisson
 // experiment (its 24-server 2:1 testbed, the 13 models of its Table 3,
-// Themis with 10-minute leases, 90% load) without iteration-time noise.
+// Themis with 10-minute leases placing as Themis does, 90% load) without
+// iteration-time noise.
 type Cassini struct {
-	// Scenario is the trace; "" means Poisson. The fixed experiments (Fig2,
-	// Snapshot1..5) bring their own fabric, and each job runs MaxIterations.
+	// Scenario is the trace; "" means Poisson, or Custom when Trace is set.
+	// The fixed experiments (Fig2, Snapshot1..5) bring their own fabric and
+	// pinned placements, and each job runs MaxIterations; Paper is the
+	// Poisson experiment of the paper's Fig. 11 (see PaperModels).
 	Scenario Scenario
+	// Trace, when not nil, is the jobs to run (the Custom scenario, the same
+	// on every seed): the caller's own arrivals, naming built-in models or
+	// Profiles. workload.ReadJobs reads both from a file.
+	Trace []workload.Job
+	// Profiles are models of the caller's own that Trace may name.
+	Profiles []workload.Model
+	// Placement picks the GPUs of the scheduler's placements (and the
+	// candidates it offers CASSINI); "" means PlaceThemis.
+	Placement Placement
+	// Auction is Themis's mechanism (the other schedulers have their own);
+	// "" means the placement's: AuctionGreedy with PlaceContiguous (the
+	// simulator's Themis before the paper's auction), AuctionPaper
+	// otherwise.
+	Auction Auction
 	// Fabric is the cluster's network; nil means the paper's testbed
 	// (topology.Paper). topology.Parse reads the command line's form.
 	Fabric *topology.Topology
@@ -76,7 +93,7 @@ type Cassini struct {
 	// Noise is the iteration-time noise; the zero value is none. NoiseCV
 	// is the Gaussian noise's coefficient of variation, and NoiseData holds
 	// the Alibaba PAI files the other kinds replay (this repository's
-	// testdata/alibaba).
+	// internal/eval/data/alibaba).
 	Noise     Noise
 	NoiseCV   float64
 	NoiseData fs.FS
@@ -111,6 +128,61 @@ type Cassini struct {
 	Progress func(done, runs int)
 }
 
+// Placement names the rule that picks a placement's GPUs (netsim.Placement).
+type Placement string
+
+// The placements.
+const (
+	PlaceThemis     Placement = "themis"     // Themis's own rule: fewest machines, ties drawn at random; blind to links
+	PlaceContiguous Placement = "contiguous" // first fit over the servers in order: rack-local where it can be
+	PlaceScattered  Placement = "scattered"  // one GPU per server, round robin over the racks
+)
+
+// Placements lists the placements.
+func Placements() []Placement { return []Placement{PlaceThemis, PlaceContiguous, PlaceScattered} }
+
+// ParsePlacement parses a placement's name.
+func ParsePlacement(s string) (Placement, error) {
+	if slices.Contains(Placements(), Placement(s)) {
+		return Placement(s), nil
+	}
+	return "", fmt.Errorf("%q: want themis, contiguous or scattered", s)
+}
+
+func (p Placement) netsim() netsim.Placement {
+	switch p {
+	case PlaceContiguous:
+		return netsim.Contiguous
+	case PlaceScattered:
+		return netsim.Scattered
+	}
+	return netsim.ThemisGPUs
+}
+
+// Auction names Themis's mechanism (netsim.Auction).
+type Auction string
+
+// The auctions.
+const (
+	AuctionPaper  Auction = "paper"  // the Themis paper's partial allocation auction, worker counts re-tuned, moves at lease ends
+	AuctionGreedy Auction = "greedy" // decreasing finish-time fairness, fixed worker counts, renewals in place
+)
+
+// ParseAuction parses an auction's name.
+func ParseAuction(s string) (Auction, error) {
+	if s == string(AuctionPaper) || s == string(AuctionGreedy) {
+		return Auction(s), nil
+	}
+	return "", fmt.Errorf("%q: want paper or greedy", s)
+}
+
+func (a Auction) netsim() netsim.Auction {
+	if a == AuctionPaper {
+		return netsim.AuctionPaper
+	}
+	return netsim.AuctionGreedy
+}
+
 // Scenario names a trace of [Cassini].
 type Scenario string
 
@@ -124,11 +196,27 @@ const (
 	Snapshot3 Scenario = "snapshot3"
 	Snapshot4 Scenario = "snapshot4"
 	Snapshot5 Scenario = "snapshot5"
+	// Paper is the paper's Poisson experiment (§5.2, Fig. 11): its fabric
+	// (24 servers, 50 Gbps, 2:1), its model mix (PaperModels), Poisson
+	// arrivals at Load (90%, the paper's 80-100%), 1-12 GPUs and 200-1000
+	// iterations per job, and Themis as its paper describes it (its
+	// auction, worker counts re-tuned, its GPU rule).
+	Paper  Scenario = "paper"
+	Custom Scenario = "custom" // the caller's Trace
 )
+
+// PaperModels is the model mix of the paper's Fig. 11: its data-parallel
+// models and DLRM (model parallel), no GPT (§5.2: "We use model
+// parallelism for the DLRM model because of its large model size, and we
+// use data parallelism for all the other DNN models"; the figure's legend
+// lists these ten).
+func PaperModels() []string {
+	return []string{"VGG11", "VGG16", "VGG19", "WideResNet101", "ResNet50", "BERT", "RoBERTa", "CamemBERT", "XLM", "DLRM"}
+}
 
 // Scenarios lists the scenarios.
 func Scenarios() []Scenario {
-	return []Scenario{Poisson, Dynamic, Fig2, Snapshot1, Snapshot2, Snapshot3, Snapshot4, Snapshot5}
+	return []Scenario{Poisson, Dynamic, Fig2, Snapshot1, Snapshot2, Snapshot3, Snapshot4, Snapshot5, Paper, Custom}
 }
 
 // ParseScenario parses a scenario's name.
@@ -209,8 +297,20 @@ func RunCassini(ctx context.Context, s Cassini) (CassiniReport, error) {
 // resolve fills in the defaults and checks the options.
 func (s Cassini) resolve() (Cassini, error) {
 	o := s
-	if o.Scenario == "" {
+	switch {
+	case o.Scenario == "" && o.Trace != nil:
+		o.Scenario = Custom
+	case o.Scenario == "":
 		o.Scenario = Poisson
+	}
+	if (o.Scenario == Custom) != (o.Trace != nil) {
+		return o, badField("Trace", "%d jobs for scenario %q (a Trace is the custom scenario, and only it)", len(o.Trace), o.Scenario)
+	}
+	if o.Scenario == Custom && len(o.Trace) == 0 {
+		return o, badField("Trace", "no jobs")
+	}
+	if o.Scenario == Custom {
+		o.Load = -1 // the trace has its own arrivals
 	}
 	if sc, ok := cassiniScenarios[o.Scenario]; ok {
 		fabric, err := topology.Parse(sc.topology)
@@ -218,6 +318,21 @@ func (s Cassini) resolve() (Cassini, error) {
 			panic(err) // a constant spec
 		}
 		o.Fabric, o.GPUsPerServer, o.Load = fabric, 1, -1
+		// Pinned: the rule has nothing to choose; the greedy auction
+		// starts the jobs in their order, as before placements were a knob.
+		o.Placement, o.Auction = PlaceContiguous, AuctionGreedy
+	}
+	if o.Scenario == Paper && o.Models == nil {
+		o.Models = PaperModels()
+	}
+	if o.Placement == "" {
+		o.Placement = PlaceThemis
+	}
+	if o.Auction == "" {
+		o.Auction = AuctionPaper
+		if o.Placement == PlaceContiguous {
+			o.Auction = AuctionGreedy
+		}
 	}
 	if o.Fabric == nil {
 		o.Fabric = topology.Paper()
@@ -267,13 +382,19 @@ func (s Cassini) resolve() (Cassini, error) {
 	switch {
 	case !slices.Contains(Scenarios(), o.Scenario):
 		return o, badField("Scenario", "%q: want %s", o.Scenario, scenarioNames)
+	case !slices.Contains(Placements(), o.Placement):
+		return o, badField("Placement", "%q: want themis, contiguous or scattered", o.Placement)
+	case o.Auction != AuctionPaper && o.Auction != AuctionGreedy:
+		return o, badField("Auction", "%q: want paper or greedy", o.Auction)
 	case o.GPUsPerServer < 0:
 		return o, badField("GPUsPerServer", "%d", o.GPUsPerServer)
 	case o.Jobs < 0 || o.Jobs > MaxJobs:
 		return o, badField("Jobs", "%d (want 1..%d, or 0 for 40)", o.Jobs, MaxJobs)
 	case o.Sweep < 0 || o.Sweep > o.Jobs:
 		return o, badField("Sweep", "%d (want 0..%d, the jobs)", o.Sweep, o.Jobs)
-	case o.Sweep > 1 && o.Scenario != Poisson && o.Scenario != Dynamic:
+	case o.Scenario == Custom && (o.Sweep > 0 || o.Models != nil || o.Arrive != nil):
+		return o, badField("Sweep, Models or Arrive", "set with a Trace of the caller's (they shape generated traces)")
+	case o.Sweep > 1 && o.Scenario != Poisson && o.Scenario != Dynamic && o.Scenario != Paper:
 		return o, badField("Sweep", "%d for scenario %q (sweeps are of the poisson and dynamic traces)", o.Sweep, o.Scenario)
 	case o.MinIterations < 1 || o.MaxIterations < o.MinIterations:
 		return o, badField("MinIterations", "%d, MaxIterations %d: want 1 <= min <= max", o.MinIterations, o.MaxIterations)
@@ -398,7 +519,7 @@ var cassiniScenarios = map[Scenario]cassiniScenario{
 	Snapshot5: snapshot("clos:1,2,3,1,0", "BERT/8", "VGG19/1400", "WideResNet101/800"),
 }
 
-const scenarioNames = "poisson, dynamic, fig2 or snapshot1..snapshot5"
+const scenarioNames = "poisson, paper, dynamic, fig2 or snapshot1..snapshot5"
 
 func snapshot(topo string, jobs ...string) cassiniScenario {
 	perRack := len(jobs)
@@ -421,12 +542,14 @@ func cassiniTrace(o Cassini, seed uint64, gpus int) ([]workload.Job, map[int][]i
 	base := workload.Config{Models: o.Models, Jobs: o.Jobs, Load: o.Load, ClusterGPUs: gpus, GPUsPerServer: o.GPUsPerServer,
 		MinIterations: o.MinIterations, MaxIterations: o.MaxIterations, Seed: seed, Sweep: o.Sweep}
 	switch o.Scenario {
-	case Poisson:
+	case Poisson, Paper:
 		jobs, err := workload.Generate(base)
 		return jobs, nil, err
 	case Dynamic:
 		jobs, err := workload.GenerateDynamic(workload.Dynamic{Base: base, Arrive: o.Arrive})
 		return jobs, nil, err
+	case Custom:
+		return slices.Clone(o.Trace), nil, nil
 	}
 	sc, ok := cassiniScenarios[o.Scenario]
 	if !ok {
@@ -443,7 +566,8 @@ func cassiniTrace(o Cassini, seed uint64, gpus int) ([]workload.Job, map[int][]i
 // config is the simulation of one arm of o on jobs.
 func (o Cassini) config(arm Arm, jobs []workload.Job, pinned map[int][]int, seed uint64, noise workload.Replay) netsim.Config {
 	cfg := netsim.Config{
-		Topology: o.Fabric, GPUsPerServer: o.GPUsPerServer, Jobs: jobs, Pinned: pinned, Scheduler: o.Scheduler, Lease: o.Lease,
+		Topology: o.Fabric, GPUsPerServer: o.GPUsPerServer, Jobs: jobs, Models: o.Profiles, Pinned: pinned, Scheduler: o.Scheduler, Lease: o.Lease,
+		Placement: o.Placement.netsim(), Auction: o.Auction.netsim(),
 		Policy: arm.Policy, Candidates: o.Candidates, Seed: seed, Duration: o.Duration, Noise: noise,
 		Agent: agent.Options{Mode: o.AgentMode, Threshold: o.Threshold, GiveUp: o.GiveUp, Budget: o.Budget},
 		Cassini: netsim.CassiniOptions{Mode: o.LinkMode, Tick: o.Tick, MaxPerimeter: o.MaxPerimeter,
@@ -467,7 +591,7 @@ func (o Cassini) simulate(ctx context.Context) (CassiniReport, error) {
 	noise := workload.Replay{Source: o.Noise.source(), CV: o.NoiseCV}
 	if o.Noise != NoNoise && o.Noise != Gaussian {
 		if noise, err = workload.LoadReplay(o.NoiseData, noise.Source); err != nil {
-			return CassiniReport{}, fmt.Errorf("%w: NoiseData: %w (the Alibaba PAI files: testdata/alibaba in the repository)", ErrInvalid, err)
+			return CassiniReport{}, fmt.Errorf("%w: NoiseData: %w (the Alibaba PAI files: internal/eval/data/alibaba in the repository)", ErrInvalid, err)
 		}
 	}
 	gpus := o.Fabric.Servers * max(o.GPUsPerServer, 1)
@@ -501,7 +625,7 @@ func (o Cassini) simulate(ctx context.Context) (CassiniReport, error) {
 					errs[a*len(o.Seeds)+i] = fmt.Errorf("%v, seed %d: %w", arm, seed, err)
 					return
 				}
-				runs[a][i] = summarizeCassini(arm, seed, r)
+				runs[a][i] = summarizeCassini(arm, seed, r, o.Profiles)
 				if o.Progress != nil {
 					mu.Lock()
 					done++
@@ -520,14 +644,56 @@ func (o Cassini) simulate(ctx context.Context) (CassiniReport, error) {
 		noiseName = fmt.Sprintf("gauss:%g", o.NoiseCV)
 	}
 	res := CassiniReport{Scenario: string(o.Scenario), Scheduler: o.Scheduler.String(), Topology: o.Fabric.Name, Servers: o.Fabric.Servers,
-		Jobs: len(traces[0]), Load: o.Load, Seeds: o.Seeds, Noise: noiseName}
+		Jobs: len(traces[0]), Load: o.Load, Seeds: o.Seeds, Noise: noiseName, Placement: string(o.Placement), Auction: string(o.Auction)}
 	if o.Sweep > 1 {
 		res.Sweep = o.Sweep
 	}
 	for a, arm := range o.Arms {
-		res.Arms = append(res.Arms, aggregateCassini(arm, runs[a], runs[0]))
+		res.Arms = append(res.Arms, aggregateCassini(arm, runs[a], runs[0], profileNames(o.Profiles)))
 	}
+	pool(res.Arms)
 	return res, nil
+}
+
+// pool sets each arm's pooled metrics: every seed's iterations together,
+// the first arm's over the arm's, and the fraction of the gap between the
+// first arm and Ideal (if an arm is Ideal) the arm closes.
+func pool(arms []CassiniArm) {
+	all := make([][]float64, len(arms))
+	for a, arm := range arms {
+		for _, r := range arm.Runs {
+			all[a] = append(all[a], r.IterMs...)
+		}
+		p := &arms[a].Pooled
+		p.MeanIterMs, p.P99IterMs = cassiniRound(netsim.Mean(all[a])), cassiniRound(netsim.Percentile(all[a], 99))
+	}
+	first := arms[0].Pooled
+	ideal := slices.IndexFunc(arms, func(a CassiniArm) bool { return a.Arm == netsim.Ideal.String() })
+	for a := range arms {
+		p := &arms[a].Pooled
+		if p.MeanIterMs > 0 {
+			p.SpeedupMean = cassiniRound(first.MeanIterMs / p.MeanIterMs)
+		}
+		if p.P99IterMs > 0 {
+			p.SpeedupP99 = cassiniRound(first.P99IterMs / p.P99IterMs)
+		}
+		if ideal >= 0 {
+			v := cassiniRound(GapClosed(netsim.Mean(all[0]), netsim.Mean(all[a]), netsim.Mean(all[ideal])))
+			p.GapClosed = &v
+		}
+	}
+}
+
+// GapClosed is the fraction of the gap between the scheduler alone and
+// Ideal that an arm closes, on (pooled mean) iteration times:
+// (base - arm) / (base - ideal). It is 1 for an arm as fast as Ideal, 0
+// for one as slow as the scheduler, negative for a slower one, and 0 when
+// there is no gap (base <= ideal).
+func GapClosed(base, arm, ideal float64) float64 {
+	if !(base > ideal) {
+		return 0
+	}
+	return (base - arm) / (base - ideal)
 }
 
 // cassiniRound rounds to three decimals, halves away from zero.
@@ -545,8 +711,51 @@ type CassiniReport struct {
 	Load       float64      `json:"load"`
 	Seeds      []uint64     `json:"seeds"`
 	Noise      string       `json:"noise"`
+	Placement  string       `json:"placement"` // the placement rule
+	Auction    string       `json:"auction"`   // Themis's mechanism
 	Arms       []CassiniArm `json:"arms"`
 	ElapsedSec float64      `json:"-"` // wall-clock time of the whole run
+}
+
+// CassiniPooled is the paper's metric for an arm: its iteration times over
+// every seed together (the paper's CDFs pool every job's iterations), the
+// first arm's over the arm's, and the fraction of the gap to Ideal it
+// closes (GapClosed; nil without an Ideal arm).
+type CassiniPooled struct {
+	MeanIterMs  float64  `json:"mean_iter_ms"`
+	P99IterMs   float64  `json:"p99_iter_ms"`
+	SpeedupMean float64  `json:"speedup_mean"`
+	SpeedupP99  float64  `json:"speedup_p99"`
+	GapClosed   *float64 `json:"gap_closed,omitempty"`
+}
+
+// CassiniPlacement is where a run's jobs ran (netsim.PlacementStats): the
+// fraction of its placements spanning racks, of their ring hops crossing
+// the ToRs' uplinks, the mean jobs on a binding uplink (one whose jobs'
+// peak demands exceed its capacity) while it binds, the fraction of the
+// uplinks' time they bind, their mean offered load (the jobs' mean demand
+// alone over capacity), and the placements, moves and re-sized
+// placements counted.
+type CassiniPlacement struct {
+	CrossRack      float64 `json:"cross_rack"`
+	UplinkHops     float64 `json:"uplink_hops"`
+	BindingSharers float64 `json:"binding_sharers"`
+	BindingShare   float64 `json:"binding_share"`
+	UplinkLoad     float64 `json:"uplink_load"`
+	Placements     int     `json:"placements"`
+	Moves          int     `json:"moves"`
+	Resized        int     `json:"resized"`
+}
+
+// CassiniPlacementSpread is CassiniPlacement's fractions across seeds.
+type CassiniPlacementSpread struct {
+	CrossRack      Spread `json:"cross_rack"`
+	UplinkHops     Spread `json:"uplink_hops"`
+	BindingSharers Spread `json:"binding_sharers"`
+	BindingShare   Spread `json:"binding_share"`
+	UplinkLoad     Spread `json:"uplink_load"`
+	Moves          Spread `json:"moves"`
+	Resized        Spread `json:"resized"`
 }
 
 // CassiniArm is one arm over every seed: each metric's mean, standard
@@ -581,6 +790,9 @@ type CassiniArm struct {
 	// capacity) with another job on the chosen candidate: those a time
 	// shift can matter to.
 	Sharing *Spread `json:"sharing,omitempty"`
+	// Pooled is the paper's metric; Placement where the jobs ran.
+	Pooled    CassiniPooled          `json:"pooled"`
+	Placement CassiniPlacementSpread `json:"placement"`
 
 	Models []CassiniModel `json:"models"`
 	Runs   []CassiniRun   `json:"runs"`
@@ -653,6 +865,8 @@ type CassiniRun struct {
 	MeanRankScore *float64 `json:"mean_rank_score,omitempty"`
 	Sharing       *float64 `json:"sharing,omitempty"` // of the jobs CASSINI placed, those sharing a binding link
 
+	Placement CassiniPlacement `json:"placement"`
+
 	Models []CassiniModel `json:"models"`
 
 	IterMs    []float64 `json:"-"` // every iteration, for plots
@@ -671,7 +885,7 @@ type CassiniModel struct {
 	MarkedMbitPerIter float64 `json:"marked_mbit_per_iter"`
 }
 
-func summarizeCassini(arm Arm, seed uint64, r netsim.Result) CassiniRun {
+func summarizeCassini(arm Arm, seed uint64, r netsim.Result, own []workload.Model) CassiniRun {
 	slow := r.Slowdowns()
 	pr := CassiniRun{
 		Arm: arm.String(), Seed: seed, Status: r.Status.String(),
@@ -695,7 +909,11 @@ func summarizeCassini(arm Arm, seed uint64, r netsim.Result) CassiniRun {
 	if pr.Finished > 0 {
 		pr.MeanJCTSec = cassiniRound(jct / float64(pr.Finished))
 	}
-	pr.Models = modelResults(r)
+	pr.Models = modelResults(r, profileNames(own))
+	ps := r.Placement
+	pr.Placement = CassiniPlacement{CrossRack: cassiniRound(ps.CrossRackFraction()), UplinkHops: cassiniRound(ps.UplinkHopFraction()),
+		BindingSharers: cassiniRound(ps.BindingSharers()), BindingShare: cassiniRound(ps.BindingShare()), UplinkLoad: cassiniRound(ps.UplinkLoad()),
+		Placements: ps.Placements, Moves: ps.Moves, Resized: ps.Resized}
 	if r.Policy == netsim.Cassini {
 		f := func(v float64) *float64 { v = cassiniRound(v); return &v }
 		agents, released := r.Agent.Agents, r.Agent.Released
@@ -719,8 +937,24 @@ func summarizeCassini(arm Arm, seed uint64, r netsim.Result) CassiniRun {
 	return pr
 }
 
-// modelResults splits r's iterations by model, in Table 3's order.
-func modelResults(r netsim.Result) []CassiniModel {
+// profileNames lists the names of the caller's models.
+func profileNames(ms []workload.Model) []string {
+	out := make([]string, len(ms))
+	for i, m := range ms {
+		out[i] = m.Name
+	}
+	return out
+}
+
+// modelOrder is the order of models in the tables: Table 3's, then the
+// caller's own.
+func modelOrder(own []string) []string {
+	return append(workload.ModelNames(), own...)
+}
+
+// modelResults splits r's iterations by model, in Table 3's order, then
+// the caller's models' (own).
+func modelResults(r netsim.Result, own []string) []CassiniModel {
 	type acc struct {
 		jobs, iterations int
 		ms, slow         []float64
@@ -746,12 +980,12 @@ func modelResults(r netsim.Result) []CassiniModel {
 		k += j.Iterations
 	}
 	var out []CassiniModel
-	for _, m := range workload.Models() {
-		a := by[m.Name]
+	for _, name := range modelOrder(own) {
+		a := by[name]
 		if a == nil {
 			continue
 		}
-		mr := CassiniModel{Model: m.Name, Jobs: a.jobs, Iterations: a.iterations,
+		mr := CassiniModel{Model: name, Jobs: a.jobs, Iterations: a.iterations,
 			MeanIterMs: cassiniRound(netsim.Mean(a.ms)), P99IterMs: cassiniRound(netsim.Percentile(a.ms, 99)),
 			MeanSlowdown: cassiniRound(netsim.Mean(a.slow))}
 		if a.iterations > 0 {
@@ -764,7 +998,7 @@ func modelResults(r netsim.Result) []CassiniModel {
 
 // aggregateCassini summarizes an arm's runs, with speedups over base (the
 // first arm's runs on the same seeds).
-func aggregateCassini(arm Arm, runs, base []CassiniRun) CassiniArm {
+func aggregateCassini(arm Arm, runs, base []CassiniRun, own []string) CassiniArm {
 	pick := func(f func(CassiniRun) float64) Spread {
 		v := make([]float64, len(runs))
 		for i, r := range runs {
@@ -791,6 +1025,15 @@ func aggregateCassini(arm Arm, runs, base []CassiniRun) CassiniArm {
 	}
 	a.SpeedupMean = sp(func(r CassiniRun) float64 { return r.MeanIterMs })
 	a.SpeedupP99 = sp(func(r CassiniRun) float64 { return r.P99IterMs })
+	a.Placement = CassiniPlacementSpread{
+		CrossRack:      pick(func(r CassiniRun) float64 { return r.Placement.CrossRack }),
+		UplinkHops:     pick(func(r CassiniRun) float64 { return r.Placement.UplinkHops }),
+		BindingSharers: pick(func(r CassiniRun) float64 { return r.Placement.BindingSharers }),
+		BindingShare:   pick(func(r CassiniRun) float64 { return r.Placement.BindingShare }),
+		UplinkLoad:     pick(func(r CassiniRun) float64 { return r.Placement.UplinkLoad }),
+		Moves:          pick(func(r CassiniRun) float64 { return float64(r.Placement.Moves) }),
+		Resized:        pick(func(r CassiniRun) float64 { return float64(r.Placement.Resized) }),
+	}
 	if runs[0].Agents != nil {
 		adj := pick(func(r CassiniRun) float64 { return *r.AdjustmentsPerMin })
 		ag := pick(func(r CassiniRun) float64 { return float64(*r.Agents) })
@@ -812,7 +1055,7 @@ func aggregateCassini(arm Arm, runs, base []CassiniRun) CassiniArm {
 		sh := pick(func(r CassiniRun) float64 { return *r.Sharing })
 		a.Sharing = &sh
 	}
-	for _, name := range modelNames(runs) {
+	for _, name := range modelNames(runs, own) {
 		m := CassiniModel{Model: name}
 		var n float64
 		for _, r := range runs {
@@ -836,8 +1079,9 @@ func aggregateCassini(arm Arm, runs, base []CassiniRun) CassiniArm {
 	return a
 }
 
-// modelNames are the models of r's runs, in Table 3's order.
-func modelNames(runs []CassiniRun) []string {
+// modelNames are the models of r's runs, in Table 3's order, then the
+// caller's (own).
+func modelNames(runs []CassiniRun, own []string) []string {
 	seen := map[string]bool{}
 	for _, r := range runs {
 		for _, m := range r.Models {
@@ -845,9 +1089,9 @@ func modelNames(runs []CassiniRun) []string {
 		}
 	}
 	var out []string
-	for _, m := range workload.Models() {
-		if seen[m.Name] {
-			out = append(out, m.Name)
+	for _, m := range modelOrder(own) {
+		if seen[m] {
+			out = append(out, m)
 		}
 	}
 	return slices.Clip(out)

@@ -3,8 +3,8 @@ package replay_test
 import (
 	"context"
 	"fmt"
-	"os"
 
+	"github.com/orrery/orrery/internal/eval/data"
 	"github.com/orrery/orrery/internal/eval/netsim"
 	"github.com/orrery/orrery/internal/eval/replay"
 )
@@ -29,10 +29,11 @@ func ExampleRunCassini() {
 }
 
 // Replay the first 30 jobs of the Shockwave authors' 120-job trace on their
-// 32-GPU setup under Shockwave and Gavel.
+// 32-GPU setup under Shockwave and Gavel, from the copy of their files
+// inside the binary (package data).
 func ExampleRunShockwave() {
 	s, _ := replay.AuthorsSetup(32)
-	s.Data = os.DirFS("../../../testdata/shockwave")
+	s.Data = data.Shockwave // the authors' files, inside the binary
 	s.Jobs, s.Policies = 30, []string{"shockwave", "gavel"}
 	rep, err := replay.RunShockwave(context.Background(), s)
 	if err != nil {

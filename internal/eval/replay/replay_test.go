@@ -3,15 +3,18 @@ package replay_test
 import (
 	"context"
 	"errors"
-	"os"
+	"math"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/orrery/orrery/internal/eval/data"
 	"github.com/orrery/orrery/internal/eval/netsim"
 	"github.com/orrery/orrery/internal/eval/replay"
 	"github.com/orrery/orrery/internal/eval/topology"
+	"github.com/orrery/orrery/internal/eval/workload"
 )
 
 // TestSimulateShockwaveOptions: a bad setup is an ErrSimulation naming the
@@ -119,6 +122,8 @@ func TestSimulateCassini(t *testing.T) {
 		{"Sweep", func(s *replay.Cassini) { s.Sweep = 41 }},
 		{"Sweep", func(s *replay.Cassini) { s.Sweep = -1 }},
 		{"Sweep", func(s *replay.Cassini) { s.Scenario, s.Sweep = "fig2", 2 }},
+		{"Placement", func(s *replay.Cassini) { s.Placement = "random" }},
+		{"Auction", func(s *replay.Cassini) { s.Auction = "vickrey" }},
 	} {
 		bad := s
 		c.edit(&bad)
@@ -139,5 +144,217 @@ func TestSimulateCassiniJobCap(t *testing.T) {
 	}
 }
 
-// authorsData is the Shockwave authors' data folder in the repository.
-var authorsData = os.DirFS("../../../testdata/shockwave")
+// authorsData is the Shockwave authors' data folder, embedded.
+var authorsData = data.Shockwave
+
+// A Trace of the caller's holding the jobs the Poisson scenario generates
+// runs them as that scenario does, arm for arm; a model of the caller's
+// that is VGG19's own profile under another name simulates as VGG19; a
+// Trace with a generated scenario's options is refused.
+func TestSimulateCassiniTrace(t *testing.T) {
+	ctx := context.Background()
+	s := replay.Cassini{Jobs: 10, MinIterations: 20, MaxIterations: 40}
+	want, err := replay.RunCassini(ctx, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs, err := workload.Generate(workload.Config{Jobs: 10, Load: 0.9, ClusterGPUs: 24, MinIterations: 20, MaxIterations: 40, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := replay.RunCassini(ctx, replay.Cassini{Trace: jobs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Scenario != "custom" || got.Jobs != 10 {
+		t.Fatalf("report %+v", got)
+	}
+	if diff := cmp.Diff(want.Arms, got.Arms); diff != "" {
+		t.Fatalf("the generated jobs as a Trace differ from the Poisson scenario (-want +got):\n%s", diff)
+	}
+
+	// VGG19's profile under another name.
+	vgg, _ := workload.Lookup("VGG19")
+	gbps := vgg.GradientBits() / vgg.Phases[1].Duration.Seconds() / 1e9
+	trace := []workload.Job{{ID: 0, Model: "VGG19", GPUs: 2, Batch: vgg.RefBatch, Iterations: 30}, {ID: 1, Model: "VGG19", GPUs: 2, Batch: vgg.RefBatch, Iterations: 30}}
+	builtin, err := replay.RunCassini(ctx, replay.Cassini{Trace: trace})
+	if err != nil {
+		t.Fatal(err)
+	}
+	own, _, err := workload.JobFile{Models: []workload.ModelSpec{{Name: "mine", Phases: []workload.PhaseSpec{{Ms: 150}, {Ms: 118, Gbps: gbps}}}}}.Parse(workload.FileOptions{})
+	if err == nil {
+		t.Fatal("a file without jobs parsed")
+	}
+	_, models, err := workload.JobFile{Models: []workload.ModelSpec{{Name: "mine", Phases: []workload.PhaseSpec{{Ms: 150}, {Ms: 118, Gbps: gbps}}}},
+		Jobs: []workload.JobSpec{{Model: "mine", GPUs: 2, Iterations: 30}}}.Parse(workload.FileOptions{})
+	if err != nil || own != nil {
+		t.Fatal(err)
+	}
+	for i := range trace {
+		trace[i].Model, trace[i].Batch = "mine", 1
+	}
+	mine, err := replay.RunCassini(ctx, replay.Cassini{Trace: trace, Profiles: models})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, a := range mine.Arms {
+		b := builtin.Arms[i]
+		if a.MeanIterMs != b.MeanIterMs || a.P99IterMs != b.P99IterMs || a.MarkedMbitPerIter != b.MarkedMbitPerIter ||
+			len(a.Models) != 1 || a.Models[0].Model != "mine" {
+			t.Fatalf("arm %s: %+v, as VGG19 %+v", a.Arm, a, b)
+		}
+	}
+
+	for _, bad := range []replay.Cassini{
+		{Trace: jobs, Scenario: replay.Poisson},
+		{Trace: jobs, Sweep: 2},
+		{Trace: []workload.Job{}},
+		{Scenario: replay.Custom},
+	} {
+		if _, err := replay.RunCassini(ctx, bad); !errors.Is(err, replay.ErrInvalid) {
+			t.Errorf("%+v: %v", bad, err)
+		}
+	}
+}
+
+// TestGapClosed: (base - arm) / (base - ideal), 0 with no gap.
+func TestGapClosed(t *testing.T) {
+	for _, c := range []struct{ base, arm, ideal, want float64 }{
+		{1.5, 1.2, 1.0, 0.6},   // 0.3 of a 0.5 gap
+		{1.5, 1.0, 1.0, 1},     // as fast as Ideal
+		{1.5, 1.5, 1.0, 0},     // as slow as the scheduler
+		{1.5, 1.75, 1.0, -0.5}, // slower than the scheduler
+		{1.0, 0.9, 1.0, 0},     // no gap
+		{0.9, 0.8, 1.0, 0},     // the scheduler faster than Ideal: no gap
+	} {
+		if got := replay.GapClosed(c.base, c.arm, c.ideal); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("GapClosed(%v, %v, %v) = %v, want %v", c.base, c.arm, c.ideal, got, c.want)
+		}
+	}
+}
+
+// TestPaperScenario is the CI smoke of the paper's setup: its fabric, its
+// ten models, Themis placing as Themis does. Without noise no arm beats
+// Ideal on the pooled mean (contention only slows), the placement
+// statistics are fractions, the pooled metric and the gap arithmetic
+// agree with the arms' runs, and the run is deterministic.
+func TestPaperScenario(t *testing.T) {
+	s := replay.Cassini{Scenario: replay.Paper, Jobs: 12, MinIterations: 20, MaxIterations: 40, Seeds: []uint64{1, 2}}
+	a, err := replay.RunCassini(context.Background(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Scenario != "paper" || a.Placement != "themis" || a.Auction != "paper" || a.Topology != "paper" || len(a.Arms) != 4 {
+		t.Fatalf("report %+v", a)
+	}
+	ideal := a.Arms[3]
+	if ideal.Arm != "ideal" || ideal.Pooled.GapClosed == nil || *ideal.Pooled.GapClosed != 1 || *a.Arms[0].Pooled.GapClosed != 0 {
+		t.Fatalf("ideal arm %+v, baseline %+v", ideal.Pooled, a.Arms[0].Pooled)
+	}
+	allowed := replay.PaperModels()
+	for _, arm := range a.Arms {
+		if arm.Pooled.MeanIterMs < ideal.Pooled.MeanIterMs {
+			t.Errorf("%s: pooled mean %v ms below Ideal's %v", arm.Arm, arm.Pooled.MeanIterMs, ideal.Pooled.MeanIterMs)
+		}
+		var iters []float64
+		for _, r := range arm.Runs {
+			iters = append(iters, r.IterMs...)
+			p := r.Placement
+			for name, v := range map[string]float64{"cross-rack": p.CrossRack, "uplink hops": p.UplinkHops, "binding share": p.BindingShare} {
+				if !(v >= 0 && v <= 1) {
+					t.Errorf("%s seed %d: %s %v outside [0, 1]", arm.Arm, r.Seed, name, v)
+				}
+			}
+			if p.UplinkLoad < 0 || (p.BindingShare > 0) != (p.BindingSharers >= 1) || p.Placements < 12 {
+				t.Errorf("%s seed %d: placement %+v", arm.Arm, r.Seed, p)
+			}
+			for _, m := range r.Models {
+				if !slices.Contains(allowed, m.Model) {
+					t.Errorf("%s: model %s is not in the paper's mix", arm.Arm, m.Model)
+				}
+			}
+		}
+		var sum float64
+		for _, x := range iters {
+			sum += x
+		}
+		if mean := sum / float64(len(iters)); math.Abs(mean-arm.Pooled.MeanIterMs) > 0.0005 {
+			t.Errorf("%s: pooled mean %v, its runs' iterations %v", arm.Arm, arm.Pooled.MeanIterMs, mean)
+		}
+		want := replay.GapClosed(a.Arms[0].Pooled.MeanIterMs, arm.Pooled.MeanIterMs, ideal.Pooled.MeanIterMs)
+		if math.Abs(*arm.Pooled.GapClosed-want) > 0.002 {
+			t.Errorf("%s: gap closed %v, from the pooled means %v", arm.Arm, *arm.Pooled.GapClosed, want)
+		}
+	}
+	if ideal.Pooled.SpeedupMean <= 1 {
+		t.Errorf("no gap to Ideal: %+v", ideal.Pooled)
+	}
+	b, err := replay.RunCassini(context.Background(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(a, b); diff != "" {
+		t.Fatalf("two runs differ:\n%s", diff)
+	}
+}
+
+// TestRegime: a sweep's cells are their reports' pooled arithmetic
+// (Themis/Ideal, the gains, the fractions of the gap closed), one per
+// oversubscription, placement and transport in order; the fabric's uplinks
+// follow the oversubscription; bad axes are errors naming the field.
+func TestRegime(t *testing.T) {
+	base := replay.Cassini{Scenario: replay.Paper, Jobs: 8, MinIterations: 20, MaxIterations: 30, Seeds: []uint64{1}}
+	rep, err := replay.RunRegime(context.Background(), replay.Regime{Base: base, Oversubscriptions: []float64{2, 8},
+		Placements: []replay.Placement{replay.PlaceContiguous, replay.PlaceScattered}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Cells) != 4 || rep.Auction != "paper" || rep.Scenario != "paper" {
+		t.Fatalf("%+v", rep)
+	}
+	for i, c := range rep.Cells {
+		if want := []float64{2, 2, 8, 8}[i]; c.Oversubscription != want || c.Placement != []string{"contiguous", "scattered"}[i%2] || c.Transport != "maxmin" {
+			t.Fatalf("cell %d: %v:1 %s %s", i, c.Oversubscription, c.Placement, c.Transport)
+		}
+		r := c.Report
+		if r.Placement != c.Placement || r.Auction != "paper" || r.Topology != map[float64]string{2: "paper", 8: "clos:2,3,4,2,3,50,12.5"}[c.Oversubscription] {
+			t.Fatalf("cell %d ran %s/%s on %s", i, r.Placement, r.Auction, r.Topology)
+		}
+		b, p, s, id := r.Arms[0].Pooled.MeanIterMs, r.Arms[1].Pooled.MeanIterMs, r.Arms[2].Pooled.MeanIterMs, r.Arms[3].Pooled.MeanIterMs
+		for name, got := range map[string][2]float64{
+			"Themis/Ideal":     {c.ThemisOverIdeal, b / id},
+			"placement gain":   {c.PlacementGain, b / p},
+			"shifts gain":      {c.ShiftsGain, b / s},
+			"placement closed": {c.PlacementClosed, (b - p) / (b - id)},
+			"shifts closed":    {c.ShiftsClosed, (b - s) / (b - id)},
+		} {
+			if math.Abs(got[0]-got[1]) > 0.002 {
+				t.Errorf("cell %d: %s %v, from the pooled means %v", i, name, got[0], got[1])
+			}
+		}
+		if c.CrossRack != r.Arms[0].Placement.CrossRack.Mean || c.UplinkLoad != r.Arms[0].Placement.UplinkLoad.Mean {
+			t.Errorf("cell %d: placement statistics are not the scheduler's", i)
+		}
+	}
+	fab, err := replay.RegimeFabric(4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range fab.Links {
+		if want := map[bool]float64{true: 50, false: 25}[l.From < fab.Servers || l.To < fab.Servers]; l.Gbps != want {
+			t.Fatalf("4:1: link %s at %v Gbps, want %v", l.ID, l.Gbps, want)
+		}
+	}
+	for _, c := range []struct {
+		field string
+		r     replay.Regime
+	}{
+		{"Oversubscriptions", replay.Regime{Base: base, Oversubscriptions: []float64{0}}},
+		{"Placements", replay.Regime{Base: base, Placements: []replay.Placement{"random"}}},
+		{"Transports", replay.Regime{Base: base, Transports: []string{"dcqcn2"}}},
+	} {
+		if _, err := replay.RunRegime(context.Background(), c.r); !errors.Is(err, replay.ErrInvalid) || !strings.Contains(err.Error(), c.field) {
+			t.Errorf("%s: %v", c.field, err)
+		}
+	}
+}

@@ -121,7 +121,7 @@ type ShockwaveJobTrip struct {
 
 // AuthorsSetup returns the authors' setup for a cluster of gpus GPUs (32,
 // 64, 128 or 256), its paths relative to the root of their data folder
-// (this repository's testdata/shockwave), which the caller gives as Data
+// (this repository's internal/eval/data/shockwave), which the caller gives as Data
 // or joins to the paths: the 120-job trace with the tacc table and the
 // tacc_32gpus configuration at 32 GPUs, and 220, 460 and 900 jobs with the
 // wisr table at 64, 128 and 256. ok is false for other sizes.

@@ -501,7 +501,7 @@ func (c *cancelAt) Schedule(ctx context.Context, s *State) ([]int, error) {
 
 func authorsWorkload(t testing.TB, name, table string) *Workload {
 	t.Helper()
-	w, err := LoadWorkload("../../../testdata/shockwave/traces/"+name, "../../../testdata/shockwave/"+table, 0, WorkloadOptions{})
+	w, err := LoadWorkload("../../../internal/eval/data/shockwave/traces/"+name, "../../../internal/eval/data/shockwave/"+table, 0, WorkloadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -602,11 +602,11 @@ func TestAuthorsTraceConservation(t *testing.T) {
 
 // LoadWorkload takes the first n jobs and names the file it cannot read.
 func TestLoadWorkload(t *testing.T) {
-	w, err := LoadWorkload("../../../testdata/shockwave/traces/"+trace120, "../../../testdata/shockwave/tacc_throughputs.json", 7, WorkloadOptions{})
+	w, err := LoadWorkload("../../../internal/eval/data/shockwave/traces/"+trace120, "../../../internal/eval/data/shockwave/tacc_throughputs.json", 7, WorkloadOptions{})
 	if err != nil || len(w.Jobs) != 7 || len(w.Profiles) != 7 {
 		t.Fatalf("%v, %d jobs", err, len(w.Jobs))
 	}
-	if _, err := LoadWorkload("no/such.trace", "../../../testdata/shockwave/tacc_throughputs.json", 0, WorkloadOptions{}); err == nil || !strings.Contains(err.Error(), "no/such.trace") {
+	if _, err := LoadWorkload("no/such.trace", "../../../internal/eval/data/shockwave/tacc_throughputs.json", 0, WorkloadOptions{}); err == nil || !strings.Contains(err.Error(), "no/such.trace") {
 		t.Fatalf("missing trace: %v", err)
 	}
 }

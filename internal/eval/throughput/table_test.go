@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-const dataDir = "../../../testdata/shockwave/"
+const dataDir = "../../../internal/eval/data/shockwave/"
 
 func TestLoadAuthorsTables(t *testing.T) {
 	for _, name := range []string{"tacc_throughputs.json", "wisr_throughputs.json"} {

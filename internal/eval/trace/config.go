@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"strings"
 )
 
 // Config holds the authors' planner hyper-parameters for one cluster size
@@ -23,6 +24,9 @@ type Config struct {
 	SolverThreads int       `json:"solver_num_threads"`      // Gurobi threads
 	SolverTimeout float64   `json:"solver_timeout"`          // seconds per solve
 }
+
+// configKeys are a configuration's keys, every one required.
+var configKeys = []string{"future_rounds", "k", "lambda", "rhomax", "log_approximation_bases", "gpu_ram", "solver_rel_gap", "solver_num_threads", "solver_timeout"}
 
 // LoadConfigFile loads the named configuration file.
 func LoadConfigFile(path string) (Config, error) {
@@ -48,15 +52,18 @@ func LoadConfig(r io.Reader) (Config, error) {
 	if err := json.Unmarshal(data, &raw); err != nil {
 		return Config{}, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
-	for _, f := range []string{"future_rounds", "k", "lambda", "rhomax", "log_approximation_bases", "gpu_ram", "solver_rel_gap", "solver_num_threads", "solver_timeout"} {
+	for _, f := range configKeys {
 		if _, ok := raw[f]; !ok {
-			return Config{}, fmt.Errorf("%w: field %s missing", ErrConfig, f)
+			return Config{}, fmt.Errorf("%w: field %s missing (a configuration has %s)", ErrConfig, f, strings.Join(configKeys, ", "))
 		}
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	var c Config
 	if err := dec.Decode(&c); err != nil {
+		if strings.Contains(err.Error(), "unknown field") {
+			return Config{}, fmt.Errorf("%w: %w (a configuration has %s)", ErrConfig, err, strings.Join(configKeys, ", "))
+		}
 		return Config{}, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	if err := c.Validate(); err != nil {

@@ -1,5 +1,5 @@
 // Package trace reads the Shockwave authors' workload files
-// (github.com/uw-mad-dash/shockwave, MIT; copies in testdata/shockwave) and
+// (github.com/uw-mad-dash/shockwave, MIT; copies in internal/eval/data/shockwave) and
 // derives from them what the predictor, the planner and a trace-driven
 // simulator consume.
 //

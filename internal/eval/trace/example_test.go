@@ -1,29 +1,41 @@
 package trace_test
 
 import (
+	"bytes"
 	"fmt"
-	"path/filepath"
+	"io"
+	"io/fs"
 
 	"github.com/orrery/orrery/engine/shockwave/predictor"
+	"github.com/orrery/orrery/internal/eval/data"
 	"github.com/orrery/orrery/internal/eval/throughput"
 	"github.com/orrery/orrery/internal/eval/trace"
 )
 
-// From the authors' files to the predictor's inputs: parse the 120-job trace,
+// open reads one of the authors' files from the copy inside the binary.
+func open(name string) io.Reader {
+	b, err := fs.ReadFile(data.Shockwave, name)
+	if err != nil {
+		panic(err)
+	}
+	return bytes.NewReader(b)
+}
+
+// From the authors' files (the copy inside the binary, package data) to the
+// predictor's inputs: parse the 120-job trace,
 // derive one job's profile, and predict its remaining runtime after 30
 // epochs, with the authors' (hindsight) modes and with declared ones.
 func Example() {
-	const data = "../../../testdata/shockwave/"
-	paths, _ := filepath.Glob(data + "traces/120_*.trace")
-	jobs, err := trace.ParseFile(paths[0])
+	s32, _ := trace.SetupFor(32)
+	jobs, err := trace.Parse(open("traces/" + s32.Trace))
 	if err != nil {
 		panic(err)
 	}
-	tab, err := throughput.LoadFile(data + "tacc_throughputs.json")
+	tab, err := throughput.Load(open(s32.Table))
 	if err != nil {
 		panic(err)
 	}
-	cfg, err := trace.LoadConfigFile(data + "configurations/tacc_32gpus.json")
+	cfg, err := trace.LoadConfig(open("configurations/" + s32.Config))
 	if err != nil {
 		panic(err)
 	}

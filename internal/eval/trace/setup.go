@@ -3,7 +3,7 @@ package trace
 // Setup is one of the authors' experiment setups (their
 // scheduler/reproduce scripts): a trace, the throughput table it was run
 // with and the planner configuration for the cluster size. The names are
-// relative to the authors' data directory (testdata/shockwave in this
+// relative to the authors' data directory (internal/eval/data/shockwave in this
 // repository): Trace under traces/, Table at the top, Config under
 // configurations/.
 type Setup struct {

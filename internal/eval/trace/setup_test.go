@@ -12,7 +12,7 @@ import (
 // Every setup names files the repository holds, with as many jobs as the
 // trace's name says, and SetupFor finds each by its cluster size.
 func TestSetups(t *testing.T) {
-	dir := filepath.Join("..", "..", "..", "testdata", "shockwave")
+	dir := filepath.Join("..", "..", "..", "internal", "eval", "data", "shockwave")
 	for _, s := range Setups() {
 		jobs, err := ParseFile(filepath.Join(dir, "traces", s.Trace))
 		if err != nil {

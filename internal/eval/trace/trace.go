@@ -3,6 +3,7 @@ package trace
 import (
 	"bufio"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"os"
@@ -152,7 +153,7 @@ func ParseLine(line string) (Job, error) {
 	j.GPUs = gpus
 	var ok bool
 	if j.Mode, ok = ParseMode(f[7]); !ok {
-		return fail(7, ErrMode)
+		return fail(7, fmt.Errorf("%w (want static, accordion or gns)", ErrMode))
 	}
 	if j.Priority, err = parseFloat(f[8]); err != nil {
 		return fail(8, err)
@@ -189,11 +190,11 @@ func ParseJobType(s string) (Model, int, error) {
 		if _, known := ParseModel(s); known {
 			return 0, 0, errors.Join(ErrSyntax, errors.New(`missing " (batch size B)"`))
 		}
-		return 0, 0, ErrUnknownModel
+		return 0, 0, unknownModel()
 	}
 	m, known := ParseModel(name)
 	if !known {
-		return 0, 0, ErrUnknownModel
+		return 0, 0, unknownModel()
 	}
 	digits, ok := strings.CutSuffix(rest, ")")
 	if !ok {
@@ -204,9 +205,34 @@ func ParseJobType(s string) (Model, int, error) {
 		return 0, 0, ErrSyntax
 	}
 	if !m.ValidBatchSize(bs) {
-		return 0, 0, ErrBatchSize
+		return 0, 0, fmt.Errorf("%w (%s takes %s)", ErrBatchSize, m, joinInts(m.BatchSizes()))
 	}
 	return m, bs, nil
+}
+
+// unknownModel is ErrUnknownModel with the models a trace may name.
+func unknownModel() error {
+	var names []string
+	for _, m := range Models() {
+		names = append(names, m.String())
+	}
+	return fmt.Errorf(`%w (want %s, as "<model> (batch size B)")`, ErrUnknownModel, orList(names))
+}
+
+// orList joins names as "a, b or c".
+func orList(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
+func joinInts(v []int) string {
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = strconv.Itoa(x)
+	}
+	return orList(s)
 }
 
 // parseFloat accepts what Python's float() accepts for these files, minus

@@ -9,7 +9,7 @@ import (
 	"github.com/orrery/orrery/internal/eval/throughput"
 )
 
-const dataDir = "../../../testdata/shockwave/"
+const dataDir = "../../../internal/eval/data/shockwave/"
 
 func traceFile(t testing.TB, prefix string) string {
 	t.Helper()

@@ -44,7 +44,7 @@
 // # Noise
 //
 // [ParseWorkerTimes] and [ParseCoV] read the Alibaba PAI mini-batch-time
-// release (testdata/alibaba). A synchronous data-parallel iteration waits
+// release (internal/eval/data/alibaba). A synchronous data-parallel iteration waits
 // for its slowest worker, so [WorkerTimes.Sync] turns per-worker times into
 // a job's per-iteration multiplier (the maximum over the job's workers,
 // divided by its median); [CoV.Jitter] turns a job's per-iteration

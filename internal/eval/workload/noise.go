@@ -472,7 +472,7 @@ type Replay struct {
 const GaussLength = 4096
 
 // LoadReplay reads job_*_norm.csv (in name order) and
-// coefficient_variation.csv from fsys (nothing for None and Gauss) (e.g. os.DirFS("testdata/alibaba")).
+// coefficient_variation.csv from fsys (nothing for None and Gauss) (e.g. os.DirFS("internal/eval/data/alibaba")).
 func LoadReplay(fsys fs.FS, src Source) (Replay, error) {
 	r := Replay{Source: src}
 	if src == None || src == Gauss {

@@ -10,7 +10,7 @@ import (
 	"testing"
 )
 
-const alibaba = "../../../testdata/alibaba"
+const alibaba = "../../../internal/eval/data/alibaba"
 
 func loadTrace(t *testing.T, name string) WorkerTimes {
 	t.Helper()
