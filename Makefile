@@ -169,7 +169,7 @@ k8s-build:
 # orrery-scheduler against a real control plane (bindings/k8s/e2e): builds
 # etcd, kube-apiserver, kube-scheduler and orrery-scheduler with Go's caches
 # into $(OUT)/k8s-e2e/bin and runs the scenarios on 127.0.0.1 (see
-# docs/kubernetes.md; the cold build dominates: measured there).
+# bindings/k8s/README.md; the cold build dominates: measured there).
 k8s-e2e:
 	OUT=$(OUT) ./.ci/k8s-e2e.sh
 

@@ -41,7 +41,7 @@ const (
 // beside 255 and 300 ms jobs (a 20,400-tick unified circle) ranks in about
 // 1 ms of CPU (BenchmarkPreScoreRealistic), and the slowest PreScore of the
 // end-to-end test took 46 ms on a machine loaded 14 times over its two
-// cores (docs/kubernetes.md); 10 ms made the plugin abstain there even for
+// cores (bindings/k8s/README.md); 10 ms made the plugin abstain there even for
 // one-pod jobs.
 const DefaultTimeBudget = 100 * time.Millisecond
 
