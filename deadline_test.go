@@ -3,9 +3,7 @@ package orrery_test
 import (
 	"context"
 	"flag"
-	"fmt"
 	"runtime"
-	"strings"
 	"testing"
 	"time"
 
@@ -40,18 +38,6 @@ var deadlineSweep = flag.Bool("deadline.sweep", false, "time every size at limit
 // multiplies wall times), 10 µs a job of a scheduler.
 var nativeT0 = timing.Uninterrupted{Fixed: 20 * time.Millisecond, PerByte: 400 * time.Nanosecond, PerJob: 10 * time.Microsecond}
 
-// deadlineCases are the cases the test runs.
-func deadlineCases(sweep, short bool) []timing.Case {
-	limits, rank, plan, sched := []float64{1, 10}, timing.RankSizes[:3], timing.PlanSizes[:2], timing.SchedSizes[:2]
-	if sweep {
-		limits, rank, plan, sched = []float64{1, 10, 100, 1000}, timing.RankSizes, timing.PlanSizes, timing.SchedSizes
-	}
-	if short {
-		limits = limits[:1]
-	}
-	return timing.Cases(limits, rank, plan, sched)
-}
-
 // nativeRuns runs a case n times on fresh Sessions.
 func nativeRuns(c timing.Case, n int) ([]timing.Run, error) {
 	var out []timing.Run
@@ -69,36 +55,6 @@ func nativeRuns(c timing.Case, n int) ([]timing.Run, error) {
 	return out, nil
 }
 
-// checkDeadlines runs cases with run and checks every result: its answer
-// a response or a time-limit error, its time within the bound, its t0
-// within u. It logs the table.
-func checkDeadlines(t *testing.T, host string, cases []timing.Case, run timing.Runner, u timing.Uninterrupted) {
-	t.Helper()
-	loaded, load := timing.Loaded(runtime.NumCPU())
-	results, err := timing.Measure(cases, run, loaded)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range results {
-		c := r.Case
-		a := decodeAnswer(t, r.Answer)
-		if a.Error != nil && (a.Error.Code != orrery.CodeLimit || !strings.Contains(a.Error.Field, "time_limit_ms")) {
-			t.Errorf("%s on %s: %+v", c.Name, host, a.Error)
-		}
-		if !r.OK() {
-			t.Errorf("%s on %s: the fastest run took %v, above the bound %v (%.1f × the limit + 2 × t0 %v + %v)", c.Name, host, r.Best, r.Bound, timing.Slack, r.T0, timing.Jitter)
-		}
-		if b := u.Of(timing.WithLimit(c, timing.Tiny)); r.T0 > b {
-			t.Errorf("%s on %s: t0 %v, above %v", c.Name, host, r.T0, b)
-		}
-	}
-	clock := "wall time"
-	if loaded {
-		clock = fmt.Sprintf("CPU time (load %.1f on %d CPUs)", load, runtime.NumCPU())
-	}
-	t.Logf("%s, %s:\n%s", host, clock, timing.Table(results))
-}
-
 func TestDeadlines(t *testing.T) {
-	checkDeadlines(t, "natively", deadlineCases(*deadlineSweep, testing.Short()), nativeRuns, nativeT0)
+	timing.Check(t, "natively", timing.Select(*deadlineSweep, testing.Short(), 3), nativeRuns, nativeT0)
 }

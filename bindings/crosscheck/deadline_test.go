@@ -3,17 +3,14 @@ package main
 import (
 	"context"
 	"encoding/base64"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/orrery/orrery"
 	"github.com/orrery/orrery/internal/timing"
 )
 
@@ -32,14 +29,7 @@ var nodeT0 = timing.Uninterrupted{Fixed: 150 * time.Millisecond, PerByte: 3 * ti
 
 func TestNodeDeadlines(t *testing.T) {
 	node := need(t, "node")
-	limits, rank, plan, sched := []float64{1, 10}, timing.RankSizes[:2], timing.PlanSizes[:2], timing.SchedSizes[:2]
-	if *deadlineSweep {
-		limits, rank, plan, sched = []float64{1, 10, 100, 1000}, timing.RankSizes, timing.PlanSizes, timing.SchedSizes
-	}
-	if testing.Short() {
-		limits = limits[:1]
-	}
-	cases := timing.Cases(limits, rank, plan, sched)
+	cases := timing.Select(*deadlineSweep, testing.Short(), 2)
 	// Every case and its Tiny twin, one file each, timed 7 times.
 	dir := t.TempDir()
 	files := map[string]string{} // case name -> file
@@ -93,31 +83,5 @@ func TestNodeDeadlines(t *testing.T) {
 		used[c.Name] = from + n
 		return rs[from : from+n], nil
 	}
-	loaded, load := timing.Loaded(runtime.NumCPU())
-	results, err := timing.Measure(cases, runner, loaded)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range results {
-		var a struct {
-			Error *orrery.Error `json:"error"`
-		}
-		if err := json.Unmarshal(r.Answer, &a); err != nil {
-			t.Fatalf("%s: %v", r.Case.Name, err)
-		}
-		if a.Error != nil && (a.Error.Code != orrery.CodeLimit || !strings.Contains(a.Error.Field, "time_limit_ms")) {
-			t.Errorf("%s: %+v", r.Case.Name, a.Error)
-		}
-		if !r.OK() {
-			t.Errorf("%s: the fastest run took %v, above the bound %v (t0 %v)", r.Case.Name, r.Best, r.Bound, r.T0)
-		}
-		if b := nodeT0.Of(timing.WithLimit(r.Case, timing.Tiny)); r.T0 > b {
-			t.Errorf("%s: t0 %v, above %v", r.Case.Name, r.T0, b)
-		}
-	}
-	clock := "wall time"
-	if loaded {
-		clock = fmt.Sprintf("CPU time (load %.1f on %d CPUs)", load, runtime.NumCPU())
-	}
-	t.Logf("node, %s:\n%s", clock, timing.Table(results))
+	timing.Check(t, "node", cases, runner, nodeT0)
 }

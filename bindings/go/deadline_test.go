@@ -2,15 +2,11 @@ package orrerywasm
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
-	"fmt"
 	"runtime"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/orrery/orrery"
 	"github.com/orrery/orrery/internal/timing"
 )
 
@@ -31,13 +27,6 @@ var wazeroT0 = timing.Uninterrupted{Fixed: 100 * time.Millisecond, PerByte: 2 * 
 func TestDeadlines(t *testing.T) {
 	ctx := context.Background()
 	m := newModule(t, Options{Instances: 1})
-	limits, rank, plan, sched := []float64{1, 10}, timing.RankSizes[:2], timing.PlanSizes[:2], timing.SchedSizes[:2]
-	if *deadlineSweep {
-		limits, rank, plan, sched = []float64{1, 10, 100, 1000}, timing.RankSizes, timing.PlanSizes, timing.SchedSizes
-	}
-	if testing.Short() {
-		limits = limits[:1]
-	}
 	run := func(c timing.Case, n int) ([]timing.Run, error) {
 		var out []timing.Run
 		for range n {
@@ -61,31 +50,5 @@ func TestDeadlines(t *testing.T) {
 		}
 		return out, nil
 	}
-	loaded, load := timing.Loaded(runtime.NumCPU())
-	results, err := timing.Measure(timing.Cases(limits, rank, plan, sched), run, loaded)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range results {
-		var a struct {
-			Error *orrery.Error `json:"error"`
-		}
-		if err := json.Unmarshal(r.Answer, &a); err != nil {
-			t.Fatalf("%s: %v", r.Case.Name, err)
-		}
-		if a.Error != nil && (a.Error.Code != orrery.CodeLimit || !strings.Contains(a.Error.Field, "time_limit_ms")) {
-			t.Errorf("%s: %+v", r.Case.Name, a.Error)
-		}
-		if !r.OK() {
-			t.Errorf("%s: the fastest run took %v, above the bound %v (t0 %v)", r.Case.Name, r.Best, r.Bound, r.T0)
-		}
-		if b := wazeroT0.Of(timing.WithLimit(r.Case, timing.Tiny)); r.T0 > b {
-			t.Errorf("%s: t0 %v, above %v", r.Case.Name, r.T0, b)
-		}
-	}
-	clock := "wall time"
-	if loaded {
-		clock = fmt.Sprintf("CPU time (load %.1f on %d CPUs)", load, runtime.NumCPU())
-	}
-	t.Logf("wazero, %s:\n%s", clock, timing.Table(results))
+	timing.Check(t, "wazero", timing.Select(*deadlineSweep, testing.Short(), 2), run, wazeroT0)
 }

@@ -20,10 +20,14 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
+	"testing"
 	"time"
+
+	"github.com/orrery/orrery/internal/codec"
 )
 
 // Case is one timed call: Lines run in order on a fresh session, the last
@@ -325,3 +329,54 @@ func Table(results []Result) string {
 }
 
 func ms(d time.Duration) float64 { return float64(d) / 1e6 }
+
+// Select returns the cases a host's test runs: limits of 1 and 10 ms on
+// the first rank sizes of rankings and the first two of plans and
+// schedulers; with sweep, 1 ms to 1 s on every size (the table of
+// docs/reliability.md); short keeps the 1 ms limit only.
+func Select(sweep, short bool, rank int) []Case {
+	limits, ranks, plans, scheds := []float64{1, 10}, RankSizes[:rank], PlanSizes[:2], SchedSizes[:2]
+	if sweep {
+		limits, ranks, plans, scheds = []float64{1, 10, 100, 1000}, RankSizes, PlanSizes, SchedSizes
+	}
+	if short {
+		limits = limits[:1]
+	}
+	return Cases(limits, ranks, plans, scheds)
+}
+
+// Check measures cases with run on host and reports through t every
+// result outside its contract: an answer that is neither a response nor
+// a time-limit error naming time_limit_ms, a fastest run above its bound,
+// a t0 above u. It logs the table, saying which clock it used.
+func Check(t testing.TB, host string, cases []Case, run Runner, u Uninterrupted) {
+	t.Helper()
+	loaded, load := Loaded(runtime.NumCPU())
+	results, err := Measure(cases, run, loaded)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range results {
+		c := r.Case
+		var a struct {
+			Error *struct{ Code, Field string } `json:"error"`
+		}
+		if err := json.Unmarshal(r.Answer, &a); err != nil {
+			t.Fatalf("%s on %s: %v", c.Name, host, err)
+		}
+		if a.Error != nil && (a.Error.Code != codec.Limit || !strings.Contains(a.Error.Field, "time_limit_ms")) {
+			t.Errorf("%s on %s: %+v", c.Name, host, *a.Error)
+		}
+		if !r.OK() {
+			t.Errorf("%s on %s: the fastest run took %v, above the bound %v (%.1f × the limit + 2 × t0 %v + %v)", c.Name, host, r.Best, r.Bound, Slack, r.T0, Jitter)
+		}
+		if b := u.Of(WithLimit(c, Tiny)); r.T0 > b {
+			t.Errorf("%s on %s: t0 %v, above %v", c.Name, host, r.T0, b)
+		}
+	}
+	clock := "wall time"
+	if loaded {
+		clock = fmt.Sprintf("CPU time (load %.1f on %d CPUs)", load, runtime.NumCPU())
+	}
+	t.Logf("%s, %s:\n%s", host, clock, Table(results))
+}
