@@ -11,7 +11,7 @@ WAZERO := $(GOBIN)/wazero
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK := $(shell $(GO) env GOPATH)/orrery-tools/staticcheck-$(STATICCHECK_VERSION)/staticcheck
 
-.PHONY: demo test ci vet lint fmt-check race test-paths go-consumer cross wasm-test gen-check fuzz fma-check wasm simd-check cshared crosscheck python-install npm-pack bench-hosts bench bench-smoke cassini-sweep
+.PHONY: demo test ci vet lint fmt-check race test-paths go-consumer cross wasm-test gen-check fuzz fma-check wasm simd-check cshared crosscheck python-install npm-pack bench-hosts bench bench-smoke cassini-sweep transports-sweep
 
 # The demo writes its plots into $(OUT) and refreshes the three in docs/
 # (deterministic: the same bytes on every run, so a clean tree stays clean).
@@ -27,7 +27,12 @@ test:
 # placement x transport on the paper's setup, ten seeds; rewrites the
 # page's table and docs/cassini_regime.png.
 cassini-sweep:
-	$(GO) run ./cmd/orrery cassini regime -seed 1-10 -q -plot docs -doc docs/cassini-regime.md
+	$(GO) run ./cmd/orrery cassini regime -seed 1-10 -transports maxmin -q -plot docs -doc docs/cassini-regime.md
+
+# The sweep across transports (docs/transports.md): DCQCN and MLTCP cost
+# some 300-600 s of CPU per cell and seed, so one seed and the themis rule.
+transports-sweep:
+	$(GO) run ./cmd/orrery cassini regime -seed 1 -oversub 2,8 -placements themis -transports maxmin,dcqcn,mltcp -q -doc docs/transports.md
 
 vet:
 	$(GO) vet ./...
@@ -154,7 +159,7 @@ fma-check:
 fuzz:
 	./.ci/fuzz.sh $(FUZZTIME)
 
-ci: test fmt-check lint race test-paths go-consumer cross fma-check wasm-test gen-check simd-check crosscheck python-install npm-pack bench-smoke fuzz k8s k8s-e2e ns3-check
+ci: test fmt-check lint race test-paths go-consumer cross fma-check wasm-test gen-check simd-check crosscheck python-install npm-pack bench-smoke fuzz k8s k8s-e2e ns3-check testbed-check
 
 # The Kubernetes scheduler plugin, its own module (bindings/k8s): download,
 # vet and test the plugin (about 480 MB of modules; see .ci/k8s.sh), and
@@ -203,3 +208,27 @@ ns3-full:
 	$(NS3CHECK) -cases snapshot3,snapshot4 -iterations 12 -variants unshifted,elastic -keep $(OUT)/ns3/runs/snapshots34-elastic > $(OUT)/ns3/snapshots34-elastic.txt
 	$(NS3CHECK) -cases cluster -cluster-jobs 8 -cluster-models DLRM,ResNet50 -cluster-iterations 10-20 -seed 5 -variants unshifted,cassini -keep $(OUT)/ns3/runs/dlrm > $(OUT)/ns3/dlrm.txt
 	$(NS3CHECK) -cases cluster -cluster-jobs 10 -cluster-iterations 10-20 -seed 5 -ccs dctcp -variants unshifted,cassini -keep $(OUT)/ns3/runs/cluster > $(OUT)/ns3/cluster.txt
+
+# The kernel testbed (internal/eval/testbed, docs/testbed.md): the paper's
+# fixed experiments on real TCP in network namespaces, root only (it skips
+# with a message when not root; as root testbed-check installs iproute2
+# and util-linux, for ip, tc and chrt, when missing), every namespace it
+# creates removed when it ends. testbed-check is CI's: Fig. 2
+# under Cubic, alone (30 iterations), overlapped and with agents (150 each)
+# at real-time priority; it fails when the agents do not beat the
+# overlapped jobs by 5% on medians, and says IN DOUBT (and passes) when the
+# host stalled on more than 5% of the iterations. About 2.5 minutes.
+# testbed runs Fig. 2 and Table 2's snapshots 3 and 4 under Cubic, Reno and
+# BBR and writes every report to $(OUT)/testbed/ (about 40 minutes).
+.PHONY: testbed testbed-check
+testbed-check:
+	@if [ "$$(id -u)" -eq 0 ] && ! (command -v ip && command -v tc && command -v chrt) >/dev/null 2>&1; then \
+		./.ci/apt-install.sh testbed-check iproute2 util-linux; fi
+	ORRERY_TESTBED=1 $(GO) test -count=1 -timeout 15m -run 'TestCI$$' -v ./internal/eval/testbed/
+
+TESTBED = $(GO) run ./internal/eval/testbed/cmd/testbed
+testbed:
+	mkdir -p $(OUT)/testbed
+	$(TESTBED) -scenario fig2 -cc cubic,reno,bbr -arms alone,overlapped,shifted,agents -out $(OUT)/testbed | tee $(OUT)/testbed/fig2.txt
+	$(TESTBED) -scenario snapshot3 -cc cubic,reno,bbr -out $(OUT)/testbed | tee $(OUT)/testbed/snapshot3.txt
+	$(TESTBED) -scenario snapshot4 -cc cubic,reno,bbr -out $(OUT)/testbed | tee $(OUT)/testbed/snapshot4.txt

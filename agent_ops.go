@@ -18,7 +18,7 @@ import (
 // of a microsecond).
 //
 //	cassini.agent.new            {"period_ms": 72, "shift_ms": 30, ...}        → {"handle": 1}
-//	cassini.agent.next           {"handle": 1, "ready_unix_ms": ...}            → {"start_unix_ms", "delay_ms", "late_ms", "adjusted"}
+//	cassini.agent.next           {"handle": 1, "ready_unix_ms": ..., "comm_ms"} → {"start_unix_ms", "delay_ms", "late_ms", "adjusted", "released"}
 //	cassini.agent.communicating  {"handle": 1, "at_unix_ms": ...}               → {"drift_ms": -0.4}
 //	cassini.agent.set_plan       {"handle": 1, "plan": {...}}                   → {}
 //	cassini.agent.stats          {"handle": 1}                                  → {...}
@@ -28,17 +28,30 @@ import (
 // reference + shift + n·period.
 type AgentPlan struct {
 	PeriodMs        float64 `json:"period_ms"`                   // T, the (quantized) iteration time cassini ranked with
-	ShiftMs         float64 `json:"shift_ms"`                    // t_j, in [0, period)
+	ShiftMs         float64 `json:"shift_ms"`                    // t_j, in [0, period): best the centred shift (cassini.link's centred_shifts_ms)
 	CommOffsetMs    float64 `json:"comm_offset_ms,omitempty"`    // where communication starts within an iteration
 	ReferenceUnixMs float64 `json:"reference_unix_ms,omitempty"` // R; 0 is the Unix epoch, which synchronized clocks share
+	// Elastic only: SlackMs is how late the job may start before its
+	// communication overlaps a partner's more than planned (the room's
+	// late_ms), FreeCommMs its communication time without the shift (0:
+	// the agent never gives its shift up).
+	SlackMs    float64 `json:"slack_ms,omitempty"`
+	FreeCommMs float64 `json:"free_comm_ms,omitempty"`
 }
 
 // AgentNewRequest is the request of "cassini.agent.new".
 type AgentNewRequest struct {
 	AgentPlan
-	Mode       string  `json:"mode,omitempty"`      // "elastic" (default; without a group it holds slots as "pad" does), "pad" or "free" (the paper's rule)
+	// Mode is "pad" (the default: an Elastic agent without a clock holds
+	// its slots as Pad does), "free" (the paper's rule) or
+	// "elastic": on the plan's clock (agent.NewPlanGroup), which every
+	// agent built from the same reference shares without sharing memory
+	// (the ranks of a job in processes or hosts of their own), with the
+	// plan's slack and, with free_comm_ms, the give-up.
+	Mode       string  `json:"mode,omitempty"`
 	Threshold  float64 `json:"threshold,omitempty"` // re-alignment trigger, fraction of the period; 0: 0.05
 	CooldownMs float64 `json:"cooldown_ms,omitempty"`
+	GiveUp     string  `json:"give_up,omitempty"` // elastic: "group" (default) or "own"
 }
 
 // AgentHandle is the response of "cassini.agent.new".
@@ -53,18 +66,22 @@ type AgentRequest struct {
 }
 
 // AgentNextRequest is the request of "cassini.agent.next": the loop is
-// ready to start its next iteration at ReadyUnixMs.
+// ready to start its next iteration at ReadyUnixMs. CommMs, if positive, is
+// how long the iteration's communication took (an Elastic agent weighs it
+// against free_comm_ms; others ignore it).
 type AgentNextRequest struct {
 	Handle      int64   `json:"handle"`
 	ReadyUnixMs float64 `json:"ready_unix_ms"`
+	CommMs      float64 `json:"comm_ms,omitempty"`
 }
 
 // AgentDecision is the response of "cassini.agent.next".
 type AgentDecision struct {
-	StartUnixMs float64 `json:"start_unix_ms"` // start the iteration then (never before ready)
-	DelayMs     float64 `json:"delay_ms"`      // how long to wait from ready
-	LateMs      float64 `json:"late_ms"`       // how far after its slot it starts
-	Adjusted    bool    `json:"adjusted"`      // the wait re-aligns the job after a drift past the threshold
+	StartUnixMs float64 `json:"start_unix_ms"`      // start the iteration then (never before ready)
+	DelayMs     float64 `json:"delay_ms"`           // how long to wait from ready
+	LateMs      float64 `json:"late_ms"`            // how far after its slot it starts
+	Adjusted    bool    `json:"adjusted"`           // the wait re-aligns the job after a drift past the threshold
+	Released    bool    `json:"released,omitempty"` // an elastic agent gave its shift up: the job runs free from now on
 }
 
 // AgentCommRequest is the request of "cassini.agent.communicating": the
@@ -104,7 +121,10 @@ type AgentStats struct {
 type Empty struct{}
 
 // agentEntry is an agent behind a handle.
-type agentEntry struct{ a *agent.Agent }
+type agentEntry struct {
+	a       *agent.Agent
+	elastic bool // every plan gets the plan's clock
+}
 
 // maxUnixMs bounds an instant (in April 2262), derived from the
 // arithmetic it feeds: every instant is converted to int64 nanoseconds
@@ -148,11 +168,19 @@ func (p AgentPlan) plan(prefix string) (agent.Plan, error) {
 	if err != nil {
 		return agent.Plan{}, err
 	}
+	slack, err := duration(prefix+"slack_ms", p.SlackMs)
+	if err != nil {
+		return agent.Plan{}, err
+	}
+	free, err := duration(prefix+"free_comm_ms", p.FreeCommMs)
+	if err != nil {
+		return agent.Plan{}, err
+	}
 	ref, err := unixMs(prefix+"reference_unix_ms", p.ReferenceUnixMs)
 	if err != nil {
 		return agent.Plan{}, err
 	}
-	pl := agent.Plan{Reference: ref, Shift: shift, Period: period, CommOffset: comm}
+	pl := agent.Plan{Reference: ref, Shift: shift, Period: period, CommOffset: comm, Slack: slack, FreeComm: free}
 	switch {
 	case period <= 0 || period > agent.MaxPeriod:
 		return pl, fieldError(prefix+"period_ms", fmt.Errorf("%w: %v ms (want a period in (0, %v] ms)", agent.ErrInvalid, p.PeriodMs, float64(agent.MaxPeriod/time.Millisecond)))
@@ -160,6 +188,10 @@ func (p AgentPlan) plan(prefix string) (agent.Plan, error) {
 		return pl, fieldError(prefix+"shift_ms", fmt.Errorf("%w: %v ms is not below the period, %v ms", agent.ErrInvalid, p.ShiftMs, p.PeriodMs))
 	case comm >= period:
 		return pl, fieldError(prefix+"comm_offset_ms", fmt.Errorf("%w: %v ms is not below the period, %v ms", agent.ErrInvalid, p.CommOffsetMs, p.PeriodMs))
+	case slack >= period:
+		return pl, fieldError(prefix+"slack_ms", fmt.Errorf("%w: %v ms is not below the period, %v ms", agent.ErrInvalid, p.SlackMs, p.PeriodMs))
+	case free > agent.MaxPeriod:
+		return pl, fieldError(prefix+"free_comm_ms", fmt.Errorf("%w: %v ms", agent.ErrInvalid, p.FreeCommMs))
 	}
 	return pl, nil
 }
@@ -169,23 +201,41 @@ func agentNew(_ context.Context, s *Session, req AgentNewRequest) (AgentHandle, 
 	if err != nil {
 		return AgentHandle{}, err
 	}
-	mode, err := agent.ParseMode(req.Mode)
+	mode := agent.Pad // an Elastic agent without a clock would hold its slots as Pad does
+	if req.Mode != "" {
+		if mode, err = agent.ParseMode(req.Mode); err != nil {
+			return AgentHandle{}, fieldError("mode", err)
+		}
+	}
+	giveUp, err := agent.ParseGiveUp(req.GiveUp)
 	if err != nil {
-		return AgentHandle{}, fieldError("mode", err)
+		return AgentHandle{}, fieldError("give_up", err)
 	}
 	cd, err := duration("cooldown_ms", req.CooldownMs)
 	if err != nil {
 		return AgentHandle{}, err
 	}
-	a, err := agent.New(pl, agent.Options{Mode: mode, Threshold: req.Threshold, Cooldown: cd, Clock: noClock{}})
+	e := &agentEntry{elastic: mode == agent.Elastic}
+	e.clock(&pl)
+	a, err := agent.New(pl, agent.Options{Mode: mode, Threshold: req.Threshold, Cooldown: cd, GiveUp: giveUp, Clock: noClock{}})
 	if errors.Is(err, agent.ErrInvalid) {
 		return AgentHandle{}, fieldError("threshold", err)
 	}
 	if err != nil {
 		return AgentHandle{}, err
 	}
-	h, err := s.open(&agentEntry{a: a})
+	e.a = a
+	h, err := s.open(e)
 	return AgentHandle{Handle: h}, err
+}
+
+// clock gives an Elastic agent's plan the plan's clock: the agents of a
+// group live in different processes (or sessions), and the plan is what
+// they share.
+func (e *agentEntry) clock(p *agent.Plan) {
+	if e.elastic {
+		p.Group = agent.NewPlanGroup(p.Reference)
+	}
 }
 
 // noClock is the clock of an agent behind a handle: its caller passes
@@ -204,9 +254,16 @@ func agentNext(_ context.Context, s *Session, req AgentNextRequest) (any, error)
 	if err != nil {
 		return nil, err
 	}
+	comm, err := duration("comm_ms", req.CommMs)
+	if err != nil {
+		return nil, err
+	}
 	return withAgent(s, req.Handle, func(e *agentEntry) (any, error) {
+		if comm > 0 {
+			e.a.Communicated(comm)
+		}
 		d := e.a.Next(ready)
-		return AgentDecision{StartUnixMs: unixMsOf(d.Start), DelayMs: toMs(d.Delay), LateMs: toMs(d.Late), Adjusted: d.Adjusted}, nil
+		return AgentDecision{StartUnixMs: unixMsOf(d.Start), DelayMs: toMs(d.Delay), LateMs: toMs(d.Late), Adjusted: d.Adjusted, Released: d.Released}, nil
 	})
 }
 
@@ -226,6 +283,7 @@ func agentSetPlan(_ context.Context, s *Session, req AgentPlanRequest) (any, err
 		return nil, err
 	}
 	return withAgent(s, req.Handle, func(e *agentEntry) (any, error) {
+		e.clock(&pl)
 		if err := e.a.SetPlan(pl); err != nil {
 			return nil, fieldError("plan", err)
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -82,6 +83,17 @@ type LinkResponse struct {
 	CommOffsetsMs map[string]float64 `json:"comm_offsets_ms"`
 	GridMs        float64            `json:"grid_ms,omitempty"`
 
+	// CentredShiftsMs are the shifts to hold: each job's moved to the
+	// middle of the range of shifts the link tolerates (link.Centre).
+	// shifts_ms is the search's tie-break, the smallest shift vector,
+	// which sits at the edge of that range (two all-reduces back to back,
+	// the whole gap after one); centred, every job may run late or early
+	// by its room without the excess passing the score's. They score what
+	// shifts_ms does. ShiftRoomMs is each job's room around its centred
+	// shift, the others held (an agent's slack is its late_ms).
+	CentredShiftsMs map[string]float64   `json:"centred_shifts_ms"`
+	ShiftRoomMs     map[string]ShiftRoom `json:"shift_room_ms"`
+
 	// When the periods were rounded (grid_ms): score, bound, unshifted
 	// score, excess and perimeter are for the rounded periods, which
 	// ScorePeriods says ("rounded"), and the same shifts scored on the
@@ -97,6 +109,17 @@ type LinkResponse struct {
 	// Warnings are values the call accepted but changed or doubts (see
 	// Warning); absent when there are none.
 	Warnings []Warning `json:"warnings,omitempty"`
+}
+
+// ShiftRoom is how far a job's centred shift may move, the others held,
+// before the excess of one of its links passes the plan's: every shift
+// from centred-early_ms to centred+late_ms scores the same (each side at
+// most half the period). Partial says the search's budget or time limit
+// ended the walk first: the room is at least this.
+type ShiftRoom struct {
+	EarlyMs float64 `json:"early_ms"`
+	LateMs  float64 `json:"late_ms"`
+	Partial bool    `json:"partial,omitempty"`
 }
 
 // maxPerimeterTicks is the largest max_perimeter_ticks a request may set.
@@ -641,5 +664,39 @@ func linkOp(ctx context.Context, req LinkRequest) (LinkResponse, error) {
 		resp.PeriodsMs[s.ID] = r.ms(float64(res.Circle.Periods[i]))
 		resp.CommOffsetsMs[s.ID] = r.ms(float64(jobs[i].CommOffset()))
 	}
+	all := make([]int, len(jobs))
+	for i := range all {
+		all[i] = i
+	}
+	centred, copt := slices.Clone(res.Shifts), r.opt
+	if res.Circle.Rounded() { // the shifts are on the rounded periods: pad to them
+		copt.Circle.Round = false
+		pr.Jobs = slices.Clone(pr.Jobs)
+		for i, p := range pr.Jobs {
+			d := make([]int32, res.Circle.Periods[i])
+			copy(d, p.Demand)
+			pr.Jobs[i] = profile.Profile{Period: len(d), Demand: d}
+		}
+	}
+	shared := []link.Shared{{Jobs: all, Problem: pr}}
+	rooms, err := link.Centre(ctx, shared, res.Circle.Periods, centred, nil, copt)
+	if err != nil {
+		return LinkResponse{}, fieldError("jobs", err)
+	}
+	link.Anchor(shared, res.Circle.Periods, res.Shifts, centred, nil)
+	resp.CentredShiftsMs, resp.ShiftRoomMs = r.centred(req.Jobs, centred, rooms)
 	return resp, nil
+}
+
+// centred converts centred shifts and their rooms to the jobs' ids and
+// milliseconds; a job no shared link carries has no room.
+func (r quantum) centred(jobs []JobSpec, shifts []int, rooms []link.Room) (map[string]float64, map[string]ShiftRoom) {
+	cs, rs := make(map[string]float64, len(jobs)), make(map[string]ShiftRoom, len(jobs))
+	for i, s := range jobs {
+		cs[s.ID] = r.ms(float64(shifts[i]))
+		if rm := rooms[i]; rm.Bound {
+			rs[s.ID] = ShiftRoom{EarlyMs: r.ms(float64(rm.Early)), LateMs: r.ms(float64(rm.Late)), Partial: rm.Partial}
+		}
+	}
+	return cs, rs
 }

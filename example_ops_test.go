@@ -93,7 +93,7 @@ func ExampleCall() {
 	}
 	fmt.Println(string(out))
 	// Output:
-	// {"score":1,"unshifted_score":0.75,"bound":1,"status":"optimal","mode":"exact","excess_gbit":0,"perimeter_ms":72,"points":72,"shifts_ms":{"a":0,"b":30},"rotations_deg":{"a":0,"b":150},"periods_ms":{"a":72,"b":72},"comm_offsets_ms":{"a":0,"b":0},"evaluations":5184}
+	// {"score":1,"unshifted_score":0.75,"bound":1,"status":"optimal","mode":"exact","excess_gbit":0,"perimeter_ms":72,"points":72,"shifts_ms":{"a":0,"b":30},"rotations_deg":{"a":0,"b":150},"periods_ms":{"a":72,"b":72},"comm_offsets_ms":{"a":0,"b":0},"centred_shifts_ms":{"a":0,"b":36},"shift_room_ms":{"a":{"early_ms":6,"late_ms":6},"b":{"early_ms":6,"late_ms":6}},"evaluations":5184}
 }
 
 // Handle runs one envelope and answers one; a refusal is an envelope too,

@@ -56,6 +56,12 @@ type RankResponse struct {
 	// Warnings are values the call accepted but changed or doubts (see
 	// Warning); absent when there are none.
 	Warnings []Warning `json:"warnings,omitempty"`
+
+	// The best candidate's shifts centred in the ranges its shared links
+	// tolerate, and each job's room there (see LinkResponse); absent when
+	// every candidate was discarded.
+	CentredShiftsMs map[string]float64   `json:"centred_shifts_ms,omitempty"`
+	ShiftRoomMs     map[string]ShiftRoom `json:"shift_room_ms,omitempty"`
 }
 
 // CandidateResult is one candidate's evaluation.
@@ -168,6 +174,13 @@ func rankOp(ctx context.Context, req RankRequest) (RankResponse, error) {
 		return RankResponse{}, fieldError(f, err)
 	}
 	resp := req.response(r, jobs, rk)
+	if rk.Best >= 0 {
+		shifts, rooms, err := candidate.Centre(ctx, jobs, links, cands[rk.Best], rk.Outcomes[rk.Best], opt)
+		if err != nil {
+			return RankResponse{}, fieldError("candidates", err)
+		}
+		resp.CentredShiftsMs, resp.ShiftRoomMs = r.centred(req.Jobs, shifts, rooms)
+	}
 	resp.Warnings = w.done()
 	return resp, nil
 }

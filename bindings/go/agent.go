@@ -47,6 +47,13 @@ func (a *Agent) Next(ctx context.Context, readyUnixMs float64) (orrery.AgentDeci
 	return invokeSession[orrery.AgentDecision](ctx, a.s, "cassini.agent.next", orrery.AgentNextRequest{Handle: a.handle, ReadyUnixMs: readyUnixMs})
 }
 
+// NextAfter is Next for a loop that also reports how long its last
+// iteration's communication took (an elastic agent weighs it against its
+// plan's free_comm_ms).
+func (a *Agent) NextAfter(ctx context.Context, readyUnixMs, commMs float64) (orrery.AgentDecision, error) {
+	return invokeSession[orrery.AgentDecision](ctx, a.s, "cassini.agent.next", orrery.AgentNextRequest{Handle: a.handle, ReadyUnixMs: readyUnixMs, CommMs: commMs})
+}
+
 // Communicating records a communication start and returns its drift
 // ("cassini.agent.communicating").
 func (a *Agent) Communicating(ctx context.Context, atUnixMs float64) (float64, error) {

@@ -12,7 +12,7 @@ export interface TimeShiftAgentOptions {
   job?: string;
   commOffsetMs?: number;
   referenceUnixMs?: number;
-  /** 'elastic' (the default: without a shared group clock it holds slots as 'pad' does), 'pad' or 'free' (the paper's rule). */
+  /** 'pad' (the engine's default), 'free' (the paper's rule) or 'elastic' (on the plan's clock, shared by every agent of the same reference). */
   mode?: 'elastic' | 'pad' | 'free';
   threshold?: number;
   cooldownMs?: number;

@@ -20,11 +20,11 @@
 // all-reduce starts 34 ms in reports a 34 ms drift every iteration), and
 // the first communicating() warns (process.emitWarning).
 //
-// Modes: 'elastic' (the default, as the simulations use) holds the job's
-// phase against a clock shared with its partners' agents; an agent behind
-// the JSON API has no such group (its partners run in other processes), so
-// it holds its slots as 'pad' does. 'pad' starts every iteration on its
-// slot of a fixed period; 'free' is the paper's rule.
+// Modes: 'pad' (the engine's default when mode is absent) starts every
+// iteration on its slot of a fixed period; 'free' is the paper's rule;
+// 'elastic' holds the job's phase on the plan's clock, which every agent
+// built from the same plan (reference_unix_ms) shares without sharing
+// memory, with the plan's slack_ms and, given free_comm_ms, the give-up.
 
 import { readFileSync, statSync } from 'node:fs';
 import { setTimeout as sleepMs } from 'node:timers/promises';
@@ -64,7 +64,7 @@ export class TimeShiftAgent {
   /**
    * options: shiftMs and periodMs, or shiftFile (and job); commOffsetMs
    * (default: the shift file's), referenceUnixMs (default 0, the Unix
-   * epoch), mode ('elastic', the default, 'pad' or 'free'),
+   * epoch), mode ('pad', the engine's default, 'free' or 'elastic'),
    * threshold, cooldownMs; orrery (an Orrery; default: load()); now (ms)
    * and sleep (ms, returns a promise), injectable for tests; reloadMs.
    */

@@ -220,6 +220,10 @@ export interface LinkResponse {
   unrounded_score?: number;
   unrounded_excess_gbit?: number;
   unrounded_perimeter_ms?: number;
+  /** The shifts to hold: each centred in the range the link tolerates (shifts_ms is its edge). */
+  centred_shifts_ms: Record<string, number>;
+  /** Each job's room around its centred shift; an agent's slack is late_ms. */
+  shift_room_ms: Record<string, ShiftRoom>;
   evaluations: number;
   /** Values the call accepted but changed or doubts; absent when none. */
   warnings?: Warning[];
@@ -235,6 +239,12 @@ export interface Warning {
   field: string;
   /** What happened to it, with its unit. */
   message: string;
+}
+
+export interface ShiftRoom {
+  early_ms: number;
+  late_ms: number;
+  partial?: boolean;
 }
 
 export interface RankRequest extends SearchOptions {
@@ -266,6 +276,8 @@ export interface RankResponse {
   /** Where each job's communication starts in its iteration: its agent's comm_offset_ms. */
   comm_offsets_ms: Record<string, number>;
   searches: number;
+  centred_shifts_ms?: Record<string, number>;
+  shift_room_ms?: Record<string, ShiftRoom>;
   warnings?: Warning[];
 }
 
@@ -396,13 +408,18 @@ export interface AgentPlan {
   comm_offset_ms?: number;
   /** 0 (the default) is the Unix epoch, which synchronized clocks share. */
   reference_unix_ms?: number;
+  /** Elastic: how late the job may start (the room's late_ms). */
+  slack_ms?: number;
+  /** Elastic: communication time without the shift; 0 never gives up. */
+  free_comm_ms?: number;
 }
 
 export interface AgentNewRequest extends AgentPlan {
-  /** 'elastic' (the default: without a shared group clock it holds slots as 'pad' does), 'pad' or 'free' (the paper's rule). */
-  mode?: 'elastic' | 'pad' | 'free';
+  /** 'pad' (the default), 'free' (the paper's rule) or 'elastic': on the plan's clock, shared with every agent of the same reference. */
+  mode?: 'pad' | 'free' | 'elastic';
   threshold?: number;
   cooldown_ms?: number;
+  give_up?: 'group' | 'own';
 }
 
 export interface AgentDecision {
@@ -410,6 +427,8 @@ export interface AgentDecision {
   delay_ms: number;
   late_ms: number;
   adjusted: boolean;
+  /** An elastic agent gave its shift up: the job runs free from now on. */
+  released?: boolean;
 }
 
 export interface AgentStats {
@@ -429,7 +448,7 @@ export interface AgentStats {
 /** CASSINI's time-shift agent behind a handle (the Go engine/cassini/agent). */
 export class Agent {
   readonly handle: number;
-  next(readyUnixMs: number): AgentDecision;
+  next(readyUnixMs: number, commMs?: number): AgentDecision;
   communicating(atUnixMs: number): number;
   setPlan(plan: AgentPlan): object;
   stats(): AgentStats;

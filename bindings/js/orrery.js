@@ -739,9 +739,12 @@ export class Agent {
     return this.#orrery.call(op, { handle: this.#handle, ...fields });
   }
 
-  /** "cassini.agent.next": {start_unix_ms, delay_ms, late_ms, adjusted} for a loop ready at readyUnixMs. */
-  next(readyUnixMs) {
-    return this.#call('cassini.agent.next', { ready_unix_ms: readyUnixMs });
+  /**
+   * "cassini.agent.next": {start_unix_ms, delay_ms, late_ms, adjusted, released} for a loop
+   * ready at readyUnixMs; commMs, if given, is the last iteration's communication time.
+   */
+  next(readyUnixMs, commMs) {
+    return this.#call('cassini.agent.next', commMs > 0 ? { ready_unix_ms: readyUnixMs, comm_ms: commMs } : { ready_unix_ms: readyUnixMs });
   }
 
   /** "cassini.agent.communicating": the drift (ms) of a communication start. */

@@ -90,7 +90,7 @@ func parseCassiniRegimeFlags(fs *flag.FlagSet, args []string, s stdio) (f regime
 	scenario := fs.String("scenario", "paper", "the experiment: paper (the paper's Fig. 11 setup) or poisson (all 13 models)")
 	oversub := fs.String("oversub", "2,4,8", "oversubscriptions of the paper's fabric (its ToRs' server to uplink capacity), comma-separated")
 	placements := fs.String("placements", "contiguous,themis,scattered", "placement rules, comma-separated: contiguous, themis, scattered")
-	transports := fs.String("transports", "maxmin", "transports, comma-separated: "+strings.Join(replay.Transports(), ", "))
+	transports := fs.String("transports", "maxmin,dcqcn,mltcp", "transports, comma-separated: "+strings.Join(replay.Transports(), ", "))
 	auction := fs.String("auction", "paper", "Themis's mechanism in every cell: paper or greedy")
 	fs.IntVar(&o.Jobs, "jobs", 40, "jobs per trace")
 	load := fs.Float64("load", 0.9, "average fraction of GPUs busy (Poisson arrivals)")
@@ -160,12 +160,19 @@ func writeRegimeTable(w io.Writer, r replay.RegimeReport) {
 	}
 	fmt.Fprintf(w, "Scenario %s, %d jobs, load %.2f, noise %s, Themis's %s auction, seeds %s; pooled iteration times over every seed.\n\n",
 		r.Scenario, r.Jobs, r.Load, r.Noise, r.Auction, seeds)
-	fmt.Fprintln(w, "| oversub. | placement | transport | Themis/Ideal mean | Themis/Ideal p99 | placement gain | placement closes | + shifts gain | + shifts closes | cross-rack | uplink hops | binding sharers | binding share | uplink load |")
-	fmt.Fprintln(w, "|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	fmt.Fprintln(w, "| oversub. | placement | transport | Themis/Ideal mean | Themis/Ideal p99 | placement gain | placement closes | + shifts gain | + shifts closes | MLTCP gain | MLTCP closes | cross-rack | uplink hops | binding sharers | binding share | uplink load |")
+	fmt.Fprintln(w, "|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	opt := func(x *float64, format string) string {
+		if x == nil {
+			return "-"
+		}
+		return fmt.Sprintf(format, *x)
+	}
 	for _, c := range r.Cells {
-		fmt.Fprintf(w, "| %g:1 | %s | %s | %.3f | %.3f | %.3f | %.2f | %.3f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f |\n",
+		fmt.Fprintf(w, "| %g:1 | %s | %s | %.3f | %.3f | %.3f | %.2f | %.3f | %.2f | %s | %s | %.2f | %.2f | %.2f | %.2f | %.2f |\n",
 			c.Oversubscription, c.Placement, c.Transport, c.ThemisOverIdeal, c.ThemisOverIdealP99, c.PlacementGain, c.PlacementClosed,
-			c.ShiftsGain, c.ShiftsClosed, c.CrossRack, c.UplinkHops, c.BindingSharers, c.BindingShare, c.UplinkLoad)
+			c.ShiftsGain, c.ShiftsClosed, opt(c.MLTCPGain, "%.3f"), opt(c.MLTCPClosed, "%.2f"),
+			c.CrossRack, c.UplinkHops, c.BindingSharers, c.BindingShare, c.UplinkLoad)
 	}
 }
 
@@ -187,8 +194,9 @@ func rewriteBlock(path, text string) error {
 
 // plotRegime draws the sweep: on the left Themis/Ideal (pooled mean) by
 // oversubscription, one line per placement (and transport); on the right
-// the fraction of the gap to Ideal CASSINI's placement closes (solid) and
-// its placement and shifts (dashed). It writes cassini_regime.png into
+// the fraction of the gap to Ideal CASSINI's placement closes (solid), its
+// placement and shifts (dashed) and MLTCP's transport alone (dotted, where
+// the sweep has an mltcp cell to compare with). It writes cassini_regime.png into
 // dir and returns its path; the image depends only on r.
 func plotRegime(dir string, r replay.RegimeReport) (string, error) {
 	if len(r.Cells) == 0 {
@@ -199,6 +207,7 @@ func plotRegime(dir string, r replay.RegimeReport) (string, error) {
 		gap  plotter.XYs
 		pl   plotter.XYs
 		sh   plotter.XYs
+		ml   plotter.XYs
 	}
 	var all []*series
 	find := func(name string) *series {
@@ -220,6 +229,9 @@ func plotRegime(dir string, r replay.RegimeReport) (string, error) {
 		s.gap = append(s.gap, plotter.XY{X: c.Oversubscription, Y: c.ThemisOverIdeal})
 		s.pl = append(s.pl, plotter.XY{X: c.Oversubscription, Y: c.PlacementClosed})
 		s.sh = append(s.sh, plotter.XY{X: c.Oversubscription, Y: c.ShiftsClosed})
+		if c.MLTCPClosed != nil && c.Transport != "mltcp" {
+			s.ml = append(s.ml, plotter.XY{X: c.Oversubscription, Y: *c.MLTCPClosed})
+		}
 	}
 	left, right := plot.New(), plot.New()
 	left.X.Label.Text, right.X.Label.Text = "oversubscription (server : uplink capacity at a ToR)", "oversubscription (server : uplink capacity at a ToR)"
@@ -240,6 +252,9 @@ func plotRegime(dir string, r replay.RegimeReport) (string, error) {
 	low := 0.0
 	for _, c := range r.Cells {
 		low = min(low, c.PlacementClosed, c.ShiftsClosed)
+		if c.MLTCPClosed != nil {
+			low = min(low, *c.MLTCPClosed)
+		}
 	}
 	right.Y.Min, right.Y.Max = min(-0.1, low-0.05), 1.5
 	right.Y.Tick.Marker = plot.ConstantTicks([]plot.Tick{{Value: 0, Label: "0"}, {Value: 0.25, Label: "0.25"}, {Value: 0.5, Label: "0.5"}, {Value: 0.75, Label: "0.75"}, {Value: 1, Label: "1 (Ideal)"}})
@@ -268,6 +283,11 @@ func plotRegime(dir string, r replay.RegimeReport) (string, error) {
 		}
 		if err := add(right, s.sh, col, []vg.Length{vg.Points(5), vg.Points(3)}, s.name+": placement + shifts"); err != nil {
 			return "", err
+		}
+		if len(s.ml) > 0 {
+			if err := add(right, s.ml, col, []vg.Length{vg.Points(1.5), vg.Points(3)}, s.name+": Themis over MLTCP"); err != nil {
+				return "", err
+			}
 		}
 	}
 	seeds := strconv.FormatUint(r.Seeds[0], 10)

@@ -34,8 +34,12 @@ func writeCassiniSimTable(w io.Writer, r replay.CassiniReport) error {
 	if r.Scenario != string(replay.Poisson) && r.Scenario != string(replay.Dynamic) {
 		load = "" // a fixed experiment's or the caller's own arrivals
 	}
-	fmt.Fprintf(w, "CASSINI simulation (%s, %s): %s fabric (%d servers), %s%s, noise %s, seed %s\n\n",
-		r.Scenario, r.Scheduler, r.Topology, r.Servers, jobs, load, r.Noise, seeds)
+	transport := ""
+	if r.Transport != "" {
+		transport = ", transport " + r.Transport
+	}
+	fmt.Fprintf(w, "CASSINI simulation (%s, %s): %s fabric (%d servers), %s%s, noise %s%s, seed %s\n\n",
+		r.Scenario, r.Scheduler, r.Topology, r.Servers, jobs, load, r.Noise, transport, seeds)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	first := r.Arms[0].Arm
 	fmt.Fprintf(tw, "arm\tmean iter (ms)\tp99 iter (ms)\tmean slowdown\tp99 slowdown\tx %s mean\tx %s p99\tmarked (Mbit/iter)\tagents\tadjust/job-min\tpooled\tgave up\tsharing\t\n", first, first)

@@ -225,6 +225,10 @@ func parseCassiniSimFlags(fs *flag.FlagSet, args []string, s stdio) (f cassiniFl
 	fs.Float64Var(&o.MinGain, "min-gain", 0, "least predicted gain per job for -hold gain, fraction of its period (0: 0.01)")
 	fs.Float64Var(&o.Threshold, "threshold", agent.DefaultThreshold, "agent re-alignment trigger, fraction of the period")
 	fs.BoolVar(&o.NoGiveUp, "no-give-up", false, "elastic agents never give their shifts up (the ablation of the give-up rule)")
+	fs.BoolVar(&o.FullBudget, "full-budget", false, "elastic agents' budgets start with their token (a first correction at once; by default none before a token's worth of time: its ablation)")
+	fs.BoolVar(&o.MeanGiveUp, "mean-give-up", false, "elastic agents weigh giving up by moving averages, every iteration alike (the rule before; its ablation)")
+	fs.BoolVar(&o.PlanBudget, "plan-budget", false, "with -plan-clock, the budget applies on the plan's clock too (the rule before; its ablation)")
+	fs.BoolVar(&o.PlanClock, "plan-clock", false, "each elastic agent on the plan's clock (as across processes: nothing shared but the plan) instead of a group clock")
 	fs.Float64Var(&o.Budget, "budget", 0, "elastic agents' adjustments per minute at most (0: 2, the paper's rate; negative: no cap, the budget's ablation)")
 	giveUp := fs.String("give-up", "group", "who decides an elastic shift does not pay: group (the members' summed wait against their summed saving) or own (each member its own)")
 	fs.Float64Var(&o.MinScore, "min-score", 1, "least link score whose jobs hold their shifts with -hold score (-1: every job on a link whose peaks exceed its capacity)")
@@ -232,6 +236,10 @@ func parseCassiniSimFlags(fs *flag.FlagSet, args []string, s stdio) (f cassiniFl
 	fs.IntVar(&o.MaxPerimeter, "max-perimeter", 4096, "cap on a unified circle in ticks; periods are rounded to a common grid past it")
 	fs.DurationVar(&o.Tick, "tick", time.Millisecond, "profile tick")
 	mode := fs.String("mode", "exact", "link search: exact or paper (72 angles)")
+	transport := fs.String("transport", "maxmin", "the network's congestion control: maxmin (max-min fair shares at every event), dcqcn (DCQCN's rate control over fluid ECN queues, the testbed's RoCE) or mltcp (MLTCP's DCQCN variant: training flows scale their rate increase by the bytes sent in the iteration); see docs/transports.md")
+	fs.DurationVar(&o.DCQCNStep, "dcqcn-step", 0, "control step of the dcqcn and mltcp transports (0: 5us; at most the 50us CNP interval)")
+	fs.Float64Var(&o.MLTCP.Slope, "mltcp-slope", netsim.DefaultMLTCP.Slope, "mltcp: slope of the aggressiveness function F(r) = slope*r + intercept of a flow's bytes ratio r")
+	fs.Float64Var(&o.MLTCP.Intercept, "mltcp-intercept", netsim.DefaultMLTCP.Intercept, "mltcp: intercept of the aggressiveness function")
 	fs.BoolVar(&f.JSON, "json", false, "print JSON instead of tables")
 	sweep := fs.String("sweep-noise", "", "run the experiment once per noise of this comma-separated list (as -noise takes them) and print one row per noise and arm: the jitter study")
 	fs.StringVar(&f.PlotDir, "plot", "", "also write the CDF of the first seed's iteration times per arm into this directory (cassini_iteration_cdf.png)")
@@ -295,6 +303,7 @@ func parseCassiniSimFlags(fs *flag.FlagSet, args []string, s stdio) (f cassiniFl
 		{"-hold", func() (e error) { o.Hold, e = netsim.ParseHold(*hold); return }},
 		{"-give-up", func() (e error) { o.GiveUp, e = agent.ParseGiveUp(*giveUp); return }},
 		{"-mode", func() (e error) { o.LinkMode, e = link.ParseMode(*mode); return }},
+		{"-transport", func() (e error) { o.Transport, e = netsim.ParseTransport(*transport); return }},
 	} {
 		if err := c.parse(); err != nil {
 			return f, usage(c.flag, err)
@@ -376,8 +385,8 @@ func readTrace(f *cassiniFlags, stdin io.Reader) error {
 const cassiniSimulateUsage = `usage: orrery cassini simulate [flags]
 
 Simulates a trace on a fabric under a round scheduler, once per arm of the ablation (placement
-policy, with or without CASSINI's shifts) and seed, in a max-min fair fluid network, and prints
-iteration times and congestion per arm. The trace is generated (-scenario, -jobs, -load, ...)
+policy, with or without CASSINI's shifts) and seed, in a fluid network (max-min fair, DCQCN or
+MLTCP: -transport), and prints iteration times and congestion per arm. The trace is generated (-scenario, -jobs, -load, ...)
 or your own (-trace FILE).
 
 flags:

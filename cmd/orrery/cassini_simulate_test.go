@@ -106,6 +106,7 @@ func TestCassiniSimulateBadInput(t *testing.T) {
 		{"-scenario", "snapshot9"},
 		{"-placement", "random"},
 		{"-auction", "vickrey"},
+		{"-transport", "cubic"},
 		{"-bogus"},
 		{"extra"},
 	} {
@@ -120,6 +121,8 @@ func TestCassiniSimulateBadInput(t *testing.T) {
 		{"-headroom", "2", "-policies", "cassini"},
 		{"-noise-dir", "/nonexistent"},
 		{"-gpus-per-server", "0", "-models", "GPT3", "-iterations", "5"},
+		{"-transport", "dcqcn", "-dcqcn-step", "1s"},
+		{"-transport", "mltcp", "-mltcp-slope", "-1"},
 	} {
 		if _, _, err := cassiniArgs(t, append(args, "-iterations", "5")...); err == nil {
 			t.Errorf("%v: no error", args)
@@ -362,7 +365,7 @@ func TestCassiniRegime(t *testing.T) {
 		}
 		return out.String()
 	}
-	args := []string{"-seed", "1", "-jobs", "5", "-iterations", "5-10", "-oversub", "2,8", "-placements", "themis,scattered", "-noise", "none", "-q"}
+	args := []string{"-seed", "1", "-jobs", "5", "-iterations", "5-10", "-oversub", "2,8", "-placements", "themis,scattered", "-transports", "maxmin", "-noise", "none", "-q"}
 	out := run(append(args, "-doc", doc, "-plot", dir)...)
 	for _, w := range []string{"| 2:1 | themis | maxmin |", "| 2:1 | scattered | maxmin |", "| 8:1 | themis | maxmin |", "| 8:1 | scattered | maxmin |", "Themis/Ideal mean", "placement closes"} {
 		if !strings.Contains(out, w) {

@@ -97,7 +97,7 @@ test('the comm offset comes from a rank response; without one, a warning', async
   c.close();
 });
 
-test('the default mode is elastic, which holds slots as pad does without a group', async () => {
+test('the default mode holds slots as pad; elastic on the plan clock makes the same decisions', async () => {
   const starts = {};
   for (const mode of [undefined, 'elastic', 'pad']) {
     const ft = fakeTime(1_700_000_000_012.3);
@@ -109,6 +109,8 @@ test('the default mode is elastic, which holds slots as pad does without a group
     }
     a.close();
   }
-  assert.deepEqual(starts[undefined], starts.elastic);
-  assert.deepEqual(starts.elastic, starts.pad);
+  assert.deepEqual(starts[undefined], starts.pad);
+  // With no slack, the plan's clock makes pad's decisions, to float
+  // rounding of its virtual time.
+  starts.elastic.forEach((e, i) => assert.ok(Math.abs(e - starts.pad[i]) < 0.001, `${i}: ${e} vs ${starts.pad[i]}`));
 });

@@ -277,10 +277,15 @@ class Agent:
         req.update(fields)
         return self.engine.call(op, req)
 
-    def next(self, ready_unix_ms: float) -> AgentDecision:
+    def next(self, ready_unix_ms: float, comm_ms: Optional[float] = None) -> AgentDecision:
         """When the iteration the loop is ready to start at ready_unix_ms
-        starts: {start_unix_ms, delay_ms, late_ms, adjusted}."""
-        return self._call("cassini.agent.next", {"ready_unix_ms": ready_unix_ms})
+        starts: {start_unix_ms, delay_ms, late_ms, adjusted, released}.
+        comm_ms, if given, is how long the last iteration's communication
+        took (an elastic agent weighs it against its plan's free_comm_ms)."""
+        req = {"ready_unix_ms": ready_unix_ms}
+        if comm_ms:
+            req["comm_ms"] = comm_ms
+        return self._call("cassini.agent.next", req)
 
     def communicating(self, at_unix_ms: float) -> float:
         """Record a communication start; returns its drift in ms from the

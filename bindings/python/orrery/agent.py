@@ -2,12 +2,13 @@
 
     from orrery.agent import TimeShiftAgent
 
-    agent = TimeShiftAgent(shift_file="shift.json", job="resnet-1")
+    agent = TimeShiftAgent(shift_file="shift.json", job="resnet-1", mode="elastic")
     for batch in loader:
         agent.wait()                 # starts the iteration on its slot
         loss = model(batch)
         agent.communicating()        # the all-reduce starts (e.g. in backward)
         loss.backward()
+        agent.communicated()         # ... and is done (elastic: what the shift saves)
         optimizer.step()
 
 wait() asks the Go agent (engine/cassini/agent, through the engine's
@@ -20,10 +21,13 @@ assumes.
 The shift comes from arguments (shift_ms, period_ms) or from a JSON file
 that the scheduler writes and may rewrite (it is re-read when it changes,
 at most every reload_s seconds): either {"period_ms": 72, "shift_ms": 30,
-"comm_offset_ms": 40, "reference_unix_ms": 0} or a cassini.link /
-cassini.rank response ({"shifts_ms": {...}, "periods_ms": {...},
-"comm_offsets_ms": {...}}) with job naming this job's id. No dependency on
-PyTorch or anything else; see examples/pytorch_training.py.
+"comm_offset_ms": 40, "reference_unix_ms": 0, "slack_ms": 6,
+"free_comm_ms": 50} or a cassini.link / cassini.rank response with job
+naming this job's id: its centred shift (centred_shifts_ms, the middle of
+the range its links tolerate; shifts_ms, the edge of that range, in older
+responses), from shift_room_ms its slack, and from comm_offsets_ms its
+comm offset. No dependency on PyTorch or anything else; see
+examples/pytorch_training.py.
 
 comm_offset_ms is where the job's communication starts in its iteration:
 the angle communicating() measures drift from. The responses carry it
@@ -31,13 +35,19 @@ the angle communicating() measures drift from. The responses carry it
 start, so a job whose all-reduce starts 34 ms in reports a 34 ms drift
 every iteration. The agent warns once (RuntimeWarning) when it has none.
 
-Modes: "elastic" (the default, as the simulations of docs/cassini.md use)
-holds the job's phase against a clock it shares with its partners' agents;
-an agent behind the JSON API has no such group (its partners run in other
-processes), so it holds its slots as "pad" does. "pad" starts every
-iteration on its slot of a fixed period and re-aligns when late past the
-threshold; "free" is the paper's rule (iterations back to back, re-aligned
-when the communication drifts past the threshold).
+Modes: "pad" (the engine's default behind the JSON API, None here) starts
+every iteration on its slot of a fixed period and re-aligns when late past
+the threshold; "free" is the paper's rule (iterations back to back,
+re-aligned when the communication drifts past the threshold). "elastic"
+holds the slots on the plan's clock: every agent built from the same plan
+(the same reference_unix_ms) agrees on every slot without sharing anything
+else, so the ranks of a job in different processes or hosts, and the jobs
+of a group, hold one clock. A lateness within the plan's slack and the
+threshold stands; past them the iteration waits for its next slot. With
+free_comm_ms (the communication time without the shift) and
+communicated() after each all-reduce, the agent gives its shift up when
+holding it costs more than it saves (wait() then returns "released":
+True, and the loop runs free).
 """
 
 from __future__ import annotations
@@ -61,31 +71,39 @@ _NO_OFFSET = (
 )
 
 
+PLAN_KEYS = ("period_ms", "shift_ms", "comm_offset_ms", "reference_unix_ms", "slack_ms", "free_comm_ms")
+
+
 def read_plan(path: str, job: Optional[str] = None) -> AgentPlan:
-    """The plan (period_ms, shift_ms, and comm_offset_ms when the file has
-    it) in a shift file."""
+    """The plan (period_ms, shift_ms, and comm_offset_ms, slack_ms and
+    free_comm_ms when the file has them) in a shift file."""
     with open(path) as fh:
         doc = json.load(fh)
     if "shifts_ms" in doc:  # a cassini.link or cassini.rank response
         if job is None:
             raise ValueError("%s holds the shifts of several jobs: name this one (job=...)" % path)
-        if job not in doc["shifts_ms"] or job not in doc.get("periods_ms", {}):
+        shifts = doc.get("centred_shifts_ms") or doc["shifts_ms"]
+        if job not in shifts or job not in doc.get("periods_ms", {}):
             raise KeyError("%s has no shift or period for job %r" % (path, job))
-        plan: AgentPlan = {"period_ms": doc["periods_ms"][job], "shift_ms": doc["shifts_ms"][job]}
+        plan: AgentPlan = {"period_ms": doc["periods_ms"][job], "shift_ms": shifts[job]}
         if job in doc.get("comm_offsets_ms", {}):
             plan["comm_offset_ms"] = doc["comm_offsets_ms"][job]
+        room = (doc.get("shift_room_ms") or {}).get(job)
+        if room and "centred_shifts_ms" in doc:
+            plan["slack_ms"] = room["late_ms"]  # type: ignore[typeddict-unknown-key]
         return plan
     if "period_ms" not in doc or "shift_ms" not in doc:
         raise ValueError("%s: want period_ms and shift_ms" % path)
-    return {k: doc[k] for k in ("period_ms", "shift_ms", "comm_offset_ms", "reference_unix_ms") if k in doc}  # type: ignore[return-value]
+    return {k: doc[k] for k in PLAN_KEYS if k in doc}  # type: ignore[return-value]
 
 
 class TimeShiftAgent(object):
     """One job's agent: call wait() before each iteration.
 
-    mode is "elastic" (None, the default: the engine's, see the module
-    doc), "pad" or "free" (the paper's rule: re-align only after a drift
-    past threshold, a fraction of the period, default 0.05).
+    mode is None (the engine's default: "pad"), "pad", "free" (the
+    paper's rule: re-align only after a drift past threshold, a fraction
+    of the period, default 0.05) or "elastic" (the plan's clock with its
+    slack_ms and, given free_comm_ms, the give-up; see the module doc).
     comm_offset_ms is where the job's communication starts in its
     iteration; None takes the shift file's (a cassini.link or rank
     response carries it), else 0 with a warning. clock (seconds, like
@@ -96,7 +114,8 @@ class TimeShiftAgent(object):
                  comm_offset_ms: Optional[float] = None, reference_unix_ms: float = 0.0,
                  mode: Optional[str] = None, threshold: float = 0.0, cooldown_ms: float = 0.0,
                  engine: Optional[Engine] = None, clock: Callable[[], float] = time.time,
-                 sleep: Callable[[float], Any] = time.sleep, reload_s: float = 1.0):
+                 sleep: Callable[[float], Any] = time.sleep, reload_s: float = 1.0,
+                 slack_ms: float = 0.0, free_comm_ms: float = 0.0):
         if shift_file is None and (shift_ms is None or period_ms is None):
             raise ValueError("give shift_ms and period_ms, or a shift_file")
         self.engine = engine if engine is not None else _load()
@@ -112,9 +131,15 @@ class TimeShiftAgent(object):
         else:
             assert shift_ms is not None and period_ms is not None
             plan = {"period_ms": period_ms, "shift_ms": shift_ms, "reference_unix_ms": reference_unix_ms}
+            if slack_ms:
+                plan["slack_ms"] = slack_ms  # type: ignore[typeddict-unknown-key]
+            if free_comm_ms:
+                plan["free_comm_ms"] = free_comm_ms  # type: ignore[typeddict-unknown-key]
         plan = self._with_offset(plan)
         self.plan = plan
         self._warned = False
+        self._comm_start: Optional[float] = None
+        self._comm_ms: Optional[float] = None
         req: dict = dict(plan)
         if mode is not None:
             req["mode"] = mode
@@ -152,9 +177,11 @@ class TimeShiftAgent(object):
 
     def wait(self) -> AgentDecision:
         """Sleep until the next iteration's slot (or not at all); returns
-        the decision {start_unix_ms, delay_ms, late_ms, adjusted}."""
+        the decision {start_unix_ms, delay_ms, late_ms, adjusted,
+        released}."""
         self._maybe_reload()
-        d = self._agent.next(self._now_ms())
+        d = self._agent.next(self._now_ms(), self._comm_ms)
+        self._comm_ms = None
         if d["delay_ms"] > 0:
             self._sleep(d["delay_ms"] / 1000.0)
         return d
@@ -166,7 +193,16 @@ class TimeShiftAgent(object):
         if "comm_offset_ms" not in self.plan and not self._warned:
             warnings.warn(_NO_OFFSET, RuntimeWarning, stacklevel=2)
             self._warned = True
-        return self._agent.communicating(self._now_ms())
+        self._comm_start = self._now_ms()
+        return self._agent.communicating(self._comm_start)
+
+    def communicated(self, comm_ms: Optional[float] = None) -> None:
+        """Record that this iteration's communication is done (now, since
+        communicating(), unless comm_ms says how long it took): the next
+        wait() passes it on, what an elastic agent weighs its shift by."""
+        if comm_ms is None and self._comm_start is not None:
+            comm_ms = self._now_ms() - self._comm_start
+        self._comm_ms = comm_ms
 
     def stats(self) -> AgentStats:
         return self._agent.stats()

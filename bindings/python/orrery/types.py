@@ -29,7 +29,7 @@ class _AgentDecisionRequired(TypedDict):
 
 
 class AgentDecision(_AgentDecisionRequired, total=False):
-    pass
+    released: bool
 
 
 class _AgentDriftRequired(TypedDict):
@@ -53,14 +53,18 @@ class AgentNewRequest(TypedDict, total=False):
     shift_ms: float
     comm_offset_ms: float
     reference_unix_ms: float
+    slack_ms: float
+    free_comm_ms: float
     mode: str
     threshold: float
     cooldown_ms: float
+    give_up: str
 
 
 class AgentNextRequest(TypedDict, total=False):
     handle: int
     ready_unix_ms: float
+    comm_ms: float
 
 
 class AgentPlan(TypedDict, total=False):
@@ -68,6 +72,8 @@ class AgentPlan(TypedDict, total=False):
     shift_ms: float
     comm_offset_ms: float
     reference_unix_ms: float
+    slack_ms: float
+    free_comm_ms: float
 
 
 class AgentPlanRequest(TypedDict, total=False):
@@ -189,6 +195,8 @@ class _LinkResponseRequired(TypedDict):
     rotations_deg: Dict[str, float]
     periods_ms: Dict[str, float]
     comm_offsets_ms: Dict[str, float]
+    centred_shifts_ms: Dict[str, float]
+    shift_room_ms: Dict[str, "ShiftRoom"]
     evaluations: int
 
 
@@ -277,6 +285,8 @@ class _RankResponseRequired(TypedDict):
 
 class RankResponse(_RankResponseRequired, total=False):
     warnings: List["Warning"]
+    centred_shifts_ms: Dict[str, float]
+    shift_room_ms: Dict[str, "ShiftRoom"]
 
 
 class SamplesSpec(TypedDict, total=False):
@@ -403,6 +413,15 @@ class SeriesSpec(TypedDict, total=False):
     min_period_ms: float
     max_period_ms: float
     min_quality: float
+
+
+class _ShiftRoomRequired(TypedDict):
+    early_ms: float
+    late_ms: float
+
+
+class ShiftRoom(_ShiftRoomRequired, total=False):
+    partial: bool
 
 
 ShockwaveConfig = TypedDict(

@@ -54,6 +54,9 @@ type Group struct {
 	// gaveUp: the members' summed wait passed their summed saving
 	// (GiveUpGroup); each member gives its shift up at its next decision.
 	gaveUp bool
+	// fixed: the clock is the plan's (NewPlanGroup): it neither stretches
+	// nor slides.
+	fixed bool
 }
 
 // pace is one member's recent iteration times over its period.
@@ -77,6 +80,27 @@ func NewGroup(reference time.Time) *Group {
 	return &Group{ref: reference, base: reference, scale: 1}
 }
 
+// NewPlanGroup returns a group clock that is the plan's: its virtual time
+// is real time from reference on, and it never stretches nor slides. It is
+// how the agents of one group share their clock across processes and
+// hosts (the ranks of a job, each in a process of its own, or jobs whose
+// agents run apart) without sharing memory: every agent builds its own
+// from the plan's common reference (epoch) and its own period, and all of
+// them agree on every slot, since nothing but the plan moves it. What a
+// shared Group does by moving the clock the agents then do alone: a
+// lateness within the plan's Slack and the threshold stands (nobody else
+// can be asked to wait), past them the job waits for its next slot (an
+// adjustment, whatever the budget: a lateness that stands cannot drain
+// here, as nothing follows the job's pace), and give-up
+// weighs the members that share this process's clock (one, across
+// processes: GiveUpGroup is then GiveUpOwn plus the threshold on the
+// member's own loss). A change of pace is the scheduler's to follow, by a
+// new plan (Agent.SetPlan) whose period is the new pace: plan the period
+// with the headroom the jobs' jitter needs (their iterations must fit it).
+func NewPlanGroup(reference time.Time) *Group {
+	return &Group{ref: reference, base: reference, scale: 1, fixed: true}
+}
+
 // Reference returns the group's virtual time 0.
 func (g *Group) Reference() time.Time { return g.ref }
 
@@ -95,10 +119,10 @@ func (g *Group) Members() int {
 	return g.active()
 }
 
-func (g *Group) join(margin, threshold float64, period time.Duration, judged bool) int {
+func (g *Group) join(margin, threshold float64, period time.Duration, judged, mean bool) int {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.pace = append(g.pace, &pace{margin: margin / threshold, cap: threshold, period: period, judged: judged})
+	g.pace = append(g.pace, &pace{margin: margin / threshold, cap: threshold, period: period, judged: judged, held: holding{mean: mean}})
 	return len(g.pace) - 1
 }
 
@@ -181,6 +205,9 @@ func (g *Group) observe(m int, x float64, at time.Time) {
 		return
 	}
 	p.add(x)
+	if g.fixed {
+		return // the plan's clock: the pace only informs the give-up
+	}
 	s := 0.0
 	for _, q := range g.pace {
 		if q != nil && q.n > 0 {
@@ -257,29 +284,74 @@ func median(sorted []float64) float64 {
 
 // holding weighs what holding a shift costs (the time the agent makes the
 // job wait) against what it saves (FreeComm minus the measured
-// communication time), as moving averages over about holdWindow iterations.
+// communication time), over the last trimWindow iterations: means of the
+// window with its worst eighth left out (the longest waits, the smallest
+// savings), so that a transient stall of the host (an iteration that
+// waited a whole slot, or whose communication a stall stretched) is not
+// read as a lasting loss of saving, and a loss that lasts (more than an
+// eighth of the window) is. With mean set, the rule before:
+// moving averages over about holdWindow iterations, every sample weighed
+// alike.
 type holding struct {
 	decisions int // after the first under the plan
 	reports   int // communication times reported
 	cost      float64
 	gain      float64
+	mean      bool
+	waits     [trimWindow]float64
+	saves     [trimWindow]float64
 }
 
-// holdWindow is the averaging span, and the least number of iterations
-// before an agent may give up.
-const holdWindow = 16
+// holdWindow is the moving averages' span, and the least number of
+// iterations before an agent may give up; the trimmed estimates span
+// trimWindow iterations (as many as a moving average over holdWindow
+// effectively weighs: its variance is that of a mean of 2·holdWindow-1)
+// and leave out the worst eighth of them.
+const (
+	holdWindow = 16
+	trimWindow = 2 * holdWindow
+)
 
 func (h *holding) waited(d time.Duration) {
 	h.decisions++
-	h.cost += float64((float64(d) - h.cost) / holdWindow) // rounded here: no fused multiply-add
+	if h.mean {
+		h.cost += float64((float64(d) - h.cost) / holdWindow) // rounded here: no fused multiply-add
+		return
+	}
+	h.waits[(h.decisions-1)%trimWindow] = float64(d)
+	h.cost = trimmed(h.waits[:min(h.decisions, trimWindow)], true)
 }
 
 func (h *holding) communicated(saved time.Duration) {
 	h.reports++
-	h.gain += float64((float64(saved) - h.gain) / holdWindow)
+	if h.mean {
+		h.gain += float64((float64(saved) - h.gain) / holdWindow)
+		return
+	}
+	h.saves[(h.reports-1)%trimWindow] = float64(saved)
+	h.gain = trimmed(h.saves[:min(h.reports, trimWindow)], false)
 }
 
-// ready reports whether the averages span a full window.
+// trimmed is the mean of x without its worst eighth: its largest values
+// (high) or its smallest.
+func trimmed(x []float64, high bool) float64 {
+	var buf [trimWindow]float64
+	w := buf[:len(x)]
+	copy(w, x)
+	slices.Sort(w)
+	if trim := len(w) / 8; high {
+		w = w[:len(w)-trim]
+	} else {
+		w = w[trim:]
+	}
+	var s float64
+	for _, v := range w {
+		s += v
+	}
+	return s / float64(len(w))
+}
+
+// ready reports whether the estimates span a full window.
 func (h *holding) ready() bool { return h.decisions >= holdWindow && h.reports >= holdWindow }
 
 func (h *holding) giveUp() bool { return h.ready() && h.cost > h.gain }
@@ -326,6 +398,8 @@ func (a *Agent) nextElastic(ready time.Time) Decision {
 		a.stats.Padding = sat(a.stats.Padding, d.Delay)
 	case e >= 0 && e <= a.plan.Slack: // within the interleaving's slack: it stands, nobody waits
 		d = Decision{Start: ready, Late: g.realSpan(e)}
+	case e >= 0 && e-a.plan.Slack <= a.thr && g.fixed: // the plan's clock cannot slide: the lateness stands
+		d = Decision{Start: ready, Late: g.realSpan(e)}
 	case e >= 0 && e-a.plan.Slack <= a.thr: // a nudge: the others wait the lateness past the slack
 		d = Decision{Start: ready, Late: g.realSpan(e)}
 		g.slide(g.realSpan(e - a.plan.Slack))
@@ -342,7 +416,7 @@ func (a *Agent) nextElastic(ready time.Time) Decision {
 		d.Adjusted = true
 		a.stats.Adjustments++
 		a.stats.AdjustDelay = sat(a.stats.AdjustDelay, d.Delay)
-	case time.Duration(g.active()-1)*(e-a.plan.Slack) < T-e: // slide the others: cheaper than waiting
+	case !g.fixed && time.Duration(g.active()-1)*(e-a.plan.Slack) < T-e: // slide the others: cheaper than waiting
 		g.slide(g.realSpan(e - a.plan.Slack))
 		d = Decision{Start: ready, Late: g.realSpan(a.plan.Slack), Adjusted: true}
 		a.stats.Adjustments++
@@ -362,7 +436,7 @@ func (a *Agent) nextElastic(ready time.Time) Decision {
 // spend takes a token from the budget for an adjustment at ready, if there
 // is one.
 func (a *Agent) spend(ready time.Time) bool {
-	if a.opt.Budget < 0 {
+	if a.opt.Budget < 0 || a.group.fixed && !a.opt.PlanBudget {
 		return true
 	}
 	a.tokens = min(a.tokens+float64(a.opt.Budget*ready.Sub(a.filled).Minutes()), budgetBurst) // rounded here: no fused multiply-add

@@ -1,6 +1,8 @@
 // Package fluid computes the rates of flows sharing a network under max-min
 // fairness: the fluid model of a data-center fabric whose congestion control
-// (DCQCN in the CASSINI testbed) shares every bottleneck fairly.
+// shares every bottleneck fairly at once. [DCQCN] is the other fluid model
+// here: the CASSINI testbed's congestion control itself, DCQCN's control
+// law over fluid switch queues, stepped in time (its doc).
 //
 // A flow crosses a list of links and can send at most its peak rate. Rates are
 // found by progressive filling: every unfrozen flow's rate rises at the same

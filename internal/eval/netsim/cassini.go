@@ -300,67 +300,40 @@ func (s *sim) countSharing(placed []*jobRun, n int, out candidate.Outcome, paths
 
 // slacks centres each held job's shift in the range its held links
 // tolerate and sets its slack (agent.Plan.Slack): how far its shift may then
-// grow before a link's excess passes the plan's. The search's tie-break
-// puts a shift at the edge of its optimal range (two interleaved all-reduces
-// back to back, the gap all after one of them), which leaves one job no
-// slack at all; centred, each gets half the gap.
+// grow before a link's excess passes the plan's (link.Centre, which every
+// host of the engine gets through cassini.link and cassini.rank). The
+// search's tie-break puts a shift at the edge of its optimal range (two
+// interleaved all-reduces back to back, the gap all after one of them),
+// which leaves one job no slack at all; centred, each gets half the gap. A
+// link whose jobs' periods are not commensurate pins them: no slack and no
+// move (see commensurate).
 func (s *sim) slacks(p *planned, hold []bool, slack []time.Duration) {
-	for m := range p.order {
-		late, early, ok := s.tolerance(p, hold, m)
-		if ok && late != early {
-			p.shifts[m] = int(mod(int64(p.shifts[m]+(late-early)/2), int64(p.periods[m])))
-		}
-	}
-	for m := range p.order {
-		if late, _, ok := s.tolerance(p, hold, m); ok {
-			slack[m] = time.Duration(late) * s.cfg.Cassini.Tick
-		}
-	}
-}
-
-// tolerance returns how many ticks job m's shift may grow (late) and shrink
-// (early), the others' staying, before the excess of one of its held links
-// (on the jobs' padded demands at their planned periods) passes the plan's,
-// each below half its period; ok is false for a job on no held link. A link
-// whose jobs' periods are not commensurate gives none (see commensurate).
-func (s *sim) tolerance(p *planned, hold []bool, m int) (late, early int, ok bool) {
-	per := p.periods[m]
-	late, early = (per-1)/2, (per-1)/2
+	var shared []link.Shared
 	for i, ls := range p.out.Links {
-		k := slices.Index(ls.Jobs, m)
-		if !hold[i] || k < 0 {
+		if !hold[i] {
 			continue
 		}
-		if !commensurate(p.periods, ls.Jobs) {
-			return 0, 0, true // the jobs sweep through every relative phase: no slack to keep
+		l := link.Shared{Jobs: ls.Jobs, Pinned: !commensurate(p.periods, ls.Jobs)}
+		l.Problem.Capacity = s.units(s.topo.Links[ls.Link].Gbps)
+		for _, j := range ls.Jobs {
+			l.Problem.Jobs = append(l.Problem.Jobs, pad(p.order[j].demandOn(ls.Link), p.periods[j]))
 		}
-		pr := link.Problem{Capacity: s.units(s.topo.Links[ls.Link].Gbps)}
-		sh := make([]int, len(ls.Jobs))
-		for k, j := range ls.Jobs {
-			pr.Jobs = append(pr.Jobs, pad(p.order[j].demandOn(ls.Link), p.periods[j]))
-			sh[k] = p.shifts[j]
-		}
-		opt := s.linkOptions(false)
-		base, _, err := s.lw.Evaluate(pr, opt, sh)
-		if err != nil {
-			return 0, 0, false // no slack: every lateness corrected, as without
-		}
-		ok = true
-		reach := func(dir, limit int) int {
-			d := 0
-			for d < limit {
-				sh[k] = int(mod(int64(p.shifts[m]+dir*(d+1)), int64(per)))
-				if e, _, err := s.lw.Evaluate(pr, opt, sh); err != nil || e > base {
-					break
-				}
-				d++
-			}
-			sh[k] = p.shifts[m]
-			return d
-		}
-		late, early = reach(1, late), reach(-1, early)
+		shared = append(shared, l)
 	}
-	return late, early, ok
+	if len(shared) == 0 {
+		return
+	}
+	shifts := slices.Clone(p.shifts)
+	opt := s.linkOptions(false)
+	opt.Budget = -1 // the walk was never bounded here
+	rooms, err := link.Centre(s.ctx, shared, p.periods, shifts, nil, opt)
+	if err != nil {
+		return // no slack: every lateness corrected, as without
+	}
+	copy(p.shifts, shifts)
+	for m, r := range rooms {
+		slack[m] = time.Duration(r.Late) * s.cfg.Cassini.Tick
+	}
 }
 
 // commensurate reports whether the periods of jobs have a unified circle of
@@ -693,6 +666,9 @@ func (s *sim) install(newJobs []*jobRun, p *planned, members []int, freeComm, sl
 	for k, m := range members {
 		r := order[m]
 		plans[k].Group = group
+		if group != nil && s.cfg.Cassini.PlanClock {
+			plans[k].Group = agent.NewPlanGroup(simTime(ref)) // each its own: nothing shared but the plan
+		}
 		r.driftOK = false
 		if r.agent != nil {
 			if err := r.agent.SetPlan(plans[k]); err != nil {

@@ -227,6 +227,11 @@ type CassiniOptions struct {
 	// give-up rule; the zero value lets an agent give its shift up when it
 	// waits longer than the interleaving saves it.
 	NoGiveUp bool
+	// PlanClock gives each Elastic agent the plan's clock
+	// (agent.NewPlanGroup) instead of a group clock its partners share:
+	// agents that share nothing but the plan, as across processes or
+	// hosts (the ablation of what a shared clock buys).
+	PlanClock bool
 	// Rank picks the candidate: RankDelay (the zero value) or RankScore
 	// (the paper's mean score, or Aggregate's).
 	Rank      Rank
@@ -379,6 +384,14 @@ type Config struct {
 	// SampleEvery is how often the score lost to drift is sampled (Cassini);
 	// 0 means DefaultSampleEvery, negative never.
 	SampleEvery time.Duration
+
+	// Transport is the network's congestion control; the zero value is
+	// MaxMin (max-min fair shares at every event). DCQCN's parameters
+	// (DCQCN and MLTCP; the zero value means fluid.DefaultDCQCN) and
+	// MLTCP's aggressiveness function (the zero value means DefaultMLTCP).
+	Transport Transport
+	DCQCN     fluid.DCQCNParams
+	MLTCP     MLTCPParams
 }
 
 func (c Config) normalize() (Config, error) {
@@ -439,6 +452,16 @@ func (c Config) normalize() (Config, error) {
 		return c, fmt.Errorf("%w: headroom %v outside [0, 1]", ErrInvalid, c.Cassini.Headroom)
 	case c.Cassini.MaxPerimeter < 0:
 		return c, fmt.Errorf("%w: max perimeter %d", ErrInvalid, c.Cassini.MaxPerimeter)
+	case c.Transport < MaxMin || c.Transport > MLTCP:
+		return c, fmt.Errorf("%w: transport %d", ErrInvalid, c.Transport)
+	}
+	if c.Transport != MaxMin {
+		if err := c.dcqcnParams().Check(); err != nil {
+			return c, fmt.Errorf("%w: %w", ErrInvalid, err)
+		}
+		if err := c.MLTCP.check(); err != nil {
+			return c, err
+		}
 	}
 	if _, err := agent.New(agent.Plan{Reference: time.Unix(0, 0), Period: time.Second}, c.Agent); err != nil {
 		return c, fmt.Errorf("%w: agent options: %w", ErrInvalid, err)

@@ -36,6 +36,25 @@
 // when its flows or sums are read or changed; and the step and slot timers
 // are a heap, keyed when placed, rather than a scan of the running jobs.
 //
+// # Transports
+//
+// Max-min sharing ([MaxMin], the zero Config.Transport) is a congestion
+// control that converges at once to fair shares. [DCQCN] runs DCQCN's
+// control law instead (package fluid's DCQCN: fluid switch queues with ECN
+// marking, CNPs, the reaction point's cuts and increases), stepped every
+// Config.DCQCN.Step (5 us) while any flow is below its line rate or any
+// queue is not empty, and not at all while the network is quiet; its
+// rates are constant between steps, so the flows' bits are exact in the
+// same way. A flow's line rate is its first link's capacity (its NIC);
+// each communication step's flows start at it, as new flows (alpha at the
+// first CNP, NVIDIA's initial_alpha_value). [MLTCP] is MLTCP's DCQCN
+// variant: each flow's rate increase steps scaled by F(bytes ratio), the
+// bits its connection has sent in the iteration over an iteration's
+// (Config.MLTCP). Under Ideal each job has its own queues. MarkedGbit
+// under DCQCN and MLTCP is the traffic delivered while a link on the
+// flow's path held more than Kmin (its packets were being marked).
+// docs/transports.md has the laws, parameters and measurements.
+//
 // A slowdown is an iteration's time over the job's uncontended one on the
 // placement the iteration ran on (Result.AloneMs).
 //

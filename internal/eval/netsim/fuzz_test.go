@@ -16,6 +16,8 @@ func FuzzRun(f *testing.F) {
 	f.Add([]byte{2, 1, 3, 2, 0, 5, 1, 0, 2, 1, 3, 2, 9})
 	f.Add([]byte{0, 12, 4, 0, 1, 0, 0})
 	f.Add([]byte{3, 9, 255, 3, 7, 2, 4, 255})
+	f.Add([]byte{129, 1, 3, 2, 0, 5, 4, 9, 2, 1, 3, 2, 9}) // DCQCN
+	f.Add([]byte{130, 2, 7, 1, 0, 5, 4, 4, 2, 1, 3, 2, 9}) // MLTCP
 	models := workload.Models()
 	tp := topology.Paper()
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -28,6 +30,9 @@ func FuzzRun(f *testing.F) {
 			cfg.Cassini.Hold, cfg.Cassini.MinScore = HoldScore, -1
 		case 1:
 			cfg.Cassini.Hold, cfg.Cassini.Rank, cfg.Lease = HoldAll, RankScore, time.Duration(data[0])*time.Second
+		}
+		if data[0] >= 128 { // DCQCN or MLTCP
+			cfg.Transport = Transport(1 + data[0]%2)
 		}
 		data = data[2:]
 		for len(data) >= 4 && len(cfg.Jobs) < 6 {

@@ -109,6 +109,9 @@ type jobRun struct {
 	iterSum   float64   // of iterMs
 	iterAlone []float64 // per iterMs: alone on the placement it ran on, ms
 
+	iterBits   float64   // MLTCP: bits per connection per iteration
+	commBefore []float64 // MLTCP: per step, the bits of the iteration's earlier communication steps
+
 	leaseEnd    int64   // Themis: when its lease expires
 	admitted    float64 // when a round policy admitted it, s
 	preemptions int
@@ -130,6 +133,7 @@ type jobRun struct {
 
 type sim struct {
 	overflow  bool  // an event fell past the horizon
+	err       error // a failure inside an event, returned at the next updateRates
 	dtLog     int   // dtLog, or the tests' (reference)
 	anchorAge int64 // anchorAge, or the tests'
 	cfg       Config
@@ -165,18 +169,22 @@ type sim struct {
 	owned   []bool  // scratch of netFlows, per server
 	count   []int32 // scratch of netFlows, per link
 
-	net         fluid.Network // the flows sharing the network (not under Ideal)
-	byID        []*flowRun    // the flows in net, by ID
-	byLow       []*flowRun    // the same, a heap by low
-	near        []*flowRun    // the flows whose finish the last updateRates computed
-	sweptAt     int64         // s.res.Events at the last sweep of old anchors
-	stack       []int32       // scratch of nearest
-	minFinish   int64         // the flows' earliest finish, as of the last updateRates
-	timerAt     int64         // the running jobs' earliest step or slot timer (nextEvent)
-	timers      []*jobRun     // the jobs waiting or computing, a heap by tkey
-	tdirty      []*jobRun     // jobs whose state or until may have changed since nextEvent
-	scheduleAt  int64         // nextSchedule (nextEvent)
-	leasesMoved bool          // the running jobs or their leases may have changed since nextEvent
+	net         fluid.Network // the flows sharing the network (not under Ideal; MaxMin)
+	tr          *fluid.DCQCN  // the flows sharing the network under DCQCN or MLTCP (nil: MaxMin)
+	ctlStep     int64         // tr's control step, ns
+	ctlAt       int64         // its next control step (never while it is quiet)
+	mltcp       MLTCPParams
+	byID        []*flowRun // the flows in net, by ID
+	byLow       []*flowRun // the same, a heap by low
+	near        []*flowRun // the flows whose finish the last updateRates computed
+	sweptAt     int64      // s.res.Events at the last sweep of old anchors
+	stack       []int32    // scratch of nearest
+	minFinish   int64      // the flows' earliest finish, as of the last updateRates
+	timerAt     int64      // the running jobs' earliest step or slot timer (nextEvent)
+	timers      []*jobRun  // the jobs waiting or computing, a heap by tkey
+	tdirty      []*jobRun  // jobs whose state or until may have changed since nextEvent
+	scheduleAt  int64      // nextSchedule (nextEvent)
+	leasesMoved bool       // the running jobs or their leases may have changed since nextEvent
 	solver      fluid.Solver
 	fbuf        []fluid.Flow
 	rates       []float64
@@ -256,6 +264,9 @@ func newSim(ctx context.Context, cfg Config) (*sim, error) {
 		s.anchorAge = cfg.ref.anchorAge
 	}
 	s.net.Reset(s.capacity)
+	if err := s.newTransport(); err != nil {
+		return nil, err
+	}
 	s.rack = racks(t)
 	s.cl.roundRobin(s.rack)
 	s.pstats.init(t)
@@ -407,6 +418,9 @@ func (s *sim) nextEvent() int64 {
 	if s.live > 0 {
 		t = min(t, s.minFinish) // the flows changed: updateRates set it
 	}
+	if s.tr != nil {
+		t = min(t, s.ctlAt)
+	}
 	if len(s.groups) > 0 && len(s.running) > 0 && s.cfg.SampleEvery > 0 {
 		t = min(t, s.nextSample)
 	}
@@ -430,6 +444,9 @@ func (s *sim) advance(t int64) {
 		}
 	}
 	s.dts = append(s.dts, dt)
+	if s.tr != nil {
+		s.tr.Advance(dt)
+	}
 	if s.cfg.ref.syncEvery {
 		s.syncAll()
 	}
@@ -537,6 +554,9 @@ func (s *sim) leave(j *jobRun) {
 // that finish, then step and slot timers, in job order; then arrivals, the
 // scheduler and placements; then drift sampling; then new rates.
 func (s *sim) process() error {
+	if s.tr != nil && s.now >= s.ctlAt {
+		s.control()
+	}
 	ready := s.finishFlows(s.ready[:0]) // jobs whose step ends now
 	switch {
 	case s.timerAt > s.now:
@@ -826,6 +846,9 @@ func (s *sim) assign(j *jobRun, a alloc) error {
 	s.cl.take(a)
 	j.place, j.steps, j.routes, j.links, j.prof, j.linkProf = a, l.steps, l.routes, l.links, l.prof, l.linkProf
 	j.alone, j.commOff = l.alone, l.commOff
+	if s.cfg.Transport == MLTCP {
+		j.iterationBits()
+	}
 	j.peakOn, j.meanOn = l.peakOn, l.meanOn
 	s.countPlacement(j)
 	j.net = s.netFlows(j)
@@ -853,6 +876,7 @@ func (s *sim) assign(j *jobRun, a alloc) error {
 type netFlow struct {
 	links []int
 	n     int
+	line  float64 // the capacity of its first link, its sender's NIC (DCQCN's line rate)
 }
 
 // netFlows returns j's steps' flows (placed) as the network sees them.
@@ -880,7 +904,7 @@ func (s *sim) netFlows(j *jobRun) [][]netFlow {
 	if s.cfg.ref.allLinks || s.cfg.Policy == Ideal || !s.net.Incremental() {
 		for i, flows := range j.routes {
 			for _, r := range flows {
-				out[i] = append(out[i], netFlow{r, 1})
+				out[i] = append(out[i], netFlow{r, 1, s.lineOf(r)})
 			}
 		}
 		return out
@@ -906,6 +930,7 @@ func (s *sim) netFlows(j *jobRun) [][]netFlow {
 		}
 		var last []int // the last netFlow's links, once
 		for _, r := range flows {
+			rt := r
 			if slices.ContainsFunc(r, drop) {
 				r = slices.DeleteFunc(slices.Clone(r), drop)
 			}
@@ -913,7 +938,7 @@ func (s *sim) netFlows(j *jobRun) [][]netFlow {
 				out[i][k].n++
 				continue
 			}
-			out[i], last = append(out[i], netFlow{r, 1}), r
+			out[i], last = append(out[i], netFlow{r, 1, s.lineOf(rt)}), r
 		}
 		for k, nf := range out[i] {
 			if nf.n > 1 && len(nf.links) > 0 {
@@ -1023,6 +1048,12 @@ func (s *sim) enterStep(j *jobRun) {
 		for i := range j.flows {
 			f := &j.flows[i]
 			switch {
+			case s.tr != nil && len(f.links) > 0:
+				if err := s.addTransport(j, f, flows[i].line); err != nil {
+					s.err = err
+				}
+			case s.tr != nil:
+				f.rate = f.peak // no link left (netFlows): its peak until it ends
 			case s.cfg.Policy == Ideal:
 			case len(f.links) == 0 && f.peak > 0 && !math.IsInf(f.peak, 1):
 				// No link left (netFlows): the network would give it
@@ -1073,6 +1104,13 @@ func (s *sim) firstComm(j *jobRun) bool {
 func (s *sim) updateRates() error {
 	s.dirty = false
 	s.excessRate = 0
+	if s.err != nil {
+		return s.err
+	}
+	if s.tr != nil {
+		s.updateTransport()
+		return nil
+	}
 	if s.cfg.Policy == Ideal {
 		return s.updateIdeal()
 	}
@@ -1224,7 +1262,11 @@ func (s *sim) nearest() {
 // drop takes f out of the network and of byLow.
 func (s *sim) drop(f *flowRun) {
 	if f.id >= 0 {
-		s.net.Remove(f.id)
+		if s.tr != nil {
+			s.tr.Remove(f.id)
+		} else {
+			s.net.Remove(f.id)
+		}
 		s.byID[f.id] = nil
 	}
 	i := int(f.hpos)

@@ -167,6 +167,7 @@ type JobRow struct {
 	// fluid replay and in the calibrated one.
 	FirstCommMs, FluidFirstCommMs, CalibratedFirstCommMs float64
 	FirstMs                                              float64 // packet level: the first iteration
+	FluidFirstMs                                         float64 // the fluid run's first iteration
 	LastMs                                               float64 // packet level: the mean of the last quarter of the iterations
 	Marks                                                int64   // packet level: CE marks on its data packets
 	// Overlap is the fraction of its communication time, at the packet
@@ -240,14 +241,29 @@ func CrossCheck(ctx context.Context, prog Program, cases []Case, opt Options) ([
 			ccs = c.CCs
 		}
 		for _, v := range variants {
-			cfg, res, sc, err := fluidRun(ctx, c, v, opt)
-			if err != nil {
-				return nil, fmt.Errorf("%s %s: %w", c.Name, v, err)
+			// One fluid run per transport the congestion controls map to
+			// (max-min for the TCPs, DCQCN's law for DCQCN, ...), in the
+			// order they first appear.
+			type fluidOut struct {
+				cfg netsim.Config
+				res netsim.Result
+				sc  Scenario
 			}
+			runs := map[netsim.Transport]*fluidOut{}
 			for _, cc := range ccs {
-				s := sc
+				tr := cc.Transport()
+				fo := runs[tr]
+				if fo == nil {
+					cfg, res, sc, err := fluidRun(ctx, c, v, tr, opt)
+					if err != nil {
+						return nil, fmt.Errorf("%s %s %v: %w", c.Name, v, tr, err)
+					}
+					fo = &fluidOut{cfg, res, sc}
+					runs[tr] = fo
+				}
+				s := fo.sc
 				s.Net.CC = cc
-				jobs = append(jobs, &job{c: c, v: v, cc: cc, cfg: cfg, res: res, sc: s})
+				jobs = append(jobs, &job{c: c, v: v, cc: cc, cfg: fo.cfg, res: fo.res, sc: s})
 			}
 		}
 	}
@@ -296,10 +312,15 @@ func CrossCheck(ctx context.Context, prog Program, cases []Case, opt Options) ([
 	return runs, nil
 }
 
-// fluidRun runs variant v of c in the fluid model and exports it.
-func fluidRun(ctx context.Context, c Case, v Variant, opt Options) (netsim.Config, netsim.Result, Scenario, error) {
+// fluidRun runs variant v of c in the fluid model under transport tr and
+// exports it.
+func fluidRun(ctx context.Context, c Case, v Variant, tr netsim.Transport, opt Options) (netsim.Config, netsim.Result, Scenario, error) {
 	cfg := c.Config
 	cfg.Noise = workload.Replay{Source: workload.None}
+	cfg.Transport = tr
+	if tr != netsim.MaxMin {
+		cfg.DCQCN, cfg.MLTCP = opt.Export.Net.DCQCN, opt.Export.Net.MLTCP
+	}
 	cfg.Agent = agentOptions(v, opt.Agent)
 	switch {
 	case c.Cassini != nil:
@@ -400,7 +421,7 @@ func Compare(name string, v Variant, res netsim.Result, sc Scenario, out Output)
 		row := JobRow{ID: j.ID, Model: j.Model, AloneMs: alone[j.ID], Iterations: n,
 			FluidMs: netsim.Mean(f), PacketMs: netsim.Mean(p), FluidP90: netsim.Percentile(f, 90), PacketP90: netsim.Percentile(p, 90)}
 		if n > 0 {
-			row.FirstMs = p[0]
+			row.FirstMs, row.FluidFirstMs = p[0], f[0]
 			row.LastMs = netsim.Mean(p[n-max(n/4, 1):])
 		}
 		for _, it := range out.Job(j.ID)[:n] {

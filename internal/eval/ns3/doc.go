@@ -2,9 +2,9 @@
 // simulation (package netsim) at the packet level, with ns-3.37 from
 // Debian's libns3-dev: it exports a fluid run (fabric, placements, first
 // starts, agent plans, the jobs' steps) to a C++ program of its own
-// (cc/orrery-ns3.cc), runs it under DCTCP, Cubic or NewReno with ECN, and
-// sets the packet level's iteration times and ECN marks beside the fluid
-// model's.
+// (cc/orrery-ns3.cc), runs it under DCTCP, Cubic or NewReno with ECN, or
+// under DCQCN or MLTCP (see Transports below), and sets the packet level's
+// iteration times and ECN marks beside the fluid model's.
 //
 // # The packet-level model
 //
@@ -37,6 +37,31 @@
 // without losses). Marks are counted at the switch ports per job (its data
 // packets; DCTCP's ACKs are ECN-capable too and counted apart).
 //
+// # Transports
+//
+// DCQCN (CC "dcqcn"), the CASSINI testbed's RoCE congestion control, has no
+// model in ns-3.37, so the program has its own: each connection is a UDP
+// sender paced at min(Rc, peak) with ECN-capable packets of Net.DCQCN.MTU
+// bytes; switch ports run RED between Kmin and Kmax (probability rising to
+// Pmax, every packet above Kmax, the queue itself with weight 1); the
+// receiver sends a CNP at the first marked packet once the CNP interval has
+// passed since its last one; the sender runs DCQCN's reaction point (the
+// cut, alpha, the rate timer and byte counter's fast recovery, additive and
+// hyper increase) exactly as package fluid's DCQCN does. Each
+// communication step's senders start afresh at line rate, as the fluid
+// model's flows. The law's rates and byte counts are scaled with the
+// fabric (Scale), its times kept, and Pmax divided by the scale so a CNP
+// interval holds as many expected marks as at full rate with the same
+// packets. ns-3.37 has no PFC either: buffers are deep, and a packet
+// dropped anyway is sent again at once (counted among the drops). MLTCP's
+// variants scale the increase by F(bytes ratio) (Net.MLTCP): "mltcp-dcqcn"
+// DCQCN's RAI and RHAI, "mltcp-reno" NewReno's congestion-avoidance step
+// (a TcpNewReno subclass of the program's), the ratio being the bytes the
+// connection sent (for TCP, had acknowledged) in the iteration over its
+// bytes per iteration. [CrossCheck] runs the fluid model under each
+// congestion control's counterpart ([CC.Transport]: DCQCN's law for
+// DCQCN, its MLTCP variant for MLTCP's DCQCN, max-min sharing otherwise).
+//
 // A job with a CASSINI agent in the fluid run gets one here (Pad, or
 // Elastic with its plan's slack and free communication time, the jobs of
 // one group sharing a group clock made afresh for each run): the Go side
@@ -54,7 +79,9 @@
 // header "orrery-ns3 1"; settings ("cc dctcp", "red_k_bytes 30000",
 // "queue_bytes", "mss", "min_rto_ns", "del_ack", "del_ack_timeout_ns",
 // "sack", "timestamps", "catch_up", "snd_buf", "chunk", "stop_ns",
-// "seed"); "nodes N SERVERS"; "link A B BPS DELAY_NS" per full-duplex
+// "seed"; for DCQCN and MLTCP "dcqcn KMIN KMAX PMAX MTU CNP_NS G ALPHA_NS
+// RATE_NS BYTE_COUNTER F RAI RHAI MIN_RATE INITIAL_ALPHA", scaled, and
+// "mltcp SLOPE INTERCEPT"); "nodes N SERVERS"; "link A B BPS DELAY_NS" per full-duplex
 // link; per job "job ID START_NS ITERATIONS AGENT", its "conn SRC DST
 // NPATH nodes... NBACK nodes...", its steps ("compute NS", or "comm"
 // followed by "flow CONN BYTES PEAK_BPS PREV SLACK" per connection) and an

@@ -25,7 +25,7 @@ var update = flag.Bool("update", false, "rewrite testdata/*.scenario from the ex
 // exported runs variant v of a case in the fluid model and exports it.
 func exported(t *testing.T, c Case, v Variant) (netsim.Config, netsim.Result, Scenario) {
 	t.Helper()
-	cfg, res, sc, err := fluidRun(context.Background(), c, v, Options{})
+	cfg, res, sc, err := fluidRun(context.Background(), c, v, netsim.MaxMin, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -377,7 +377,7 @@ var cmpRel = cmp.Comparer(func(a, b float64) bool { return math.Abs(a-b) <= 1e-6
 // time (Cubic's), the newcomer is pushed until the phases just touch.
 func TestFluidIncumbent(t *testing.T) {
 	c := snapshot(t, "fig2", 10)
-	_, _, sc, err := fluidRun(context.Background(), c, Half, Options{})
+	_, _, sc, err := fluidRun(context.Background(), c, Half, netsim.MaxMin, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,6 +41,8 @@ type FluidOptions struct {
 // 160). See the package doc for how well each holds elsewhere.
 func Calibrated(cc CC) FluidOptions {
 	switch cc {
+	case DCQCN, MLTCPDCQCN, MLTCPReno:
+		return FluidOptions{} // not calibrated: the fair replay
 	case Cubic:
 		return FluidOptions{Incumbent: 4}
 	case NewReno:

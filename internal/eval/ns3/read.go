@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/orrery/orrery/engine/cassini/agent"
+	"github.com/orrery/orrery/internal/eval/fluid"
+	"github.com/orrery/orrery/internal/eval/netsim"
 )
 
 // ReadScenario reads a scenario in the program's input format, as
@@ -142,6 +144,16 @@ func readRecord(s *Scenario, key string, p *fields) {
 		n.Stop = p.ns()
 	case "seed":
 		n.Seed = uint32(p.int())
+	case "dcqcn": // as written: scaled (Scale reads as 0, and writes so)
+		d := &n.DCQCN
+		d.Kmin, d.Kmax, d.Pmax, d.MTU = p.float(), p.float(), p.float(), p.float()
+		d.CNPInterval, d.G, d.AlphaTimer, d.RateTimer = p.ns(), p.float(), p.ns(), p.ns()
+		d.ByteCounter, d.F = p.float(), int(p.int())
+		d.RAI, d.RHAI, d.MinRate, d.InitialAlpha = p.float(), p.float(), p.float(), p.float()
+		dflt := fluid.DefaultDCQCN()
+		d.PFC, d.Step = max(dflt.PFC, 2*d.Kmax), min(dflt.Step, d.CNPInterval) // not part of the format
+	case "mltcp":
+		n.MLTCP = netsim.MLTCPParams{Slope: p.float(), Intercept: p.float()}
 	case "nodes":
 		s.Nodes, s.Servers = int(p.int()), int(p.int())
 	case "link":

@@ -11,13 +11,15 @@ import (
 	"time"
 
 	"github.com/orrery/orrery/engine/cassini/agent"
+	"github.com/orrery/orrery/internal/eval/fluid"
+	"github.com/orrery/orrery/internal/eval/netsim"
 )
 
 // ErrInvalid reports a scenario the packet-level program cannot run, or
 // output it did not write.
 var ErrInvalid = errors.New("ns3: invalid")
 
-// CC is a TCP congestion control; every one runs with ECN.
+// CC is a congestion control; every one runs with ECN.
 type CC string
 
 // The congestion controls of the cross-check.
@@ -25,19 +27,51 @@ const (
 	DCTCP   CC = "dctcp"   // DCTCP (RFC 8257): cuts in proportion to the fraction of marked bytes
 	Cubic   CC = "cubic"   // Cubic with classic ECN (RFC 3168): a mark is a loss
 	NewReno CC = "newreno" // NewReno with classic ECN
+	// DCQCN is the CASSINI testbed's RoCE congestion control: a rate-based
+	// sender over UDP with DCQCN's reaction point, CNPs from the receiver,
+	// RED marking between Kmin and Kmax (Net.DCQCN).
+	DCQCN CC = "dcqcn"
+	// MLTCPDCQCN is MLTCP's DCQCN: the rate increase steps scaled by
+	// F(bytes ratio) (Net.MLTCP).
+	MLTCPDCQCN CC = "mltcp-dcqcn"
+	// MLTCPReno is MLTCP's Reno: NewReno with classic ECN whose
+	// congestion-avoidance increase is scaled by F(bytes ratio).
+	MLTCPReno CC = "mltcp-reno"
 )
 
-// CCs lists the congestion controls in report order.
-var CCs = []CC{DCTCP, Cubic, NewReno}
+// CCs lists the TCP congestion controls the cross-check runs by default,
+// in report order; AllCCs every one.
+var (
+	CCs    = []CC{DCTCP, Cubic, NewReno}
+	AllCCs = []CC{DCTCP, Cubic, NewReno, DCQCN, MLTCPDCQCN, MLTCPReno}
+)
 
 // ParseCC parses a congestion control's name.
 func ParseCC(s string) (CC, error) {
-	for _, c := range CCs {
+	for _, c := range AllCCs {
 		if strings.EqualFold(s, string(c)) {
 			return c, nil
 		}
 	}
-	return "", fmt.Errorf("%w: congestion control %q (want dctcp, cubic or newreno)", ErrInvalid, s)
+	return "", fmt.Errorf("%w: congestion control %q (want dctcp, cubic, newreno, dcqcn, mltcp-dcqcn or mltcp-reno)", ErrInvalid, s)
+}
+
+// RateBased reports whether cc is DCQCN or its MLTCP variant (UDP senders,
+// not TCP).
+func (cc CC) RateBased() bool { return cc == DCQCN || cc == MLTCPDCQCN }
+
+// Transport is the fluid model's counterpart of cc: DCQCN's own law for
+// DCQCN, its MLTCP variant for MLTCP's DCQCN, max-min sharing for the TCPs
+// (MLTCP's Reno has none: its window rule is not modelled in the fluid
+// model).
+func (cc CC) Transport() netsim.Transport {
+	switch cc {
+	case DCQCN:
+		return netsim.DCQCN
+	case MLTCPDCQCN:
+		return netsim.MLTCP
+	}
+	return netsim.MaxMin
 }
 
 // Net is the network-wide configuration of a scenario. The zero value of a
@@ -73,6 +107,14 @@ type Net struct {
 	Chunk   int           // bytes a sender releases per pacing tick; 0 means the MSS
 	Stop    time.Duration // stop at this simulated time; 0 runs until every job is done
 	Seed    uint32        // ns-3's random seed; 0 means 1
+	// DCQCN is DCQCN's law at the fluid model's rates (the zero value:
+	// fluid.DefaultDCQCN), written scaled by the scenario's Scale: rates
+	// and byte counts times Scale, times kept, and Pmax over Scale (at
+	// most 1) so that a CNP interval's expected marks stay what they are
+	// at full rate with the same packet size. MLTCP is MLTCP's
+	// aggressiveness function (the zero value: netsim.DefaultMLTCP).
+	DCQCN fluid.DCQCNParams
+	MLTCP netsim.MLTCPParams
 }
 
 // Defaults of the zero Net: DCTCP's settings for 1 Gbps (K = 20 packets of
@@ -120,6 +162,19 @@ func (n Net) normalize() Net {
 		n.Seed = 1
 	}
 	return n
+}
+
+// dcqcn returns n's DCQCN and MLTCP parameters, the zero values meaning
+// the defaults.
+func (n Net) dcqcn() (fluid.DCQCNParams, netsim.MLTCPParams) {
+	d, m := n.DCQCN, n.MLTCP
+	if d == (fluid.DCQCNParams{}) {
+		d = fluid.DefaultDCQCN()
+	}
+	if m == (netsim.MLTCPParams{}) {
+		m = netsim.DefaultMLTCP
+	}
+	return d, m
 }
 
 // Link is a full-duplex point-to-point link between nodes A and B.
@@ -276,6 +331,16 @@ func (s Scenario) Validate() error {
 	if _, err := ParseCC(string(n.CC)); err != nil {
 		return err
 	}
+	d, m := n.dcqcn()
+	if err := d.Check(); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	if !(m.Slope >= 0) || !(m.Intercept > 0) || math.IsInf(m.Slope+m.Intercept, 0) {
+		return fmt.Errorf("%w: MLTCP slope %v, intercept %v", ErrInvalid, m.Slope, m.Intercept)
+	}
+	if s.Scale < 0 || s.Scale > 1e6 || math.IsNaN(s.Scale) {
+		return fmt.Errorf("%w: scale %v", ErrInvalid, s.Scale)
+	}
 	return nil
 }
 
@@ -326,6 +391,18 @@ func (s Scenario) WriteTo(w io.Writer) (int64, error) {
 	p("cc %s\nred_k_bytes %d\nqueue_bytes %d\nmss %d\nmin_rto_ns %d\n", n.CC, n.MarkBytes, n.BufferBytes, n.MSS, n.MinRTO.Nanoseconds())
 	p("del_ack %d\ndel_ack_timeout_ns %d\nsack %d\ntimestamps %d\ncatch_up %d\nsnd_buf %d\nchunk %d\nstop_ns %d\nseed %d\n",
 		n.DelAck, n.DelAckTimeout.Nanoseconds(), bit(n.SACK), bit(n.Timestamps), bit(n.CatchUp), n.SndBuf, n.Chunk, n.Stop.Nanoseconds(), n.Seed)
+	if n.CC.RateBased() || n.CC == MLTCPReno {
+		d, m := n.dcqcn()
+		k := s.Scale
+		if k == 0 {
+			k = 1
+		}
+		g := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+		p("dcqcn %s %s %s %s %d %s %d %d %s %d %s %s %s %s\n", g(d.Kmin*k), g(d.Kmax*k), g(min(d.Pmax/k, 1)), g(d.MTU),
+			d.CNPInterval.Nanoseconds(), g(d.G), d.AlphaTimer.Nanoseconds(), d.RateTimer.Nanoseconds(), g(d.ByteCounter*k), d.F,
+			g(d.RAI*k), g(d.RHAI*k), g(d.MinRate*k), g(d.InitialAlpha))
+		p("mltcp %s %s\n", g(m.Slope), g(m.Intercept))
+	}
 	p("nodes %d %d\n", s.Nodes, s.Servers)
 	for _, l := range s.Links {
 		p("link %d %d %d %d\n", l.A, l.B, l.Bps, l.Delay.Nanoseconds())

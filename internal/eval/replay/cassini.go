@@ -22,6 +22,7 @@ import (
 
 	"github.com/orrery/orrery/engine/cassini/agent"
 	"github.com/orrery/orrery/engine/cassini/link"
+	"github.com/orrery/orrery/internal/eval/fluid"
 	"github.com/orrery/orrery/internal/eval/netsim"
 	"github.com/orrery/orrery/internal/eval/topology"
 	"github.com/orrery/orrery/internal/eval/workload"
@@ -103,6 +104,13 @@ type Cassini struct {
 	AgentMode agent.Mode
 	Threshold float64 // the agent's re-alignment trigger, fraction of the period; 0 means 0.05
 	NoGiveUp  bool    // Elastic agents never give their shifts up (the give-up rule's ablation)
+	// FullBudget starts Elastic agents' budgets with their token, and
+	// MeanGiveUp weighs their give-up by moving averages, the rule before
+	// (agent.Options): ablations. PlanClock gives each Elastic agent the
+	// plan's clock instead of a shared group clock
+	// (netsim.CassiniOptions.PlanClock); PlanBudget applies the budget on
+	// it, the rule before (agent.Options.PlanBudget).
+	FullBudget, MeanGiveUp, PlanClock, PlanBudget bool
 	// GiveUp is who decides an Elastic shift does not pay; the zero value
 	// is the group (the members' summed wait against their summed saving).
 	GiveUp agent.GiveUp
@@ -122,6 +130,15 @@ type Cassini struct {
 	MaxPerimeter int           // cap on a unified circle in ticks; 0 means 4096
 	Tick         time.Duration // the profiles' tick; 0 means 1 ms
 	LinkMode     link.Mode     // link search; the zero value is exact
+
+	// Transport is the network's congestion control: the zero value is
+	// max-min fair sharing (netsim.MaxMin), else DCQCN or MLTCP's DCQCN
+	// variant (docs/transports.md). DCQCNStep is the DCQCN model's control
+	// step (0: fluid.DefaultDCQCN's, 5 us); MLTCP its aggressiveness
+	// function (the zero value: netsim.DefaultMLTCP).
+	Transport netsim.Transport
+	DCQCNStep time.Duration
+	MLTCP     netsim.MLTCPParams
 
 	// Progress, if not nil, is called (from one goroutine at a time) after
 	// each run of an arm on a seed, with the runs done and their number.
@@ -416,6 +433,8 @@ func (s Cassini) resolve() (Cassini, error) {
 		return o, badField("NoiseData", "nil: the Alibaba PAI files are needed for %s noise", o.Noise.source())
 	case o.Fabric.Servers == 0:
 		return o, badField("Fabric", "no servers")
+	case o.DCQCNStep < 0 || o.DCQCNStep > fluid.DefaultDCQCN().CNPInterval:
+		return o, badField("DCQCNStep", "%v (want 0 < step <= %v, or 0 for the default)", o.DCQCNStep, fluid.DefaultDCQCN().CNPInterval)
 	}
 	for _, m := range append(slices.Clip(o.Models), o.Arrive...) {
 		if _, err := workload.Lookup(m); err != nil {
@@ -430,7 +449,7 @@ func (s Cassini) resolve() (Cassini, error) {
 	for _, c := range []struct {
 		field string
 		name  fmt.Stringer
-	}{{"Scheduler", o.Scheduler}, {"AgentMode", o.AgentMode}, {"GiveUp", o.GiveUp}, {"Rank", o.Rank}, {"Hold", o.Hold}, {"LinkMode", o.LinkMode}} {
+	}{{"Transport", o.Transport}, {"Scheduler", o.Scheduler}, {"AgentMode", o.AgentMode}, {"GiveUp", o.GiveUp}, {"Rank", o.Rank}, {"Hold", o.Hold}, {"LinkMode", o.LinkMode}} {
 		if strings.Contains(c.name.String(), "(") { // an enum's String of a value it does not name
 			return o, badField(c.field, "%v", c.name)
 		}
@@ -521,6 +540,22 @@ var cassiniScenarios = map[Scenario]cassiniScenario{
 
 const scenarioNames = "poisson, paper, dynamic, fig2 or snapshot1..snapshot5"
 
+// Fixed returns a fixed experiment's fabric (as topology.Parse reads it),
+// its jobs (Iterations unset) and the servers each is pinned to; ok is
+// false for a trace (Poisson, Dynamic). The kernel testbed runs the same
+// experiments.
+func Fixed(s Scenario) (fabric string, jobs []workload.Job, pinned map[int][]int, ok bool) {
+	sc, ok := cassiniScenarios[s]
+	if !ok {
+		return "", nil, nil, false
+	}
+	pinned = make(map[int][]int, len(sc.pinned))
+	for j, servers := range sc.pinned {
+		pinned[j] = slices.Clone(servers)
+	}
+	return sc.topology, slices.Clone(sc.jobs), pinned, true
+}
+
 func snapshot(topo string, jobs ...string) cassiniScenario {
 	perRack := len(jobs)
 	if topo == "clos:1,2,3,1,0" {
@@ -569,9 +604,16 @@ func (o Cassini) config(arm Arm, jobs []workload.Job, pinned map[int][]int, seed
 		Topology: o.Fabric, GPUsPerServer: o.GPUsPerServer, Jobs: jobs, Models: o.Profiles, Pinned: pinned, Scheduler: o.Scheduler, Lease: o.Lease,
 		Placement: o.Placement.netsim(), Auction: o.Auction.netsim(),
 		Policy: arm.Policy, Candidates: o.Candidates, Seed: seed, Duration: o.Duration, Noise: noise,
-		Agent: agent.Options{Mode: o.AgentMode, Threshold: o.Threshold, GiveUp: o.GiveUp, Budget: o.Budget},
+		Agent: agent.Options{Mode: o.AgentMode, Threshold: o.Threshold, GiveUp: o.GiveUp, Budget: o.Budget, FullBudget: o.FullBudget, MeanGiveUp: o.MeanGiveUp, PlanBudget: o.PlanBudget},
 		Cassini: netsim.CassiniOptions{Mode: o.LinkMode, Tick: o.Tick, MaxPerimeter: o.MaxPerimeter,
-			Headroom: o.Headroom, Rank: o.Rank, Hold: o.Hold, MinGain: o.MinGain, MinScore: o.MinScore, NoGiveUp: o.NoGiveUp, Workers: 1},
+			Headroom: o.Headroom, Rank: o.Rank, Hold: o.Hold, MinGain: o.MinGain, MinScore: o.MinScore, NoGiveUp: o.NoGiveUp, PlanClock: o.PlanClock, Workers: 1},
+	}
+	if o.Transport != netsim.MaxMin {
+		cfg.Transport, cfg.MLTCP = o.Transport, o.MLTCP
+		cfg.DCQCN = fluid.DefaultDCQCN()
+		if o.DCQCNStep > 0 {
+			cfg.DCQCN.Step = o.DCQCNStep
+		}
 	}
 	switch arm.Shifts {
 	case "elastic": // the defaults
@@ -648,6 +690,9 @@ func (o Cassini) simulate(ctx context.Context) (CassiniReport, error) {
 	if o.Sweep > 1 {
 		res.Sweep = o.Sweep
 	}
+	if o.Transport != netsim.MaxMin {
+		res.Transport = o.Transport.String()
+	}
 	for a, arm := range o.Arms {
 		res.Arms = append(res.Arms, aggregateCassini(arm, runs[a], runs[0], profileNames(o.Profiles)))
 	}
@@ -711,8 +756,9 @@ type CassiniReport struct {
 	Load       float64      `json:"load"`
 	Seeds      []uint64     `json:"seeds"`
 	Noise      string       `json:"noise"`
-	Placement  string       `json:"placement"` // the placement rule
-	Auction    string       `json:"auction"`   // Themis's mechanism
+	Placement  string       `json:"placement"`           // the placement rule
+	Auction    string       `json:"auction"`             // Themis's mechanism
+	Transport  string       `json:"transport,omitempty"` // "" for max-min sharing
 	Arms       []CassiniArm `json:"arms"`
 	ElapsedSec float64      `json:"-"` // wall-clock time of the whole run
 }

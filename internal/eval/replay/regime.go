@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/orrery/orrery/internal/eval/netsim"
 	"github.com/orrery/orrery/internal/eval/topology"
 )
 
@@ -25,24 +26,31 @@ type Regime struct {
 	Oversubscriptions []float64
 	// Placements are the rules; nil means contiguous, themis, scattered.
 	Placements []Placement
-	// Transports are the network's sharing laws; nil means maxmin (the
-	// fluid model's max-min fair sharing, the only one this build has).
+	// Transports are the network's congestion controls by name
+	// (netsim.ParseTransport's: maxmin, dcqcn, mltcp); nil means maxmin.
 	Transports []string
 	// Progress, if not nil, is called after each cell with the cells done
 	// and their number.
 	Progress func(done, cells int)
 }
 
-// Transports lists the transports a Regime can sweep.
-func Transports() []string { return []string{"maxmin"} }
+// Transports lists the transports a Regime can sweep (docs/transports.md).
+func Transports() []string {
+	var out []string
+	for _, t := range netsim.Transports {
+		out = append(out, t.String())
+	}
+	return out
+}
 
 // applyTransport sets c's transport by name.
 func applyTransport(c *Cassini, name string) error {
-	switch name {
-	case "maxmin":
-		return nil // the fluid model's, today's only
+	t, err := netsim.ParseTransport(name)
+	if err != nil || name == "" {
+		return fmt.Errorf("transport %q: want one of %v", name, Transports())
 	}
-	return fmt.Errorf("transport %q: want one of %v", name, Transports())
+	c.Transport = t
+	return nil
 }
 
 // RegimeCell is one cell of the sweep: its pooled iteration times (every
@@ -66,6 +74,13 @@ type RegimeCell struct {
 	// Ideal they close.
 	PlacementClosed float64 `json:"placement_closed"`
 	ShiftsClosed    float64 `json:"shifts_closed"`
+	// MLTCPGain is the scheduler's pooled mean under this cell's transport
+	// over the scheduler's under MLTCP (MLTCP alone: the same
+	// oversubscription and placement with transport mltcp), and
+	// MLTCPClosed the fraction of this cell's gap to Ideal that closes;
+	// nil when the sweep has no mltcp cell to compare with.
+	MLTCPGain   *float64 `json:"mltcp_gain,omitempty"`
+	MLTCPClosed *float64 `json:"mltcp_closed,omitempty"`
 	// The scheduler's own placements (CassiniPlacement's fields).
 	CrossRack      float64 `json:"cross_rack"`
 	UplinkHops     float64 `json:"uplink_hops"`
@@ -155,6 +170,7 @@ func RunRegime(ctx context.Context, r Regime) (RegimeReport, error) {
 			}
 		}
 	}
+	mltcpGains(out.Cells)
 	first := out.Cells[0].Report
 	out.Scenario, out.Jobs, out.Load, out.Seeds, out.Noise, out.Auction = first.Scenario, first.Jobs, first.Load, first.Seeds, first.Noise, first.Auction
 	return out, nil
@@ -178,4 +194,29 @@ func regimeCell(o float64, p Placement, t string, rep CassiniReport) RegimeCell 
 		CrossRack: pl.CrossRack.Mean, UplinkHops: pl.UplinkHops.Mean, BindingSharers: pl.BindingSharers.Mean,
 		BindingShare: pl.BindingShare.Mean, UplinkLoad: pl.UplinkLoad.Mean,
 		Report: rep}
+}
+
+// mltcpGains sets every cell's MLTCP columns from the mltcp cell of the
+// same oversubscription and placement, if the sweep has one.
+func mltcpGains(cells []RegimeCell) {
+	for i := range cells {
+		c := &cells[i]
+		for _, m := range cells {
+			if m.Transport != netsim.MLTCP.String() || m.Oversubscription != c.Oversubscription || m.Placement != c.Placement {
+				continue
+			}
+			base, ideal := c.Report.Arms[0].Pooled.MeanIterMs, c.Report.Arms[3].Pooled.MeanIterMs
+			ml := m.Report.Arms[0].Pooled.MeanIterMs
+			if !(ml > 0) {
+				break
+			}
+			gain := cassiniRound(base / ml)
+			closed := 0.0
+			if base > ideal {
+				closed = cassiniRound((base - ml) / (base - ideal))
+			}
+			c.MLTCPGain, c.MLTCPClosed = &gain, &closed
+			break
+		}
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -124,6 +125,8 @@ func TestSimulateCassini(t *testing.T) {
 		{"Sweep", func(s *replay.Cassini) { s.Scenario, s.Sweep = "fig2", 2 }},
 		{"Placement", func(s *replay.Cassini) { s.Placement = "random" }},
 		{"Auction", func(s *replay.Cassini) { s.Auction = "vickrey" }},
+		{"Transport", func(s *replay.Cassini) { s.Transport = 9 }},
+		{"DCQCNStep", func(s *replay.Cassini) { s.Transport, s.DCQCNStep = netsim.DCQCN, time.Second }},
 	} {
 		bad := s
 		c.edit(&bad)
@@ -215,6 +218,58 @@ func TestSimulateCassiniTrace(t *testing.T) {
 			t.Errorf("%+v: %v", bad, err)
 		}
 	}
+}
+
+// TestCassiniTransports is the transports' smoke test: Fig. 2 under each
+// one, with the invariants that hold whatever the congestion control:
+// CASSINI's shifted jobs and Ideal run at the uncontended 268 ms (the two
+// all-reduces never meet), the scheduler's own overlapped jobs run no
+// faster than that and no slower than max-min's lock step (334.2 ms,
+// 5% allowed for DCQCN's under-utilization), every arm delivers the
+// same traffic, the report names the transport (not max-min's, whose
+// JSON is unchanged), and a second run gives the same report.
+func TestCassiniTransports(t *testing.T) {
+	arms := []replay.Arm{{Policy: netsim.Baseline}, {Policy: netsim.Cassini}, {Policy: netsim.Ideal}}
+	overlapped := map[netsim.Transport]float64{}
+	for _, tr := range netsim.Transports {
+		s := replay.Cassini{Scenario: replay.Fig2, MaxIterations: 40, Arms: arms, Transport: tr}
+		a, err := replay.RunCassini(context.Background(), s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := map[netsim.Transport]string{netsim.DCQCN: "dcqcn", netsim.MLTCP: "mltcp"}[tr]; a.Transport != want {
+			t.Errorf("%v: report's transport %q", tr, a.Transport)
+		}
+		base, cas, ideal := a.Arms[0].Runs[0], a.Arms[1].Runs[0], a.Arms[2].Runs[0]
+		if cas.MeanIterMs != 268 || ideal.MeanIterMs != 268 || cas.P99IterMs != 268 {
+			t.Errorf("%v: cassini %v (p99 %v), ideal %v ms, want 268", tr, cas.MeanIterMs, cas.P99IterMs, ideal.MeanIterMs)
+		}
+		if base.MeanIterMs < 268 || base.P99IterMs > 334.2*1.05 {
+			t.Errorf("%v: overlapped mean %v, p99 %v ms", tr, base.MeanIterMs, base.P99IterMs)
+		}
+		if tr == netsim.MaxMin && base.MeanIterMs != 334.214 {
+			t.Errorf("max-min: overlapped %v ms, want 334.214 (lock step)", base.MeanIterMs)
+		}
+		overlapped[tr] = base.MeanIterMs
+		if base.Iterations != 80 || cas.Iterations != 80 || ideal.Iterations != 80 {
+			t.Errorf("%v: iterations %d, %d, %d", tr, base.Iterations, cas.Iterations, ideal.Iterations)
+		}
+		b, err := replay.RunCassini(context.Background(), s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(a, b); diff != "" {
+			t.Errorf("%v: two runs differ:\n%s", tr, diff)
+		}
+	}
+	// The laws' order on the aligned jobs: max-min keeps them in lock
+	// step, DCQCN lets them drift apart, and MLTCP pushes them apart
+	// sooner (netsim's TestDCQCNOverlappedAllReducesDrift: on average over
+	// four seeds), so over 40 iterations their means fall in that order.
+	if !(overlapped[netsim.MLTCP] < overlapped[netsim.DCQCN] && overlapped[netsim.DCQCN] < overlapped[netsim.MaxMin]) {
+		t.Errorf("overlapped means: max-min %v, DCQCN %v, MLTCP %v ms", overlapped[netsim.MaxMin], overlapped[netsim.DCQCN], overlapped[netsim.MLTCP])
+	}
+	t.Logf("overlapped means over 40 iterations: max-min %v, DCQCN %v, MLTCP %v ms", overlapped[netsim.MaxMin], overlapped[netsim.DCQCN], overlapped[netsim.MLTCP])
 }
 
 // TestGapClosed: (base - arm) / (base - ideal), 0 with no gap.
@@ -334,6 +389,30 @@ func TestRegime(t *testing.T) {
 		}
 		if c.CrossRack != r.Arms[0].Placement.CrossRack.Mean || c.UplinkLoad != r.Arms[0].Placement.UplinkLoad.Mean {
 			t.Errorf("cell %d: placement statistics are not the scheduler's", i)
+		}
+	}
+	// MLTCP's columns: each cell's scheduler over the scheduler under
+	// MLTCP at the same oversubscription and placement (about
+	// 14 s of CPU: not in -short).
+	if !testing.Short() {
+		small := replay.Cassini{Scenario: replay.Paper, Jobs: 6, MinIterations: 5, MaxIterations: 10, Seeds: []uint64{1}, Noise: replay.NoNoise}
+		rep, err := replay.RunRegime(context.Background(), replay.Regime{Base: small, Oversubscriptions: []float64{8},
+			Placements: []replay.Placement{replay.PlaceScattered}, Transports: []string{"dcqcn", "mltcp"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ml := rep.Cells[1].Report.Arms[0].Pooled.MeanIterMs
+		for i, c := range rep.Cells {
+			if c.Transport != []string{"dcqcn", "mltcp"}[i] || c.MLTCPGain == nil || c.MLTCPClosed == nil {
+				t.Fatalf("cell %d: %s, MLTCP columns %v %v", i, c.Transport, c.MLTCPGain, c.MLTCPClosed)
+			}
+			b, id := c.Report.Arms[0].Pooled.MeanIterMs, c.Report.Arms[3].Pooled.MeanIterMs
+			if math.Abs(*c.MLTCPGain-b/ml) > 0.002 || (b > id && math.Abs(*c.MLTCPClosed-(b-ml)/(b-id)) > 0.002) {
+				t.Errorf("cell %d: MLTCP gain %v closes %v; from the pooled means %v, %v", i, *c.MLTCPGain, *c.MLTCPClosed, b/ml, (b-ml)/(b-id))
+			}
+		}
+		if *rep.Cells[1].MLTCPGain != 1 {
+			t.Errorf("MLTCP over itself: %v", *rep.Cells[1].MLTCPGain)
 		}
 	}
 	fab, err := replay.RegimeFabric(4)

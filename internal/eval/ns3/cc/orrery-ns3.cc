@@ -2,11 +2,12 @@
 //
 // It reads a scenario written by package internal/eval/ns3 (a fabric of
 // point-to-point links, training jobs as cycles of compute and communication
-// steps over persistent TCP connections with fixed routes) and simulates it
-// with ns-3's TCP (DCTCP, Cubic or NewReno, all with ECN) and RED step
-// marking at every switch port. It prints one line per completed iteration
-// and per-link and per-job counters; see internal/eval/ns3/doc.go for both
-// formats.
+// steps over persistent connections with fixed routes) and simulates it
+// with ns-3's TCP (DCTCP, Cubic or NewReno, all with ECN; or MLTCP's Reno)
+// and RED step marking at every switch port, or with a DCQCN sender of its
+// own over UDP (DCQCN, or MLTCP's DCQCN) and RED marking between Kmin and
+// Kmax. It prints one line per completed iteration and per-link and per-job
+// counters; see internal/eval/ns3/doc.go for both formats.
 //
 // Model, briefly:
 //   - Every job connection is one TCP connection opened at time 0 and kept
@@ -27,6 +28,19 @@
 //   - A job with an agent asks the controller on stdin when its next
 //     iteration may start ("R job t" out, "S t" in); the others start the
 //     next iteration at once.
+//   - DCQCN (cc dcqcn, mltcp-dcqcn): each connection is a UDP sender paced
+//     at min(Rc, peak), its packets ECN-capable; the receiver sends a CNP
+//     (a small UDP packet on the reverse path) at the first marked packet
+//     once 50 us (the CNP interval) have passed since its last one; the
+//     sender runs DCQCN's reaction point (cuts on CNPs, the alpha timer, the
+//     rate timer and byte counter's fast recovery, additive and hyper
+//     increase). Each communication step's senders start afresh at line
+//     rate, as the fluid model's flows. ns-3.37 has no PFC: switch buffers
+//     are deep, and a dropped packet (counted) is sent again at once.
+//   - MLTCP (Rajasekaran et al.): mltcp-dcqcn scales RAI and RHAI, and
+//     mltcp-reno NewReno's congestion-avoidance increase, by F = slope *
+//     ratio + intercept, ratio the bytes the connection sent (acknowledged,
+//     for TCP) in the current iteration over its bytes per iteration.
 #include "ns3/core-module.h"
 #include "ns3/internet-module.h"
 #include "ns3/network-module.h"
@@ -72,6 +86,18 @@ struct Net
     uint32_t chunk = 1448;      // bytes the sender releases per pacing tick
     int64_t stopNs = 0;         // 0: when every job is done
     uint32_t seed = 1;
+    // DCQCN (cc dcqcn, mltcp-dcqcn), rates and bytes as scaled by the Go side.
+    double kmin = 5000, kmax = 200000, pmax = 0.01; // marking: bytes, probability
+    uint32_t mtu = 1000;                            // payload bytes per packet
+    int64_t cnpNs = 50000, alphaNs = 55000, rateNs = 55000;
+    double g = 1.0 / 256, byteCounter = 10e6;
+    int f = 5;
+    double rai = 40e6, rhai = 200e6, minRate = 100e6, initAlpha = 1;
+    // MLTCP's aggressiveness function F(r) = slope * r + intercept.
+    double slope = 1, intercept = 1;
+
+    bool Dcqcn() const { return cc == "dcqcn" || cc == "mltcp-dcqcn"; }
+    bool Mltcp() const { return cc == "mltcp-dcqcn" || cc == "mltcp-reno"; }
 };
 
 struct Link
@@ -98,8 +124,44 @@ struct Step
 };
 
 struct Job;
+struct Conn;
+double MltcpFactor(const Conn& c);
 
-// Conn is a persistent TCP connection of a job.
+// TcpMltcpReno is NewReno whose congestion-avoidance increase MLTCP scales
+// by F(bytes ratio) of its connection.
+class TcpMltcpReno : public TcpNewReno
+{
+  public:
+    static TypeId GetTypeId()
+    {
+        static TypeId tid = TypeId("ns3::TcpMltcpReno")
+                                .SetParent<TcpNewReno>()
+                                .SetGroupName("Internet")
+                                .AddConstructor<TcpMltcpReno>();
+        return tid;
+    }
+
+    std::string GetName() const override { return "TcpMltcpReno"; }
+
+    Ptr<TcpCongestionOps> Fork() override { return CopyObject<TcpMltcpReno>(this); }
+
+    const Conn* conn = nullptr;
+
+  protected:
+    // NewReno's: cwnd += MSS^2/cwnd per acknowledged segment, scaled.
+    void CongestionAvoidance(Ptr<TcpSocketState> tcb, uint32_t segmentsAcked) override
+    {
+        if (segmentsAcked == 0)
+            return;
+        double f = conn ? MltcpFactor(*conn) : 1;
+        double adder = f * static_cast<double>(tcb->m_segmentSize) * tcb->m_segmentSize / tcb->m_cWnd.Get();
+        tcb->m_cWnd += static_cast<uint32_t>(std::max(1.0, adder));
+    }
+};
+
+NS_OBJECT_ENSURE_REGISTERED(TcpMltcpReno);
+
+// Conn is a persistent connection of a job.
 struct Conn
 {
     Job* job = nullptr;
@@ -121,6 +183,22 @@ struct Conn
     int64_t intervalNs = 0;
     Conn* gatedBy = nullptr;
     std::vector<Conn*> gates; // connections this one's receiver gates
+    // MLTCP: bytes per iteration, and the count when the iteration began.
+    uint64_t iterBytes = 0, iterBase = 0;
+    // DCQCN: the sender (reaction point) and receiver (notification point).
+    Ptr<Socket> cnpTx, cnpRx;
+    double line = 0;              // the sender's NIC rate
+    double rc = 0, rt = 0, alpha = 1;
+    bool cnped = false;           // had a CNP this step: alpha is set
+    int iT = 0, iB = 0;
+    double byteAcc = 0;           // bytes toward the next byte counter event
+    uint64_t resend = 0;          // bytes dropped in the network, owed again
+    uint64_t stepSent = 0;        // bytes sent in the current step
+    EventId sendEv, alphaEv, rateEv;
+    bool sending = false;         // a send is scheduled
+    int64_t lastCnpNs = INT64_MIN / 2;
+    bool markPending = false, cnpScheduled = false;
+    uint64_t cnps = 0;
 };
 
 struct Job
@@ -218,6 +296,22 @@ ReadScenario(std::istream& in)
             s >> g_net.stopNs;
         else if (key == "seed")
             s >> g_net.seed;
+        else if (key == "dcqcn")
+        {
+            s >> g_net.kmin >> g_net.kmax >> g_net.pmax >> g_net.mtu >> g_net.cnpNs >> g_net.g >> g_net.alphaNs >>
+                g_net.rateNs >> g_net.byteCounter >> g_net.f >> g_net.rai >> g_net.rhai >> g_net.minRate >> g_net.initAlpha;
+            if (!s || !(g_net.kmax > g_net.kmin) || !(g_net.pmax > 0 && g_net.pmax <= 1) || g_net.mtu < 64 ||
+                g_net.mtu > 65000 || g_net.cnpNs <= 0 || g_net.alphaNs <= 0 || g_net.rateNs <= 0 ||
+                !(g_net.g > 0 && g_net.g < 1) || !(g_net.byteCounter > 0) || g_net.f < 0 || !(g_net.minRate > 0) ||
+                !(g_net.initAlpha > 0 && g_net.initAlpha <= 1))
+                Fail("bad dcqcn line: " + line);
+        }
+        else if (key == "mltcp")
+        {
+            s >> g_net.slope >> g_net.intercept;
+            if (!s || !(g_net.slope >= 0) || !(g_net.intercept > 0))
+                Fail("bad mltcp line: " + line);
+        }
         else if (key == "nodes")
             s >> g_nodes >> g_servers;
         else if (key == "link")
@@ -305,8 +399,13 @@ ReadScenario(std::istream& in)
     if (g_nodes < 2 || g_servers < 1 || g_jobs.empty())
         Fail("scenario has no nodes or no jobs");
     for (auto& j : g_jobs)
+    {
         if (j.steps.empty())
             Fail("job without steps");
+        for (auto& st : j.steps)
+            for (auto& f : st.flows)
+                j.conns[f.conn].iterBytes += f.bytes;
+    }
 }
 
 // ---- the network ----
@@ -340,6 +439,8 @@ OnMark(int dl, Ptr<const QueueDiscItem> item, const char*)
     }
 }
 
+void DcqcnSend(Conn* c);
+
 void
 OnDrop(int dl, Ptr<const QueueDiscItem> item)
 {
@@ -350,6 +451,19 @@ OnDrop(int dl, Ptr<const QueueDiscItem> item)
         g_linkStats[dl].drops++;
         it->second->job->drops++;
         it->second->job->iterDrops++;
+        if (g_net.Dcqcn() && ip)
+        {
+            // No PFC here: the packet is sent again (a stand-in for the
+            // lossless fabric; the drop is counted).
+            Conn* c = it->second;
+            uint32_t payload = ip->GetPacket()->GetSize();
+            c->resend += payload > 8 ? payload - 8 : 0; // less the UDP header
+            if (c->active && !c->sending)
+            {
+                c->sending = true;
+                c->sendEv = Simulator::ScheduleNow(&DcqcnSend, c);
+            }
+        }
     }
     else
     {
@@ -382,20 +496,42 @@ BuildNetwork()
     stack.SetIpv6StackInstall(false);
     stack.Install(g_nodeC);
 
-    // DCTCP's step marking on the queue in bytes (ACKs count for their
-    // size, as in a switch's cell buffer): every ECN-capable packet that
-    // arrives to more than K bytes is marked.
+    // The switch ports' marking, on the queue in bytes (ACKs count for
+    // their size, as in a switch's cell buffer).
     TrafficControlHelper red;
-    red.SetRootQueueDisc("ns3::RedQueueDisc",
-                         "MaxSize", QueueSizeValue(QueueSize(QueueSizeUnit::BYTES, g_net.queueBytes)),
-                         "MinTh", DoubleValue(g_net.redKBytes),
-                         "MaxTh", DoubleValue(g_net.redKBytes + 1),
-                         "QW", DoubleValue(1),
-                         "LInterm", DoubleValue(1),
-                         "Gentle", BooleanValue(false),
-                         "UseEcn", BooleanValue(true),
-                         "UseHardDrop", BooleanValue(false),
-                         "MeanPktSize", UintegerValue(g_net.mss + 52));
+    if (g_net.Dcqcn())
+    {
+        // DCQCN's marking: probability 0 up to Kmin, rising linearly to
+        // Pmax at Kmax (ns-3's RED: LInterm = 1/Pmax, the queue itself
+        // with weight 1), every packet above Kmax (Gentle off, marking
+        // instead of dropping). MeanPktSize is a data packet, whose
+        // probability byte mode then leaves as is.
+        red.SetRootQueueDisc("ns3::RedQueueDisc",
+                             "MaxSize", QueueSizeValue(QueueSize(QueueSizeUnit::BYTES, g_net.queueBytes)),
+                             "MinTh", DoubleValue(g_net.kmin),
+                             "MaxTh", DoubleValue(g_net.kmax),
+                             "QW", DoubleValue(1),
+                             "LInterm", DoubleValue(1 / g_net.pmax),
+                             "Gentle", BooleanValue(false),
+                             "UseEcn", BooleanValue(true),
+                             "UseHardDrop", BooleanValue(false),
+                             "MeanPktSize", UintegerValue(g_net.mtu + 28));
+    }
+    else
+    {
+        // DCTCP's step marking: every ECN-capable packet that arrives to
+        // more than K bytes is marked.
+        red.SetRootQueueDisc("ns3::RedQueueDisc",
+                             "MaxSize", QueueSizeValue(QueueSize(QueueSizeUnit::BYTES, g_net.queueBytes)),
+                             "MinTh", DoubleValue(g_net.redKBytes),
+                             "MaxTh", DoubleValue(g_net.redKBytes + 1),
+                             "QW", DoubleValue(1),
+                             "LInterm", DoubleValue(1),
+                             "Gentle", BooleanValue(false),
+                             "UseEcn", BooleanValue(true),
+                             "UseHardDrop", BooleanValue(false),
+                             "MeanPktSize", UintegerValue(g_net.mss + 52));
+    }
     TrafficControlHelper fifo;
     fifo.SetRootQueueDisc("ns3::FifoQueueDisc",
                           "MaxSize", QueueSizeValue(QueueSize(QueueSizeUnit::PACKETS, 100000)));
@@ -460,6 +596,28 @@ Route(const std::vector<int>& path, Ipv4Address addr)
 void StartStep(Job& j);
 void TryWrite(Conn& c);
 void Tick(Conn* c);
+void DcqcnStart(Conn& c);
+void DcqcnSend(Conn* c);
+void StepDone(Conn* c);
+
+// MltcpFactor is F(ratio) of c: its bytes sent in the iteration (for TCP,
+// acknowledged) over its bytes per iteration, clamped to [0, 1].
+double
+MltcpFactor(const Conn& c)
+{
+    if (c.iterBytes == 0)
+        return g_net.intercept;
+    uint64_t done;
+    if (g_net.Dcqcn())
+        done = c.released; // every byte it sent
+    else
+    {
+        uint32_t queued = g_net.sndBuf - std::min(g_net.sndBuf, c.tx->GetTxAvailable());
+        done = c.written - std::min<uint64_t>(c.written, queued);
+    }
+    double r = done > c.iterBase ? double(done - c.iterBase) / double(c.iterBytes) : 0;
+    return g_net.slope * std::min(r, 1.0) + g_net.intercept;
+}
 
 void
 PrintLine(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -476,6 +634,8 @@ PrintLine(const char* fmt, ...)
 void
 BeginIteration(Job* j)
 {
+    for (auto& c : j->conns)
+        c.iterBase = g_net.Dcqcn() ? c.released : c.written;
     j->iterStart = Simulator::Now().GetNanoSeconds();
     j->commStart = -1;
     j->iterMarks = j->iterDrops = 0;
@@ -579,7 +739,10 @@ StartStep(Job& j)
         for (auto& f : st.flows)
         {
             Conn* c = &j.conns[f.conn];
-            Simulator::ScheduleNow(&Tick, c);
+            if (g_net.Dcqcn())
+                DcqcnStart(*c);
+            else
+                Simulator::ScheduleNow(&Tick, c);
         }
         return;
     }
@@ -654,11 +817,23 @@ OnReceive(Conn* c, Ptr<Socket> sock)
         c->received += p->GetSize();
     for (Conn* g : c->gates)
         TryWrite(*g);
+    StepDone(c);
+}
+
+// StepDone ends c's part of its job's step once its receiver has all of it.
+void
+StepDone(Conn* c)
+{
     if (c->active && c->received >= c->rxBase + c->flow->bytes)
     {
         if (c->received > c->rxBase + c->flow->bytes)
             Fail("a connection received more than its step sent");
         c->active = false;
+        if (c->sending)
+        {
+            Simulator::Cancel(c->sendEv);
+            c->sending = false;
+        }
         Job& j = *c->job;
         if (--j.pending == 0)
         {
@@ -667,6 +842,210 @@ OnReceive(Conn* c, Ptr<Socket> sock)
         }
     }
 }
+
+// ---- DCQCN ----
+
+// DcqcnRate is what c's sender sends at on the wire: min(Rc, peak), the
+// peak being the step's payload rate (the fluid model's), so counted with
+// each packet's 28 bytes of IP and UDP headers.
+double
+DcqcnRate(const Conn& c)
+{
+    return std::min(c.rc, c.flow->peakBps * (g_net.mtu + 28) / g_net.mtu);
+}
+
+void DcqcnAlphaTimer(Conn* c);
+void DcqcnRateTimer(Conn* c);
+
+// DcqcnIncrease is a rate increase event of the reaction point.
+void
+DcqcnIncrease(Conn& c)
+{
+    if (c.rc >= c.line)
+        return;
+    double w = g_net.Mltcp() ? MltcpFactor(c) : 1;
+    if (std::max(c.iT, c.iB) <= g_net.f)
+    {
+        // fast recovery
+    }
+    else if (std::min(c.iT, c.iB) > g_net.f)
+        c.rt += double(std::min(c.iT, c.iB) - g_net.f) * w * g_net.rhai;
+    else
+        c.rt += w * g_net.rai;
+    c.rt = std::min(c.rt, c.line);
+    c.rc = std::min((c.rt + c.rc) / 2, c.line);
+    if (c.line - c.rc <= c.line * std::ldexp(1.0, -20))
+        c.rc = c.line;
+}
+
+void
+DcqcnAlphaTimer(Conn* c)
+{
+    c->alpha *= 1 - g_net.g;
+    c->alphaEv = Simulator::Schedule(NanoSeconds(g_net.alphaNs), &DcqcnAlphaTimer, c);
+}
+
+void
+DcqcnRateTimer(Conn* c)
+{
+    c->iT++;
+    DcqcnIncrease(*c);
+    if (c->rc < c->line)
+        c->rateEv = Simulator::Schedule(NanoSeconds(g_net.rateNs), &DcqcnRateTimer, c);
+}
+
+// DcqcnCnp is the reaction point's cut on a CNP.
+void
+DcqcnCnp(Conn* c)
+{
+    if (!c->active)
+        return;
+    c->cnps++;
+    if (!c->cnped)
+    {
+        c->cnped = true;
+        c->alpha = g_net.initAlpha;
+    }
+    c->rt = c->rc;
+    c->rc = std::max(c->rc * (1 - c->alpha / 2), std::min(g_net.minRate, c->line));
+    c->alpha = (1 - g_net.g) * c->alpha + g_net.g;
+    c->iT = c->iB = 0;
+    c->byteAcc = 0;
+    Simulator::Cancel(c->alphaEv);
+    Simulator::Cancel(c->rateEv);
+    c->alphaEv = Simulator::Schedule(NanoSeconds(g_net.alphaNs), &DcqcnAlphaTimer, c);
+    c->rateEv = Simulator::Schedule(NanoSeconds(g_net.rateNs), &DcqcnRateTimer, c);
+}
+
+void
+OnCnp(Conn* c, Ptr<Socket> sock)
+{
+    Ptr<Packet> p;
+    Address from;
+    while ((p = sock->RecvFrom(from)))
+        DcqcnCnp(c);
+}
+
+// DcqcnStart starts c's part of a step: a fresh sender at line rate.
+void
+DcqcnStart(Conn& c)
+{
+    Simulator::Cancel(c.alphaEv);
+    Simulator::Cancel(c.rateEv);
+    c.rc = c.rt = c.line;
+    c.alpha = g_net.initAlpha;
+    c.cnped = false;
+    c.iT = c.iB = 0;
+    c.byteAcc = 0;
+    c.resend = 0;
+    c.stepSent = 0;
+    c.markPending = false;
+    if (!c.sending)
+    {
+        c.sending = true;
+        c.sendEv = Simulator::ScheduleNow(&DcqcnSend, &c);
+    }
+}
+
+// DcqcnSend sends c's next packet, paced at min(Rc, peak), as far as its
+// step's bytes (and a dropped packet's), and for a gated ring hop the
+// bytes its predecessor received, allow.
+void
+DcqcnSend(Conn* c)
+{
+    c->sending = false;
+    if (!c->active)
+        return;
+    const Flow& f = *c->flow;
+    uint64_t allowed = f.bytes + c->resend;
+    if (c->gatedBy)
+    {
+        uint64_t got = c->gatedBy->received - c->gatedBy->rxBase;
+        allowed = std::min(allowed, got + f.slack + c->resend);
+    }
+    if (c->stepSent >= allowed)
+    {
+        c->stalled = true; // the predecessor's OnDcqcnData restarts it
+        return;
+    }
+    c->stalled = false;
+    uint32_t n = (uint32_t)std::min<uint64_t>(allowed - c->stepSent, g_net.mtu);
+    // ns-3.37's UDP socket takes the TOS byte from the address it sends
+    // to: ECT(0), so that switches mark rather than drop.
+    InetSocketAddress to(c->daddr, c->port);
+    to.SetTos(0x02);
+    int sent = c->tx->SendTo(Create<Packet>(n), 0, to);
+    if (sent > 0)
+    {
+        c->stepSent += (uint64_t)sent;
+        c->released += (uint64_t)sent;
+        c->byteAcc += sent;
+        while (c->byteAcc >= g_net.byteCounter)
+        {
+            c->byteAcc -= g_net.byteCounter;
+            if (c->cnped)
+            {
+                c->iB++;
+                DcqcnIncrease(*c);
+            }
+        }
+    }
+    // The wire carries the payload and 28 bytes of IP and UDP headers.
+    double ns = double(n + 28) * 8e9 / DcqcnRate(*c);
+    c->sending = true;
+    c->sendEv = Simulator::Schedule(NanoSeconds(std::max<int64_t>(1, std::llround(ns))), &DcqcnSend, c);
+}
+
+void SendCnp(Conn* c);
+
+// OnDcqcnData is the receiver: it counts the bytes, and on a marked packet
+// sends a CNP at once if the CNP interval has passed since the last one,
+// else when it will have.
+void
+OnDcqcnData(Conn* c, Ptr<Socket> sock)
+{
+    Ptr<Packet> p;
+    Address from;
+    int64_t now = Simulator::Now().GetNanoSeconds();
+    while ((p = sock->RecvFrom(from)))
+    {
+        c->received += p->GetSize();
+        SocketIpTosTag tos;
+        if (p->PeekPacketTag(tos) && (tos.GetTos() & 3) == 3 && c->active)
+        {
+            if (now - c->lastCnpNs >= g_net.cnpNs)
+                SendCnp(c);
+            else if (!c->cnpScheduled)
+            {
+                c->markPending = true;
+                c->cnpScheduled = true;
+                Simulator::Schedule(NanoSeconds(c->lastCnpNs + g_net.cnpNs - now), &SendCnp, c);
+            }
+        }
+    }
+    for (Conn* g : c->gates)
+        if (g->stalled && !g->sending)
+        {
+            g->sending = true;
+            g->sendEv = Simulator::ScheduleNow(&DcqcnSend, g);
+        }
+    StepDone(c);
+}
+
+void
+SendCnp(Conn* c)
+{
+    bool scheduled = c->cnpScheduled;
+    c->cnpScheduled = false;
+    if (scheduled && !c->markPending)
+        return;
+    c->markPending = false;
+    c->lastCnpNs = Simulator::Now().GetNanoSeconds();
+    InetSocketAddress to(c->saddr, c->port + 1);
+    to.SetTos(0x02);
+    c->cnpTx->SendTo(Create<Packet>(16), 0, to);
+}
+
 
 bool
 OnAcceptRequest(Ptr<Socket>, const Address&)
@@ -696,6 +1075,7 @@ void
 SetupJobs()
 {
     TypeId tcp = TcpSocketFactory::GetTypeId();
+    TypeId udp = UdpSocketFactory::GetTypeId();
     uint32_t k = 0;
     for (auto& j : g_jobs)
     {
@@ -721,6 +1101,28 @@ SetupJobs()
             }
             Route(c.path, c.daddr);
             Route(c.back, c.saddr);
+            // The sender's NIC: the link its path starts on.
+            for (auto& l : g_links)
+                if ((l.a == c.path[0] && l.b == c.path[1]) || (l.b == c.path[0] && l.a == c.path[1]))
+                    c.line = double(l.bps);
+            if (g_net.Dcqcn())
+            {
+                Conn* cp = &c;
+                c.rx = Socket::CreateSocket(g_nodeC.Get(c.dst), udp);
+                c.rx->Bind(InetSocketAddress(c.daddr, c.port));
+                c.rx->SetIpRecvTos(true);
+                c.rx->SetRecvCallback(MakeBoundCallback(&OnDcqcnData, cp));
+                c.tx = Socket::CreateSocket(g_nodeC.Get(c.src), udp);
+                c.tx->Bind(InetSocketAddress(c.saddr, c.port));
+                c.tx->Connect(InetSocketAddress(c.daddr, c.port));
+                c.cnpRx = Socket::CreateSocket(g_nodeC.Get(c.src), udp);
+                c.cnpRx->Bind(InetSocketAddress(c.saddr, c.port + 1));
+                c.cnpRx->SetRecvCallback(MakeBoundCallback(&OnCnp, cp));
+                c.cnpTx = Socket::CreateSocket(g_nodeC.Get(c.dst), udp);
+                c.cnpTx->Bind(InetSocketAddress(c.daddr, c.port + 1));
+                c.cnpTx->Connect(InetSocketAddress(c.saddr, c.port + 1));
+                continue;
+            }
 
             Ptr<Socket> listen = Socket::CreateSocket(g_nodeC.Get(c.dst), tcp);
             listen->Bind(InetSocketAddress(c.daddr, c.port));
@@ -728,6 +1130,12 @@ SetupJobs()
             listen->SetAcceptCallback(MakeCallback(&OnAcceptRequest), MakeBoundCallback(&OnAccepted, &c));
 
             c.tx = Socket::CreateSocket(g_nodeC.Get(c.src), tcp);
+            if (g_net.cc == "mltcp-reno")
+            {
+                Ptr<TcpMltcpReno> ops = CreateObject<TcpMltcpReno>();
+                ops->conn = &c;
+                DynamicCast<TcpSocketBase>(c.tx)->SetCongestionControlAlgorithm(ops);
+            }
             c.tx->Bind(InetSocketAddress(c.saddr, 0));
             c.tx->SetConnectCallback(MakeCallback(&OnConnected), MakeCallback(&OnConnectFailed));
             c.tx->SetSendCallback(MakeBoundCallback(&OnSendSpace, &c));
@@ -748,9 +1156,9 @@ Configure()
         Config::SetDefault("ns3::TcpL4Protocol::SocketType", TypeIdValue(TcpDctcp::GetTypeId()));
     else if (g_net.cc == "cubic")
         Config::SetDefault("ns3::TcpL4Protocol::SocketType", TypeIdValue(TcpCubic::GetTypeId()));
-    else if (g_net.cc == "newreno")
+    else if (g_net.cc == "newreno" || g_net.cc == "mltcp-reno")
         Config::SetDefault("ns3::TcpL4Protocol::SocketType", TypeIdValue(TcpNewReno::GetTypeId()));
-    else
+    else if (!g_net.Dcqcn())
         Fail("unknown congestion control " + g_net.cc);
     // DCTCP turns ECN on by itself; the others negotiate classic ECN.
     Config::SetDefault("ns3::TcpSocketBase::UseEcn", StringValue("On"));

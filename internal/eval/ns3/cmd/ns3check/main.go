@@ -22,7 +22,7 @@ import (
 func main() {
 	cases := flag.String("cases", "fig2,snapshot1,snapshot2,cluster", "cases: fig2, snapshot1..snapshot5, cluster")
 	iters := flag.Int("iterations", 10, "iterations per job (snapshots)")
-	ccs := flag.String("ccs", "dctcp,cubic,newreno", "congestion controls")
+	ccs := flag.String("ccs", "dctcp,cubic,newreno", "congestion controls: dctcp, cubic, newreno, dcqcn, mltcp-dcqcn, mltcp-reno")
 	variants := flag.String("variants", "unshifted,cassini,shifted", "variants: unshifted, cassini (Pad agents, 5% headroom), elastic (the default Elastic agents), shifted, half")
 	clusterJobs := flag.Int("cluster-jobs", 6, "jobs of the cluster case")
 	clusterModels := flag.String("cluster-models", "", "models of the cluster case (default: all 13)")
