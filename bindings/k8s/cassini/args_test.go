@@ -8,9 +8,34 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/yaml"
 )
+
+// TestDeployConfigMap: the ConfigMap the deployment manifests apply holds
+// the example configuration as it is.
+func TestDeployConfigMap(t *testing.T) {
+	example, err := os.ReadFile("../examples/scheduler-config.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile("../deploy/configmap.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cm v1.ConfigMap
+	if err := yaml.UnmarshalStrict(data, &cm); err != nil {
+		t.Fatal(err)
+	}
+	if cm.Name != "orrery-scheduler-config" || cm.Namespace != "kube-system" {
+		t.Errorf("ConfigMap %s/%s, want kube-system/orrery-scheduler-config (deployment.yaml mounts it)", cm.Namespace, cm.Name)
+	}
+	if diff := cmp.Diff(string(example), cm.Data["config.yaml"]); diff != "" {
+		t.Errorf("deploy/configmap.yaml's config.yaml is not examples/scheduler-config.yaml (-example +configmap):\n%s", diff)
+	}
+}
 
 // TestExampleConfig: the example KubeSchedulerConfiguration is valid for
 // kube-scheduler, its Cassini args decode strictly, and they are the

@@ -157,3 +157,96 @@ func BenchmarkScore(b *testing.B) {
 		i = (i + 1) % len(free)
 	}
 }
+
+// Realistic periods (the VGG16 job of the paper's Fig. 3, and jobs of 300
+// and 400 ms): on one link the three make a unified circle of 20,400
+// ticks.
+const (
+	real255 = `{"period_ms":255,"phases":[{"ms":141,"gbps":0},{"ms":114,"gbps":40}]}`
+	real300 = `{"period_ms":300,"phases":[{"ms":180,"gbps":0},{"ms":120,"gbps":35}]}`
+	real400 = `{"period_ms":400,"phases":[{"ms":250,"gbps":0},{"ms":150,"gbps":%.3f}]}`
+)
+
+// realCluster is 16 nodes in 4 racks (50 Gbps NICs, each rack's ring
+// flows on one 50 Gbps uplink): job a (255 ms) runs on racks 0 and 1, job
+// b (300 ms) on racks 0 and 2, both with plans, rack 3 is full; a new job
+// of four pods (400 ms) has 2 + 3 + 3 free nodes in racks 0-2, so every
+// placement crosses racks beside a or b or both: links of three jobs with
+// a unified circle of 20,400 ticks.
+func realCluster() ([]*v1.Node, []*v1.Pod) {
+	var nodes []*v1.Node
+	for i := range 16 {
+		nodes = append(nodes, &v1.Node{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("r%d-%d", i/4, i%4), Labels: map[string]string{DefaultRackLabel: fmt.Sprintf("rack-%d", i/4)}},
+			Status:     v1.NodeStatus{Allocatable: v1.ResourceList{v1.ResourcePods: resource.MustParse("1")}},
+		})
+	}
+	var pods []*v1.Pod
+	for k, j := range []struct {
+		name, prof string
+		nodes      []string
+		period     time.Duration
+	}{{"a", real255, []string{"r0-0", "r1-0"}, 255 * time.Millisecond}, {"b", real300, []string{"r0-1", "r2-0"}, 300 * time.Millisecond}} {
+		for i, n := range j.nodes {
+			pod := trainingPod(j.name, i, len(j.nodes), j.prof, n)
+			b, _ := json.Marshal(plan.Plan{Job: ns + "/" + j.name, Reference: DefaultReference, Shift: time.Duration(100*k) * time.Millisecond,
+				Period: j.period, CommOffset: 141 * time.Millisecond, Score: 1, Generation: 1})
+			pod.Annotations[DefaultPlanAnnotation] = string(b)
+			pods = append(pods, pod)
+		}
+	}
+	for i := range 4 {
+		pods = append(pods, &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("filler-%d", i), Namespace: ns, UID: typesUID("filler", i)},
+			Spec: v1.PodSpec{NodeName: fmt.Sprintf("r3-%d", i)}})
+	}
+	return nodes, pods
+}
+
+// BenchmarkPreScoreRealistic is the first cycle of a new job with a
+// realistic period beside running jobs with others (realCluster): fresh (a
+// profile no cycle saw, as each new job's first pod) and warm (the same
+// cycle again, as the job's next pods), held (the default) and full
+// (moveRunning). ns/op is one cycle's PreScore: the default time budget
+// has to cover the fresh case.
+func BenchmarkPreScoreRealistic(b *testing.B) {
+	for _, tc := range []struct {
+		name        string
+		fresh, full bool
+	}{{"held/fresh", true, false}, {"held/warm", false, false}, {"full/fresh", true, true}, {"full/warm", false, true}} {
+		b.Run(tc.name, func(b *testing.B) {
+			args := &Args{NodeGbps: 50, Tiers: []Tier{{Label: DefaultRackLabel, UplinkGbps: 50}},
+				TimeBudget: metav1.Duration{Duration: time.Minute}, MoveRunning: tc.full}
+			nodes, pods := realCluster()
+			h := newHarness(b, args, nodes, pods)
+			pod := trainingPod("new", 0, 4, fmt.Sprintf(real400, 45.0), "")
+			free := h.feasible()
+			if len(free) != 8 {
+				b.Fatalf("%d free nodes, want 8", len(free))
+			}
+			ctx := context.Background()
+			n := 0
+			run := func() *cycle {
+				if tc.fresh {
+					n++
+					pod.Annotations[DefaultProfileAnno] = fmt.Sprintf(real400, 40+float64(n%10000)/1000)
+				}
+				state := framework.NewCycleState()
+				if st := h.plugin.PreScore(ctx, state, pod, free); !st.IsSuccess() {
+					b.Fatalf("PreScore: %v", st)
+				}
+				c, _ := readCycle(state)
+				return c
+			}
+			c := run()
+			b.ReportAllocs()
+			cpu := bench.ProcessCPU()
+			for b.Loop() {
+				run()
+			}
+			b.ReportMetric(float64(bench.ProcessCPU()-cpu)/float64(b.N), "cpu-ns/op")
+			b.ReportMetric(float64(len(c.rk.r.Outcomes)), "candidates")
+			b.ReportMetric(float64(len(c.rk.jobs)), "jobs")
+			b.ReportMetric(float64(c.rk.r.Searches), "searches")
+		})
+	}
+}

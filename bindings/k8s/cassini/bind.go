@@ -2,21 +2,17 @@ package cassini
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 
 	"github.com/orrery/orrery/bindings/k8s/plan"
+	"github.com/orrery/orrery/engine/cassini/candidate"
 )
 
 // Reserve records the pod's node and, when this cycle ranked the pod's job,
@@ -32,7 +28,12 @@ func (p *Plugin) Reserve(ctx context.Context, state fwk.CycleState, pod *v1.Pod,
 	}
 	rk, c, ok := p.chosen(state, node)
 	if !ok {
-		p.led.reserve(pod.UID, job, node, nil, nil)
+		rk, c, ok = p.rankAt(ctx, state, pod, node)
+	}
+	if !ok {
+		// Not ranked (the plugin abstained): the pod still gets its job's
+		// plan, if it has one.
+		p.write(p.led.reserve(pod.UID, pod.Namespace, pod.Name, job, node, nil, nil)...)
 		return nil
 	}
 	plans := p.plans(rk, c)
@@ -40,14 +41,45 @@ func (p *Plugin) Reserve(ctx context.Context, state fwk.CycleState, pod *v1.Pod,
 	for i, n := range rk.nodes[c] {
 		planned[i] = rk.fab.names[n]
 	}
-	p.led.reserve(pod.UID, job, node, plans, planned)
+	p.write(p.led.reserve(pod.UID, pod.Namespace, pod.Name, job, node, plans, planned)...)
 	klog.FromContext(ctx).V(4).Info("Cassini reserved", "pod", klog.KObj(pod), "node", node, "score", rk.r.Outcomes[c].Score)
 	return nil
 }
 
-// Unreserve undoes the pod's Reserve.
+// Unreserve undoes the pod's Reserve, and has the plans it changed back
+// written.
 func (p *Plugin) Unreserve(_ context.Context, _ fwk.CycleState, pod *v1.Pod, _ string) {
-	p.led.unreserve(pod.UID)
+	p.write(p.led.unreserve(pod.UID)...)
+}
+
+// rankAt ranks the one placement a Reserve on node makes, where no
+// PreScore ranked the pod and none abstained: the framework scores no pod
+// with a single feasible node, and the job's plan must still be the one of
+// its placement with this pod (the last pod of a job placed pod by pod
+// often has a single node left).
+func (p *Plugin) rankAt(ctx context.Context, state fwk.CycleState, pod *v1.Pod, node string) (ranked, int, bool) {
+	if _, err := state.Read(stateKey); err == nil {
+		return ranked{}, 0, false // PreScore abstained
+	}
+	if ps := state.GetPlacementCycleState(); ps != nil {
+		return ranked{}, 0, false // a pod-group cycle: NormalizePlacementScore ranked or abstained
+	}
+	ctx, cancel := context.WithTimeout(ctx, p.cfg.budget)
+	defer cancel()
+	w, err := p.world(pod)
+	if err != nil {
+		return ranked{}, 0, false
+	}
+	n, ok := w.fab.index[node]
+	if !ok {
+		return ranked{}, 0, false
+	}
+	rk, err := p.rank(ctx, w, [][]int{append(slices.Clone(w.jobs[w.self].nodes), n)})
+	if err != nil {
+		klog.FromContext(ctx).V(4).Info("Cassini abstains at Reserve", "pod", klog.KObj(pod), "reason", err)
+		return ranked{}, 0, false
+	}
+	return rk, 0, true
 }
 
 // chosen returns the ranking and candidate a Reserve on node follows.
@@ -67,7 +99,10 @@ func (p *Plugin) chosen(state fwk.CycleState, node string) (ranked, int, bool) {
 	return c.rk, ci, ok
 }
 
-// plans returns the plan of every job in candidate c's affinity graph.
+// plans returns the plan of every job in candidate c's affinity graph. A
+// plan's score is its group's: the aggregate (Args.Aggregate) of the
+// scores of the shared links among the jobs connected to it through shared
+// links, which the plan's shifts decide; 1 for a job that shares no link.
 func (p *Plugin) plans(rk ranked, c int) map[string]shiftPlan {
 	o := rk.r.Outcomes[c]
 	grid := max(o.Grid, 1)
@@ -97,15 +132,38 @@ func (p *Plugin) plans(rk ranked, c int) map[string]shiftPlan {
 		}
 	}
 	out := map[string]shiftPlan{}
-	for _, g := range groups {
-		p.align(rk, o.Shifts, grid, o.Score, g, out)
+	for root, g := range groups {
+		var links []float64
+		for _, l := range o.Links {
+			if find(l.Jobs[0]) == root {
+				links = append(links, l.Score)
+			}
+		}
+		p.align(rk, o.Shifts, grid, p.cfg.aggregate(links), g, out)
 	}
 	if !linked[0] {
 		// The job shares no link: it may send at any time.
 		self := rk.jobs[0].prof
-		out[rk.jobs[0].key] = shiftPlan{shift: 0, period: self.p.Period, comm: self.comm, score: o.Score}
+		out[rk.jobs[0].key] = shiftPlan{shift: 0, period: self.p.Period, comm: self.comm, score: 1}
 	}
 	return out
+}
+
+// aggregate is the ranking's aggregate of link scores (Args.Aggregate),
+// in their order: 1 for none.
+func (c *config) aggregate(scores []float64) float64 {
+	if len(scores) == 0 {
+		return 1
+	}
+	sum, worst := 0.0, scores[0]
+	for _, s := range scores {
+		sum += s
+		worst = min(worst, s)
+	}
+	if c.rank.Aggregate == candidate.Min {
+		return worst
+	}
+	return sum / float64(len(scores))
 }
 
 // align sets the plans of one connected group of jobs: the ranked shifts
@@ -171,7 +229,16 @@ func (p *Plugin) current(j *runJob) (shiftPlan, bool) {
 		return shiftPlan{}, false
 	}
 	q, err := p.parsed.of(j.plan)
-	if err != nil || !q.Reference.Equal(p.cfg.reference) {
+	if err != nil {
+		return shiftPlan{}, false
+	}
+	return p.fromPlan(q)
+}
+
+// fromPlan returns a plan on the quantization grid, if it is on this
+// configuration's reference and grid.
+func (p *Plugin) fromPlan(q plan.Plan) (shiftPlan, bool) {
+	if !q.Reference.Equal(p.cfg.reference) {
 		return shiftPlan{}, false
 	}
 	tick := p.cfg.quantum.Tick
@@ -222,94 +289,43 @@ func mod(a, m int) int {
 	return a
 }
 
-// PreBindPreFlight skips PreBind for a pod without a plan to write.
-func (p *Plugin) PreBindPreFlight(_ context.Context, _ fwk.CycleState, pod *v1.Pod, _ string) (*fwk.PreBindPreFlightResult, *fwk.Status) {
-	job := p.cfg.jobKey(pod)
-	if _, _, ok := p.led.plan(job); job == "" || !ok {
-		if len(p.led.unwritten()) == 0 {
-			return nil, fwk.NewStatus(fwk.Skip)
-		}
-	}
-	return &fwk.PreBindPreFlightResult{AllowParallel: true}, nil
-}
-
-// PreBind writes the pod's plan on it (the annotation the agent reads), then
-// brings the bound pods of every job whose plan changed since it was last
-// written up to date. A failed write is logged and retried at the next
-// PreBind, never an error: a pod without a plan still runs, unshifted.
-func (p *Plugin) PreBind(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, _ string) *fwk.Status {
-	logger := klog.FromContext(ctx)
-	if job := p.cfg.jobKey(pod); job != "" {
-		if pl, gen, ok := p.led.plan(job); ok {
-			if err := p.annotate(ctx, pod, p.planText(job, pl, gen)); err != nil {
-				logger.Error(err, "Cassini could not write the plan", "pod", klog.KObj(pod))
-			}
-		}
-	}
-	for _, job := range p.led.unwritten() {
-		pl, gen, ok := p.led.plan(job)
-		if !ok {
-			continue
-		}
-		text := p.planText(job, pl, gen)
-		pods, err := p.jobPods(job)
-		failed := err != nil
-		for _, q := range pods {
-			if q.Spec.NodeName == "" || q.UID == pod.UID {
-				continue
-			}
-			if err := p.annotate(ctx, q, text); err != nil {
-				logger.Error(err, "Cassini could not re-plan", "pod", klog.KObj(q))
-				failed = true
-			}
-		}
-		if !failed {
-			p.led.markWritten(job, gen)
-		}
-	}
-	return nil
-}
-
-// PostBind forgets the pod's reservation: it is bound, its plan stays.
+// PostBind has the writer write the pod's job's plan on it, now that its
+// binding is done, and forgets the pod's reservation: it is bound, its
+// plan stays.
 func (p *Plugin) PostBind(_ context.Context, _ fwk.CycleState, pod *v1.Pod, _ string) {
+	if job := p.led.landed(pod.UID); job != "" {
+		p.write(job)
+	}
 	p.led.bound(pod.UID)
 }
 
 // planText is the annotation's value for job's plan.
 func (p *Plugin) planText(job string, pl shiftPlan, gen int64) string {
 	tick := p.cfg.quantum.Tick
-	b, _ := json.Marshal(plan.Plan{Job: job, Reference: p.cfg.reference, Shift: time.Duration(pl.shift) * tick,
-		Period: time.Duration(pl.period) * tick, CommOffset: time.Duration(pl.comm) * tick, Score: pl.score, Generation: gen})
+	b, _ := (plan.Plan{Job: job, Reference: p.cfg.reference, Shift: time.Duration(pl.shift) * tick,
+		Period: time.Duration(pl.period) * tick, CommOffset: time.Duration(pl.comm) * tick, Score: pl.score, Generation: gen}).MarshalJSON()
 	return string(b)
 }
 
-// annotate sets the plan annotation on pod, unless it is there already.
-func (p *Plugin) annotate(ctx context.Context, pod *v1.Pod, text string) error {
-	if pod.Annotations[p.cfg.planAnno] == text {
-		return nil
-	}
-	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{p.cfg.planAnno: text}}})
-	if err != nil {
-		return err
-	}
-	_, err = p.h.ClientSet().CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.MergePatchType, patch, metav1.PatchOptions{})
-	return err
-}
+// jobIndex names the index the plugin adds to the scheduler's pod
+// informer: pods by job key, for a job label (profiles with the same label
+// share it).
+func (c *config) jobIndex() string { return "orrery.io/job:" + c.jobLabel }
 
-// jobPods lists a job's pods from the informer.
+// jobPods lists a job's pods from the informer's job index.
 func (p *Plugin) jobPods(job string) ([]*v1.Pod, error) {
-	if p.pods == nil {
-		return nil, fmt.Errorf("cassini: no pod lister")
+	if p.podIndex == nil {
+		return nil, fmt.Errorf("cassini: no pod informer")
 	}
-	ns, name, _ := strings.Cut(job, "/")
-	sel := labels.Everything()
-	if !strings.HasPrefix(name, "podgroup:") {
-		sel = labels.SelectorFromSet(labels.Set{p.cfg.jobLabel: name})
-	}
-	all, err := p.pods.Pods(ns).List(sel)
+	objs, err := p.podIndex.ByIndex(p.cfg.jobIndex(), job)
 	if err != nil {
 		return nil, err
 	}
-	out := slices.DeleteFunc(all, func(q *v1.Pod) bool { return p.cfg.jobKey(q) != job })
+	out := make([]*v1.Pod, 0, len(objs))
+	for _, o := range objs {
+		if q, ok := o.(*v1.Pod); ok {
+			out = append(out, q)
+		}
+	}
 	return out, nil
 }

@@ -3,6 +3,7 @@ package cassini
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -121,15 +122,30 @@ type cluster struct {
 }
 
 // newCluster starts the scheduler with paperConfig (extra is appended to
-// the plugin's args, indented) on objs.
+// the plugin's args, indented; without a timeBudget, testBudget) on objs.
 func newCluster(t *testing.T, extra string, objs ...runtime.Object) *cluster {
+	t.Helper()
+	return startCluster(t, paperYAML(extra), nil, objs...)
+}
+
+// paperYAML is paperConfig with extra appended to the plugin's args.
+func paperYAML(extra string) string {
+	if !strings.Contains(extra, "timeBudget:") {
+		extra += "\n      timeBudget: " + testBudget.String()
+	}
+	return fmt.Sprintf(paperConfig, extra)
+}
+
+// startCluster starts the scheduler with the configuration yaml, the
+// Cassini plugin and the plugins of more, on objs.
+func startCluster(t *testing.T, yaml string, more frameworkruntime.Registry, objs ...runtime.Object) *cluster {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	c := &cluster{t: t, ctx: ctx, client: fake.NewClientset(objs...), failBind: map[string]int{}}
 	c.client.PrependReactor("create", "pods", c.bind)
 
-	cfg := decodeConfig(t, fmt.Sprintf(paperConfig, extra))
+	cfg := decodeConfig(t, yaml)
 	registry := frameworkruntime.Registry{Name: func(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
 		pl, err := New(ctx, obj, h)
 		if err == nil {
@@ -137,8 +153,14 @@ func newCluster(t *testing.T, extra string, objs ...runtime.Object) *cluster {
 		}
 		return pl, err
 	}}
+	for name, f := range more {
+		registry[name] = f
+	}
 	factory := informers.NewSharedInformerFactory(c.client, 0)
 	broadcaster := events.NewBroadcaster(&events.EventSinkImpl{Interface: c.client.EventsV1()})
+	if err := broadcaster.StartRecordingToSinkWithContext(ctx); err != nil {
+		t.Fatal(err)
+	}
 	sched, err := scheduler.New(ctx, c.client, factory, nil, profile.NewRecorderFactory(broadcaster),
 		scheduler.WithProfiles(cfg.Profiles...), scheduler.WithFrameworkOutOfTreeRegistry(registry),
 		scheduler.WithPodInitialBackoffSeconds(0), scheduler.WithPodMaxBackoffSeconds(1))
@@ -232,4 +254,16 @@ func (c *cluster) pod(name string) *v1.Pod {
 		c.t.Fatal(err)
 	}
 	return p
+}
+
+// settle waits until every pod the plugin reserved is bound and its plan
+// writer has nothing left to write.
+func (c *cluster) settle() {
+	c.t.Helper()
+	err := wait.PollUntilContextTimeout(c.ctx, 5*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		return len(c.plugin.led.reservations()) == 0 && c.plugin.settled(), nil
+	})
+	if err != nil {
+		c.t.Fatalf("the plan writer did not settle: %v", err)
+	}
 }

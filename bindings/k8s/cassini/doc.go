@@ -22,13 +22,21 @@
 //     running jobs that share links with any of them, and ranks them once
 //     for the cycle within Args.TimeBudget.
 //   - Score is a map lookup into PreScore's ranking: a node scores as the
-//     best candidate that puts a pod on it; NormalizeScore maps the scores
-//     onto [0, 100], the best candidate's nodes 100.
+//     best candidate that puts a pod on it, the best candidate's nodes 100
+//     and each next candidate strictly lower (equal compatibility keeps the
+//     pre-selection's topology order), at most as high as its compatibility
+//     puts it.
 //   - Reserve records the pod's node and the shifts of the candidate it
-//     followed, for every job in that candidate's affinity graph;
-//     Unreserve undoes it.
-//   - PreBind writes the pod's plan (package plan) in its annotation for the
-//     agent, and rewrites the plans of running jobs whose shift changed.
+//     followed, for every job in that candidate's affinity graph (ranking
+//     the pod's placement itself where the framework ran no PreScore: a
+//     single feasible node); Unreserve undoes it.
+//   - A plan writer, off the binding's critical path, writes each job's
+//     plan (package plan) in its pods' annotation for the agent, on every
+//     pod Reserve placed (bound or being bound) and every pod the informer
+//     shows bound, and rewrites the plans of running jobs whose shift
+//     changed; a failed write is retried with backoff. Plan generations
+//     grow on every pod: a restarted scheduler continues from the highest
+//     generation it finds and leaves unchanged plans as they are.
 //   - ScorePlacement and NormalizePlacementScore rank whole pod groups:
 //     with Kubernetes' GenericWorkload and TopologyAwareWorkloadScheduling
 //     feature gates, the scheduler tries each placement a placement
@@ -37,6 +45,8 @@
 //
 // A pod that is not part of a training job, whose job has no usable
 // profile, or whose ranking runs past the budget gets Skip from PreScore:
-// the framework scores it without the plugin. Nothing the plugin does
+// the framework scores it without the plugin. A bad job size or profile
+// gets a Warning event on the pod, and a bad NIC label one on the node,
+// naming the annotation (label) and the field. Nothing the plugin does
 // fails a scheduling cycle.
 package cassini

@@ -2,6 +2,7 @@ package cassini
 
 import (
 	"cmp"
+	"fmt"
 	"math"
 	"slices"
 	"strconv"
@@ -28,6 +29,13 @@ type fabric struct {
 	dom   [][]int32 // tier -> node -> domain
 	base  []int     // tier -> its first link
 	links []candidate.Link
+	bad   []badLabel // nodes whose NIC label is not a speed: they use NodeGbps
+}
+
+// badLabel is a node whose NIC label could not be used.
+type badLabel struct {
+	node *v1.Node
+	note string
 }
 
 // newFabric derives the fabric of nodes from their labels.
@@ -41,6 +49,8 @@ func newFabric(nodes []*v1.Node, c *config) *fabric {
 		if v, ok := n.Labels[c.nicLabel]; ok {
 			if g, err := strconv.ParseFloat(v, 64); err == nil && g > 0 && g <= maxGbps {
 				nic[i] = g
+			} else {
+				f.bad = append(f.bad, badLabel{n, fmt.Sprintf("label %s: %q is not a NIC speed in Gbps in (0, %g]; using nodeGbps %g", c.nicLabel, v, float64(maxGbps), c.nodeGbps)})
 			}
 		}
 	}

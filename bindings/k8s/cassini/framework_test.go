@@ -55,7 +55,7 @@ func newHarness(t testing.TB, args *Args, nodes []*v1.Node, pods []*v1.Pod) *har
 	fw, err := tf.NewFramework(ctx, []tf.RegisterPluginFunc{
 		tf.RegisterQueueSortPlugin(queuesort.Name, queuesort.New),
 		tf.RegisterBindPlugin(defaultbinder.Name, defaultbinder.New),
-		tf.RegisterPluginAsExtensionsWithWeight(Name, 1, newPlugin, "PreScore", "Score", "Reserve", "PreBind", "PostBind"),
+		tf.RegisterPluginAsExtensionsWithWeight(Name, 1, newPlugin, "PreScore", "Score", "Reserve", "PostBind"),
 	}, schedulerName, frameworkruntime.WithSnapshotSharedLister(snap), frameworkruntime.WithClientSet(h.client),
 		frameworkruntime.WithInformerFactory(factory))
 	if err != nil {
@@ -71,9 +71,14 @@ func newHarness(t testing.TB, args *Args, nodes []*v1.Node, pods []*v1.Pod) *har
 	return h
 }
 
+// paperArgs is the paper's testbed, with a time budget no loaded machine
+// runs past (the tests are about what is ranked, not how fast).
 func paperArgs() *Args {
-	return &Args{NodeGbps: 50, Tiers: []Tier{{Label: DefaultRackLabel, UplinkGbps: 50}, {Label: blockLabel, UplinkGbps: 50}}}
+	return &Args{NodeGbps: 50, Tiers: []Tier{{Label: DefaultRackLabel, UplinkGbps: 50}, {Label: blockLabel, UplinkGbps: 50}},
+		TimeBudget: metav1.Duration{Duration: testBudget}}
 }
+
+const testBudget = 10 * time.Second
 
 func scenarioPods(s scenario) ([]*v1.Node, []*v1.Pod) {
 	var nodes []*v1.Node
@@ -142,7 +147,9 @@ func (l *ledger) view() ledgerView {
 	defer l.mu.Unlock()
 	v := ledgerView{Jobs: map[string]jobView{}, Pods: map[types.UID]string{}}
 	for k, st := range l.jobs {
-		v.Jobs[k] = jobView{st.plan.shift, st.plan.period, st.plan.comm, st.has, st.planned}
+		if st.has || st.planned != nil {
+			v.Jobs[k] = jobView{st.plan.shift, st.plan.period, st.plan.comm, st.has, st.planned}
+		}
 	}
 	for uid, r := range l.pods {
 		v.Pods[uid] = r.job + "@" + r.node

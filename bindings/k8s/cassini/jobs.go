@@ -1,7 +1,6 @@
 package cassini
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/orrery/orrery"
 	"github.com/orrery/orrery/engine/cassini/profile"
+	"github.com/orrery/orrery/internal/codec"
 )
 
 // Why a pod gets neutral scores; wrapped in the Skip status's message.
@@ -33,13 +33,25 @@ func (c *config) jobKey(pod *v1.Pod) string {
 	return ""
 }
 
-// jobSize is the job's pod count from the size annotation, 0 if unknown.
-func (c *config) jobSize(pod *v1.Pod) int {
-	n, err := strconv.Atoi(pod.Annotations[c.sizeAnno])
-	if err != nil || n < 1 || n > 1<<20 {
-		return 0
+// MaxJobSize is the largest job size the size annotation may give.
+const MaxJobSize = 1 << 20
+
+// ErrJobSize says a pod's size annotation is not a pod count; the job is
+// then placed pod by pod, as without one.
+var ErrJobSize = errors.New("cassini: bad job size")
+
+// jobSize is the job's pod count from the size annotation, 0 if unknown:
+// absent, or bad (the error says why).
+func (c *config) jobSize(pod *v1.Pod) (int, error) {
+	v, ok := pod.Annotations[c.sizeAnno]
+	if !ok {
+		return 0, nil
 	}
-	return n
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > MaxJobSize {
+		return 0, fmt.Errorf("%w: annotation %s: %q is not a pod count in [1, %d]", ErrJobSize, c.sizeAnno, v, MaxJobSize)
+	}
+	return n, nil
 }
 
 // jobProfile is a job's traffic, quantized.
@@ -69,56 +81,58 @@ type configMapGetter func(namespace, name string) (*v1.ConfigMap, error)
 // other annotation names.
 func (ps *profiles) of(pod *v1.Pod, c *config, cms configMapGetter) (*jobProfile, error) {
 	src, ok := pod.Annotations[c.profileAnno]
+	where := "annotation " + c.profileAnno
 	if !ok {
 		ref, ok := pod.Annotations[c.profileCMAnno]
 		if !ok {
 			return nil, ErrNoProfile
 		}
+		where = "annotation " + c.profileCMAnno
 		name, key, _ := strings.Cut(ref, "/")
 		if key == "" {
 			key = DefaultProfileKey
 		}
 		if cms == nil {
-			return nil, fmt.Errorf("%w: configmap %s/%s: no lister", ErrProfile, pod.Namespace, name)
+			return nil, fmt.Errorf("%w: %s: configmap %s/%s: ConfigMap profiles are disabled", ErrProfile, where, pod.Namespace, name)
 		}
 		cm, err := cms(pod.Namespace, name)
 		if err != nil {
-			return nil, fmt.Errorf("%w: configmap %s/%s: %w", ErrProfile, pod.Namespace, name, err)
+			return nil, fmt.Errorf("%w: %s: configmap %s/%s: %w", ErrProfile, where, pod.Namespace, name, err)
 		}
 		s, ok := cm.Data[key]
 		if !ok {
-			return nil, fmt.Errorf("%w: configmap %s/%s has no key %q", ErrProfile, pod.Namespace, name, key)
+			return nil, fmt.Errorf("%w: %s: configmap %s/%s has no key %q", ErrProfile, where, pod.Namespace, name, key)
 		}
 		src = s
+		where += ": configmap " + pod.Namespace + "/" + name + " key " + key
 	}
 	ps.mu.Lock()
 	e, ok := ps.cache[src]
 	ps.mu.Unlock()
-	if ok {
-		return e.p, e.err
+	if !ok {
+		e.p, e.err = parseProfile(src, c)
+		ps.mu.Lock()
+		if ps.cache == nil || len(ps.cache) >= profileCacheSize {
+			ps.cache = make(map[string]profileEntry)
+		}
+		ps.cache[src] = e
+		ps.mu.Unlock()
 	}
-	p, err := parseProfile(src, c)
-	ps.mu.Lock()
-	if ps.cache == nil || len(ps.cache) >= profileCacheSize {
-		ps.cache = make(map[string]profileEntry)
+	if e.err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrProfile, where, e.err)
 	}
-	ps.cache[src] = profileEntry{p, err}
-	ps.mu.Unlock()
-	return p, err
+	return e.p, nil
 }
 
 // parseProfile reads a profile in the JSON of a cassini.rank job (id
 // optional) and quantizes it on the plugin's grid, with the root package's
-// validation: a bad field is named.
+// strict decoder and validation: the same errors, named by the same paths
+// (relative to the job: "phases[0].gbps"), and the same limits as a job of
+// a cassini.rank request.
 func parseProfile(src string, c *config) (*jobProfile, error) {
 	var js orrery.JobSpec
-	d := json.NewDecoder(strings.NewReader(src))
-	d.DisallowUnknownFields()
-	if err := d.Decode(&js); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrProfile, err)
-	}
-	if d.More() {
-		return nil, fmt.Errorf("%w: data after the profile", ErrProfile)
+	if err := codec.Decode([]byte(src), &js); err != nil {
+		return nil, err
 	}
 	if js.ID == "" {
 		js.ID = "job"
@@ -127,7 +141,11 @@ func parseProfile(src string, c *config) (*jobProfile, error) {
 		SearchSpec: orrery.SearchSpec{TickMs: c.tickMs, UnitMbps: c.unitMbps}}
 	pr, _, err := req.Problem()
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrProfile, err)
+		var oe *orrery.Error
+		if errors.As(err, &oe) && strings.HasPrefix(oe.Field, "jobs[0].") {
+			return nil, fmt.Errorf("%s: %s", strings.TrimPrefix(oe.Field, "jobs[0]."), oe.Message) // the field within the profile
+		}
+		return nil, err
 	}
 	p := pr.Jobs[0]
 	return &jobProfile{p: p, comm: commOffset(p.Demand)}, nil

@@ -114,23 +114,12 @@ func (p *Plugin) NormalizePlacementScore(ctx context.Context, state fwk.PodGroup
 	if err != nil {
 		return neutral(err)
 	}
-	raw := make([]int64, len(scores))
-	floor := int64(0)
-	for pos, c := range rk.r.Order {
-		raw[c] = rawScore(rk.r.Outcomes[c].Score, pos)
-		if pos == 0 || raw[c] < floor {
-			floor = raw[c]
-		}
+	lv := levels(rk.r) // discarded placements: -1
+	for i := range scores {
+		scores[i].Score = max(lv[i], fwk.MinScore)
 	}
-	for c, o := range rk.r.Outcomes {
-		if o.Err != nil {
-			raw[c] = floor - rawPositions
-		}
-	}
-	normalize(len(raw), func(i int) *int64 { return &raw[i] })
 	p.groupRanks.Add(1)
 	for i := range scores {
-		scores[i].Score = raw[i]
 		if items[i].state != nil {
 			items[i].state.Write(stateKey, &groupChoice{rk: rk, cand: i})
 		}

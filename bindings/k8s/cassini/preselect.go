@@ -10,19 +10,22 @@ import (
 // preselect returns up to n placements of a job, each its placed nodes
 // followed by remaining nodes from feasible: the topology's pre-selection,
 // which keeps the ranking within the cycle's budget. on maps each fabric
-// link to the running jobs crossing it.
+// link to the running jobs crossing it; claimed are the nodes (sorted)
+// other jobs' planned placements count on but do not hold yet.
 //
 // Each candidate starts at one rack (seed) and spills into other racks in
 // two ways: nearest in the fabric first (the seed's block before others),
 // and least loaded first (fewest running jobs on the rack's uplinks); seeds
 // and strides through the racks run until a pool of 4n distinct candidates
-// exists. The pool is then ordered by how many running jobs a candidate
-// shares links with, then most compact first (fewest domains at the top
+// exists, each rack's unclaimed nodes taken first. The pool is then
+// ordered by how many claimed nodes a candidate takes (jobs arriving
+// together do not take each other's racks), then by how many running jobs
+// it shares links with, then most compact first (fewest domains at the top
 // tier, then below), and cut to n; that order is also the ranking's
 // tie-break. The job's planned placement from its previous pod, when its
 // nodes are still feasible, comes first, so a job placed pod by pod keeps
 // to its plan unless the ranking finds better.
-func preselect(f *fabric, placed, planned []int, remaining int, feasible []int, n int, on map[int][]int) [][]int {
+func preselect(f *fabric, placed, planned []int, remaining int, feasible []int, n int, on map[int][]int, claimed []int) [][]int {
 	free := slices.Clone(feasible)
 	slices.SortFunc(free, f.less)
 	free = slices.Compact(free)
@@ -32,9 +35,16 @@ func preselect(f *fabric, placed, planned []int, remaining int, feasible []int, 
 	}
 	load := func(l int) int { return len(on[l]) }
 	nodeLoad := func(x int) int { return load(2*x) + load(2*x+1) }
-	slices.SortStableFunc(free, func(a, b int) int { // quiet NICs first within each rack
+	isClaimed := func(x int) bool { _, ok := slices.BinarySearch(claimed, x); return ok }
+	slices.SortStableFunc(free, func(a, b int) int { // unclaimed, then quiet NICs first within each rack
 		if f.rackOf(a) != f.rackOf(b) {
 			return f.less(a, b)
+		}
+		if ca, cb := isClaimed(a), isClaimed(b); ca != cb {
+			if cb {
+				return -1
+			}
+			return 1
 		}
 		return cmp.Compare(nodeLoad(a), nodeLoad(b))
 	})
@@ -72,13 +82,19 @@ func preselect(f *fabric, placed, planned []int, remaining int, feasible []int, 
 	}
 	type ordered struct {
 		nodes []int
-		key   []int // running jobs sharing links, then domains spanned, top tier first
+		key   []int // claimed nodes taken, running jobs sharing links, then domains spanned, top tier first
 	}
 	rest := make([]ordered, 0, len(out)-first)
 	var ring []int
 	for _, c := range out[first:] {
 		ring = f.ring(c, ring)
-		rest = append(rest, ordered{c, append([]int{conflicts(ring, on)}, reverse(f.span(c))...)})
+		taken := 0
+		for _, x := range c[len(placed):] {
+			if isClaimed(x) {
+				taken++
+			}
+		}
+		rest = append(rest, ordered{c, append([]int{taken, conflicts(ring, on)}, reverse(f.span(c))...)})
 	}
 	slices.SortStableFunc(rest, func(a, b ordered) int { return slices.Compare(a.key, b.key) })
 	for i, r := range rest {

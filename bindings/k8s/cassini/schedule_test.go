@@ -151,6 +151,7 @@ func heldShifts(running map[string]placement, plans map[string]plan.Plan, jobs [
 // plans returns the plan of every running job whose pods carry one.
 func (c *cluster) plans(t *testing.T, running map[string]placement) map[string]plan.Plan {
 	t.Helper()
+	c.settle()
 	out := map[string]plan.Plan{}
 	for k := range running {
 		p, err := c.client.CoreV1().Pods(ns).Get(c.ctx, k+"-0", metav1.GetOptions{})
@@ -194,6 +195,7 @@ func TestSchedulerPlacesWhereTheRankerPrefers(t *testing.T) {
 	}
 	c := newCluster(t, "", s.objects...)
 	c.arrive(t, running, "b", up30, 2, s.free, pairs, r)
+	c.settle()
 	if p, ok := c.pod("c-0").Annotations[DefaultPlanAnnotation]; ok {
 		t.Errorf("job c shares no link with b, yet was re-planned: %s", p)
 	}
@@ -258,9 +260,11 @@ func (c *cluster) arrive(t *testing.T, running map[string]placement, job, prof s
 	}
 }
 
-// plan returns the plan every pod of job carries (they must agree).
+// plan returns the plan every pod of job carries (they must agree), once
+// the plugin has written every plan it has to.
 func (c *cluster) plan(t *testing.T, job string) plan.Plan {
 	t.Helper()
+	c.settle()
 	var out *plan.Plan
 	for i := 0; ; i++ {
 		p, err := c.client.CoreV1().Pods(ns).Get(c.ctx, fmt.Sprintf("%s-%d", job, i), metav1.GetOptions{})
@@ -371,6 +375,7 @@ func TestSchedulerNeutral(t *testing.T) {
 			s := newScenario()
 			c := newCluster(t, tc.extra, s.objects...)
 			got := c.create(trainingPod("b", 0, 2, tc.prof, ""), trainingPod("b", 1, 2, tc.prof, ""))
+			c.settle()
 			for name := range got {
 				if p, ok := c.pod(name).Annotations[DefaultPlanAnnotation]; ok {
 					t.Errorf("pod %s has a plan: %s", name, p)

@@ -32,17 +32,19 @@ type runJob struct {
 
 // world is the cluster as one scheduling cycle sees it.
 type world struct {
-	fab  *fabric
-	jobs []*runJob     // by key
-	self int           // the job being placed
-	on   map[int][]int // fabric link -> the other jobs crossing it
+	fab     *fabric
+	jobs    []*runJob     // by key
+	self    int           // the job being placed
+	on      map[int][]int // fabric link -> the other jobs crossing it
+	claimed []int         // nodes other jobs' planned placements count on, sorted
 }
 
 func (w *world) selfKey() string { return w.jobs[w.self].key }
 
 // world reads the snapshot: the fabric of every node, and every training
 // job's placed pods (pods reserved by this plugin but not yet in the
-// snapshot included), for the job pod belongs to.
+// snapshot included), for the job pod belongs to. A pod whose profile
+// cannot be used gets a Warning event saying why.
 func (p *Plugin) world(pod *v1.Pod) (*world, error) {
 	key := p.cfg.jobKey(pod)
 	if key == "" {
@@ -50,6 +52,9 @@ func (p *Plugin) world(pod *v1.Pod) (*world, error) {
 	}
 	prof, err := p.prof.of(pod, &p.cfg, p.cms)
 	if err != nil {
+		if errors.Is(err, ErrProfile) {
+			p.warn(pod, pod.UID, ReasonBadAnnotation, err.Error())
+		}
 		return nil, err
 	}
 	infos, err := p.h.SnapshotSharedLister().NodeInfos().List()
@@ -71,8 +76,8 @@ func (p *Plugin) world(pod *v1.Pod) (*world, error) {
 		if j.prof == nil && k != key {
 			j.prof, _ = p.prof.of(q, &p.cfg, p.cms) // a job without a usable profile is left out
 		}
-		if j.plan == "" {
-			j.plan = q.Annotations[p.cfg.planAnno]
+		if text := q.Annotations[p.cfg.planAnno]; text != "" && text != j.plan && p.planGen(text) > p.planGen(j.plan) {
+			j.plan = text // the newest a pod carries
 		}
 		j.nodes = append(j.nodes, node)
 	}
@@ -101,8 +106,8 @@ func (p *Plugin) world(pod *v1.Pod) (*world, error) {
 	}
 	self.prof = prof
 	for _, j := range byKey {
+		slices.Sort(j.nodes)
 		if j.prof != nil {
-			slices.Sort(j.nodes)
 			w.jobs = append(w.jobs, j)
 		}
 	}
@@ -118,8 +123,36 @@ func (p *Plugin) world(pod *v1.Pod) (*world, error) {
 			w.on[l] = append(w.on[l], i)
 		}
 	}
+	for _, j := range byKey {
+		if j.plan != "" {
+			if q, err := p.parsed.of(j.plan); err == nil {
+				pl, ok := p.fromPlan(q)
+				p.led.adopt(j.key, pl, q.Generation, ok && q.Job == j.key)
+			}
+		}
+	}
 	p.led.gc(byKey)
+	w.claimed = p.led.claims(key, w.fab, func(node int, job string) bool {
+		j := byKey[job]
+		if j == nil {
+			return false
+		}
+		_, ok := slices.BinarySearch(j.nodes, node)
+		return ok
+	})
 	return w, nil
+}
+
+// planGen is the generation of a plan annotation, -1 for none or a bad one.
+func (p *Plugin) planGen(text string) int64 {
+	if text == "" {
+		return -1
+	}
+	q, err := p.parsed.of(text)
+	if err != nil {
+		return -1
+	}
+	return q.Generation
 }
 
 // fabricOf returns the fabric of the snapshot's nodes, rebuilt only when a
@@ -139,6 +172,9 @@ func (p *Plugin) fabricOf(infos []fwk.NodeInfo) *fabric {
 			p.fabNodes[i] = n.Node()
 		}
 		p.fab = newFabric(p.fabNodes, &p.cfg)
+		for _, b := range p.fab.bad {
+			p.warn(b.node, b.node.UID, ReasonBadLabel, b.note)
+		}
 	}
 	return p.fab
 }

@@ -22,13 +22,13 @@ package plan
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"time"
 
 	"github.com/orrery/orrery/engine/cassini/agent"
+	"github.com/orrery/orrery/internal/codec"
 )
 
 // Annotation is the default annotation the plugin writes the plan to.
@@ -48,25 +48,25 @@ type Plan struct {
 	Generation int64         // grows each time the plugin changes the job's plan
 }
 
-// wire is the annotation's JSON: durations as Go duration strings, which
-// round-trip exactly.
+// wire is the annotation's JSON: the reference in RFC 3339 (as time.Time
+// encodes it), durations as Go duration strings, which round-trip exactly.
 type wire struct {
-	Job        string    `json:"job"`
-	Reference  time.Time `json:"reference"`
-	Shift      string    `json:"shift"`
-	Period     string    `json:"period"`
-	CommOffset string    `json:"commOffset"`
-	Score      float64   `json:"score"`
-	Generation int64     `json:"generation"`
+	Job        string  `json:"job"`
+	Reference  string  `json:"reference"`
+	Shift      string  `json:"shift"`
+	Period     string  `json:"period"`
+	CommOffset string  `json:"commOffset"`
+	Score      float64 `json:"score"`
+	Generation int64   `json:"generation"`
 }
 
 // MarshalJSON encodes p as the annotation's JSON.
 func (p Plan) MarshalJSON() ([]byte, error) {
-	return json.Marshal(wire{p.Job, p.Reference.UTC(), p.Shift.String(), p.Period.String(), p.CommOffset.String(), p.Score, p.Generation})
+	return codec.Marshal(wire{p.Job, p.Reference.UTC().Format(time.RFC3339Nano), p.Shift.String(), p.Period.String(), p.CommOffset.String(), p.Score, p.Generation})
 }
 
-// UnmarshalJSON decodes the annotation's JSON strictly (unknown fields are
-// errors) and validates it.
+// UnmarshalJSON decodes the annotation's JSON strictly and validates it
+// (see [Parse]).
 func (p *Plan) UnmarshalJSON(data []byte) error {
 	q, err := Parse(data)
 	if err != nil {
@@ -76,18 +76,22 @@ func (p *Plan) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// Parse decodes and validates a plan.
+// Parse decodes and validates a plan, with orrery's strict JSON decoder:
+// an unknown, repeated or case-folded key, null, text that is not valid
+// UTF-8 (or holds an unpaired surrogate), a value of the wrong type and
+// data after the plan are errors naming the field, as in orrery's
+// requests.
 func Parse(data []byte) (Plan, error) {
 	var w wire
-	d := json.NewDecoder(bytes.NewReader(data))
-	d.DisallowUnknownFields()
-	if err := d.Decode(&w); err != nil {
+	if err := codec.Decode(data, &w); err != nil {
 		return Plan{}, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
-	if d.More() {
-		return Plan{}, fmt.Errorf("%w: data after the plan", ErrInvalid)
+	p := Plan{Job: w.Job, Score: w.Score, Generation: w.Generation}
+	ref, err := time.Parse(time.RFC3339Nano, w.Reference)
+	if err != nil && w.Reference != "" {
+		return Plan{}, fmt.Errorf("%w: reference: %w", ErrInvalid, err)
 	}
-	p := Plan{Job: w.Job, Reference: w.Reference, Score: w.Score, Generation: w.Generation}
+	p.Reference = ref
 	for _, f := range []struct {
 		name string
 		s    string
@@ -144,6 +148,33 @@ func Read(path string) (Plan, error) {
 		return Plan{}, fmt.Errorf("%s: %w", path, err)
 	}
 	return p, nil
+}
+
+// Await polls the plan file at path every interval until it holds a plan,
+// and returns it; or ctx's error when ctx ends first (run unshifted then,
+// and Follow later). The scheduler writes a pod's plan just after placing
+// it, beside the binding rather than before it, so a container may start
+// before its plan: the kubelet fills a downward API file when it mounts it
+// and refreshes it on its own sync period (about a minute), so a plan that
+// lands after the mount shows up that much later. A malformed plan is
+// returned as an error at once.
+func Await(ctx context.Context, path string, interval time.Duration) (Plan, error) {
+	if interval <= 0 {
+		return Plan{}, fmt.Errorf("%w: await interval %v", ErrInvalid, interval)
+	}
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		p, err := Read(path)
+		if !errors.Is(err, os.ErrNotExist) {
+			return p, err
+		}
+		select {
+		case <-ctx.Done():
+			return Plan{}, ctx.Err()
+		case <-t.C:
+		}
+	}
 }
 
 // Follow polls the plan file at path every interval until ctx ends and

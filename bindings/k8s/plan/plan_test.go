@@ -47,6 +47,14 @@ func TestParseErrors(t *testing.T) {
 		{`{"reference":"2025-01-01T00:00:00Z","shift":"soon","period":"9ms","commOffset":"0s"}`, "shift"},
 		{`{"reference":"2025-01-01T00:00:00Z","shift":"1ms","period":"9ms","commOffset":"0s","extra":1}`, "extra"},
 		{`{"reference":"2025-01-01T00:00:00Z","shift":"1ms","period":"9ms","commOffset":"0s"} {}`, "after"},
+		// What encoding/json lets through and the strict decoder does not.
+		{`{"reference":"2025-01-01T00:00:00Z","shift":"1ms","shift":"2ms","period":"9ms","commOffset":"0s"}`, "shift"},
+		{`{"reference":"2025-01-01T00:00:00Z","Shift":"1ms","period":"9ms","commOffset":"0s"}`, "Shift"},
+		{`{"job":null,"reference":"2025-01-01T00:00:00Z","shift":"1ms","period":"9ms","commOffset":"0s"}`, "job"},
+		{"{\"job\":\"a\xffb\",\"reference\":\"2025-01-01T00:00:00Z\",\"shift\":\"1ms\",\"period\":\"9ms\",\"commOffset\":\"0s\"}", "job"},
+		{`{"job":"\ud800","reference":"2025-01-01T00:00:00Z","shift":"1ms","period":"9ms","commOffset":"0s"}`, "job"},
+		{`{"reference":"2025-01-01T00:00:00Z","shift":"1ms","period":"9ms","commOffset":"0s","score":"1"}`, "score"},
+		{`{"reference":"yesterday","shift":"1ms","period":"9ms","commOffset":"0s"}`, "reference"},
 	} {
 		_, err := Parse([]byte(tc.in))
 		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tc.field) {
@@ -125,4 +133,41 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("round trip: %+v -> %s -> %+v, %v", p, b, q, err)
 		}
 	})
+}
+
+// TestAwait: Await returns the plan once the file holds one (empty, then
+// missing, then written), a malformed plan at once, and ctx's error when
+// none comes.
+func TestAwait(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "plan")
+	if err := os.WriteFile(path, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := Plan{Job: "j", Reference: ref, Shift: 10 * time.Millisecond, Period: 72 * time.Millisecond, Generation: 1}
+	go func() {
+		time.Sleep(30 * time.Millisecond)
+		os.Remove(path)
+		time.Sleep(30 * time.Millisecond)
+		b, _ := json.Marshal(want)
+		os.WriteFile(path+".tmp", b, 0o644)
+		os.Rename(path+".tmp", path)
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	got, err := Await(ctx, path, 5*time.Millisecond)
+	if err != nil || got != want {
+		t.Fatalf("Await = %+v, %v; want %+v", got, err, want)
+	}
+	if err := os.WriteFile(path, []byte(`{"shift":1}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Await(ctx, path, 5*time.Millisecond); !errors.Is(err, ErrInvalid) {
+		t.Errorf("Await(malformed) = %v, want ErrInvalid", err)
+	}
+	short, cancel2 := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel2()
+	if _, err := Await(short, filepath.Join(dir, "none"), 5*time.Millisecond); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Await(no plan) = %v, want the deadline", err)
+	}
 }

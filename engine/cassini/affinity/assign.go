@@ -189,14 +189,14 @@ type assigner struct {
 	effort  effort
 	extra   int64 // work outside the budget: link searches, scoring
 	status  link.Status
-	chk     link.Checker // scratch
+	chk     *link.Checker // scratch: the workspace's (link.Workspace.Checker), its buffers reused from call to call
 	scratch []int
 	ps      []profile.Profile
 	sh, rot []int
 }
 
 func newAssigner(ctx context.Context, w *link.Workspace, g Graph, jobs []profile.Profile, opt []Optimum, lopt link.Options) *assigner {
-	a := &assigner{w: w, g: g, jobs: jobs, opt: opt, lopt: lopt,
+	a := &assigner{w: w, g: g, jobs: jobs, opt: opt, lopt: lopt, chk: w.Checker(),
 		byJob:  make([][]int, g.Jobs),
 		walked: make([]int, g.Jobs),
 		outs:   make([]Outcome, len(g.Groups)),

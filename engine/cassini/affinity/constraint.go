@@ -224,7 +224,7 @@ func (a *assigner) check(c *constraint, t []int) (bool, int64, error) {
 	}
 	chk := c.chk
 	if chk == nil {
-		chk = &a.chk
+		chk = a.chk
 		if err := a.reset(chk, c.group, c.capacity); err != nil {
 			return false, 0, err
 		}
@@ -290,7 +290,7 @@ func (a *assigner) prepare(c *constraint) error {
 		return err
 	}
 	if len(c.jobs) == 2 {
-		if err := a.reset(&a.chk, c.group, c.capacity); err != nil {
+		if err := a.reset(a.chk, c.group, c.capacity); err != nil {
 			return err
 		}
 		scan := a.chk.Scan(nil, []int{0, 0}, 1)

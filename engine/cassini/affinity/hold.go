@@ -333,7 +333,7 @@ func (h *holder) target(t *hterm, first bool) error {
 		}
 		t.target = t.value
 	case 1:
-		if err := h.reset(&h.chk, gi, c); err != nil {
+		if err := h.reset(h.chk, gi, c); err != nil {
 			return err
 		}
 		before := h.chk.Evaluated()

@@ -315,6 +315,8 @@ const (
 // Workspace holds a search's buffers. It is not safe for concurrent use;
 // use one per goroutine. The zero value is ready.
 type Workspace struct {
+	checker *Checker // Checker's, created on first use
+
 	opt      Options
 	mode     Mode
 	p        int   // unified perimeter

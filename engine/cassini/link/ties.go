@@ -62,6 +62,22 @@ func (c *Checker) Reset(pr Problem, opt Options) error {
 	return nil
 }
 
+// Checker returns a Checker that belongs to w, for a caller that scores
+// link problems beside w's searches (each with its own buffers): one
+// Checker per workspace, so its buffers (the unified circle's tiles and
+// rotors) are reused from call to call rather than allocated for each. It
+// is as safe for concurrent use as w: not at all. A nil w gives a new
+// Checker.
+func (w *Workspace) Checker() *Checker {
+	if w == nil {
+		return new(Checker)
+	}
+	if w.checker == nil {
+		w.checker = new(Checker)
+	}
+	return w.checker
+}
+
 // Perimeter returns the unified circle's perimeter in ticks.
 func (c *Checker) Perimeter() int { return c.w.p }
 
