@@ -64,19 +64,7 @@ func TestWelfareMatchesPlainDP(t *testing.T) {
 			hugePriorities(rng, p)
 		}
 		// Only the tables matter here; a short deadline keeps hard packings cheap.
-		// The limit only bounds the test's time: the rows checked are
-		// the first plan's, which a loaded machine may not reach in
-		// 20 ms; then the limit grows.
-		var err error
-		for limit := 20 * time.Millisecond; ; limit *= 4 {
-			ctx, cancel := context.WithTimeout(context.Background(), limit)
-			_, err = ws.Solve(ctx, p)
-			cancel()
-			if !errors.Is(err, ErrTimeLimit) || limit > 5*time.Second {
-				break
-			}
-		}
-		if err != nil {
+		if err := solveSoon(ws, p); err != nil {
 			t.Fatal(err)
 		}
 		// The workspace now holds the last path's tables and bounds.
@@ -136,19 +124,7 @@ func TestLastClassCell(t *testing.T) {
 	}
 	problems = append(problems, traceProblem(t, 32, 120, 1, 1), traceProblem(t, 128, 460, 2, 1))
 	for it, p := range problems {
-		// The limit only bounds the test's time: the rows checked are
-		// the first plan's, which a loaded machine may not reach in
-		// 20 ms; then the limit grows.
-		var err error
-		for limit := 20 * time.Millisecond; ; limit *= 4 {
-			ctx, cancel := context.WithTimeout(context.Background(), limit)
-			_, err = ws.Solve(ctx, p)
-			cancel()
-			if !errors.Is(err, ErrTimeLimit) || limit > 5*time.Second {
-				break
-			}
-		}
-		if err != nil {
+		if err := solveSoon(ws, p); err != nil {
 			t.Fatal(err)
 		}
 		N, W := len(p.Jobs), ws.ex.limbs
@@ -256,4 +232,18 @@ func BenchmarkWelfare(b *testing.B) {
 			plainDP(ws, tau, lo, hi, dp, nx, ok, nok)
 		}
 	})
+}
+
+// solveSoon solves p with a short limit, which only bounds the tests'
+// time: what they check are the first plan's tables, which a loaded
+// machine may not reach in 20 ms (ErrTimeLimit); then the limit grows.
+func solveSoon(ws *Workspace, p *Problem) error {
+	for limit := 20 * time.Millisecond; ; limit *= 4 {
+		ctx, cancel := context.WithTimeout(context.Background(), limit)
+		_, err := ws.Solve(ctx, p)
+		cancel()
+		if !errors.Is(err, ErrTimeLimit) || limit > 5*time.Second {
+			return err
+		}
+	}
 }
