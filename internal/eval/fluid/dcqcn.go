@@ -436,7 +436,7 @@ func (d *DCQCN) Control(now int64) {
 		nt := f.tAcc / t
 		f.tAcc -= nt * t
 		nb := int64(f.bAcc / (p.ByteCounter * 8))
-		f.bAcc -= float64(nb) * p.ByteCounter * 8
+		f.bAcc -= float64(float64(nb) * p.ByteCounter * 8)
 		for range nb {
 			f.iB++
 			if !d.increase(f) {
@@ -468,7 +468,7 @@ func (d *DCQCN) cut(f *dflow) {
 	f.pending, f.sinceCNP = false, 0
 	f.cnps++
 	f.rt = f.rc
-	f.rc = max(float64(f.rc*(1-f.alpha/2)), min(p.MinRate, f.line))
+	f.rc = max(float64(f.rc*(1-float64(f.alpha/2))), min(p.MinRate, f.line))
 	f.alpha = float64((1-p.G)*f.alpha) + p.G
 	f.iT, f.iB, f.tAcc, f.aAcc, f.bAcc = 0, 0, 0, 0, 0
 }
