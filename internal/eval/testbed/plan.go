@@ -127,7 +127,7 @@ func profileEvents(its []Iteration, bytes int64) (ev *orrery.EventsSpec, iters, 
 	for i, it := range its {
 		if it.CommEnd > 0 {
 			off := ms(it.CommStart - it.Start)
-			ev.AtMs = append(ev.AtMs, float64(i)*med+off)
+			ev.AtMs = append(ev.AtMs, float64(float64(i)*med)+off)
 			ev.Bytes = append(ev.Bytes, float64(bytes))
 			ev.DurationMs = append(ev.DurationMs, ms(it.CommEnd-it.CommStart))
 			offsets = append(offsets, off)

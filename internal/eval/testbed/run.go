@@ -516,7 +516,7 @@ func ModelAlone(s replay.Scenario) ([]float64, error) {
 		for _, st := range j.steps {
 			out[k] += float64(st.ComputeNs) / 1e6
 			if st.Bytes > 0 {
-				out[k] += float64(st.Bytes) * 8 / st.PeakBps * 1e3
+				out[k] += float64(float64(st.Bytes) * 8 / st.PeakBps * 1e3)
 			}
 		}
 	}

@@ -250,7 +250,7 @@ func Work(ctx context.Context, cfg WorkerConfig) (WorkerResult, error) {
 		rec.Start = since(start)
 		noise := 1.0
 		if cfg.NoiseCV > 0 {
-			noise = max(1+cfg.NoiseCV*rng.NormFloat64(), 0)
+			noise = max(1+float64(cfg.NoiseCV*rng.NormFloat64()), 0)
 		}
 		for _, s := range cfg.Steps {
 			if s.ComputeNs > 0 {
