@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bad=0
 for pkg in $(go list . ./kernels/... ./engine/... ./internal/... | grep -v /internal/bench); do
-	if out=$(GOARCH=arm64 go build -gcflags="$pkg=-S" "$pkg" 2>&1 | grep -E '\s(FMADD|FMSUB|FNMADD|FNMSUB)[SD]\s'); then
+	if out=$(GOARCH=arm64 go build -o /dev/null -gcflags="$pkg=-S" "$pkg" 2>&1 | grep -E '\s(FMADD|FMSUB|FNMADD|FNMSUB)[SD]\s'); then
 		echo "fused multiply-add in $pkg:"
 		echo "$out" | grep -o '([^)]*\.go:[0-9]*)' | sort -u
 		bad=1
