@@ -255,18 +255,7 @@ func (s *sim) rho(j *jobRun, n int) float64 {
 // their lease on their servers; expired losers are preempted. It returns
 // the new winners to place.
 func (s *sim) auction() []*jobRun {
-	active := s.active()
-	var bidders []*jobRun
-	pool := s.cl.total
-	for _, j := range active {
-		switch {
-		case j.st == queued:
-			bidders = append(bidders, j)
-		case j.leaseEnd <= s.now:
-			bidders = append(bidders, j)
-			pool += j.job.GPUs
-		}
-	}
+	active, bidders, pool := s.leaseBidders()
 	if len(bidders) == 0 {
 		return nil
 	}
@@ -292,6 +281,25 @@ func (s *sim) auction() []*jobRun {
 		}
 	}
 	return start
+}
+
+// leaseBidders returns the active jobs, those bidding in a lease auction
+// (queued, or whose lease has ended) and the GPUs up for auction: the free
+// ones and those of the ended leases (j.gpus: what the job holds, which
+// only Themis's re-tuning makes differ from what it asked for).
+func (s *sim) leaseBidders() (active, bidders []*jobRun, pool int) {
+	active = s.active()
+	pool = s.cl.total
+	for _, j := range active {
+		switch {
+		case j.st == queued:
+			bidders = append(bidders, j)
+		case j.leaseEnd <= s.now:
+			bidders = append(bidders, j)
+			pool += j.gpus
+		}
+	}
+	return active, bidders, pool
 }
 
 // fifo is the FIFO scheduler: the waiting jobs, in arrival order.

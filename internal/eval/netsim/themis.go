@@ -150,18 +150,7 @@ func (s *sim) remainingAt(j *jobRun, g int) float64 {
 // Bidders whose lease ended have given their GPUs up; those that lost are
 // preempted.
 func (s *sim) themisAuction() []*jobRun {
-	active := s.active()
-	var bidders []*jobRun
-	pool := s.cl.total
-	for _, j := range active {
-		switch {
-		case j.st == queued:
-			bidders = append(bidders, j)
-		case j.leaseEnd <= s.now:
-			bidders = append(bidders, j)
-			pool += j.gpus
-		}
-	}
+	active, bidders, pool := s.leaseBidders()
 	if len(bidders) == 0 {
 		return nil
 	}
