@@ -73,29 +73,11 @@ func TestSchedulerIdleClusterKeepsRacks(t *testing.T) {
 		// The cluster: 16 nodes in 4 racks under one spine.
 		yaml := strings.Replace(paperYAML(""), "      - label: network.orrery.io/block\n        uplinkGbps: 50\n", "", 1)
 		c := startCluster(t, yaml, nil, nodes[:16]...)
-		for _, job := range []string{"a", "b", "c"} {
-			var pods []*v1.Pod
-			for i := range 4 {
-				pods = append(pods, trainingPod(job, i, 4, up30, ""))
-			}
-			got := c.create(pods...)
-			if racks := racksOf(t, got); len(racks) != 1 {
-				t.Errorf("job %s spans racks %v: %v", job, racks, got)
-			}
-		}
+		createOneRackEach(t, c, "a", "b", "c")
 	})
 	t.Run("one by one", func(t *testing.T) {
 		c := newCluster(t, "", nodes...)
-		for _, job := range []string{"a", "b"} {
-			var pods []*v1.Pod
-			for i := range 4 {
-				pods = append(pods, trainingPod(job, i, 4, up30, ""))
-			}
-			got := c.create(pods...)
-			if racks := racksOf(t, got); len(racks) != 1 {
-				t.Errorf("job %s spans racks %v: %v", job, racks, got)
-			}
-		}
+		createOneRackEach(t, c, "a", "b")
 	})
 	t.Run("at once", func(t *testing.T) {
 		c := newCluster(t, "", nodes...)
@@ -127,4 +109,20 @@ func racksOf(t *testing.T, pods map[string]string) []int {
 	}
 	slices.Sort(racks)
 	return slices.Compact(racks)
+}
+
+// createOneRackEach creates 4-pod jobs one after another and checks that
+// each lands in one rack.
+func createOneRackEach(t *testing.T, c *cluster, jobs ...string) {
+	t.Helper()
+	for _, job := range jobs {
+		var pods []*v1.Pod
+		for i := range 4 {
+			pods = append(pods, trainingPod(job, i, 4, up30, ""))
+		}
+		got := c.create(pods...)
+		if racks := racksOf(t, got); len(racks) != 1 {
+			t.Errorf("job %s spans racks %v: %v", job, racks, got)
+		}
+	}
 }
