@@ -110,8 +110,7 @@ func (p *Plugin) plans(rk ranked, c int) map[string]shiftPlan {
 	for i := range parent {
 		parent[i] = i
 	}
-	var find func(int) int
-	find = func(i int) int {
+	find := func(i int) int {
 		for parent[i] != i {
 			parent[i] = parent[parent[i]]
 			i = parent[i]
